@@ -1,0 +1,224 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <ctype.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "util.h"
+
+int safe_atou64(const char *s, int base, uint64_t *ret) {
+        char *end;
+        unsigned long long v;
+
+        if (!s || !*s || isspace((unsigned char) *s) || *s == '-' || *s == '+')
+                return -EINVAL;
+        errno = 0;
+        v = strtoull(s, &end, base);
+        if (errno == ERANGE)
+                return -ERANGE;
+        if (errno != 0 || *end != '\0' || end == s)
+                return -EINVAL;
+        *ret = v;
+        return 0;
+}
+
+int safe_atou32(const char *s, uint32_t *ret) {
+        uint64_t v;
+        int r;
+
+        r = safe_atou64(s, 10, &v);
+        if (r < 0)
+                return r;
+        if (v > UINT32_MAX)
+                return -ERANGE;
+        *ret = (uint32_t) v;
+        return 0;
+}
+
+int safe_atoi(const char *s, int *ret) {
+        char *end;
+        long v;
+
+        if (!s || !*s || isspace((unsigned char) *s))
+                return -EINVAL;
+        errno = 0;
+        v = strtol(s, &end, 10);
+        if (errno == ERANGE || v > INT_MAX || v < INT_MIN)
+                return -ERANGE;
+        if (errno != 0 || *end != '\0')
+                return -EINVAL;
+        *ret = (int) v;
+        return 0;
+}
+
+int safe_atod(const char *s, double *ret) {
+        char *end;
+        double v;
+
+        if (!s || !*s || isspace((unsigned char) *s))
+                return -EINVAL;
+        errno = 0;
+        v = strtod(s, &end);
+        if (errno == ERANGE)
+                return -ERANGE;
+        if (errno != 0 || *end != '\0' || !isfinite(v))
+                return -EINVAL;
+        *ret = v;
+        return 0;
+}
+
+int read_full_fd(int fd, size_t max, char **ret, size_t *ret_size) {
+        _cleanup_free_ char *buf = NULL;
+        size_t size = 0, alloc = 0;
+
+        for (;;) {
+                ssize_t n;
+
+                if (alloc - size < 2) {
+                        size_t na = alloc ? alloc * 2 : 4096;
+                        char *nb;
+
+                        if (na > max + 2)
+                                na = max + 2;
+                        if (na <= alloc)
+                                return -EFBIG;
+                        nb = realloc(buf, na);
+                        if (!nb)
+                                return -ENOMEM;
+                        buf = nb;
+                        alloc = na;
+                }
+                n = read(fd, buf + size, alloc - size - 1);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if (n == 0)
+                        break;
+                size += (size_t) n;
+                if (size > max)
+                        return -EFBIG;
+        }
+        if (!buf) {
+                buf = malloc(1);
+                if (!buf)
+                        return -ENOMEM;
+        }
+        buf[size] = '\0';
+        *ret = TAKE_PTR(buf);
+        if (ret_size)
+                *ret_size = size;
+        return 0;
+}
+
+int read_full_file(const char *path, size_t max, char **ret, size_t *ret_size) {
+        _cleanup_close_ int fd = -EBADF;
+
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return -errno;
+        return read_full_fd(fd, max, ret, ret_size);
+}
+
+int read_one_line(const char *path, char **ret) {
+        char *buf;
+        int r;
+
+        r = read_full_file(path, 64 * 1024, &buf, NULL);
+        if (r < 0)
+                return r;
+        buf[strcspn(buf, "\n")] = '\0';
+        *ret = buf;
+        return 0;
+}
+
+int parse_cpu_list(const char *s, uint64_t *ret, size_t nbits) {
+        int n = 0;
+
+        memset(ret, 0, ALIGN_TO(nbits, 64) / 8);
+        while (*s && *s != '\n') {
+                unsigned long lo, hi;
+                char *end;
+
+                if (!isdigit((unsigned char) *s))
+                        return -EINVAL;
+                errno = 0;
+                lo = strtoul(s, &end, 10);
+                if (errno != 0)
+                        return -EINVAL;
+                hi = lo;
+                s = end;
+                if (*s == '-') {
+                        s++;
+                        if (!isdigit((unsigned char) *s))
+                                return -EINVAL;
+                        hi = strtoul(s, &end, 10);
+                        if (errno != 0 || hi < lo)
+                                return -EINVAL;
+                        s = end;
+                }
+                if (hi >= nbits)
+                        return -ERANGE;
+                for (unsigned long c = lo; c <= hi; c++) {
+                        if (!(ret[c / 64] & (UINT64_C(1) << (c % 64))))
+                                n++;
+                        ret[c / 64] |= UINT64_C(1) << (c % 64);
+                }
+                if (*s == ',')
+                        s++;
+                else if (*s && *s != '\n')
+                        return -EINVAL;
+        }
+        return n;
+}
+
+uint64_t now_ns(clockid_t clock) {
+        struct timespec ts;
+
+        clock_gettime(clock, &ts);
+        return (uint64_t) ts.tv_sec * UINT64_C(1000000000) + (uint64_t) ts.tv_nsec;
+}
+
+int loop_write(int fd, const void *buf, size_t n) {
+        const char *p = buf;
+
+        while (n > 0) {
+                ssize_t k = write(fd, p, n);
+
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if (k == 0)
+                        return -EIO;
+                p += k;
+                n -= (size_t) k;
+        }
+        return 0;
+}
+
+int write_file_atomic(const char *path, const void *buf, size_t n, mode_t mode) {
+        _cleanup_free_ char *tmp = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        int r;
+
+        if (asprintf(&tmp, "%s.tmpXXXXXX", path) < 0)
+                return -ENOMEM;
+        fd = mkostemp(tmp, O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        r = loop_write(fd, buf, n);
+        if (r >= 0 && fchmod(fd, mode) < 0)
+                r = -errno;
+        if (r >= 0 && fsync(fd) < 0)
+                r = -errno;
+        if (r >= 0 && rename(tmp, path) < 0)
+                r = -errno;
+        if (r < 0)
+                (void) unlink(tmp);
+        return r;
+}

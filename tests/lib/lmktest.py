@@ -1,0 +1,102 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Shared helpers for lmk's integration tests (run by meson test).
+
+Conventions: a test that cannot run here (not root, no BPF, a server it
+cannot start) calls skip() with the reason: exit code 77, which meson reports
+as SKIP. A failed check raises/exit 1 with what was expected and what came.
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+SKIP = 77
+
+BUILD_ROOT = os.environ.get("LMK_BUILD_ROOT", os.getcwd())
+SOURCE_ROOT = os.environ.get("LMK_SOURCE_ROOT",
+                             os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+
+
+def log(*a):
+    print(*a, file=sys.stderr, flush=True)
+
+
+def skip(reason):
+    log(f"SKIP: {reason}")
+    sys.exit(SKIP)
+
+
+def fail(msg):
+    log(f"FAIL: {msg}")
+    sys.exit(1)
+
+
+def check(cond, msg):
+    if not cond:
+        fail(msg)
+
+
+def build_path(*parts):
+    return os.path.join(BUILD_ROOT, *parts)
+
+
+def require_root():
+    if os.geteuid() != 0:
+        skip("needs root (perf_event_open system-wide and BPF)")
+
+
+def require_bpf():
+    require_root()
+    if not os.path.exists(build_path("daemon", "lmkd")):
+        skip("lmkd was not built (the build has no BPF toolchain: -Dbpf=disabled or clang/bpftool missing)")
+    if not os.path.exists("/sys/kernel/btf/vmlinux"):
+        skip("kernel has no BTF (/sys/kernel/btf/vmlinux), the CO-RE sampler cannot load")
+
+
+def tmpdir(prefix="lmk-test-"):
+    d = tempfile.mkdtemp(prefix=prefix)
+    return d
+
+
+def ncpus():
+    with open("/sys/devices/system/cpu/online") as f:
+        n = 0
+        for part in f.read().strip().split(","):
+            if "-" in part:
+                a, b = part.split("-")
+                n += int(b) - int(a) + 1
+            elif part:
+                n += 1
+        return n
+
+
+def lmkd_oneshot(frequency, duration, output, extra=(), env=None):
+    """Starts lmkd in one-shot mode; returns the Popen. The caller waits."""
+    cmd = [build_path("daemon", "lmkd"), "--foreground", "--frequency", str(frequency),
+           "--duration", str(duration), "--output", output, *extra]
+    log("+", " ".join(cmd))
+    return subprocess.Popen(cmd, env=env)
+
+
+def wait_ready(path, timeout=20.0, proc=None):
+    """lmkd writes --ready-file once sampling runs; wait for it."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if os.path.exists(path):
+            return
+        if proc is not None and proc.poll() is not None:
+            fail(f"process exited with {proc.returncode} before it was ready")
+        time.sleep(0.05)
+    fail(f"{path} did not appear within {timeout}s")
+
+
+def load_json(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def which(prog):
+    return shutil.which(prog)
