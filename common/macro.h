@@ -2,6 +2,7 @@
 #pragma once
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -83,4 +84,10 @@ static inline int negative_errno(void) {
 
 static inline const char *strna(const char *s) {
         return s ?: "n/a";
+}
+
+#include <dirent.h>
+static inline void closedirp(DIR **d) {
+        if (*d)
+                closedir(*d);
 }

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Records the BPF programs hand to lmkd, shared by both sides: fixed-width
+ * types only, no pointers, explicit padding. */
+#pragma once
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+#define LMK_COMM_LEN 16
+#define LMK_PHASE_DEPTH 16      /* LMK_MAX_DEPTH of liblmk's ABI v1 */
+#define LMK_MAX_CPUS 4096
+
+enum lmk_event_type {
+        LMK_EVENT_SAMPLE = 1,
+};
+
+enum lmk_sample_flags {
+        LMK_SAMPLE_KERNEL = 1u << 0,     /* the interrupted context was kernel mode */
+        LMK_SAMPLE_PHASE = 1u << 1,      /* phase_depth/phase_stack are valid */
+        LMK_SAMPLE_PHASE_FAULT = 1u << 2,/* the process has markers, but reading them failed */
+};
+
+struct lmk_sample {
+        __u32 type;                     /* LMK_EVENT_SAMPLE */
+        __u32 cpu;
+        __u64 time_ns;                  /* CLOCK_MONOTONIC */
+        __u64 ip;
+        __u64 cgroup_id;                /* cgroup v2 id of the task */
+        __u32 pid;                      /* thread group id, as the kernel's init namespace sees it */
+        __u32 tid;
+        __u32 uid;
+        __u32 flags;                    /* enum lmk_sample_flags */
+        __u32 phase_depth;
+        __u32 _pad;
+        __u32 phase_stack[LMK_PHASE_DEPTH];
+        char comm[LMK_COMM_LEN];        /* the thread's name */
+};
+
+/* Per-CPU counters of the sampling program. */
+struct lmk_sample_stats {
+        __u64 samples;                  /* handed to the ring buffer */
+        __u64 lost;                     /* ring buffer full */
+        __u64 phase_faults;             /* marker state unreadable */
+};

@@ -1,0 +1,351 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <dirent.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include "process.h"
+#include "procmaps.h"
+#include "util.h"
+
+#define MAPS_MAX (16u * 1024 * 1024) /* a process with >100k mappings is not read */
+
+int process_table_init(ProcessTable *pt, ObjectTable *objects, const char *proc_root) {
+        *pt = (ProcessTable) { .objects = objects };
+        pt->procs = hashmap_new(&uint64_hash_ops);
+        pt->proc_root = strdup(proc_root ?: "/proc");
+        if (!pt->procs || !pt->proc_root) {
+                process_table_done(pt);
+                return -ENOMEM;
+        }
+        return 0;
+}
+
+static void process_free(ProcessTable *pt, Process *p) {
+        if (!p)
+                return;
+        if (pt->release)
+                pt->release(p);
+        addrmap_clear(pt->objects, &p->map);
+        object_unref(pt->objects, p->exe);
+        free(p);
+}
+
+void process_table_done(ProcessTable *pt) {
+        Process *p;
+        size_t i;
+
+        if (pt->procs) {
+                HASHMAP_FOREACH(p, pt->procs, i)
+                        process_free(pt, p);
+                hashmap_free(pt->procs);
+        }
+        free(pt->proc_root);
+        *pt = (ProcessTable) {};
+}
+
+Process *process_table_get(ProcessTable *pt, uint32_t pid) {
+        return hashmap_get(pt->procs, INT_TO_KEY(pid));
+}
+
+/* Returns the live entry for pid, creating an empty one (a fresh entry
+ * replaces one whose process has exited: the pid was reused). */
+static Process *process_new(ProcessTable *pt, uint32_t pid) {
+        Process *p, *old = NULL;
+
+        p = calloc(1, sizeof(*p));
+        if (!p)
+                return NULL;
+        p->pid = pid;
+        if (hashmap_replace(pt->procs, INT_TO_KEY(pid), p, (void **) &old) < 0) {
+                free(p);
+                return NULL;
+        }
+        process_free(pt, old);
+        return p;
+}
+
+static Process *process_get_live(ProcessTable *pt, uint32_t pid) {
+        Process *p = process_table_get(pt, pid);
+
+        if (p && p->exit_time == 0)
+                return p;
+        p = process_new(pt, pid);
+        if (p)
+                p->partial = true;
+        return p;
+}
+
+static void set_exe(ProcessTable *pt, Process *p, Object *o) {
+        object_unref(pt->objects, p->exe);
+        p->exe = object_ref(o);
+}
+
+static Object *object_for_mapping(ProcessTable *pt, const char *path, unsigned maj, unsigned min, uint64_t ino) {
+        ObjectKind k = object_kind_for_path(path);
+
+        if (k != OBJECT_FILE || ino == 0)
+                return object_table_get_special(pt->objects, k == OBJECT_FILE ? OBJECT_ANON : k);
+        return object_table_get_file(pt->objects, makedev(maj, min), ino, path);
+}
+
+int process_table_mmap(ProcessTable *pt, uint32_t pid, uint64_t start, uint64_t len, uint64_t pgoff,
+                       unsigned maj, unsigned min, uint64_t ino, const char *path) {
+        Process *p;
+        Object *o;
+        int r;
+
+        if (len == 0 || start + len < start)
+                return -EINVAL;
+        p = process_get_live(pt, pid);
+        if (!p)
+                return -ENOMEM;
+        o = object_for_mapping(pt, path, maj, min, ino);
+        if (!o)
+                return -ENOMEM;
+        r = addrmap_insert(pt->objects, &p->map, start, start + len, pgoff, o);
+        if (r >= 0 && p->want_exe && o->kind == OBJECT_FILE) {
+                /* The kernel maps the new executable's text before the
+                 * interpreter's, so the first file mapping after an exec is
+                 * the executable. */
+                set_exe(pt, p, o);
+                p->want_exe = false;
+        }
+        object_unref(pt->objects, o);
+        pt->stats.mmaps++;
+        return r;
+}
+
+int process_table_comm(ProcessTable *pt, uint32_t pid, uint32_t tid, const char *comm, bool exec) {
+        Process *p;
+
+        if (!exec && pid != tid)
+                return 0; /* a thread renaming itself does not rename the process */
+        p = process_get_live(pt, pid);
+        if (!p)
+                return -ENOMEM;
+        snprintf(p->comm, sizeof(p->comm), "%s", comm);
+        if (exec) {
+                addrmap_clear(pt->objects, &p->map);
+                set_exe(pt, p, NULL);
+                p->want_exe = true;
+                p->partial = false; /* the new image's mappings follow as records */
+                pt->stats.execs++;
+        }
+        return 0;
+}
+
+int process_table_fork(ProcessTable *pt, uint32_t pid, uint32_t ppid, uint32_t tid) {
+        Process *parent, *child;
+        int r;
+
+        if (pid == ppid)
+                return 0; /* a new thread */
+        child = process_new(pt, pid);
+        if (!child)
+                return -ENOMEM;
+        pt->stats.forks++;
+        parent = process_table_get(pt, ppid);
+        if (!parent) {
+                child->partial = true;
+                return 0;
+        }
+        memcpy(child->comm, parent->comm, sizeof(child->comm));
+        r = addrmap_copy(&child->map, &parent->map);
+        if (r < 0) {
+                child->partial = true;
+                return r;
+        }
+        set_exe(pt, child, parent->exe);
+        child->want_exe = parent->want_exe;
+        child->partial = parent->partial;
+        return 0;
+}
+
+void process_table_exit(ProcessTable *pt, uint32_t pid, uint32_t tid, uint64_t time) {
+        Process *p;
+
+        if (pid != tid)
+                return;
+        p = process_table_get(pt, pid);
+        if (p && p->exit_time == 0) {
+                p->exit_time = time ?: 1;
+                pt->stats.exits++;
+        }
+}
+
+Process *process_table_add_gone(ProcessTable *pt, uint32_t pid, const char *comm, uint64_t time) {
+        Process *p = process_new(pt, pid);
+
+        if (!p)
+                return NULL;
+        snprintf(p->comm, sizeof(p->comm), "%s", comm);
+        p->exit_time = time ?: 1;
+        p->scan_time = time ?: 1;
+        return p;
+}
+
+void process_table_evict(ProcessTable *pt, uint64_t before) {
+        uint32_t victims[256];
+        size_t n;
+
+        /* Collect, then remove: the table must not change while we iterate. */
+        do {
+                Process *p;
+                size_t i;
+
+                n = 0;
+                HASHMAP_FOREACH(p, pt->procs, i)
+                        if (p->exit_time != 0 && p->exit_time < before) {
+                                victims[n++] = p->pid;
+                                if (n == ELEMENTSOF(victims))
+                                        break;
+                        }
+                for (size_t k = 0; k < n; k++) {
+                        process_free(pt, hashmap_remove(pt->procs, INT_TO_KEY(victims[k])));
+                        pt->stats.evicted++;
+                }
+        } while (n == ELEMENTSOF(victims));
+}
+
+struct scan_ctx {
+        ProcessTable *pt;
+        AddrMap map;
+        dev_t exe_dev;
+        ino_t exe_ino;
+        Object *exe;
+};
+
+static int scan_line(const ProcMapsEntry *e, void *userdata) {
+        struct scan_ctx *c = userdata;
+        Object *o;
+        int r;
+
+        if (!e->executable)
+                return 0;
+        o = object_for_mapping(c->pt, e->path, e->maj, e->min, e->ino);
+        if (!o)
+                return -ENOMEM;
+        r = addrmap_insert(c->pt->objects, &c->map, e->start, e->end, e->pgoff, o);
+        if (r >= 0 && !c->exe && o->kind == OBJECT_FILE && o->ino == c->exe_ino && o->dev == c->exe_dev)
+                c->exe = o;
+        object_unref(c->pt->objects, o);
+        return r;
+}
+
+int process_table_scan(ProcessTable *pt, uint32_t pid, uint32_t tid, uint64_t now, Process **ret) {
+        _cleanup_free_ char *maps = NULL, *comm = NULL;
+        char dir[256], path[300];
+        struct scan_ctx c = { .pt = pt };
+        struct stat st;
+        size_t size;
+        Process *p;
+        int r;
+
+        if (tid != 0 && tid != pid)
+                snprintf(dir, sizeof(dir), "%s/%u/task/%u", pt->proc_root, pid, tid);
+        else
+                snprintf(dir, sizeof(dir), "%s/%u", pt->proc_root, pid);
+
+        snprintf(path, sizeof(path), "%s/maps", dir);
+        r = read_full_file(path, MAPS_MAX, &maps, &size);
+        if (r < 0) {
+                pt->stats.scan_failures++;
+                return r == -ENOENT ? -ESRCH : r;
+        }
+        snprintf(path, sizeof(path), "%s/exe", dir);
+        if (stat(path, &st) >= 0) {
+                c.exe_dev = st.st_dev;
+                c.exe_ino = st.st_ino;
+        }
+        r = procmaps_parse(maps, size, scan_line, &c);
+        if (r < 0) {
+                addrmap_clear(pt->objects, &c.map);
+                pt->stats.scan_failures++;
+                return r;
+        }
+        pt->stats.bad_map_lines += (uint64_t) r;
+        pt->stats.scans++;
+
+        p = process_table_get(pt, pid);
+        if (!p || p->exit_time != 0) {
+                p = process_new(pt, pid);
+                if (!p) {
+                        addrmap_clear(pt->objects, &c.map);
+                        return -ENOMEM;
+                }
+        }
+        snprintf(path, sizeof(path), "%s/%u/comm", pt->proc_root, pid);
+        if (read_one_line(path, &comm) >= 0)
+                snprintf(p->comm, sizeof(p->comm), "%s", comm);
+        addrmap_clear(pt->objects, &p->map);
+        p->map = c.map;
+        if (c.exe)
+                set_exe(pt, p, c.exe);
+        p->partial = false;
+        p->want_exe = false;
+        p->scan_time = now ?: 1;
+        if (ret)
+                *ret = p;
+        return 0;
+}
+
+int process_table_scan_all(ProcessTable *pt, uint64_t now) {
+        _cleanup_(closedirp) DIR *d = NULL;
+        struct dirent *de;
+        int n = 0;
+
+        d = opendir(pt->proc_root);
+        if (!d)
+                return -errno;
+        while ((de = readdir(d))) {
+                uint32_t pid;
+
+                if (safe_atou32(de->d_name, &pid) < 0 || pid == 0)
+                        continue;
+                if (process_table_scan(pt, pid, 0, now, NULL) >= 0)
+                        n++;
+        }
+        return n;
+}
+
+static int open_checked(const char *path, const Object *o) {
+        struct stat st;
+        int fd;
+
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        if (fd < 0)
+                return -errno;
+        if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_ino != o->ino || st.st_dev != o->dev) {
+                close(fd);
+                return -ESTALE;
+        }
+        return fd;
+}
+
+void process_table_load_build_id(ProcessTable *pt, const Process *p, const Mapping *m) {
+        Object *o = m->obj;
+        char path[300];
+        int fd, r;
+
+        if (o->build_id_tried)
+                return;
+        o->build_id_tried = true;
+
+        snprintf(path, sizeof(path), "%s/%u/map_files/%" PRIx64 "-%" PRIx64, pt->proc_root, p->pid, m->start,
+                 m->end);
+        fd = p->exit_time == 0 ? open_checked(path, o) : -ESRCH;
+        if (fd < 0)
+                fd = open_checked(o->path, o);
+        if (fd < 0)
+                return;
+        r = buildid_read_fd(fd, o->build_id);
+        close(fd);
+        if (r > 0)
+                o->build_id_size = (uint8_t) r;
+}

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "addrmap.h"
+#include "hashmap.h"
+#include "object.h"
+
+#define COMM_LEN 16
+
+/* What lmkd knows about one process (thread group): its name and its
+ * executable mappings, kept current by the kernel's mmap/comm/fork/exit
+ * records and, for processes that were already running, by /proc. */
+typedef struct Process {
+        uint32_t pid;
+        char comm[COMM_LEN];
+        AddrMap map;
+        Object *exe;            /* the main executable, if known (a reference) */
+        uint64_t exit_time;     /* CLOCK_MONOTONIC ns of the leader's exit; 0 while alive */
+        uint64_t scan_time;     /* last time the maps were read from /proc; 0 = never */
+        bool want_exe;          /* the next file mapping is the new executable (after exec) */
+        bool partial;           /* mappings may be missing: read /proc on a miss */
+        void *userdata;         /* owned by the caller, released via ProcessTable.release */
+} Process;
+
+typedef struct ProcessTableStats {
+        uint64_t scans;         /* /proc/<pid>/maps reads */
+        uint64_t scan_failures;
+        uint64_t bad_map_lines; /* malformed /proc/<pid>/maps lines skipped */
+        uint64_t evicted;
+        uint64_t forks, execs, exits, mmaps;
+} ProcessTableStats;
+
+typedef struct ProcessTable {
+        Hashmap *procs;         /* pid → Process* */
+        ObjectTable *objects;
+        char *proc_root;        /* "/proc", or a fake tree in tests */
+        void (*release)(Process *p); /* frees userdata */
+        ProcessTableStats stats;
+} ProcessTable;
+
+int process_table_init(ProcessTable *pt, ObjectTable *objects, const char *proc_root);
+void process_table_done(ProcessTable *pt);
+
+Process *process_table_get(ProcessTable *pt, uint32_t pid);
+
+/* Reads the process (via task tid, or the leader if tid is 0) from /proc,
+ * creating or refreshing its entry. -ESRCH if it is gone. */
+int process_table_scan(ProcessTable *pt, uint32_t pid, uint32_t tid, uint64_t now, Process **ret);
+/* Reads every process in /proc. Returns how many were read. */
+int process_table_scan_all(ProcessTable *pt, uint64_t now);
+
+/* The kernel's side-band records, applied in time order. */
+int process_table_mmap(ProcessTable *pt, uint32_t pid, uint64_t start, uint64_t len, uint64_t pgoff,
+                       unsigned maj, unsigned min, uint64_t ino, const char *path);
+int process_table_comm(ProcessTable *pt, uint32_t pid, uint32_t tid, const char *comm, bool exec);
+int process_table_fork(ProcessTable *pt, uint32_t pid, uint32_t ppid, uint32_t tid);
+void process_table_exit(ProcessTable *pt, uint32_t pid, uint32_t tid, uint64_t time);
+
+/* Records that pid is gone (no /proc entry) as of time, with the name a
+ * sample gave, so that its remaining samples do not re-read /proc. */
+Process *process_table_add_gone(ProcessTable *pt, uint32_t pid, const char *comm, uint64_t time);
+
+/* Forgets processes whose leader exited before 'before'. */
+void process_table_evict(ProcessTable *pt, uint64_t before);
+
+/* Reads the build-id of the object behind m (once per object): through
+ * /proc/<pid>/map_files while the process lives, else through its path; the
+ * file's device and inode must match the mapping's, or no id is recorded. */
+void process_table_load_build_id(ProcessTable *pt, const Process *p, const Mapping *m);

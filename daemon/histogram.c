@@ -1,0 +1,189 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "histogram.h"
+#include "macro.h"
+
+struct Histogram {
+        ObjectTable *objects;
+        Hashmap *rows;          /* HistKey* (inside the row) → HistRow* */
+        Hashmap *strings;       /* interned strings */
+        size_t max_rows;
+        uint64_t samples;
+        uint64_t overflowed;    /* samples that went to overflow rows */
+};
+
+static uint64_t key_hash(const void *k) {
+        const HistKey *x = k;
+        uint64_t h = hash_u64((uintptr_t) x->job ^ ((uint64_t) (uintptr_t) x->step << 1));
+
+        h = hash_u64(h ^ (uintptr_t) x->comm);
+        h = hash_u64(h ^ (uintptr_t) x->phase);
+        h = hash_u64(h ^ (uintptr_t) x->obj);
+        return hash_u64(h ^ ((uint64_t) x->uid << 8 | (uint64_t) x->kind));
+}
+
+static bool key_equal(const void *a, const void *b) {
+        const HistKey *x = a, *y = b;
+        return x->job == y->job && x->step == y->step && x->comm == y->comm && x->phase == y->phase &&
+               x->obj == y->obj && x->uid == y->uid && x->kind == y->kind;
+}
+
+static const HashOps key_ops = { key_hash, key_equal };
+
+Histogram *histogram_new(ObjectTable *objects, size_t max_rows) {
+        Histogram *h = calloc(1, sizeof(*h));
+
+        if (!h)
+                return NULL;
+        h->objects = objects;
+        h->max_rows = max_rows;
+        h->rows = hashmap_new(&key_ops);
+        h->strings = hashmap_new(&string_hash_ops);
+        if (!h->rows || !h->strings)
+                return histogram_free(h);
+        return h;
+}
+
+void histogram_reset(Histogram *h) {
+        HistRow *row;
+        char *s;
+        size_t i;
+
+        HASHMAP_FOREACH(row, h->rows, i) {
+                object_unref(h->objects, row->key.obj);
+                free(row);
+        }
+        hashmap_clear(h->rows);
+        HASHMAP_FOREACH(s, h->strings, i)
+                free(s);
+        hashmap_clear(h->strings);
+        h->samples = 0;
+        h->overflowed = 0;
+}
+
+Histogram *histogram_free(Histogram *h) {
+        if (!h)
+                return NULL;
+        if (h->rows && h->strings)
+                histogram_reset(h);
+        hashmap_free(h->rows);
+        hashmap_free(h->strings);
+        free(h);
+        return NULL;
+}
+
+static const char *intern(Histogram *h, const char *s) {
+        char *p;
+
+        if (!s)
+                return NULL;
+        p = hashmap_get(h->strings, s);
+        if (p)
+                return p;
+        p = strdup(s);
+        if (!p || hashmap_put(h->strings, p, p) < 0) {
+                free(p);
+                return NULL;
+        }
+        return p;
+}
+
+HistRow *histogram_add(Histogram *h, const HistKey *key, uint64_t n) {
+        HistKey k = *key;
+        HistRow *row;
+
+        k.job = intern(h, key->job);
+        k.step = intern(h, key->step);
+        k.comm = intern(h, key->comm ?: "");
+        k.phase = intern(h, key->phase ?: "");
+        if ((key->job && !k.job) || (key->step && !k.step) || !k.comm || !k.phase)
+                return NULL;
+
+        row = hashmap_get(h->rows, &k);
+        if (!row && hashmap_size(h->rows) >= h->max_rows) {
+                /* Bounded memory under process storms: fold new keys into
+                 * one row per kind instead of growing. */
+                k = (HistKey) {
+                        .comm = intern(h, "[other]"),
+                        .phase = intern(h, ""),
+                        .obj = object_table_get_special(h->objects, OBJECT_UNKNOWN),
+                        .kind = key->kind,
+                };
+                if (!k.comm || !k.phase)
+                        return NULL;
+                h->overflowed += n;
+                row = hashmap_get(h->rows, &k);
+        }
+        if (!row) {
+                row = calloc(1, sizeof(*row));
+                if (!row)
+                        return NULL;
+                row->key = k;
+                row->key.obj = object_ref(k.obj);
+                if (hashmap_put(h->rows, &row->key, row) < 0) {
+                        object_unref(h->objects, row->key.obj);
+                        free(row);
+                        return NULL;
+                }
+        }
+        row->samples += n;
+        h->samples += n;
+        return row;
+}
+
+size_t histogram_rows(const Histogram *h) {
+        return hashmap_size(h->rows);
+}
+
+uint64_t histogram_samples(const Histogram *h) {
+        return h->samples;
+}
+
+uint64_t histogram_overflowed(const Histogram *h) {
+        return h->overflowed;
+}
+
+static int strcmp_null(const char *a, const char *b) {
+        if (!a || !b)
+                return (a != NULL) - (b != NULL);
+        return strcmp(a, b);
+}
+
+static int row_cmp(const void *a, const void *b) {
+        const HistRow *x = *(HistRow *const *) a, *y = *(HistRow *const *) b;
+        int c;
+
+        if (x->samples != y->samples)
+                return x->samples > y->samples ? -1 : 1;
+        if ((c = strcmp_null(x->key.job, y->key.job)) || (c = strcmp_null(x->key.step, y->key.step)) ||
+            (c = strcmp(x->key.comm, y->key.comm)) || (c = strcmp(x->key.obj->path, y->key.obj->path)) ||
+            (c = strcmp(x->key.phase, y->key.phase)))
+                return c;
+        if (x->key.uid != y->key.uid)
+                return x->key.uid < y->key.uid ? -1 : 1;
+        return (int) x->key.kind - (int) y->key.kind;
+}
+
+HistRow **histogram_sorted(const Histogram *h) {
+        size_t n = hashmap_size(h->rows), i, k = 0;
+        HistRow **v, *row;
+
+        v = malloc((n ? n : 1) * sizeof(*v));
+        if (!v)
+                return NULL;
+        HASHMAP_FOREACH(row, h->rows, i)
+                v[k++] = row;
+        qsort(v, n, sizeof(*v), row_cmp);
+        return v;
+}
+
+const char *row_kind_name(RowKind k) {
+        static const char *const names[_ROW_KIND_MAX] = {
+                [ROW_EXE] = "exe", [ROW_LIB] = "lib", [ROW_KERNEL] = "kernel",
+                [ROW_IDLE] = "idle", [ROW_ANON] = "anon", [ROW_UNKNOWN] = "unknown",
+        };
+        return k < _ROW_KIND_MAX ? names[k] : "unknown";
+}

@@ -1,0 +1,486 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+
+#include "log.h"
+#include "monitor.h"
+#include "util.h"
+
+/* Samples and records younger than this stay queued until the next tick: a
+ * record of an earlier mmap may still be on its way from another CPU. */
+#define ORDER_MARGIN_NS (20 * UINT64_C(1000000))
+/* An exited process stays this long for samples taken during its exit. */
+#define EXIT_GRACE_NS (UINT64_C(1000000000))
+/* A process is re-read from /proc after a miss at most this often. */
+#define RESCAN_INTERVAL_NS (UINT64_C(1000000000))
+
+struct Monitor {
+        MonitorConfig cfg;
+        ObjectTable *objects;
+        ProcessTable procs;
+        Sideband sb;
+        Sampler *sampler;
+        Histogram *hist;
+
+        struct lmk_sample *pending;
+        size_t n_pending, alloc_pending;
+
+        unsigned n_possible;
+        uint64_t *online;               /* bitmap of CPUs we sample */
+        uint64_t *seen;                 /* per CPU: samples attributed so far */
+        uint64_t *synth;                /* per CPU: idle samples synthesized so far */
+        struct lmk_sample_stats *bpf_stats;
+        uint64_t last_order_point;      /* everything up to here is attributed */
+        uint64_t sideband_lost_seen;
+        MonitorStats stats;
+        int epoll_fd;                   /* the rings' wakeups */
+};
+
+static int queue_sample(const struct lmk_sample *s, void *userdata) {
+        Monitor *m = userdata;
+
+        if (m->n_pending == m->alloc_pending) {
+                size_t na = MAX(m->alloc_pending * 2, (size_t) 1024);
+                struct lmk_sample *v = realloc(m->pending, na * sizeof(*v));
+
+                if (!v)
+                        return -ENOMEM;
+                m->pending = v;
+                m->alloc_pending = na;
+        }
+        m->pending[m->n_pending++] = *s;
+        return 0;
+}
+
+int monitor_new(const MonitorConfig *cfg, Monitor **ret) {
+        _cleanup_(monitor_freep) Monitor *m = NULL;
+        int n, r;
+
+        n = libbpf_num_possible_cpus();
+        if (n <= 0)
+                return n < 0 ? n : -EINVAL;
+        if (n > LMK_MAX_CPUS)
+                return -E2BIG;
+
+        m = calloc(1, sizeof(*m));
+        if (!m)
+                return -ENOMEM;
+        m->epoll_fd = -EBADF;
+        m->cfg = *cfg;
+        m->n_possible = (unsigned) n;
+        m->online = calloc(ALIGN_TO((size_t) n, 64) / 64, sizeof(uint64_t));
+        m->seen = calloc((size_t) n, sizeof(uint64_t));
+        m->synth = calloc((size_t) n, sizeof(uint64_t));
+        m->bpf_stats = calloc((size_t) n, sizeof(*m->bpf_stats));
+        m->objects = object_table_new();
+        if (!m->online || !m->seen || !m->synth || !m->bpf_stats || !m->objects)
+                return -ENOMEM;
+        m->hist = histogram_new(m->objects, cfg->max_rows ?: 100000);
+        if (!m->hist)
+                return -ENOMEM;
+        r = process_table_init(&m->procs, m->objects, cfg->proc_root);
+        if (r < 0)
+                return r;
+        m->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+        if (m->epoll_fd < 0)
+                return -errno;
+        r = sideband_init(&m->sb, m->n_possible, cfg->sideband_ring_order ?: 7, m->epoll_fd);
+        if (r < 0)
+                return r;
+        r = sampler_new(&cfg->sampler, m->n_possible, queue_sample, m, &m->sampler);
+        if (r < 0)
+                return r;
+        if (epoll_ctl(m->epoll_fd, EPOLL_CTL_ADD, sampler_fd(m->sampler),
+                      &(struct epoll_event) { .events = EPOLLIN | EPOLLET }) < 0)
+                return -errno;
+        *ret = TAKE_PTR(m);
+        return 0;
+}
+
+Monitor *monitor_free(Monitor *m) {
+        if (!m)
+                return NULL;
+        sampler_free(m->sampler);
+        sideband_done(&m->sb);
+        histogram_free(m->hist);
+        if (m->procs.procs)
+                process_table_done(&m->procs);
+        object_table_free(m->objects);
+        free(m->pending);
+        free(m->online);
+        free(m->seen);
+        free(m->synth);
+        free(m->bpf_stats);
+        safe_close(m->epoll_fd);
+        free(m);
+        return NULL;
+}
+
+static bool cpu_bit(const uint64_t *set, unsigned cpu) {
+        return set[cpu / 64] & (UINT64_C(1) << (cpu % 64));
+}
+
+int monitor_sync_cpus(Monitor *m) {
+        _cleanup_free_ char *line = NULL;
+        _cleanup_free_ uint64_t *now_online = NULL;
+        int r, n_open = 0;
+
+        now_online = calloc(ALIGN_TO((size_t) m->n_possible, 64) / 64, sizeof(uint64_t));
+        if (!now_online)
+                return -ENOMEM;
+        r = read_one_line("/sys/devices/system/cpu/online", &line);
+        if (r < 0)
+                return log_error_errno(r, "Failed to read /sys/devices/system/cpu/online: %m");
+        r = parse_cpu_list(line, now_online, m->n_possible);
+        if (r < 0)
+                return log_error_errno(r, "Failed to parse online CPU list \"%s\": %m", line);
+
+        for (unsigned c = 0; c < m->n_possible; c++) {
+                bool want = cpu_bit(now_online, c), have = cpu_bit(m->online, c);
+
+                if (want && !have) {
+                        r = sideband_cpu_open(&m->sb, (int) c);
+                        if (r >= 0)
+                                r = sampler_cpu_open(m->sampler, (int) c);
+                        if (r == -ENODEV) /* went offline again meanwhile */
+                                continue;
+                        if (r < 0) {
+                                sideband_cpu_close(&m->sb, (int) c);
+                                return log_error_errno(r, "Failed to open perf events on CPU %u: %m", c);
+                        }
+                        m->online[c / 64] |= UINT64_C(1) << (c % 64);
+                        log_debug("Sampling CPU %u.", c);
+                } else if (!want && have) {
+                        sampler_cpu_close(m->sampler, (int) c);
+                        sideband_cpu_close(&m->sb, (int) c);
+                        m->online[c / 64] &= ~(UINT64_C(1) << (c % 64));
+                        log_info("CPU %u went offline, stopped sampling it.", c);
+                }
+        }
+        for (unsigned c = 0; c < m->n_possible; c++)
+                n_open += cpu_bit(m->online, c);
+        return n_open;
+}
+
+int monitor_start(Monitor *m) {
+        _cleanup_free_ char *line = NULL;
+        uint64_t now;
+        int r;
+
+        /* Side-band records first, /proc second: a process that changes
+         * while we read /proc is then corrected by its records. Sampling
+         * starts last, when every running process is known. */
+        r = read_one_line("/sys/devices/system/cpu/online", &line);
+        if (r < 0)
+                return log_error_errno(r, "Failed to read /sys/devices/system/cpu/online: %m");
+        r = parse_cpu_list(line, m->online, m->n_possible);
+        if (r < 0)
+                return log_error_errno(r, "Failed to parse online CPU list \"%s\": %m", line);
+        for (unsigned c = 0; c < m->n_possible; c++) {
+                if (!cpu_bit(m->online, c))
+                        continue;
+                r = sideband_cpu_open(&m->sb, (int) c);
+                if (r < 0)
+                        return log_error_errno(r, "Failed to open the process-event perf event on CPU %u: %m", c);
+        }
+
+        now = now_ns(CLOCK_MONOTONIC);
+        r = process_table_scan_all(&m->procs, now);
+        if (r < 0)
+                return log_error_errno(r, "Failed to read processes from %s: %m", m->procs.proc_root);
+        log_debug("Read %d running processes from %s.", r, m->procs.proc_root);
+
+        for (unsigned c = 0; c < m->n_possible; c++) {
+                if (!cpu_bit(m->online, c))
+                        continue;
+                r = sampler_cpu_open(m->sampler, (int) c);
+                if (r < 0)
+                        return log_error_errno(r, "Failed to start the %s sampling event on CPU %u: %m",
+                                               sampler_event_name(m->sampler), c);
+        }
+        m->last_order_point = now;
+        return 0;
+}
+
+static RowKind row_kind(const Process *p, const Object *o) {
+        switch (o->kind) {
+        case OBJECT_FILE:
+                return p && p->exe == o ? ROW_EXE : ROW_LIB;
+        case OBJECT_VDSO:
+                return ROW_LIB;
+        case OBJECT_ANON:
+                return ROW_ANON;
+        case OBJECT_KERNEL:
+                return ROW_KERNEL;
+        case OBJECT_IDLE:
+                return ROW_IDLE;
+        default:
+                return ROW_UNKNOWN;
+        }
+}
+
+/* A process we have no entry for (records lost, or it predates us and
+ * escaped the scan): read it now, or remember that it is gone. */
+static Process *process_for_sample(Monitor *m, const struct lmk_sample *s, uint64_t now) {
+        Process *p = process_table_get(&m->procs, s->pid);
+        char comm[COMM_LEN];
+
+        if (p)
+                return p;
+        m->stats.rescans++;
+        if (process_table_scan(&m->procs, s->pid, s->tid, now, &p) >= 0)
+                return p;
+        memcpy(comm, s->comm, sizeof(comm));
+        comm[sizeof(comm) - 1] = '\0';
+        return process_table_add_gone(&m->procs, s->pid, comm, now);
+}
+
+static const Mapping *find_mapping(Monitor *m, Process **pp, const struct lmk_sample *s, uint64_t now) {
+        Process *p = *pp;
+        const Mapping *map = addrmap_find(&p->map, s->ip);
+
+        if (map || p->exit_time != 0)
+                return map;
+        if (p->scan_time != 0 && now - p->scan_time < RESCAN_INTERVAL_NS)
+                return NULL;
+        /* An address we have no record of: mappings were missed (lost
+         * records, or a process from before we started). Re-read it. */
+        m->stats.rescans++;
+        if (process_table_scan(&m->procs, s->pid, s->tid, now, pp) < 0) {
+                p->scan_time = now;
+                return NULL;
+        }
+        return addrmap_find(&(*pp)->map, s->ip);
+}
+
+static int attribute(Monitor *m, const struct lmk_sample *s, uint64_t now) {
+        HistKey key = { .phase = "" };
+        const Mapping *map = NULL;
+        char comm[COMM_LEN];
+        Process *p = NULL;
+
+        if (s->cpu < m->n_possible)
+                m->seen[s->cpu]++;
+        m->stats.samples++;
+
+        if (s->pid == 0) {
+                /* the per-CPU idle tasks are all "swapper/N" */
+                key.comm = "swapper";
+                key.obj = object_table_get_special(m->objects, OBJECT_IDLE);
+                key.kind = ROW_IDLE;
+                return histogram_add(m->hist, &key, 1) ? 0 : -ENOMEM;
+        }
+
+        p = process_for_sample(m, s, now);
+        if (s->flags & LMK_SAMPLE_KERNEL)
+                key.obj = object_table_get_special(m->objects, OBJECT_KERNEL);
+        else if (p && (map = find_mapping(m, &p, s, now))) {
+                key.obj = map->obj;
+                if (key.obj->kind == OBJECT_FILE)
+                        process_table_load_build_id(&m->procs, p, map);
+        } else {
+                key.obj = object_table_get_special(m->objects, OBJECT_UNKNOWN);
+                m->stats.unknown++;
+        }
+        key.kind = row_kind(p, key.obj);
+
+        if (p && p->comm[0])
+                key.comm = p->comm;
+        else {
+                memcpy(comm, s->comm, sizeof(comm));
+                comm[sizeof(comm) - 1] = '\0';
+                key.comm = comm;
+        }
+        key.uid = s->uid;
+        return histogram_add(m->hist, &key, 1) ? 0 : -ENOMEM;
+}
+
+static void apply_record(Monitor *m, const SbRecord *r) {
+        switch (r->type) {
+        case SB_MMAP:
+                (void) process_table_mmap(&m->procs, r->pid, r->addr, r->len, r->pgoff, r->maj, r->min, r->ino,
+                                          r->str);
+                break;
+        case SB_COMM:
+                (void) process_table_comm(&m->procs, r->pid, r->tid, r->str, r->exec);
+                break;
+        case SB_FORK:
+                (void) process_table_fork(&m->procs, r->pid, r->ppid, r->tid);
+                break;
+        case SB_EXIT:
+                process_table_exit(&m->procs, r->pid, r->tid, r->time);
+                break;
+        default:
+                break;
+        }
+}
+
+static int sample_cmp(const void *a, const void *b) {
+        const struct lmk_sample *x = a, *y = b;
+
+        if (x->time_ns != y->time_ns)
+                return x->time_ns < y->time_ns ? -1 : 1;
+        return (int) x->cpu - (int) y->cpu;
+}
+
+static int record_cmp(const void *a, const void *b) {
+        const SbRecord *x = a, *y = b;
+
+        if (x->time != y->time)
+                return x->time < y->time ? -1 : 1;
+        return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+int monitor_tick(Monitor *m, bool final) {
+        uint64_t now = now_ns(CLOCK_MONOTONIC), point;
+        size_t i = 0, j = 0, k;
+        int r;
+
+        point = final ? UINT64_MAX : (now > ORDER_MARGIN_NS ? now - ORDER_MARGIN_NS : 0);
+
+        /* Samples first: every record that precedes a drained sample is in
+         * its ring by the time we drain the records. */
+        r = sampler_drain(m->sampler);
+        if (r < 0)
+                return log_error_errno(r, "Failed to drain the sample ring buffer: %m");
+        r = sideband_drain(&m->sb);
+        if (r < 0)
+                return log_error_errno(r, "Failed to drain the process-event rings: %m");
+
+        if (m->sb.lost != m->sideband_lost_seen) {
+                Process *p;
+                size_t it;
+
+                /* Some mmap/exec records are gone: any process may have
+                 * mappings we do not know, so let misses re-read /proc. */
+                log_warning("The kernel dropped %" PRIu64 " process records; re-reading /proc on misses.",
+                            m->sb.lost - m->sideband_lost_seen);
+                m->stats.sideband_lost = m->sb.lost;
+                m->sideband_lost_seen = m->sb.lost;
+                HASHMAP_FOREACH(p, m->procs.procs, it) {
+                        p->partial = true;
+                        p->scan_time = 0;
+                }
+        }
+
+        qsort(m->pending, m->n_pending, sizeof(*m->pending), sample_cmp);
+        qsort(m->sb.pending, m->sb.n_pending, sizeof(*m->sb.pending), record_cmp);
+
+        for (;;) {
+                bool rec_ready = i < m->sb.n_pending && m->sb.pending[i].time <= point;
+                bool smp_ready = j < m->n_pending && m->pending[j].time_ns <= point;
+
+                if (!rec_ready && !smp_ready)
+                        break;
+                if (rec_ready && (!smp_ready || m->sb.pending[i].time <= m->pending[j].time_ns)) {
+                        apply_record(m, &m->sb.pending[i]);
+                        sb_record_done(&m->sb.pending[i]);
+                        i++;
+                } else {
+                        r = attribute(m, &m->pending[j], now);
+                        j++;
+                        if (r < 0)
+                                return log_error_errno(r, "Failed to attribute a sample: %m");
+                }
+        }
+
+        k = m->sb.n_pending - i;
+        memmove(m->sb.pending, m->sb.pending + i, k * sizeof(*m->sb.pending));
+        m->sb.n_pending = k;
+        k = m->n_pending - j;
+        memmove(m->pending, m->pending + j, k * sizeof(*m->pending));
+        m->n_pending = k;
+
+        if (!final)
+                sampler_rejitter(m->sampler);
+        m->last_order_point = final ? now : point;
+        if (m->last_order_point > EXIT_GRACE_NS)
+                process_table_evict(&m->procs, final ? UINT64_MAX : m->last_order_point - EXIT_GRACE_NS);
+        return 0;
+}
+
+void monitor_account_idle(Monitor *m, bool final) {
+        double hz = sampler_frequency(m->sampler);
+        uint64_t now = now_ns(CLOCK_MONOTONIC);
+        /* The events ran until now, but samples are attributed only up to
+         * the order point: leave out the expected samples of that gap. */
+        double gap = final || now < m->last_order_point ? 0.0 : (double) (now - m->last_order_point) * hz / 1e9;
+        HistKey key = {
+                .comm = "swapper",
+                .phase = "",
+                .obj = object_table_get_special(m->objects, OBJECT_IDLE),
+                .kind = ROW_IDLE,
+        };
+        bool have_stats = sampler_stats(m->sampler, m->bpf_stats) >= 0;
+
+        m->stats.samples_lost = 0;
+        for (unsigned c = 0; c < m->n_possible; c++) {
+                double expected = (double) sampler_cpu_enabled_ns(m->sampler, (int) c) * hz / 1e9;
+                uint64_t lost = have_stats ? m->bpf_stats[c].lost : 0;
+                double deficit;
+
+                m->stats.samples_lost += lost;
+                if (cpu_bit(m->online, c))
+                        expected -= gap;
+                deficit = floor(expected - (double) (m->seen[c] + lost));
+                if (deficit > (double) m->synth[c]) {
+                        uint64_t add = (uint64_t) deficit - m->synth[c];
+
+                        if (histogram_add(m->hist, &key, add)) {
+                                m->synth[c] += add;
+                                m->stats.idle_synthesized += add;
+                        }
+                }
+        }
+}
+
+int monitor_stop(Monitor *m) {
+        for (unsigned c = 0; c < m->n_possible; c++)
+                if (cpu_bit(m->online, c))
+                        sampler_cpu_close(m->sampler, (int) c);
+        return monitor_tick(m, true);
+}
+
+Histogram *monitor_histogram(Monitor *m) {
+        return m->hist;
+}
+
+const MonitorStats *monitor_stats(Monitor *m) {
+        return &m->stats;
+}
+
+const ProcessTableStats *monitor_process_stats(Monitor *m) {
+        return &m->procs.stats;
+}
+
+unsigned monitor_online_cpus(Monitor *m) {
+        unsigned n = 0;
+
+        for (unsigned c = 0; c < m->n_possible; c++)
+                n += cpu_bit(m->online, c);
+        return n;
+}
+
+const char *monitor_event_name(Monitor *m) {
+        return sampler_event_name(m->sampler);
+}
+
+double monitor_frequency(Monitor *m) {
+        return sampler_frequency(m->sampler);
+}
+
+int monitor_fd(Monitor *m) {
+        return m->epoll_fd;
+}
+
+void monitor_clear_wakeups(Monitor *m) {
+        struct epoll_event ev[16];
+
+        /* The rings are registered edge-triggered: consuming the events
+         * re-arms them for the next wakeup. */
+        (void) epoll_wait(m->epoll_fd, ev, ELEMENTSOF(ev), 0);
+}

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "histogram.h"
+#include "lmk-bpf.h"
+#include "object.h"
+#include "process.h"
+#include "sampler.h"
+#include "sideband.h"
+
+/* The node's view: the sampler, the kernel's process records, the process
+ * table and the histogram of the current interval, kept in time order. */
+
+typedef struct MonitorConfig {
+        SamplerConfig sampler;
+        const char *proc_root;
+        size_t max_rows;
+        unsigned sideband_ring_order;   /* 2^order pages per CPU */
+} MonitorConfig;
+
+typedef struct MonitorStats {
+        uint64_t samples;               /* attributed from the ring */
+        uint64_t samples_lost;          /* the ring was full */
+        uint64_t idle_synthesized;      /* expected but not taken: the CPU was idle */
+        uint64_t unknown;               /* attributed to [unknown] */
+        uint64_t rescans;               /* /proc re-reads after a miss */
+        uint64_t sideband_lost;
+} MonitorStats;
+
+typedef struct Monitor Monitor;
+
+int monitor_new(const MonitorConfig *cfg, Monitor **ret);
+Monitor *monitor_free(Monitor *m);
+DEFINE_TRIVIAL_CLEANUP_FUNC(Monitor *, monitor_free);
+
+/* Opens the side-band events, reads /proc, then starts sampling. */
+int monitor_start(Monitor *m);
+/* Opens/closes per-CPU events to follow CPU hotplug. */
+int monitor_sync_cpus(Monitor *m);
+/* Drains the rings and attributes everything older than the safety margin
+ * (or everything, when final), in time order. */
+int monitor_tick(Monitor *m, bool final);
+/* Stops sampling on all CPUs and attributes what is left. */
+int monitor_stop(Monitor *m);
+/* Adds the idle samples the CPUs did not take (an idle CPU takes no
+ * time-based samples on some kernels and none with cycle events). */
+void monitor_account_idle(Monitor *m, bool final);
+
+Histogram *monitor_histogram(Monitor *m);
+const MonitorStats *monitor_stats(Monitor *m);
+const ProcessTableStats *monitor_process_stats(Monitor *m);
+unsigned monitor_online_cpus(Monitor *m);
+const char *monitor_event_name(Monitor *m);
+double monitor_frequency(Monitor *m);
+/* Readable when a ring asks to be drained before the next tick. */
+int monitor_fd(Monitor *m);
+void monitor_clear_wakeups(Monitor *m);

@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
+#include <inttypes.h>
+#include <json-c/json.h>
+#include <pwd.h>
+#include <string.h>
+
+#include "hashmap.h"
+#include "report.h"
+
+static Hashmap *user_cache;
+
+const char *user_name(uint32_t uid) {
+        struct passwd pw, *res = NULL;
+        char buf[4096], *name;
+
+        if (!user_cache && !(user_cache = hashmap_new(&uint64_hash_ops)))
+                return "?";
+        name = hashmap_get(user_cache, INT_TO_KEY(uid));
+        if (name)
+                return name;
+        if (getpwuid_r(uid, &pw, buf, sizeof(buf), &res) == 0 && res)
+                name = strdup(res->pw_name);
+        else if (asprintf(&name, "%" PRIu32, uid) < 0)
+                name = NULL;
+        if (!name || hashmap_put(user_cache, INT_TO_KEY(uid), name) < 0) {
+                free(name);
+                return "?";
+        }
+        return name;
+}
+
+static json_object *str_or_null(const char *s) {
+        return s ? json_object_new_string(s) : NULL;
+}
+
+static json_object *row_json(const HistRow *row) {
+        json_object *o = json_object_new_object();
+        const Object *obj = row->key.obj;
+        char hex[2 * BUILD_ID_MAX + 1];
+
+        json_object_object_add(o, "job", str_or_null(row->key.job));
+        json_object_object_add(o, "step", str_or_null(row->key.step));
+        json_object_object_add(o, "user", json_object_new_string(user_name(row->key.uid)));
+        json_object_object_add(o, "uid", json_object_new_int64(row->key.uid));
+        json_object_object_add(o, "comm", json_object_new_string(row->key.comm));
+        json_object_object_add(o, "object", json_object_new_string(obj->path));
+        json_object_object_add(o, "kind", json_object_new_string(row_kind_name(row->key.kind)));
+        if (obj->build_id_size > 0) {
+                buildid_to_hex(obj->build_id, obj->build_id_size, hex);
+                json_object_object_add(o, "build_id", json_object_new_string(hex));
+        } else
+                json_object_object_add(o, "build_id", NULL);
+        json_object_object_add(o, "phase", json_object_new_string(row->key.phase));
+        json_object_object_add(o, "samples", json_object_new_int64((int64_t) row->samples));
+        return o;
+}
+
+int report_write_json(Monitor *m, const ReportInfo *info, FILE *f) {
+        Histogram *h = monitor_histogram(m);
+        const MonitorStats *st = monitor_stats(m);
+        const ProcessTableStats *ps = monitor_process_stats(m);
+        _cleanup_free_ HistRow **rows = histogram_sorted(h);
+        json_object *root, *arr, *self;
+        const char *text;
+        size_t n = histogram_rows(h);
+        int r = 0;
+
+        if (!rows)
+                return -ENOMEM;
+        root = json_object_new_object();
+        json_object_object_add(root, "format", json_object_new_string("lmk-oneshot"));
+        json_object_object_add(root, "version", json_object_new_int(1));
+        json_object_object_add(root, "host", json_object_new_string(info->host));
+        json_object_object_add(root, "event", json_object_new_string(monitor_event_name(m)));
+        json_object_object_add(root, "frequency_hz", json_object_new_double(monitor_frequency(m)));
+        json_object_object_add(root, "cpus", json_object_new_int((int) monitor_online_cpus(m)));
+        json_object_object_add(root, "start", json_object_new_double(info->start));
+        json_object_object_add(root, "end", json_object_new_double(info->end));
+        json_object_object_add(root, "duration_s", json_object_new_double(info->duration));
+        json_object_object_add(root, "samples_total", json_object_new_int64((int64_t) histogram_samples(h)));
+        json_object_object_add(root, "samples_lost", json_object_new_int64((int64_t) st->samples_lost));
+        json_object_object_add(root, "samples_idle_synthesized",
+                               json_object_new_int64((int64_t) st->idle_synthesized));
+        json_object_object_add(root, "samples_unknown", json_object_new_int64((int64_t) st->unknown));
+
+        arr = json_object_new_array_ext((int) n);
+        for (size_t i = 0; i < n; i++)
+                json_object_array_add(arr, row_json(rows[i]));
+        json_object_object_add(root, "rows", arr);
+
+        self = json_object_new_object();
+        json_object_object_add(self, "proc_scans", json_object_new_int64((int64_t) ps->scans));
+        json_object_object_add(self, "proc_rescans", json_object_new_int64((int64_t) st->rescans));
+        json_object_object_add(self, "bad_map_lines", json_object_new_int64((int64_t) ps->bad_map_lines));
+        json_object_object_add(self, "forks", json_object_new_int64((int64_t) ps->forks));
+        json_object_object_add(self, "execs", json_object_new_int64((int64_t) ps->execs));
+        json_object_object_add(self, "exits", json_object_new_int64((int64_t) ps->exits));
+        json_object_object_add(self, "mmaps", json_object_new_int64((int64_t) ps->mmaps));
+        json_object_object_add(self, "records_lost", json_object_new_int64((int64_t) st->sideband_lost));
+        json_object_object_add(self, "rows_overflowed", json_object_new_int64((int64_t) histogram_overflowed(h)));
+        json_object_object_add(root, "lmkd", self);
+
+        text = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
+        if (fputs(text, f) < 0 || fputc('\n', f) < 0)
+                r = -EIO;
+        json_object_put(root);
+        return r;
+}
+
+int report_write_table(Monitor *m, const ReportInfo *info, FILE *f) {
+        Histogram *h = monitor_histogram(m);
+        const MonitorStats *st = monitor_stats(m);
+        _cleanup_free_ HistRow **rows = histogram_sorted(h);
+        uint64_t total = histogram_samples(h);
+        size_t n = histogram_rows(h);
+
+        if (!rows)
+                return -ENOMEM;
+        fprintf(f, "%s: %.1f s at %g Hz on %u CPUs (%s): %" PRIu64 " samples, %" PRIu64 " lost, %" PRIu64
+                   " idle synthesized\n\n",
+                info->host, info->duration, monitor_frequency(m), monitor_online_cpus(m), monitor_event_name(m),
+                total, st->samples_lost, st->idle_synthesized);
+        fprintf(f, "%9s %6s  %-7s %-10s %-16s %-16s %s\n", "SAMPLES", "SHARE", "KIND", "USER", "COMM", "PHASE",
+                "OBJECT");
+        for (size_t i = 0; i < n; i++) {
+                const HistRow *row = rows[i];
+
+                fprintf(f, "%9" PRIu64 " %5.1f%%  %-7s %-10.10s %-16s %-16s %s\n", row->samples,
+                        total ? 100.0 * (double) row->samples / (double) total : 0.0, row_kind_name(row->key.kind),
+                        user_name(row->key.uid), row->key.comm, row->key.phase[0] ? row->key.phase : "-",
+                        row->key.obj->path);
+        }
+        return ferror(f) ? -EIO : 0;
+}

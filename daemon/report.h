@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stdio.h>
+
+#include "monitor.h"
+
+typedef struct ReportInfo {
+        const char *host;
+        double start;           /* Unix time, seconds */
+        double end;
+        double duration;        /* seconds the sampling events were enabled, wall clock */
+} ReportInfo;
+
+/* The one-shot report: JSON (format "lmk-oneshot", see lmkd(8)) or a table
+ * for people. */
+int report_write_json(Monitor *m, const ReportInfo *info, FILE *f);
+int report_write_table(Monitor *m, const ReportInfo *info, FILE *f);
+
+/* uid → user name, or the number when it has none. Cached. */
+const char *user_name(uint32_t uid);

@@ -1,0 +1,246 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+
+#include "macro.h"
+#include "perf-ring.h"
+#include "sample.skel.h"
+#include "sampler.h"
+
+typedef struct SamplerCpu {
+        int fd;                 /* owned by link once attached */
+        struct bpf_link *link;
+        uint64_t enabled_base;  /* enabled ns accumulated by earlier opens */
+        uint64_t enabled_last;  /* last reading of the open event */
+} SamplerCpu;
+
+struct Sampler {
+        struct sample_bpf *skel;
+        struct ring_buffer *rb;
+        SamplerConfig cfg;
+        SampleEvent event;      /* resolved: never AUTO */
+        unsigned n_cpus;
+        SamplerCpu *cpus;
+        sampler_cb_t cb;
+        void *userdata;
+        uint64_t base_period;   /* cpu-clock: ns between samples */
+        unsigned rand_state;
+};
+
+static int ring_cb(void *ctx, void *data, size_t size) {
+        Sampler *s = ctx;
+
+        if (size < sizeof(struct lmk_sample))
+                return 0;
+        return s->cb(data, s->userdata);
+}
+
+static void event_attr(const Sampler *s, SampleEvent ev, struct perf_event_attr *attr) {
+        *attr = (struct perf_event_attr) {
+                .size = sizeof(*attr),
+                .read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING,
+                .disabled = 0,
+        };
+        if (ev == SAMPLE_EVENT_REF_CYCLES) {
+                /* The reference clock's rate is not known here: let the
+                 * kernel adapt the period to the requested frequency. */
+                attr->type = PERF_TYPE_HARDWARE;
+                attr->config = PERF_COUNT_HW_REF_CPU_CYCLES;
+                attr->freq = 1;
+                attr->sample_freq = (uint64_t) llround(s->cfg.frequency);
+        } else {
+                attr->type = PERF_TYPE_SOFTWARE;
+                attr->config = PERF_COUNT_SW_CPU_CLOCK;
+                attr->sample_period = s->base_period;
+        }
+}
+
+static size_t ring_size(const SamplerConfig *cfg, unsigned n_cpus) {
+        /* Room for 4 drain intervals of samples from every CPU, so a late
+         * timer does not lose samples; a power of two of at least 64 KiB. */
+        double bytes = cfg->frequency * n_cpus * (cfg->poll_ms / 1000.0) * 4 * (sizeof(struct lmk_sample) + 8);
+        size_t sz = 64 * 1024;
+
+        while (sz < bytes && sz < (size_t) 256 * 1024 * 1024)
+                sz <<= 1;
+        return sz;
+}
+
+int sampler_new(const SamplerConfig *cfg, unsigned n_possible_cpus, sampler_cb_t cb, void *userdata,
+                Sampler **ret) {
+        _cleanup_(sampler_freep) Sampler *s = NULL;
+        size_t rsz;
+        int r;
+
+        if (cfg->frequency <= 0 || cfg->frequency > 100000 || cfg->jitter < 0 || cfg->jitter > 0.5)
+                return -EINVAL;
+        s = calloc(1, sizeof(*s));
+        if (!s)
+                return -ENOMEM;
+        s->cfg = *cfg;
+        s->cb = cb;
+        s->userdata = userdata;
+        s->n_cpus = n_possible_cpus;
+        s->base_period = (uint64_t) llround(1e9 / cfg->frequency);
+        s->rand_state = (unsigned) getpid();
+        s->cpus = calloc(n_possible_cpus, sizeof(*s->cpus));
+        if (!s->cpus)
+                return -ENOMEM;
+        for (unsigned c = 0; c < n_possible_cpus; c++)
+                s->cpus[c].fd = -EBADF;
+
+        s->skel = sample_bpf__open();
+        if (!s->skel)
+                return -errno ?: -EINVAL;
+        rsz = ring_size(cfg, n_possible_cpus);
+        s->skel->rodata->wakeup_bytes = rsz / 4;
+        r = bpf_map__set_max_entries(s->skel->maps.events, (uint32_t) rsz);
+        if (r < 0)
+                return r;
+        r = sample_bpf__load(s->skel);
+        if (r < 0)
+                return r;
+        s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), ring_cb, s, NULL);
+        if (!s->rb)
+                return -errno ?: -ENOMEM;
+
+        s->event = cfg->event;
+        if (s->event == SAMPLE_EVENT_AUTO) {
+                struct perf_event_attr attr;
+                int fd;
+
+                /* Probe on CPU 0 (always online on Linux) whether the PMU
+                 * has unhalted reference cycles; virtual machines often don't. */
+                event_attr(s, SAMPLE_EVENT_REF_CYCLES, &attr);
+                attr.disabled = 1;
+                fd = perf_event_open_cpu(&attr, 0, -1);
+                s->event = fd >= 0 ? SAMPLE_EVENT_REF_CYCLES : SAMPLE_EVENT_CPU_CLOCK;
+                safe_close(fd);
+        }
+        *ret = TAKE_PTR(s);
+        return 0;
+}
+
+Sampler *sampler_free(Sampler *s) {
+        if (!s)
+                return NULL;
+        for (unsigned c = 0; s->cpus && c < s->n_cpus; c++)
+                sampler_cpu_close(s, (int) c);
+        ring_buffer__free(s->rb);
+        sample_bpf__destroy(s->skel);
+        free(s->cpus);
+        free(s);
+        return NULL;
+}
+
+static uint64_t read_enabled(int fd) {
+        uint64_t v[3];
+
+        if (read(fd, v, sizeof(v)) != sizeof(v))
+                return 0;
+        return v[1];
+}
+
+int sampler_cpu_open(Sampler *s, int cpu) {
+        SamplerCpu *c;
+        struct perf_event_attr attr;
+        int fd, r;
+
+        if (cpu < 0 || (unsigned) cpu >= s->n_cpus)
+                return -EINVAL;
+        c = &s->cpus[cpu];
+        if (c->link)
+                return 0;
+        event_attr(s, s->event, &attr);
+        fd = perf_event_open_cpu(&attr, cpu, -1);
+        if (fd < 0)
+                return fd;
+        c->link = bpf_program__attach_perf_event(s->skel->progs.lmk_sample, fd);
+        if (!c->link) {
+                r = -errno ?: -EINVAL;
+                safe_close(fd);
+                return r;
+        }
+        c->fd = fd;
+        c->enabled_last = 0;
+        return 0;
+}
+
+void sampler_cpu_close(Sampler *s, int cpu) {
+        SamplerCpu *c = &s->cpus[cpu];
+
+        if (!c->link)
+                return;
+        c->enabled_base += read_enabled(c->fd);
+        c->enabled_last = 0;
+        /* the perf link owns the fd: destroying it disables and closes the event */
+        bpf_link__destroy(c->link);
+        c->link = NULL;
+        c->fd = -EBADF;
+}
+
+bool sampler_cpu_is_open(const Sampler *s, int cpu) {
+        return cpu >= 0 && (unsigned) cpu < s->n_cpus && s->cpus[cpu].link;
+}
+
+uint64_t sampler_cpu_enabled_ns(Sampler *s, int cpu) {
+        SamplerCpu *c = &s->cpus[cpu];
+
+        if (c->link) {
+                uint64_t v = read_enabled(c->fd);
+                if (v >= c->enabled_last)
+                        c->enabled_last = v;
+        }
+        return c->enabled_base + c->enabled_last;
+}
+
+void sampler_rejitter(Sampler *s) {
+        if (s->cfg.jitter <= 0 || s->event != SAMPLE_EVENT_CPU_CLOCK)
+                return;
+        for (unsigned i = 0; i < s->n_cpus; i++) {
+                double u = (double) rand_r(&s->rand_state) / RAND_MAX * 2.0 - 1.0;
+                uint64_t period = (uint64_t) llround((double) s->base_period * (1.0 + s->cfg.jitter * u));
+
+                if (s->cpus[i].link)
+                        (void) ioctl(s->cpus[i].fd, PERF_EVENT_IOC_PERIOD, &period);
+        }
+}
+
+int sampler_drain(Sampler *s) {
+        int r = ring_buffer__consume(s->rb);
+        return r < 0 ? r : 0;
+}
+
+int sampler_fd(const Sampler *s) {
+        return bpf_map__fd(s->skel->maps.events);
+}
+
+const char *sampler_event_name(const Sampler *s) {
+        return s->event == SAMPLE_EVENT_REF_CYCLES ? "ref-cycles" : "cpu-clock";
+}
+
+double sampler_frequency(const Sampler *s) {
+        return s->cfg.frequency;
+}
+
+int sampler_stats(Sampler *s, struct lmk_sample_stats *ret) {
+        int n = libbpf_num_possible_cpus();
+        uint32_t zero = 0;
+
+        /* the kernel fills one value per possible CPU */
+        if (n <= 0 || (unsigned) n != s->n_cpus)
+                return -EINVAL;
+        if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.stats), &zero, ret) < 0)
+                return -errno;
+        return 0;
+}
+
+int sampler_marked_map_fd(const Sampler *s) {
+        return bpf_map__fd(s->skel->maps.marked);
+}

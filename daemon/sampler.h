@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "lmk-bpf.h"
+#include "macro.h"
+
+/* The BPF sampler: one time-based perf event per online CPU with the
+ * sampling program attached, and the ring buffer the program fills. */
+
+typedef enum SampleEvent {
+        SAMPLE_EVENT_AUTO,      /* ref-cycles where the PMU has them, else cpu-clock */
+        SAMPLE_EVENT_CPU_CLOCK,
+        SAMPLE_EVENT_REF_CYCLES,
+} SampleEvent;
+
+typedef struct SamplerConfig {
+        double frequency;       /* per CPU, Hz */
+        double jitter;          /* 0..0.5: relative spread of the sampling period */
+        SampleEvent event;
+        unsigned poll_ms;       /* how often lmkd drains the ring: sizes it */
+} SamplerConfig;
+
+typedef struct Sampler Sampler;
+
+/* Called for every sample drained from the ring, in ring order. */
+typedef int (*sampler_cb_t)(const struct lmk_sample *s, void *userdata);
+
+int sampler_new(const SamplerConfig *cfg, unsigned n_possible_cpus, sampler_cb_t cb, void *userdata,
+                Sampler **ret);
+Sampler *sampler_free(Sampler *s);
+DEFINE_TRIVIAL_CLEANUP_FUNC(Sampler *, sampler_free);
+
+/* Starts sampling on cpu (idempotent). -ENODEV: the CPU is offline. */
+int sampler_cpu_open(Sampler *s, int cpu);
+/* Stops sampling on cpu, keeping its accumulated enabled time. */
+void sampler_cpu_close(Sampler *s, int cpu);
+bool sampler_cpu_is_open(const Sampler *s, int cpu);
+
+/* Drains the ring buffer through the callback. */
+int sampler_drain(Sampler *s);
+/* The ring buffer's fd: poll it edge-triggered (EPOLLET), so that it
+ * reports the program's early wakeups and not merely pending data. */
+int sampler_fd(const Sampler *s);
+
+/* Total nanoseconds the CPU's sampling event has been enabled (summed over
+ * open/close cycles): the basis of the expected sample count. */
+uint64_t sampler_cpu_enabled_ns(Sampler *s, int cpu);
+/* Re-draws each CPU's period for the jitter. */
+void sampler_rejitter(Sampler *s);
+
+const char *sampler_event_name(const Sampler *s);
+double sampler_frequency(const Sampler *s);
+/* The program's counters of each possible CPU (ret holds n_possible_cpus). */
+int sampler_stats(Sampler *s, struct lmk_sample_stats *ret);
+/* The map pid → marker TLS offset (for the marker code). */
+int sampler_marked_map_fd(const Sampler *s);
