@@ -74,9 +74,11 @@ def ncpus():
 
 
 def lmkd_oneshot(frequency, duration, output, extra=(), env=None):
-    """Starts lmkd in one-shot mode; returns the Popen. The caller waits."""
+    """Starts lmkd in one-shot mode (until SIGINT when duration is None); returns the Popen."""
     cmd = [build_path("daemon", "lmkd"), "--foreground", "--frequency", str(frequency),
-           "--duration", str(duration), "--output", output, *extra]
+           "--output", output, *extra]
+    if duration:
+        cmd += ["--duration", str(duration)]
     log("+", " ".join(cmd))
     return subprocess.Popen(cmd, env=env)
 

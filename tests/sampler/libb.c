@@ -1,0 +1,6 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "spin.h"
+
+uint64_t libb_spin(uint64_t ns) {
+        SPIN_BODY(ns);
+}
