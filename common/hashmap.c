@@ -134,8 +134,7 @@ int hashmap_replace(Hashmap *h, const void *key, void *value, void **ret_old) {
         if (b) {
                 if (ret_old)
                         *ret_old = b->value;
-                b->key = key;
-                b->value = value;
+                b->value = value; /* the stored key stays: it may be owned by the caller */
                 return 0;
         }
         r = grow(h);
