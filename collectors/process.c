@@ -46,6 +46,7 @@ void process_table_done(ProcessTable *pt) {
                 hashmap_free(pt->procs);
         }
         free(pt->proc_root);
+        free(pt->exited);
         *pt = (ProcessTable) {};
 }
 
@@ -167,6 +168,31 @@ int process_table_fork(ProcessTable *pt, uint32_t pid, uint32_t ppid, uint32_t t
         return 0;
 }
 
+static void queue_exited(ProcessTable *pt, Process *p) {
+        if (pt->exited_head > 0 && pt->exited_head == pt->exited_n) {
+                pt->exited_head = pt->exited_n = 0;
+        } else if (pt->exited_n == pt->exited_alloc) {
+                ExitedPid *v;
+                size_t na;
+
+                /* reclaim the consumed front before growing */
+                if (pt->exited_head > pt->exited_n / 2) {
+                        memmove(pt->exited, pt->exited + pt->exited_head,
+                                (pt->exited_n - pt->exited_head) * sizeof(*v));
+                        pt->exited_n -= pt->exited_head;
+                        pt->exited_head = 0;
+                } else {
+                        na = MAX(pt->exited_alloc * 2, (size_t) 64);
+                        v = realloc(pt->exited, na * sizeof(*v));
+                        if (!v)
+                                return; /* it stays until the table is dropped */
+                        pt->exited = v;
+                        pt->exited_alloc = na;
+                }
+        }
+        pt->exited[pt->exited_n++] = (ExitedPid) { p->pid, p->exit_time };
+}
+
 void process_table_exit(ProcessTable *pt, uint32_t pid, uint32_t tid, uint64_t time) {
         Process *p;
 
@@ -175,6 +201,7 @@ void process_table_exit(ProcessTable *pt, uint32_t pid, uint32_t tid, uint64_t t
         p = process_table_get(pt, pid);
         if (p && p->exit_time == 0) {
                 p->exit_time = time ?: 1;
+                queue_exited(pt, p);
                 pt->stats.exits++;
         }
 }
@@ -187,30 +214,22 @@ Process *process_table_add_gone(ProcessTable *pt, uint32_t pid, const char *comm
         snprintf(p->comm, sizeof(p->comm), "%s", comm);
         p->exit_time = time ?: 1;
         p->scan_time = time ?: 1;
+        queue_exited(pt, p);
         return p;
 }
 
 void process_table_evict(ProcessTable *pt, uint64_t before) {
-        uint32_t victims[256];
-        size_t n;
+        /* Exit times arrive in (nearly) time order; a pid whose entry was
+         * replaced since (reuse) no longer matches its queued exit time. */
+        while (pt->exited_head < pt->exited_n && pt->exited[pt->exited_head].exit_time < before) {
+                ExitedPid e = pt->exited[pt->exited_head++];
+                Process *p = process_table_get(pt, e.pid);
 
-        /* Collect, then remove: the table must not change while we iterate. */
-        do {
-                Process *p;
-                size_t i;
-
-                n = 0;
-                HASHMAP_FOREACH(p, pt->procs, i)
-                        if (p->exit_time != 0 && p->exit_time < before) {
-                                victims[n++] = p->pid;
-                                if (n == ELEMENTSOF(victims))
-                                        break;
-                        }
-                for (size_t k = 0; k < n; k++) {
-                        process_free(pt, hashmap_remove(pt->procs, INT_TO_KEY(victims[k])));
+                if (p && p->exit_time == e.exit_time) {
+                        process_free(pt, hashmap_remove(pt->procs, INT_TO_KEY(e.pid)));
                         pt->stats.evicted++;
                 }
-        } while (n == ELEMENTSOF(victims));
+        }
 }
 
 struct scan_ctx {

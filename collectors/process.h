@@ -34,8 +34,17 @@ typedef struct ProcessTableStats {
         uint64_t forks, execs, exits, mmaps;
 } ProcessTableStats;
 
+typedef struct ExitedPid {
+        uint32_t pid;
+        uint64_t exit_time;
+} ExitedPid;
+
 typedef struct ProcessTable {
         Hashmap *procs;         /* pid → Process* */
+        /* pids in the order their leaders exited, so eviction looks at the
+         * oldest few instead of the whole table */
+        ExitedPid *exited;
+        size_t exited_head, exited_n, exited_alloc;
         ObjectTable *objects;
         char *proc_root;        /* "/proc", or a fake tree in tests */
         void (*release)(Process *p); /* frees userdata */
