@@ -10,6 +10,7 @@
 #define LMK_COMM_LEN 16
 #define LMK_PHASE_DEPTH 16      /* LMK_MAX_DEPTH of liblmk's ABI v1 */
 #define LMK_MAX_CPUS 4096
+#define LMK_MAX_COUNTERS 4      /* roles: 0 cycles, 1 instructions, 2-3 extra events */
 
 enum lmk_event_type {
         LMK_EVENT_SAMPLE = 1,
@@ -19,6 +20,8 @@ enum lmk_sample_flags {
         LMK_SAMPLE_KERNEL = 1u << 0,     /* the interrupted context was kernel mode */
         LMK_SAMPLE_PHASE = 1u << 1,      /* phase_depth/phase_stack are valid */
         LMK_SAMPLE_PHASE_FAULT = 1u << 2,/* the process has markers, but reading them failed */
+        LMK_SAMPLE_WINDOW = 1u << 3,     /* window_ns/counts are valid */
+        LMK_SAMPLE_MULTIPLEXED = 1u << 4,/* a counter did not run the whole window */
 };
 
 struct lmk_sample {
@@ -35,6 +38,23 @@ struct lmk_sample {
         __u32 _pad;
         __u32 phase_stack[LMK_PHASE_DEPTH];
         char comm[LMK_COMM_LEN];        /* the thread's name */
+        /* The window this sample closes: since the previous sample or the
+         * last context switch on this CPU, whichever came later, so a
+         * window never spans two tasks. */
+        __u64 window_ns;
+        __u64 counts[LMK_MAX_COUNTERS];
+        __u32 counts_valid;             /* bit i: counts[i] was read */
+        __u32 _pad2;
+};
+
+/* Exact per-process totals from context-switch accounting. */
+struct lmk_task_acct {
+        __u64 cpu_time_ns;
+        __u64 counts[LMK_MAX_COUNTERS];
+        __u64 switches;
+        __u32 uid;                      /* of the process when first seen */
+        __u32 _pad;
+        char comm[LMK_COMM_LEN];        /* of its leader when first seen */
 };
 
 /* Per-CPU counters of the sampling program. */
@@ -42,4 +62,12 @@ struct lmk_sample_stats {
         __u64 samples;                  /* handed to the ring buffer */
         __u64 lost;                     /* ring buffer full */
         __u64 phase_faults;             /* marker state unreadable */
+        __u64 acct_full;                /* task accounting map full */
+        /* What no sample window covered: from the last sample to the next
+         * context switch. Windows plus gaps add up to the counters' totals. */
+        __u64 gap_ns;
+        __u64 gap_counts[LMK_MAX_COUNTERS];
+        /* What sample windows covered. */
+        __u64 window_ns;
+        __u64 window_counts[LMK_MAX_COUNTERS];
 };

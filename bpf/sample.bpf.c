@@ -14,6 +14,10 @@ char LICENSE[] SEC("license") = "GPL";
 /* Wake lmkd early only when the ring is this full; otherwise its timer
  * collects the samples (a wakeup per sample costs more than the sample). */
 const volatile __u64 wakeup_bytes = 64 * 1024;
+/* Counters lmkd opened (roles 0..n_counters-1), and the number of possible
+ * CPUs: the counter of role r on CPU c sits at index r * n_cpus + c. */
+const volatile __u32 n_counters = 0;
+const volatile __u32 n_cpus = 1;
 
 struct {
         __uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -35,6 +39,39 @@ struct {
         __type(key, __u32);
         __type(value, __s64);
 } marked SEC(".maps");
+
+struct {
+        __uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY);
+        __uint(key_size, sizeof(__u32));
+        __uint(value_size, sizeof(__u32));
+        __uint(max_entries, LMK_MAX_COUNTERS); /* resized by lmkd: roles x CPUs */
+} counters SEC(".maps");
+
+/* Each CPU's baselines: where the current sample window and the current
+ * task's time slice began. */
+struct cpu_state {
+        __u64 switch_time;
+        __u64 switch_counts[LMK_MAX_COUNTERS];
+        __u64 window_time;
+        __u64 window_counts[LMK_MAX_COUNTERS];
+        __u32 valid;                    /* counters read at the baselines */
+        __u32 multiplexed;
+};
+
+struct {
+        __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+        __uint(max_entries, 1);
+        __type(key, __u32);
+        __type(value, struct cpu_state);
+} cpu_states SEC(".maps");
+
+/* tgid → exact totals of the process since lmkd started */
+struct {
+        __uint(type, BPF_MAP_TYPE_HASH);
+        __uint(max_entries, 65536); /* resized by lmkd */
+        __type(key, __u32);
+        __type(value, struct lmk_task_acct);
+} task_acct SEC(".maps");
 
 struct lmk_thread_v1 {
         __u32 depth;
@@ -81,6 +118,114 @@ static __always_inline void read_phase(struct lmk_sample *s, struct lmk_sample_s
         s->flags |= LMK_SAMPLE_PHASE;
 }
 
+/* Reads this CPU's counters; returns the bit mask of those that answered. */
+static __always_inline __u32 read_counters(__u64 *out, __u32 *multiplexed) {
+        __u32 cpu = bpf_get_smp_processor_id(), valid = 0;
+
+        for (__u32 i = 0; i < LMK_MAX_COUNTERS; i++) {
+                struct bpf_perf_event_value v;
+
+                out[i] = 0;
+                if (i >= n_counters)
+                        break;
+                if (bpf_perf_event_read_value(&counters, i * n_cpus + cpu, &v, sizeof(v)) < 0)
+                        continue;
+                out[i] = v.counter;
+                valid |= 1u << i;
+                if (v.running < v.enabled)
+                        *multiplexed = 1;
+        }
+        return valid;
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(lmk_switch, bool preempt, struct task_struct *prev, struct task_struct *next) {
+        __u32 zero = 0, valid, mux = 0;
+        struct cpu_state *cs = bpf_map_lookup_elem(&cpu_states, &zero);
+        struct lmk_sample_stats *st = bpf_map_lookup_elem(&stats, &zero);
+        __u64 now, cur[LMK_MAX_COUNTERS];
+        __u32 tgid = prev->tgid;
+
+        if (!cs)
+                return 0;
+        now = bpf_ktime_get_ns();
+        valid = read_counters(cur, &mux);
+
+        if (cs->switch_time && tgid != 0) {
+                struct lmk_task_acct *a = bpf_map_lookup_elem(&task_acct, &tgid);
+
+                if (!a) {
+                        struct lmk_task_acct fresh = {};
+
+                        fresh.uid = BPF_CORE_READ(prev, cred, uid.val);
+                        BPF_CORE_READ_STR_INTO(&fresh.comm, prev, group_leader, comm);
+                        bpf_map_update_elem(&task_acct, &tgid, &fresh, BPF_NOEXIST);
+                        a = bpf_map_lookup_elem(&task_acct, &tgid);
+                }
+                if (a) {
+                        /* the same process may switch out on two CPUs at once */
+                        __sync_fetch_and_add(&a->cpu_time_ns, now - cs->switch_time);
+                        __sync_fetch_and_add(&a->switches, 1);
+                        for (__u32 i = 0; i < LMK_MAX_COUNTERS; i++)
+                                if (valid & cs->valid & (1u << i))
+                                        __sync_fetch_and_add(&a->counts[i], cur[i] - cs->switch_counts[i]);
+                } else if (st)
+                        st->acct_full++;
+        }
+        /* the part of the slice after its last sample belongs to no window */
+        if (cs->window_time && st) {
+                st->gap_ns += now - cs->window_time;
+                for (__u32 i = 0; i < LMK_MAX_COUNTERS; i++)
+                        if (valid & cs->valid & (1u << i))
+                                st->gap_counts[i] += cur[i] - cs->window_counts[i];
+        }
+        cs->switch_time = now;
+        cs->window_time = now;
+        for (__u32 i = 0; i < LMK_MAX_COUNTERS; i++) {
+                cs->switch_counts[i] = cur[i];
+                cs->window_counts[i] = cur[i];
+        }
+        cs->valid = valid;
+        cs->multiplexed = mux;
+        return 0;
+}
+
+/* Closes the current window at a sample. */
+static __always_inline void close_window(struct lmk_sample *s, struct lmk_sample_stats *st) {
+        __u32 zero = 0, valid, mux = 0;
+        struct cpu_state *cs = bpf_map_lookup_elem(&cpu_states, &zero);
+        __u64 cur[LMK_MAX_COUNTERS];
+
+        s->window_ns = 0;
+        s->counts_valid = 0;
+        s->_pad2 = 0;
+        for (__u32 i = 0; i < LMK_MAX_COUNTERS; i++)
+                s->counts[i] = 0;
+        if (!cs)
+                return;
+        valid = read_counters(cur, &mux);
+        if (cs->window_time) {
+                s->window_ns = s->time_ns - cs->window_time;
+                s->flags |= LMK_SAMPLE_WINDOW;
+                s->counts_valid = valid & cs->valid;
+                for (__u32 i = 0; i < LMK_MAX_COUNTERS; i++)
+                        if (s->counts_valid & (1u << i))
+                                s->counts[i] = cur[i] - cs->window_counts[i];
+                if (mux || cs->multiplexed)
+                        s->flags |= LMK_SAMPLE_MULTIPLEXED;
+                if (st) {
+                        st->window_ns += s->window_ns;
+                        for (__u32 i = 0; i < LMK_MAX_COUNTERS; i++)
+                                st->window_counts[i] += s->counts[i];
+                }
+        }
+        cs->window_time = s->time_ns;
+        for (__u32 i = 0; i < LMK_MAX_COUNTERS; i++)
+                cs->window_counts[i] = cur[i];
+        cs->valid = valid;
+        cs->multiplexed = mux;
+}
+
 SEC("perf_event")
 int lmk_sample(struct bpf_perf_event_data *ctx) {
         __u32 zero = 0;
@@ -110,6 +255,7 @@ int lmk_sample(struct bpf_perf_event_data *ctx) {
         bpf_get_current_comm(s->comm, sizeof(s->comm));
         if (s->pid != 0)
                 read_phase(s, st);
+        close_window(s, st);
 
         if (st)
                 st->samples++;

@@ -9,6 +9,7 @@
 struct Histogram {
         ObjectTable *objects;
         Hashmap *rows;          /* HistKey* (inside the row) → HistRow* */
+        Hashmap *totals;        /* TotalKey* → TotalRow* */
         Hashmap *strings;       /* interned strings */
         size_t max_rows;
         uint64_t samples;
@@ -33,6 +34,23 @@ static bool key_equal(const void *a, const void *b) {
 
 static const HashOps key_ops = { key_hash, key_equal };
 
+static int strcmp_null(const char *a, const char *b);
+
+static uint64_t total_hash(const void *k) {
+        const TotalKey *x = k;
+        uint64_t h = hash_u64((uintptr_t) x->job ^ ((uint64_t) (uintptr_t) x->step << 1));
+
+        h = hash_u64(h ^ (uintptr_t) x->comm);
+        return hash_u64(h ^ x->uid);
+}
+
+static bool total_equal(const void *a, const void *b) {
+        const TotalKey *x = a, *y = b;
+        return x->job == y->job && x->step == y->step && x->comm == y->comm && x->uid == y->uid;
+}
+
+static const HashOps total_ops = { total_hash, total_equal };
+
 Histogram *histogram_new(ObjectTable *objects, size_t max_rows) {
         Histogram *h = calloc(1, sizeof(*h));
 
@@ -41,14 +59,16 @@ Histogram *histogram_new(ObjectTable *objects, size_t max_rows) {
         h->objects = objects;
         h->max_rows = max_rows;
         h->rows = hashmap_new(&key_ops);
+        h->totals = hashmap_new(&total_ops);
         h->strings = hashmap_new(&string_hash_ops);
-        if (!h->rows || !h->strings)
+        if (!h->rows || !h->totals || !h->strings)
                 return histogram_free(h);
         return h;
 }
 
 void histogram_reset(Histogram *h) {
         HistRow *row;
+        TotalRow *t;
         char *s;
         size_t i;
 
@@ -57,6 +77,9 @@ void histogram_reset(Histogram *h) {
                 free(row);
         }
         hashmap_clear(h->rows);
+        HASHMAP_FOREACH(t, h->totals, i)
+                free(t);
+        hashmap_clear(h->totals);
         HASHMAP_FOREACH(s, h->strings, i)
                 free(s);
         hashmap_clear(h->strings);
@@ -67,9 +90,10 @@ void histogram_reset(Histogram *h) {
 Histogram *histogram_free(Histogram *h) {
         if (!h)
                 return NULL;
-        if (h->rows && h->strings)
+        if (h->rows && h->totals && h->strings)
                 histogram_reset(h);
         hashmap_free(h->rows);
+        hashmap_free(h->totals);
         hashmap_free(h->strings);
         free(h);
         return NULL;
@@ -132,6 +156,73 @@ HistRow *histogram_add(Histogram *h, const HistKey *key, uint64_t n) {
         row->samples += n;
         h->samples += n;
         return row;
+}
+
+void histogram_add_window(HistRow *row, const struct lmk_sample *s) {
+        if (!(s->flags & LMK_SAMPLE_WINDOW))
+                return;
+        row->window_ns += s->window_ns;
+        row->window_samples++;
+        for (unsigned i = 0; i < LMK_MAX_COUNTERS; i++)
+                if (s->counts_valid & (1u << i)) {
+                        row->counts[i] += s->counts[i];
+                        row->counted[i]++;
+                }
+        if (s->flags & LMK_SAMPLE_MULTIPLEXED)
+                row->multiplexed++;
+}
+
+TotalRow *histogram_add_total(Histogram *h, const TotalKey *key, uint64_t cpu_time_ns, const uint64_t *counts,
+                              uint64_t switches) {
+        TotalKey k = *key;
+        TotalRow *t;
+
+        k.job = intern(h, key->job);
+        k.step = intern(h, key->step);
+        k.comm = intern(h, key->comm ?: "");
+        if ((key->job && !k.job) || (key->step && !k.step) || !k.comm)
+                return NULL;
+        t = hashmap_get(h->totals, &k);
+        if (!t) {
+                t = calloc(1, sizeof(*t));
+                if (!t)
+                        return NULL;
+                t->key = k;
+                if (hashmap_put(h->totals, &t->key, t) < 0) {
+                        free(t);
+                        return NULL;
+                }
+        }
+        t->cpu_time_ns += cpu_time_ns;
+        for (unsigned i = 0; i < LMK_MAX_COUNTERS; i++)
+                t->counts[i] += counts[i];
+        t->switches += switches;
+        return t;
+}
+
+static int total_cmp(const void *a, const void *b) {
+        const TotalRow *x = *(TotalRow *const *) a, *y = *(TotalRow *const *) b;
+        int c;
+
+        if (x->cpu_time_ns != y->cpu_time_ns)
+                return x->cpu_time_ns > y->cpu_time_ns ? -1 : 1;
+        if ((c = strcmp_null(x->key.job, y->key.job)) || (c = strcmp(x->key.comm, y->key.comm)))
+                return c;
+        return x->key.uid < y->key.uid ? -1 : x->key.uid > y->key.uid;
+}
+
+TotalRow **histogram_sorted_totals(const Histogram *h, size_t *ret_n) {
+        size_t n = hashmap_size(h->totals), i, k = 0;
+        TotalRow **v, *t;
+
+        v = malloc((n ? n : 1) * sizeof(*v));
+        if (!v)
+                return NULL;
+        HASHMAP_FOREACH(t, h->totals, i)
+                v[k++] = t;
+        qsort(v, n, sizeof(*v), total_cmp);
+        *ret_n = n;
+        return v;
 }
 
 size_t histogram_rows(const Histogram *h) {

@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "hashmap.h"
+#include "lmk-bpf.h"
 #include "object.h"
 
 /* The per-interval aggregate: sample counts (and counter sums) per
@@ -35,7 +36,29 @@ typedef struct HistKey {
 typedef struct HistRow {
         HistKey key;
         uint64_t samples;
+        /* Sums over the windows that ended in this row's samples: good for
+         * ratios (IPC, rates), not totals; see lmkd(8). */
+        uint64_t window_ns;
+        uint64_t window_samples;        /* samples that closed a window */
+        uint64_t counts[LMK_MAX_COUNTERS];
+        uint64_t counted[LMK_MAX_COUNTERS]; /* samples whose window had counter i */
+        uint64_t multiplexed;           /* samples whose window had a multiplexed counter */
 } HistRow;
+
+/* Exact totals per (job, step, user, command) from context-switch accounting. */
+typedef struct TotalKey {
+        const char *job;
+        const char *step;
+        const char *comm;
+        uint32_t uid;
+} TotalKey;
+
+typedef struct TotalRow {
+        TotalKey key;
+        uint64_t cpu_time_ns;
+        uint64_t counts[LMK_MAX_COUNTERS];
+        uint64_t switches;
+} TotalRow;
 
 typedef struct Histogram Histogram;
 
@@ -48,6 +71,15 @@ void histogram_reset(Histogram *h);
  * new keys go to one overflow row per kind (comm "[other]"), so nothing is
  * dropped. Returns the row or NULL on allocation failure. */
 HistRow *histogram_add(Histogram *h, const HistKey *key, uint64_t n);
+
+/* Adds a sample's counter window to its row. */
+void histogram_add_window(HistRow *row, const struct lmk_sample *s);
+
+/* Adds exact counts to the (job, step, uid, comm) total. */
+TotalRow *histogram_add_total(Histogram *h, const TotalKey *key, uint64_t cpu_time_ns, const uint64_t *counts,
+                              uint64_t switches);
+/* Totals sorted by CPU time (descending); the caller frees the array. */
+TotalRow **histogram_sorted_totals(const Histogram *h, size_t *ret_n);
 
 size_t histogram_rows(const Histogram *h);
 uint64_t histogram_samples(const Histogram *h);

@@ -28,6 +28,8 @@ typedef struct Options {
         SampleEvent event;
         double jitter;
         unsigned poll_ms;
+        EventSpec events[EVENT_MAX];
+        size_t n_events;
 } Options;
 
 static void help(void) {
@@ -43,6 +45,10 @@ static void help(void) {
                "      --format json|table   Report format (default: json, table for '-')\n"
                "      --event EVENT         auto, cpu-clock or ref-cycles (default auto:\n"
                "                            unhalted reference cycles where the PMU has them)\n"
+               "  -e, --events LIST         Counters read with each sample and context switch:\n"
+               "                            perf, PAPI or libpfm4 names, optionally with roles,\n"
+               "                            e.g. cycles=task-clock,instructions=page-faults\n"
+               "                            (default: cycles,instructions; 'none' for none)\n"
                "      --jitter PERCENT      Vary each CPU's sampling period by up to this much\n"
                "                            so sampling does not lock step with periodic work\n"
                "      --poll-ms MS          How often the rings are drained (default 1000)\n"
@@ -64,6 +70,55 @@ enum {
         ARG_VERSION,
 };
 
+/* Unknown names are configuration errors; known events this machine cannot
+ * count are reported once and read as null, and lmkd samples on. */
+static int resolve_events(EventSpec *ev, size_t n) {
+        for (size_t i = 0; i < n; i++) {
+                int r = event_resolve(&ev[i]);
+
+                if (r == -ENOENT)
+                        return log_error_errno(r, "Unknown counter event \"%s\" (role %s): not a perf event name, "
+                                               "PAPI preset or native event known to libpfm4.", ev[i].name, ev[i].role);
+                if (r < 0)
+                        log_debug("Counter %s (%s) cannot be resolved: %s", ev[i].role, ev[i].name, ev[i].detail);
+        }
+        event_resolve_done();
+        return 0;
+}
+
+const char *counter_error_text(int error) {
+        switch (-error) {
+        case ENOENT:
+        case EOPNOTSUPP:
+        case ENODEV:
+                return "perf_event_open: the CPU's PMU does not count this event here "
+                       "(no hardware counters, e.g. in a virtual machine)";
+        case EACCES:
+        case EPERM:
+                return "perf_event_open: permission denied (lmkd needs CAP_PERFMON)";
+        case EBUSY:
+                return "perf_event_open: the counter is in use by another tool";
+        case EINVAL:
+                return "perf_event_open: this PMU rejects the event's encoding";
+        default:
+                return strerror(-error);
+        }
+}
+
+static void report_unavailable_counters(Monitor *m) {
+        const CounterState *cs;
+        const EventSpec *ev;
+        size_t n;
+
+        ev = monitor_events(m, &n);
+        cs = sampler_counters(monitor_sampler(m), &n);
+        for (size_t i = 0; i < n; i++)
+                if (!cs[i].available)
+                        log_warning("Counter %s (%s) is unavailable on this machine: %s. It is reported as null; "
+                                    "sampling goes on.", ev[i].role, ev[i].name,
+                                    ev[i].detail[0] ? ev[i].detail : counter_error_text(cs[i].error));
+}
+
 static int parse_args(int argc, char **argv, Options *o) {
         static const struct option opts[] = {
                 { "foreground", no_argument, NULL, 'f' },
@@ -73,6 +128,7 @@ static int parse_args(int argc, char **argv, Options *o) {
                 { "format", required_argument, NULL, ARG_FORMAT },
                 { "event", required_argument, NULL, ARG_EVENT },
                 { "jitter", required_argument, NULL, ARG_JITTER },
+                { "events", required_argument, NULL, 'e' },
                 { "poll-ms", required_argument, NULL, ARG_POLL_MS },
                 { "ready-file", required_argument, NULL, ARG_READY_FILE },
                 { "proc-root", required_argument, NULL, ARG_PROC_ROOT },
@@ -81,11 +137,12 @@ static int parse_args(int argc, char **argv, Options *o) {
                 { "version", no_argument, NULL, ARG_VERSION },
                 {}
         };
+        const char *events = "cycles,instructions", *bad;
         int c, r;
 
         *o = (Options) { .frequency = 1, .poll_ms = 1000, .event = SAMPLE_EVENT_AUTO };
 
-        while ((c = getopt_long(argc, argv, "fF:d:o:vh", opts, NULL)) >= 0) {
+        while ((c = getopt_long(argc, argv, "fF:d:o:e:vh", opts, NULL)) >= 0) {
                 switch (c) {
                 case 'f':
                         o->foreground = true;
@@ -102,6 +159,9 @@ static int parse_args(int argc, char **argv, Options *o) {
                         break;
                 case 'o':
                         o->output = optarg;
+                        break;
+                case 'e':
+                        events = optarg;
                         break;
                 case ARG_FORMAT:
                         if (!streq(optarg, "json") && !streq(optarg, "table"))
@@ -158,6 +218,18 @@ static int parse_args(int argc, char **argv, Options *o) {
                 return log_error_errno(-EINVAL, "No --output given: lmkd writes its report to a file or, with '-', to the terminal.");
         if (!o->format)
                 o->format = streq(o->output, "-") ? "table" : "json";
+        if (!streq(events, "none")) {
+                r = event_list_parse(events, o->events, &o->n_events, &bad);
+                if (r == -E2BIG)
+                        return log_error_errno(r, "Too many --events: at most %d counters, \"%s\" is one too many.", EVENT_MAX, bad);
+                if (r == -EEXIST)
+                        return log_error_errno(r, "Invalid --events: the role of \"%s\" is given twice.", bad);
+                if (r < 0)
+                        return log_error_errno(r, "Invalid --events entry \"%s\": expected EVENT or ROLE=EVENT.", bad);
+                r = resolve_events(o->events, o->n_events);
+                if (r < 0)
+                        return r;
+        }
         return 1;
 }
 
@@ -242,6 +314,8 @@ static int run(const Options *o) {
                         .jitter = o->jitter,
                         .event = o->event,
                         .poll_ms = o->poll_ms,
+                        .events = o->events,
+                        .n_events = o->n_events,
                 },
                 .proc_root = o->proc_root,
         };
@@ -273,6 +347,7 @@ static int run(const Options *o) {
         t0 = now_ns(CLOCK_MONOTONIC);
         info.start = real_time();
         log_info("Sampling %u CPUs at %g Hz with %s.", monitor_online_cpus(m), o->frequency, monitor_event_name(m));
+        report_unavailable_counters(m);
 
         ep = epoll_create1(EPOLL_CLOEXEC);
         if (ep < 0)

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/epoll.h>
 
@@ -38,6 +39,9 @@ struct Monitor {
         uint64_t sideband_lost_seen;
         MonitorStats stats;
         int epoll_fd;                   /* the rings' wakeups */
+        Hashmap *acct_prev;             /* tgid → struct lmk_task_acct: what we accounted so far */
+        uint32_t *acct_gone;            /* tgids to forget after this walk */
+        size_t n_acct_gone, alloc_acct_gone;
 };
 
 static int queue_sample(const struct lmk_sample *s, void *userdata) {
@@ -77,7 +81,8 @@ int monitor_new(const MonitorConfig *cfg, Monitor **ret) {
         m->synth = calloc((size_t) n, sizeof(uint64_t));
         m->bpf_stats = calloc((size_t) n, sizeof(*m->bpf_stats));
         m->objects = object_table_new();
-        if (!m->online || !m->seen || !m->synth || !m->bpf_stats || !m->objects)
+        m->acct_prev = hashmap_new(&uint64_hash_ops);
+        if (!m->online || !m->seen || !m->synth || !m->bpf_stats || !m->objects || !m->acct_prev)
                 return -ENOMEM;
         m->hist = histogram_new(m->objects, cfg->max_rows ?: 100000);
         if (!m->hist)
@@ -115,6 +120,15 @@ Monitor *monitor_free(Monitor *m) {
         free(m->seen);
         free(m->synth);
         free(m->bpf_stats);
+        if (m->acct_prev) {
+                struct lmk_task_acct *a;
+                size_t i;
+
+                HASHMAP_FOREACH(a, m->acct_prev, i)
+                        free(a);
+                hashmap_free(m->acct_prev);
+        }
+        free(m->acct_gone);
         safe_close(m->epoll_fd);
         free(m);
         return NULL;
@@ -257,6 +271,15 @@ static const Mapping *find_mapping(Monitor *m, Process **pp, const struct lmk_sa
         return addrmap_find(&(*pp)->map, s->ip);
 }
 
+static int add_sample(Monitor *m, const HistKey *key, const struct lmk_sample *s) {
+        HistRow *row = histogram_add(m->hist, key, 1);
+
+        if (!row)
+                return -ENOMEM;
+        histogram_add_window(row, s);
+        return 0;
+}
+
 static int attribute(Monitor *m, const struct lmk_sample *s, uint64_t now) {
         HistKey key = { .phase = "" };
         const Mapping *map = NULL;
@@ -272,7 +295,7 @@ static int attribute(Monitor *m, const struct lmk_sample *s, uint64_t now) {
                 key.comm = "swapper";
                 key.obj = object_table_get_special(m->objects, OBJECT_IDLE);
                 key.kind = ROW_IDLE;
-                return histogram_add(m->hist, &key, 1) ? 0 : -ENOMEM;
+                return add_sample(m, &key, s);
         }
 
         p = process_for_sample(m, s, now);
@@ -296,7 +319,69 @@ static int attribute(Monitor *m, const struct lmk_sample *s, uint64_t now) {
                 key.comm = comm;
         }
         key.uid = s->uid;
-        return histogram_add(m->hist, &key, 1) ? 0 : -ENOMEM;
+        return add_sample(m, &key, s);
+}
+
+static bool pid_alive(uint32_t pid) {
+        return kill((pid_t) pid, 0) == 0 || errno != ESRCH;
+}
+
+static void account_task(uint32_t tgid, const struct lmk_task_acct *a, void *userdata) {
+        Monitor *m = userdata;
+        struct lmk_task_acct *prev = hashmap_get(m->acct_prev, INT_TO_KEY(tgid));
+        Process *p = process_table_get(&m->procs, tgid);
+        uint64_t d[LMK_MAX_COUNTERS], dcpu, dsw;
+        char comm[COMM_LEN];
+        TotalKey key;
+        bool gone;
+
+        if (!prev) {
+                prev = calloc(1, sizeof(*prev));
+                if (!prev || hashmap_put(m->acct_prev, INT_TO_KEY(tgid), prev) < 0) {
+                        free(prev);
+                        return;
+                }
+        }
+        /* an entry re-created after we forgot it starts from zero again */
+        if (a->cpu_time_ns < prev->cpu_time_ns || a->switches < prev->switches)
+                *prev = (struct lmk_task_acct) {};
+        dcpu = a->cpu_time_ns - prev->cpu_time_ns;
+        dsw = a->switches - prev->switches;
+        for (unsigned i = 0; i < LMK_MAX_COUNTERS; i++)
+                d[i] = a->counts[i] >= prev->counts[i] ? a->counts[i] - prev->counts[i] : a->counts[i];
+        *prev = *a;
+
+        if (dcpu || dsw) {
+                memcpy(comm, a->comm, sizeof(comm));
+                comm[sizeof(comm) - 1] = '\0';
+                key = (TotalKey) { .comm = p && p->comm[0] ? p->comm : comm, .uid = a->uid };
+                (void) histogram_add_total(m->hist, &key, dcpu, d, dsw);
+        }
+
+        /* Forget a process once it is surely done switching: gone from
+         * /proc, or its exit lies beyond the grace period. */
+        gone = p ? p->exit_time != 0 && p->exit_time + EXIT_GRACE_NS < m->last_order_point : !pid_alive(tgid);
+        if (gone && m->n_acct_gone < 4096) {
+                if (m->n_acct_gone == m->alloc_acct_gone) {
+                        size_t na = MAX(m->alloc_acct_gone * 2, (size_t) 64);
+                        uint32_t *v = realloc(m->acct_gone, na * sizeof(*v));
+
+                        if (!v)
+                                return;
+                        m->acct_gone = v;
+                        m->alloc_acct_gone = na;
+                }
+                m->acct_gone[m->n_acct_gone++] = tgid;
+        }
+}
+
+static void account_tasks(Monitor *m) {
+        m->n_acct_gone = 0;
+        (void) sampler_read_task_acct(m->sampler, account_task, m);
+        for (size_t i = 0; i < m->n_acct_gone; i++) {
+                sampler_forget_task(m->sampler, m->acct_gone[i]);
+                free(hashmap_remove(m->acct_prev, INT_TO_KEY(m->acct_gone[i])));
+        }
 }
 
 static void apply_record(Monitor *m, const SbRecord *r) {
@@ -398,6 +483,7 @@ int monitor_tick(Monitor *m, bool final) {
         if (!final)
                 sampler_rejitter(m->sampler);
         m->last_order_point = final ? now : point;
+        account_tasks(m);
         if (m->last_order_point > EXIT_GRACE_NS)
                 process_table_evict(&m->procs, final ? UINT64_MAX : m->last_order_point - EXIT_GRACE_NS);
         return 0;
@@ -471,6 +557,19 @@ const char *monitor_event_name(Monitor *m) {
 
 double monitor_frequency(Monitor *m) {
         return sampler_frequency(m->sampler);
+}
+
+const EventSpec *monitor_events(Monitor *m, size_t *ret_n) {
+        return sampler_events(m->sampler, ret_n);
+}
+
+const struct lmk_sample_stats *monitor_cpu_stats(Monitor *m, size_t *ret_n) {
+        *ret_n = m->n_possible;
+        return m->bpf_stats;
+}
+
+Sampler *monitor_sampler(Monitor *m) {
+        return m->sampler;
 }
 
 int monitor_fd(Monitor *m) {

@@ -55,6 +55,11 @@ const ProcessTableStats *monitor_process_stats(Monitor *m);
 unsigned monitor_online_cpus(Monitor *m);
 const char *monitor_event_name(Monitor *m);
 double monitor_frequency(Monitor *m);
+Sampler *monitor_sampler(Monitor *m);
+const EventSpec *monitor_events(Monitor *m, size_t *ret_n);
+/* The sampling program's counters of each possible CPU, as of the last
+ * monitor_account_idle(). */
+const struct lmk_sample_stats *monitor_cpu_stats(Monitor *m, size_t *ret_n);
 /* Readable when a ring asks to be drained before the next tick. */
 int monitor_fd(Monitor *m);
 void monitor_clear_wakeups(Monitor *m);

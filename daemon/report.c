@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <json-c/json.h>
+#include <math.h>
 #include <pwd.h>
 #include <string.h>
 
@@ -34,10 +35,49 @@ static json_object *str_or_null(const char *s) {
         return s ? json_object_new_string(s) : NULL;
 }
 
-static json_object *row_json(const HistRow *row) {
+static json_object *u64_or_null(bool valid, double v) {
+        return valid ? json_object_new_int64((int64_t) llround(v)) : NULL;
+}
+
+/* Adds cpu_time_ns, cycles, instructions, ipc and "events" for the extra
+ * counters. For sampled rows, times are samples x period and counts are the
+ * windows' rates scaled to that time; for exact totals, scale is 1. */
+static void add_counters(json_object *o, Monitor *m, double cpu_time_ns, bool have_time, const uint64_t *counts,
+                         const bool *valid, double scale) {
+        size_t n;
+        const EventSpec *ev = monitor_events(m, &n);
+        json_object *extra = NULL;
+        int ci = -1, ii = -1;
+
+        json_object_object_add(o, "cpu_time_ns", u64_or_null(have_time, cpu_time_ns));
+        for (size_t i = 0; i < n; i++) {
+                if (streq(ev[i].role, "cycles"))
+                        ci = (int) i;
+                else if (streq(ev[i].role, "instructions"))
+                        ii = (int) i;
+                else {
+                        if (!extra)
+                                extra = json_object_new_object();
+                        json_object_object_add(extra, ev[i].role, u64_or_null(valid[i], (double) counts[i] * scale));
+                }
+        }
+        json_object_object_add(o, "cycles", u64_or_null(ci >= 0 && valid[ci], ci >= 0 ? (double) counts[ci] * scale : 0));
+        json_object_object_add(o, "instructions",
+                               u64_or_null(ii >= 0 && valid[ii], ii >= 0 ? (double) counts[ii] * scale : 0));
+        if (ci >= 0 && ii >= 0 && valid[ci] && valid[ii] && counts[ci] > 0)
+                json_object_object_add(o, "ipc", json_object_new_double((double) counts[ii] / (double) counts[ci]));
+        else
+                json_object_object_add(o, "ipc", NULL);
+        if (extra)
+                json_object_object_add(o, "events", extra);
+}
+
+static json_object *row_json(Monitor *m, const HistRow *row) {
         json_object *o = json_object_new_object();
         const Object *obj = row->key.obj;
         char hex[2 * BUILD_ID_MAX + 1];
+        double time_ns = (double) row->samples * 1e9 / monitor_frequency(m);
+        bool valid[LMK_MAX_COUNTERS];
 
         json_object_object_add(o, "job", str_or_null(row->key.job));
         json_object_object_add(o, "step", str_or_null(row->key.step));
@@ -53,7 +93,72 @@ static json_object *row_json(const HistRow *row) {
                 json_object_object_add(o, "build_id", NULL);
         json_object_object_add(o, "phase", json_object_new_string(row->key.phase));
         json_object_object_add(o, "samples", json_object_new_int64((int64_t) row->samples));
+        for (unsigned i = 0; i < LMK_MAX_COUNTERS; i++)
+                valid[i] = row->counted[i] > 0;
+        add_counters(o, m, time_ns, true, row->counts, valid,
+                     row->window_ns > 0 ? time_ns / (double) row->window_ns : 0.0);
+        if (row->multiplexed > 0)
+                json_object_object_add(o, "multiplexed_samples", json_object_new_int64((int64_t) row->multiplexed));
         return o;
+}
+
+static json_object *total_json(Monitor *m, const TotalRow *t) {
+        json_object *o = json_object_new_object();
+        bool valid[LMK_MAX_COUNTERS];
+        const CounterState *cs;
+        size_t n;
+
+        cs = sampler_counters(monitor_sampler(m), &n);
+        for (unsigned i = 0; i < LMK_MAX_COUNTERS; i++)
+                valid[i] = i < n && cs[i].available;
+        json_object_object_add(o, "job", str_or_null(t->key.job));
+        json_object_object_add(o, "step", str_or_null(t->key.step));
+        json_object_object_add(o, "user", json_object_new_string(user_name(t->key.uid)));
+        json_object_object_add(o, "uid", json_object_new_int64(t->key.uid));
+        json_object_object_add(o, "comm", json_object_new_string(t->key.comm));
+        add_counters(o, m, (double) t->cpu_time_ns, true, t->counts, valid, 1.0);
+        json_object_object_add(o, "switches", json_object_new_int64((int64_t) t->switches));
+        return o;
+}
+
+static json_object *counters_json(Monitor *m) {
+        json_object *arr = json_object_new_array();
+        struct lmk_sample_stats sum = {};
+        const struct lmk_sample_stats *st;
+        const CounterState *cs;
+        const EventSpec *ev;
+        size_t n, ncpu;
+
+        ev = monitor_events(m, &n);
+        cs = sampler_counters(monitor_sampler(m), &n);
+        st = monitor_cpu_stats(m, &ncpu);
+        for (size_t c = 0; c < ncpu; c++)
+                for (unsigned i = 0; i < LMK_MAX_COUNTERS; i++) {
+                        sum.window_counts[i] += st[c].window_counts[i];
+                        sum.gap_counts[i] += st[c].gap_counts[i];
+                }
+        for (size_t i = 0; i < n; i++) {
+                json_object *o = json_object_new_object();
+
+                json_object_object_add(o, "role", json_object_new_string(ev[i].role));
+                json_object_object_add(o, "event", json_object_new_string(ev[i].name));
+                json_object_object_add(o, "source", str_or_null(ev[i].source));
+                json_object_object_add(o, "available", json_object_new_boolean(cs[i].available));
+                if (!cs[i].available) {
+                        json_object_object_add(o, "error", json_object_new_string(
+                                ev[i].detail[0] ? ev[i].detail : counter_error_text(cs[i].error)));
+                        json_object_array_add(arr, o);
+                        continue;
+                }
+                json_object_object_add(o, "total", json_object_new_int64((int64_t) cs[i].total));
+                json_object_object_add(o, "in_windows", json_object_new_int64((int64_t) sum.window_counts[i]));
+                json_object_object_add(o, "in_gaps", json_object_new_int64((int64_t) sum.gap_counts[i]));
+                json_object_object_add(o, "running_fraction",
+                                       json_object_new_double(cs[i].enabled_ns ? (double) cs[i].running_ns /
+                                                                                         (double) cs[i].enabled_ns : 0.0));
+                json_object_array_add(arr, o);
+        }
+        return arr;
 }
 
 int report_write_json(Monitor *m, const ReportInfo *info, FILE *f) {
@@ -61,9 +166,10 @@ int report_write_json(Monitor *m, const ReportInfo *info, FILE *f) {
         const MonitorStats *st = monitor_stats(m);
         const ProcessTableStats *ps = monitor_process_stats(m);
         _cleanup_free_ HistRow **rows = histogram_sorted(h);
+        _cleanup_free_ TotalRow **totals = NULL;
         json_object *root, *arr, *self;
         const char *text;
-        size_t n = histogram_rows(h);
+        size_t n = histogram_rows(h), nt;
         int r = 0;
 
         if (!rows)
@@ -86,8 +192,19 @@ int report_write_json(Monitor *m, const ReportInfo *info, FILE *f) {
 
         arr = json_object_new_array_ext((int) n);
         for (size_t i = 0; i < n; i++)
-                json_object_array_add(arr, row_json(rows[i]));
+                json_object_array_add(arr, row_json(m, rows[i]));
         json_object_object_add(root, "rows", arr);
+
+        totals = histogram_sorted_totals(h, &nt);
+        if (!totals) {
+                json_object_put(root);
+                return -ENOMEM;
+        }
+        arr = json_object_new_array_ext((int) nt);
+        for (size_t i = 0; i < nt; i++)
+                json_object_array_add(arr, total_json(m, totals[i]));
+        json_object_object_add(root, "totals", arr);
+        json_object_object_add(root, "counters", counters_json(m));
 
         self = json_object_new_object();
         json_object_object_add(self, "proc_scans", json_object_new_int64((int64_t) ps->scans));

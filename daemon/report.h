@@ -17,5 +17,8 @@ typedef struct ReportInfo {
 int report_write_json(Monitor *m, const ReportInfo *info, FILE *f);
 int report_write_table(Monitor *m, const ReportInfo *info, FILE *f);
 
+/* Why a counter could not be opened, in the admin's terms. */
+const char *counter_error_text(int error);
+
 /* uid → user name, or the number when it has none. Cached. */
 const char *user_name(uint32_t uid);

@@ -16,6 +16,8 @@
 typedef struct SamplerCpu {
         int fd;                 /* owned by link once attached */
         struct bpf_link *link;
+        int counter_fd[LMK_MAX_COUNTERS];
+        uint64_t counter_base[LMK_MAX_COUNTERS][3]; /* count, enabled, running of closed opens */
         uint64_t enabled_base;  /* enabled ns accumulated by earlier opens */
         uint64_t enabled_last;  /* last reading of the open event */
 } SamplerCpu;
@@ -31,6 +33,10 @@ struct Sampler {
         void *userdata;
         uint64_t base_period;   /* cpu-clock: ns between samples */
         unsigned rand_state;
+        struct bpf_link *switch_link;
+        EventSpec events[LMK_MAX_COUNTERS];
+        size_t n_events;
+        CounterState counters[LMK_MAX_COUNTERS];
 };
 
 static int ring_cb(void *ctx, void *data, size_t size) {
@@ -89,23 +95,44 @@ int sampler_new(const SamplerConfig *cfg, unsigned n_possible_cpus, sampler_cb_t
         s->n_cpus = n_possible_cpus;
         s->base_period = (uint64_t) llround(1e9 / cfg->frequency);
         s->rand_state = (unsigned) getpid();
+        if (cfg->n_events > LMK_MAX_COUNTERS)
+                return -E2BIG;
+        memcpy(s->events, cfg->events, cfg->n_events * sizeof(*cfg->events));
+        s->n_events = cfg->n_events;
         s->cpus = calloc(n_possible_cpus, sizeof(*s->cpus));
         if (!s->cpus)
                 return -ENOMEM;
-        for (unsigned c = 0; c < n_possible_cpus; c++)
+        for (unsigned c = 0; c < n_possible_cpus; c++) {
                 s->cpus[c].fd = -EBADF;
+                for (unsigned i = 0; i < LMK_MAX_COUNTERS; i++)
+                        s->cpus[c].counter_fd[i] = -EBADF;
+        }
 
         s->skel = sample_bpf__open();
         if (!s->skel)
                 return -errno ?: -EINVAL;
         rsz = ring_size(cfg, n_possible_cpus);
         s->skel->rodata->wakeup_bytes = rsz / 4;
+        s->skel->rodata->n_counters = (uint32_t) s->n_events;
+        s->skel->rodata->n_cpus = n_possible_cpus;
         r = bpf_map__set_max_entries(s->skel->maps.events, (uint32_t) rsz);
+        if (r < 0)
+                return r;
+        r = bpf_map__set_max_entries(s->skel->maps.counters, LMK_MAX_COUNTERS * n_possible_cpus);
+        if (r < 0)
+                return r;
+        r = bpf_map__set_max_entries(s->skel->maps.task_acct, cfg->max_tasks ?: 65536);
         if (r < 0)
                 return r;
         r = sample_bpf__load(s->skel);
         if (r < 0)
                 return r;
+        /* context-switch accounting runs from now on, before any sampling */
+        s->switch_link = bpf_program__attach(s->skel->progs.lmk_switch);
+        if (!s->switch_link)
+                return -errno ?: -EINVAL;
+        for (size_t i = 0; i < s->n_events; i++)
+                s->counters[i].error = -ENODEV;
         s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), ring_cb, s, NULL);
         if (!s->rb)
                 return -errno ?: -ENOMEM;
@@ -132,6 +159,7 @@ Sampler *sampler_free(Sampler *s) {
                 return NULL;
         for (unsigned c = 0; s->cpus && c < s->n_cpus; c++)
                 sampler_cpu_close(s, (int) c);
+        bpf_link__destroy(s->switch_link);
         ring_buffer__free(s->rb);
         sample_bpf__destroy(s->skel);
         free(s->cpus);
@@ -147,6 +175,57 @@ static uint64_t read_enabled(int fd) {
         return v[1];
 }
 
+static void open_counters(Sampler *s, int cpu) {
+        SamplerCpu *c = &s->cpus[cpu];
+        int map = bpf_map__fd(s->skel->maps.counters);
+
+        for (size_t i = 0; i < s->n_events; i++) {
+                struct perf_event_attr attr = s->events[i].attr;
+                uint32_t idx = (uint32_t) (i * s->n_cpus + (unsigned) cpu);
+                int fd;
+
+                if (!s->events[i].resolved) {
+                        s->counters[i].error = -EOPNOTSUPP;
+                        continue;
+                }
+                attr.disabled = 0;
+                attr.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
+                fd = perf_event_open_cpu(&attr, cpu, -1);
+                if (fd < 0) {
+                        if (!s->counters[i].available)
+                                s->counters[i].error = fd;
+                        continue;
+                }
+                if (bpf_map_update_elem(map, &idx, &fd, BPF_ANY) < 0) {
+                        if (!s->counters[i].available)
+                                s->counters[i].error = -errno;
+                        close(fd);
+                        continue;
+                }
+                c->counter_fd[i] = fd;
+                s->counters[i].available = true;
+                s->counters[i].error = 0;
+        }
+}
+
+static void close_counters(Sampler *s, int cpu) {
+        SamplerCpu *c = &s->cpus[cpu];
+        int map = bpf_map__fd(s->skel->maps.counters);
+
+        for (size_t i = 0; i < s->n_events; i++) {
+                uint32_t idx = (uint32_t) (i * s->n_cpus + (unsigned) cpu);
+                uint64_t v[3];
+
+                if (c->counter_fd[i] < 0)
+                        continue;
+                if (read(c->counter_fd[i], v, sizeof(v)) == sizeof(v))
+                        for (int k = 0; k < 3; k++)
+                                c->counter_base[i][k] += v[k];
+                (void) bpf_map_delete_elem(map, &idx);
+                c->counter_fd[i] = safe_close(c->counter_fd[i]);
+        }
+}
+
 int sampler_cpu_open(Sampler *s, int cpu) {
         SamplerCpu *c;
         struct perf_event_attr attr;
@@ -157,14 +236,18 @@ int sampler_cpu_open(Sampler *s, int cpu) {
         c = &s->cpus[cpu];
         if (c->link)
                 return 0;
+        open_counters(s, cpu);
         event_attr(s, s->event, &attr);
         fd = perf_event_open_cpu(&attr, cpu, -1);
-        if (fd < 0)
+        if (fd < 0) {
+                close_counters(s, cpu);
                 return fd;
+        }
         c->link = bpf_program__attach_perf_event(s->skel->progs.lmk_sample, fd);
         if (!c->link) {
                 r = -errno ?: -EINVAL;
                 safe_close(fd);
+                close_counters(s, cpu);
                 return r;
         }
         c->fd = fd;
@@ -183,6 +266,7 @@ void sampler_cpu_close(Sampler *s, int cpu) {
         bpf_link__destroy(c->link);
         c->link = NULL;
         c->fd = -EBADF;
+        close_counters(s, cpu);
 }
 
 bool sampler_cpu_is_open(const Sampler *s, int cpu) {
@@ -243,4 +327,50 @@ int sampler_stats(Sampler *s, struct lmk_sample_stats *ret) {
 
 int sampler_marked_map_fd(const Sampler *s) {
         return bpf_map__fd(s->skel->maps.marked);
+}
+
+const EventSpec *sampler_events(const Sampler *s, size_t *ret_n) {
+        *ret_n = s->n_events;
+        return s->events;
+}
+
+const CounterState *sampler_counters(Sampler *s, size_t *ret_n) {
+        for (size_t i = 0; i < s->n_events; i++) {
+                CounterState *st = &s->counters[i];
+
+                st->total = st->enabled_ns = st->running_ns = 0;
+                for (unsigned c = 0; c < s->n_cpus; c++) {
+                        uint64_t v[3] = {};
+                        int fd = s->cpus[c].counter_fd[i];
+
+                        if (fd >= 0 && read(fd, v, sizeof(v)) != sizeof(v))
+                                memset(v, 0, sizeof(v));
+                        st->total += s->cpus[c].counter_base[i][0] + v[0];
+                        st->enabled_ns += s->cpus[c].counter_base[i][1] + v[1];
+                        st->running_ns += s->cpus[c].counter_base[i][2] + v[2];
+                }
+        }
+        *ret_n = s->n_events;
+        return s->counters;
+}
+
+int sampler_read_task_acct(Sampler *s, task_acct_cb_t cb, void *userdata) {
+        int fd = bpf_map__fd(s->skel->maps.task_acct);
+        uint32_t key, next, *prev = NULL;
+        struct lmk_task_acct a;
+
+        /* Walk with get_next_key: the map changes under us, which at worst
+         * restarts the walk at the beginning (a few keys seen twice is
+         * harmless: the caller keeps differences). */
+        while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+                key = next;
+                prev = &key;
+                if (bpf_map_lookup_elem(fd, &key, &a) == 0)
+                        cb(key, &a, userdata);
+        }
+        return 0;
+}
+
+void sampler_forget_task(Sampler *s, uint32_t tgid) {
+        (void) bpf_map_delete_elem(bpf_map__fd(s->skel->maps.task_acct), &tgid);
 }

@@ -4,6 +4,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "events.h"
 #include "lmk-bpf.h"
 #include "macro.h"
 
@@ -21,7 +22,19 @@ typedef struct SamplerConfig {
         double jitter;          /* 0..0.5: relative spread of the sampling period */
         SampleEvent event;
         unsigned poll_ms;       /* how often lmkd drains the ring: sizes it */
+        const EventSpec *events; /* counters read with every sample and context switch */
+        size_t n_events;
+        unsigned max_tasks;     /* processes the exact accounting can track at once */
 } SamplerConfig;
+
+/* What lmkd knows about one configured counter. */
+typedef struct CounterState {
+        bool available;         /* opened on at least one CPU */
+        int error;              /* the first perf_event_open error, negative errno */
+        uint64_t total;         /* sum over CPUs of the count since each was opened */
+        uint64_t enabled_ns;    /* sum over CPUs */
+        uint64_t running_ns;    /* less than enabled_ns: the PMU multiplexed it */
+} CounterState;
 
 typedef struct Sampler Sampler;
 
@@ -57,3 +70,12 @@ double sampler_frequency(const Sampler *s);
 int sampler_stats(Sampler *s, struct lmk_sample_stats *ret);
 /* The map pid → marker TLS offset (for the marker code). */
 int sampler_marked_map_fd(const Sampler *s);
+
+const EventSpec *sampler_events(const Sampler *s, size_t *ret_n);
+/* Reads every open counter fd: totals and multiplexing, per role. */
+const CounterState *sampler_counters(Sampler *s, size_t *ret_n);
+
+/* Hands each process's exact totals (since lmkd started) to cb. */
+typedef void (*task_acct_cb_t)(uint32_t tgid, const struct lmk_task_acct *a, void *userdata);
+int sampler_read_task_acct(Sampler *s, task_acct_cb_t cb, void *userdata);
+void sampler_forget_task(Sampler *s, uint32_t tgid);
