@@ -12,25 +12,11 @@
 #include <sys/timerfd.h>
 #include <time.h>
 
+#include "config.h"
 #include "log.h"
 #include "monitor.h"
 #include "report.h"
 #include "util.h"
-
-typedef struct Options {
-        bool foreground;
-        double frequency;
-        double duration;        /* 0: until SIGINT/SIGTERM */
-        const char *output;
-        const char *format;     /* "json" or "table" */
-        const char *ready_file;
-        const char *proc_root;
-        SampleEvent event;
-        double jitter;
-        unsigned poll_ms;
-        EventSpec events[EVENT_MAX];
-        size_t n_events;
-} Options;
 
 static void help(void) {
         printf("Usage: lmkd [OPTIONS]\n"
@@ -38,6 +24,7 @@ static void help(void) {
                "Samples what every CPU executes and attributes each sample to a process,\n"
                "an executable or shared library, the kernel or idle.\n"
                "\n"
+               "  -c, --config FILE         Read settings from FILE (default " LMK_SYSCONF_DIR "/lmkd.conf)\n"
                "  -f, --foreground          Run in the foreground and write one report\n"
                "  -F, --frequency HZ        Samples per second per CPU (default 1)\n"
                "  -d, --duration SECONDS    Stop after this long (default: at SIGINT/SIGTERM)\n"
@@ -57,7 +44,7 @@ static void help(void) {
                "  -h, --help                Show this help\n"
                "      --version             Show the version\n"
                "\n"
-               "See lmkd(8).\n");
+               "See lmkd(8) and lmkd.conf(5).\n");
 }
 
 enum {
@@ -119,85 +106,97 @@ static void report_unavailable_counters(Monitor *m) {
                                     ev[i].detail[0] ? ev[i].detail : counter_error_text(cs[i].error));
 }
 
-static int parse_args(int argc, char **argv, Options *o) {
-        static const struct option opts[] = {
-                { "foreground", no_argument, NULL, 'f' },
-                { "frequency", required_argument, NULL, 'F' },
-                { "duration", required_argument, NULL, 'd' },
-                { "output", required_argument, NULL, 'o' },
-                { "format", required_argument, NULL, ARG_FORMAT },
-                { "event", required_argument, NULL, ARG_EVENT },
-                { "jitter", required_argument, NULL, ARG_JITTER },
-                { "events", required_argument, NULL, 'e' },
-                { "poll-ms", required_argument, NULL, ARG_POLL_MS },
-                { "ready-file", required_argument, NULL, ARG_READY_FILE },
-                { "proc-root", required_argument, NULL, ARG_PROC_ROOT },
-                { "verbose", no_argument, NULL, 'v' },
-                { "help", no_argument, NULL, 'h' },
-                { "version", no_argument, NULL, ARG_VERSION },
-                {}
-        };
-        const char *events = "cycles,instructions", *bad;
+static const struct option options[] = {
+        { "config", required_argument, NULL, 'c' },
+        { "foreground", no_argument, NULL, 'f' },
+        { "frequency", required_argument, NULL, 'F' },
+        { "duration", required_argument, NULL, 'd' },
+        { "output", required_argument, NULL, 'o' },
+        { "format", required_argument, NULL, ARG_FORMAT },
+        { "event", required_argument, NULL, ARG_EVENT },
+        { "events", required_argument, NULL, 'e' },
+        { "jitter", required_argument, NULL, ARG_JITTER },
+        { "poll-ms", required_argument, NULL, ARG_POLL_MS },
+        { "ready-file", required_argument, NULL, ARG_READY_FILE },
+        { "proc-root", required_argument, NULL, ARG_PROC_ROOT },
+        { "verbose", no_argument, NULL, 'v' },
+        { "help", no_argument, NULL, 'h' },
+        { "version", no_argument, NULL, ARG_VERSION },
+        {}
+};
+static const char short_options[] = "c:fF:d:o:e:vh";
+
+/* Command-line options that are config keys: the same validation applies. */
+static const struct {
+        int opt;
+        const char *section, *key, *name;
+} option_keys[] = {
+        { 'F', "sampling", "frequency", "--frequency" },
+        { ARG_EVENT, "sampling", "event", "--event" },
+        { 'e', "sampling", "events", "--events" },
+        { ARG_JITTER, "sampling", "jitter", "--jitter" },
+        { ARG_POLL_MS, "sampling", "poll_ms", "--poll-ms" },
+        { 'd', "report", "duration", "--duration" },
+        { 'o', "report", "output", "--output" },
+        { ARG_FORMAT, "report", "format", "--format" },
+        { ARG_READY_FILE, "report", "ready_file", "--ready-file" },
+        { ARG_PROC_ROOT, "node", "proc_root", "--proc-root" },
+};
+
+static int load_config(int argc, char **argv, LmkdConfig *cfg) {
+        _cleanup_free_ char *error = NULL;
+        const char *path = NULL;
+        bool explicit = false;
         int c, r;
 
-        *o = (Options) { .frequency = 1, .poll_ms = 1000, .event = SAMPLE_EVENT_AUTO };
-
-        while ((c = getopt_long(argc, argv, "fF:d:o:e:vh", opts, NULL)) >= 0) {
-                switch (c) {
-                case 'f':
-                        o->foreground = true;
-                        break;
-                case 'F':
-                        r = safe_atod(optarg, &o->frequency);
-                        if (r < 0 || o->frequency <= 0 || o->frequency > 10000)
-                                return log_error_errno(-EINVAL, "Invalid --frequency \"%s\": expected 0 < HZ <= 10000.", optarg);
-                        break;
-                case 'd':
-                        r = safe_atod(optarg, &o->duration);
-                        if (r < 0 || o->duration <= 0 || o->duration > 1e7)
-                                return log_error_errno(-EINVAL, "Invalid --duration \"%s\": expected seconds > 0.", optarg);
-                        break;
-                case 'o':
-                        o->output = optarg;
-                        break;
-                case 'e':
-                        events = optarg;
-                        break;
-                case ARG_FORMAT:
-                        if (!streq(optarg, "json") && !streq(optarg, "table"))
-                                return log_error_errno(-EINVAL, "Invalid --format \"%s\": expected json or table.", optarg);
-                        o->format = optarg;
-                        break;
-                case ARG_EVENT:
-                        if (streq(optarg, "auto"))
-                                o->event = SAMPLE_EVENT_AUTO;
-                        else if (streq(optarg, "cpu-clock"))
-                                o->event = SAMPLE_EVENT_CPU_CLOCK;
-                        else if (streq(optarg, "ref-cycles"))
-                                o->event = SAMPLE_EVENT_REF_CYCLES;
-                        else
-                                return log_error_errno(-EINVAL, "Invalid --event \"%s\": expected auto, cpu-clock or ref-cycles.", optarg);
-                        break;
-                case ARG_JITTER:
-                        r = safe_atod(optarg, &o->jitter);
-                        if (r < 0 || o->jitter < 0 || o->jitter > 50)
-                                return log_error_errno(-EINVAL, "Invalid --jitter \"%s\": expected 0 to 50 percent.", optarg);
-                        o->jitter /= 100.0;
-                        break;
-                case ARG_POLL_MS: {
-                        uint32_t v;
-
-                        r = safe_atou32(optarg, &v);
-                        if (r < 0 || v < 10 || v > 60000)
-                                return log_error_errno(-EINVAL, "Invalid --poll-ms \"%s\": expected 10 to 60000.", optarg);
-                        o->poll_ms = v;
-                        break;
+        /* first pass: only --config, which the rest of the command line overrides */
+        opterr = 0;
+        while ((c = getopt_long(argc, argv, short_options, options, NULL)) >= 0)
+                if (c == 'c') {
+                        path = optarg;
+                        explicit = true;
                 }
-                case ARG_READY_FILE:
-                        o->ready_file = optarg;
-                        break;
-                case ARG_PROC_ROOT:
-                        o->proc_root = optarg;
+        optind = 0;
+        opterr = 1;
+        if (!path)
+                path = LMK_SYSCONF_DIR "/lmkd.conf";
+        r = config_load_file(cfg, path, &error);
+        if (r == -ENOENT && !explicit)
+                return 0;
+        if (r < 0 && error)
+                return log_error_errno(r, "Invalid configuration in %s, %s.", path, error);
+        if (r < 0)
+                return log_error_errno(r, "Failed to read configuration %s: %m", path);
+        return 0;
+}
+
+static int parse_args(int argc, char **argv, LmkdConfig *cfg) {
+        int c, r;
+
+        r = load_config(argc, argv, cfg);
+        if (r < 0)
+                return r;
+
+        while ((c = getopt_long(argc, argv, short_options, options, NULL)) >= 0) {
+                bool handled = false;
+
+                for (size_t i = 0; i < ELEMENTSOF(option_keys); i++) {
+                        const char *why;
+
+                        if (option_keys[i].opt != c)
+                                continue;
+                        r = config_set(cfg, option_keys[i].section, option_keys[i].key, optarg, &why);
+                        if (r == -ENOMEM)
+                                return log_oom();
+                        if (r < 0)
+                                return log_error_errno(r, "Invalid %s \"%s\": expected %s.", option_keys[i].name, optarg, why);
+                        handled = true;
+                }
+                if (handled)
+                        continue;
+                switch (c) {
+                case 'c':
+                case 'f':
                         break;
                 case 'v':
                         log_set_max_level(LOG_DEBUG);
@@ -214,22 +213,13 @@ static int parse_args(int argc, char **argv, Options *o) {
         }
         if (optind < argc)
                 return log_error_errno(-EINVAL, "Unexpected argument \"%s\"; see lmkd --help.", argv[optind]);
-        if (!o->output)
+        if (!cfg->output)
                 return log_error_errno(-EINVAL, "No --output given: lmkd writes its report to a file or, with '-', to the terminal.");
-        if (!o->format)
-                o->format = streq(o->output, "-") ? "table" : "json";
-        if (!streq(events, "none")) {
-                r = event_list_parse(events, o->events, &o->n_events, &bad);
-                if (r == -E2BIG)
-                        return log_error_errno(r, "Too many --events: at most %d counters, \"%s\" is one too many.", EVENT_MAX, bad);
-                if (r == -EEXIST)
-                        return log_error_errno(r, "Invalid --events: the role of \"%s\" is given twice.", bad);
-                if (r < 0)
-                        return log_error_errno(r, "Invalid --events entry \"%s\": expected EVENT or ROLE=EVENT.", bad);
-                r = resolve_events(o->events, o->n_events);
-                if (r < 0)
-                        return r;
-        }
+        if (!cfg->format && config_set(cfg, "report", "format", streq(cfg->output, "-") ? "table" : "json", &(const char *) { NULL }) < 0)
+                return log_oom();
+        r = resolve_events(cfg->events, cfg->n_events);
+        if (r < 0)
+                return r;
         return 1;
 }
 
@@ -277,7 +267,7 @@ static double real_time(void) {
         return (double) now_ns(CLOCK_REALTIME) / 1e9;
 }
 
-static int write_report(Monitor *m, const Options *o, const ReportInfo *info) {
+static int write_report(Monitor *m, const LmkdConfig *o, const ReportInfo *info) {
         _cleanup_fclose_ FILE *f = NULL;
         _cleanup_free_ char *tmp = NULL;
         FILE *out = stdout;
@@ -305,7 +295,7 @@ static int write_report(Monitor *m, const Options *o, const ReportInfo *info) {
         return 0;
 }
 
-static int run(const Options *o) {
+static int run(const LmkdConfig *o) {
         _cleanup_(monitor_freep) Monitor *m = NULL;
         _cleanup_close_ int ep = -EBADF, sfd = -EBADF, tick = -EBADF, deadline = -EBADF;
         MonitorConfig cfg = {
@@ -418,14 +408,15 @@ static int run(const Options *o) {
 }
 
 int main(int argc, char **argv) {
-        Options o;
+        _cleanup_(config_done) LmkdConfig cfg;
         int r;
 
         log_setup("lmkd");
-        r = parse_args(argc, argv, &o);
+        config_init(&cfg);
+        r = parse_args(argc, argv, &cfg);
         if (r <= 0)
                 return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
         libbpf_set_print(libbpf_log);
-        r = run(&o);
+        r = run(&cfg);
         return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
 }

@@ -1,0 +1,227 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
+#include <ini.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "util.h"
+
+void config_init(LmkdConfig *c) {
+        *c = (LmkdConfig) {
+                .frequency = 1,
+                .event = SAMPLE_EVENT_AUTO,
+                .poll_ms = 1000,
+                .push_interval = 60,
+                .spool_max_bytes = 256 * 1024 * 1024,
+        };
+        /* cycles and instructions where the PMU has them; reported unavailable otherwise */
+        (void) config_set(c, "sampling", "events", "cycles,instructions", &(const char *) { NULL });
+}
+
+void config_done(LmkdConfig *c) {
+        free(c->output);
+        free(c->format);
+        free(c->ready_file);
+        free(c->proc_root);
+        free(c->node_name);
+        free(c->cluster);
+        free(c->store_url);
+        free(c->token_file);
+        free(c->spool_dir);
+        *c = (LmkdConfig) {};
+}
+
+static int set_string(char **field, const char *value) {
+        char *s = strdup(value);
+
+        if (!s)
+                return -ENOMEM;
+        free(*field);
+        *field = s;
+        return 0;
+}
+
+static int set_double(double *field, const char *value, double lo, double hi) {
+        double v;
+
+        if (safe_atod(value, &v) < 0 || v < lo || v > hi)
+                return -EINVAL;
+        *field = v;
+        return 0;
+}
+
+static int set_unsigned(unsigned *field, const char *value, unsigned lo, unsigned hi) {
+        uint32_t v;
+
+        if (safe_atou32(value, &v) < 0 || v < lo || v > hi)
+                return -EINVAL;
+        *field = v;
+        return 0;
+}
+
+static int set_events(LmkdConfig *c, const char *value, const char **ret_why) {
+        static char why[256];
+        EventSpec ev[EVENT_MAX];
+        const char *bad;
+        size_t n;
+        int r;
+
+        if (streq(value, "none")) {
+                c->n_events = 0;
+                return 0;
+        }
+        r = event_list_parse(value, ev, &n, &bad);
+        if (r == -E2BIG)
+                snprintf(why, sizeof(why), "at most %d counters (\"%s\" is one too many)", EVENT_MAX, bad);
+        else if (r == -EEXIST)
+                snprintf(why, sizeof(why), "each role once (\"%s\" repeats one)", bad);
+        else if (r < 0)
+                snprintf(why, sizeof(why), "EVENT or ROLE=EVENT separated by commas (\"%s\" is neither)", bad);
+        if (r < 0) {
+                *ret_why = why;
+                return r;
+        }
+        memcpy(c->events, ev, sizeof(ev));
+        c->n_events = n;
+        return 0;
+}
+
+int config_set(LmkdConfig *c, const char *section, const char *key, const char *value, const char **ret_why) {
+        int r = -EINVAL;
+
+#define KEY(s, k) (streq(section, s) && streq(key, k))
+        *ret_why = NULL;
+        if (KEY("sampling", "frequency")) {
+                r = set_double(&c->frequency, value, 0.001, 10000);
+                *ret_why = "a frequency in Hz, 0 < HZ <= 10000";
+        } else if (KEY("sampling", "event")) {
+                *ret_why = "auto, cpu-clock or ref-cycles";
+                r = 0;
+                if (streq(value, "auto"))
+                        c->event = SAMPLE_EVENT_AUTO;
+                else if (streq(value, "cpu-clock"))
+                        c->event = SAMPLE_EVENT_CPU_CLOCK;
+                else if (streq(value, "ref-cycles"))
+                        c->event = SAMPLE_EVENT_REF_CYCLES;
+                else
+                        r = -EINVAL;
+        } else if (KEY("sampling", "jitter")) {
+                r = set_double(&c->jitter, value, 0, 50);
+                c->jitter /= r >= 0 ? 100.0 : 1.0;
+                *ret_why = "a percentage from 0 to 50";
+        } else if (KEY("sampling", "poll_ms")) {
+                r = set_unsigned(&c->poll_ms, value, 10, 60000);
+                *ret_why = "milliseconds from 10 to 60000";
+        } else if (KEY("sampling", "events"))
+                return set_events(c, value, ret_why);
+        else if (KEY("report", "duration")) {
+                r = set_double(&c->duration, value, 0.001, 1e7);
+                *ret_why = "seconds, more than 0";
+        } else if (KEY("report", "output"))
+                r = set_string(&c->output, value);
+        else if (KEY("report", "format")) {
+                *ret_why = "json or table";
+                r = streq(value, "json") || streq(value, "table") ? set_string(&c->format, value) : -EINVAL;
+        } else if (KEY("report", "ready_file"))
+                r = set_string(&c->ready_file, value);
+        else if (KEY("node", "proc_root"))
+                r = set_string(&c->proc_root, value);
+        else if (KEY("node", "name")) {
+                *ret_why = "1 to 255 bytes";
+                r = *value && strlen(value) < 256 ? set_string(&c->node_name, value) : -EINVAL;
+        } else if (KEY("node", "cluster")) {
+                *ret_why = "1 to 255 bytes";
+                r = *value && strlen(value) < 256 ? set_string(&c->cluster, value) : -EINVAL;
+        } else if (KEY("store", "url")) {
+                *ret_why = "an http:// or https:// URL";
+                r = strncmp(value, "http://", 7) == 0 || strncmp(value, "https://", 8) == 0
+                            ? set_string(&c->store_url, value)
+                            : -EINVAL;
+        } else if (KEY("store", "token_file"))
+                r = set_string(&c->token_file, value);
+        else if (KEY("store", "spool"))
+                r = set_string(&c->spool_dir, value);
+        else if (KEY("store", "push_interval")) {
+                r = set_unsigned(&c->push_interval, value, 1, 86400);
+                *ret_why = "seconds from 1 to 86400";
+        } else if (KEY("store", "spool_max_mb")) {
+                unsigned mb;
+
+                r = set_unsigned(&mb, value, 1, 1024 * 1024);
+                if (r >= 0)
+                        c->spool_max_bytes = (size_t) mb * 1024 * 1024;
+                *ret_why = "MiB from 1 to 1048576";
+        } else {
+                *ret_why = "a known key (see lmkd.conf(5))";
+                return -ENOKEY;
+        }
+#undef KEY
+        if (r >= 0)
+                *ret_why = NULL;
+        return r;
+}
+
+struct load_ctx {
+        LmkdConfig *c;
+        int line;
+        char *error;
+};
+
+static int handler(void *user, const char *section, const char *key, const char *value) {
+        struct load_ctx *ctx = user;
+        const char *why;
+        int r;
+
+        r = config_set(ctx->c, section, key, value, &why);
+        if (r < 0) {
+                if (asprintf(&ctx->error, "[%s] %s = %s: %s%s", section, key, value,
+                             r == -ENOKEY ? "unknown key, expected " : "invalid value, expected ",
+                             why ?: "a valid value") < 0)
+                        ctx->error = NULL;
+                return 0;
+        }
+        return 1;
+}
+
+static void setup_inih(void) {
+        /* Debian's inih takes its options at run time: one error is enough,
+         * values are single lines, and paths and URLs may be long. */
+        ini_stop_on_first_error = true;
+        ini_allow_multiline = false;
+        ini_max_line = 4096;
+}
+
+static int finish(struct load_ctx *ctx, int r, char **ret_error) {
+        char *msg = NULL;
+
+        if (r == 0)
+                return 0;
+        if (r > 0 && asprintf(&msg, "line %d: %s", r,
+                              ctx->error ?: "malformed (expected [section] or key = value)") < 0)
+                msg = NULL;
+        free(ctx->error);
+        *ret_error = msg;
+        return r == -2 ? -ENOMEM : -EINVAL;
+}
+
+int config_load_file(LmkdConfig *c, const char *path, char **ret_error) {
+        _cleanup_fclose_ FILE *f = NULL;
+        struct load_ctx ctx = { .c = c };
+
+        *ret_error = NULL;
+        f = fopen(path, "re");
+        if (!f)
+                return -errno;
+        setup_inih();
+        return finish(&ctx, ini_parse_file(f, handler, &ctx), ret_error);
+}
+
+int config_load_string(LmkdConfig *c, const char *text, char **ret_error) {
+        struct load_ctx ctx = { .c = c };
+
+        *ret_error = NULL;
+        setup_inih();
+        return finish(&ctx, ini_parse_string(text, handler, &ctx), ret_error);
+}

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "events.h"
+#include "sampler.h"
+
+/* lmkd's settings: defaults, then the config file (INI, parsed with inih),
+ * then the command line, which sets the same keys through config_set(). */
+typedef struct LmkdConfig {
+        /* [sampling] */
+        double frequency;
+        SampleEvent event;
+        double jitter;                  /* fraction, 0..0.5 */
+        unsigned poll_ms;
+        EventSpec events[EVENT_MAX];
+        size_t n_events;
+        /* [report] one-shot mode */
+        double duration;                /* 0: until SIGINT/SIGTERM */
+        char *output;
+        char *format;
+        char *ready_file;
+        /* [node] */
+        char *proc_root;
+        char *node_name;
+        char *cluster;
+        /* [store] */
+        char *store_url;
+        char *token_file;
+        char *spool_dir;
+        unsigned push_interval;         /* seconds */
+        size_t spool_max_bytes;
+} LmkdConfig;
+
+void config_init(LmkdConfig *c);
+void config_done(LmkdConfig *c);
+
+/* Sets one key. On failure returns negative errno and points *ret_why to
+ * a description of what the value should be (static storage). */
+int config_set(LmkdConfig *c, const char *section, const char *key, const char *value, const char **ret_why);
+
+/* Reads an INI file. On failure says which line and why in ret_error
+ * (malloc'd, caller frees). -ENOENT if the file does not exist. */
+int config_load_file(LmkdConfig *c, const char *path, char **ret_error);
+int config_load_string(LmkdConfig *c, const char *text, char **ret_error);

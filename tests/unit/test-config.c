@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "config.h"
+#include "tests.h"
+
+TEST(defaults_and_file) {
+        _cleanup_(config_done) LmkdConfig c;
+        _cleanup_free_ char *err = NULL;
+
+        config_init(&c);
+        ASSERT_TRUE(c.frequency == 1);
+        ASSERT_EQ(c.n_events, 2);
+        ASSERT_STREQ(c.events[0].role, "cycles");
+        ASSERT_OK(config_load_string(&c,
+                "; lmkd.conf\n"
+                "[sampling]\n"
+                "frequency = 19\n"
+                "event = cpu-clock\n"
+                "jitter = 10 ; percent\n"
+                "events = cycles=task-clock,instructions=page-faults,cs\n"
+                "[store]\n"
+                "url = https://store.example:8443\n"
+                "push_interval = 300\n"
+                "spool_max_mb = 64\n"
+                "[node]\n"
+                "cluster = supermuc\n", &err));
+        ASSERT_TRUE(c.frequency == 19);
+        ASSERT_EQ(c.event, SAMPLE_EVENT_CPU_CLOCK);
+        ASSERT_TRUE(c.jitter > 0.099 && c.jitter < 0.101);
+        ASSERT_EQ(c.n_events, 3);
+        ASSERT_STREQ(c.events[1].name, "page-faults");
+        ASSERT_STREQ(c.events[2].role, "cs");
+        ASSERT_STREQ(c.store_url, "https://store.example:8443");
+        ASSERT_EQ(c.push_interval, 300);
+        ASSERT_EQ(c.spool_max_bytes, 64 * 1024 * 1024);
+        ASSERT_STREQ(c.cluster, "supermuc");
+}
+
+TEST(errors_name_line_and_key) {
+        static const struct {
+                const char *text, *want;
+        } cases[] = {
+                { "[sampling]\nfrequency = 0\n", "line 2: [sampling] frequency = 0: invalid value" },
+                { "[sampling]\nfrequency = 1e9\n", "invalid value" },
+                { "[sampling]\nfrequency = 12abc\n", "invalid value" },
+                { "\n\n[sampling]\nfrequncy = 5\n", "line 4: [sampling] frequncy = 5: unknown key" },
+                { "[store]\nurl = ftp://x\n", "http:// or https://" },
+                { "[store]\npush_interval = -1\n", "invalid value" },
+                { "[sampling]\nevents = a,b,c,d,e\n", "at most 4" },
+                { "[sampling]\nevents = cycles=x,cycles=y\n", "each role once" },
+                { "[sampling]\nevents = =x\n", "EVENT or ROLE=EVENT" },
+                { "[sampling\nfrequency = 1\n", "line 1: malformed" },
+                { "frequency\n", "line 1: malformed" },
+                { "frequency = 3\n", "line 1: [] frequency = 3: unknown key" },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                _cleanup_(config_done) LmkdConfig c;
+                _cleanup_free_ char *err = NULL;
+
+                config_init(&c);
+                ASSERT_ERROR(config_load_string(&c, cases[i].text, &err), EINVAL);
+                ASSERT_NOT_NULL(err);
+                if (!strstr(err, cases[i].want))
+                        test_fail("config \"%s\": error \"%s\" lacks \"%s\"", cases[i].text, err, cases[i].want);
+                ASSERT_TRUE(c.frequency == 1); /* a bad value leaves the old one */
+        }
+}
+
+int main(void) {
+        RUN(defaults_and_file);
+        RUN(errors_name_line_and_key);
+        return 0;
+}
