@@ -27,6 +27,7 @@ void config_done(LmkdConfig *c) {
         free(c->proc_root);
         free(c->node_name);
         free(c->cluster);
+        free(c->metrics_file);
         free(c->store_url);
         free(c->token_file);
         free(c->spool_dir);
@@ -134,7 +135,9 @@ int config_set(LmkdConfig *c, const char *section, const char *key, const char *
         } else if (KEY("node", "cluster")) {
                 *ret_why = "1 to 255 bytes";
                 r = *value && strlen(value) < 256 ? set_string(&c->cluster, value) : -EINVAL;
-        } else if (KEY("store", "url")) {
+        } else if (KEY("node", "metrics_file"))
+                r = set_string(&c->metrics_file, value);
+        else if (KEY("store", "url")) {
                 *ret_why = "an http:// or https:// URL";
                 r = strncmp(value, "http://", 7) == 0 || strncmp(value, "https://", 8) == 0
                             ? set_string(&c->store_url, value)

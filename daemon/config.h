@@ -26,6 +26,7 @@ typedef struct LmkdConfig {
         char *proc_root;
         char *node_name;
         char *cluster;
+        char *metrics_file;
         /* [store] */
         char *store_url;
         char *token_file;

@@ -12,6 +12,11 @@
 #include <sys/timerfd.h>
 #include <time.h>
 
+#if HAVE_LIBSYSTEMD
+#include <systemd/sd-daemon.h>
+#endif
+
+#include "batch.h"
 #include "config.h"
 #include "log.h"
 #include "monitor.h"
@@ -22,7 +27,8 @@ static void help(void) {
         printf("Usage: lmkd [OPTIONS]\n"
                "\n"
                "Samples what every CPU executes and attributes each sample to a process,\n"
-               "an executable or shared library, the kernel or idle.\n"
+               "an executable or shared library, the kernel or idle; writes a report\n"
+               "(--output) or pushes batches to lmk-store (--store).\n"
                "\n"
                "  -c, --config FILE         Read settings from FILE (default " LMK_SYSCONF_DIR "/lmkd.conf)\n"
                "  -f, --foreground          Run in the foreground and write one report\n"
@@ -40,6 +46,14 @@ static void help(void) {
                "                            so sampling does not lock step with periodic work\n"
                "      --poll-ms MS          How often the rings are drained (default 1000)\n"
                "      --ready-file FILE     Create FILE once sampling has started\n"
+               "      --store URL           Push a batch to lmk-store every --push-interval\n"
+               "      --token-file FILE     The node's bearer token for the store\n"
+               "      --push-interval SECS  Seconds between batches (default 60)\n"
+               "      --spool DIR           Where batches wait for the store (default\n"
+               "                            " LMK_STATE_DIR "/spool)\n"
+               "      --node-name NAME      This node's name in the store (default: host name)\n"
+               "      --cluster NAME        The cluster's name\n"
+               "      --metrics-file FILE   Write lmkd's own counters there (Prometheus text)\n"
                "  -v, --verbose             Log debug messages\n"
                "  -h, --help                Show this help\n"
                "      --version             Show the version\n"
@@ -55,6 +69,13 @@ enum {
         ARG_READY_FILE,
         ARG_PROC_ROOT,
         ARG_VERSION,
+        ARG_STORE,
+        ARG_TOKEN_FILE,
+        ARG_PUSH_INTERVAL,
+        ARG_SPOOL,
+        ARG_NODE_NAME,
+        ARG_CLUSTER,
+        ARG_METRICS_FILE,
 };
 
 /* Unknown names are configuration errors; known events this machine cannot
@@ -119,6 +140,13 @@ static const struct option options[] = {
         { "poll-ms", required_argument, NULL, ARG_POLL_MS },
         { "ready-file", required_argument, NULL, ARG_READY_FILE },
         { "proc-root", required_argument, NULL, ARG_PROC_ROOT },
+        { "store", required_argument, NULL, ARG_STORE },
+        { "token-file", required_argument, NULL, ARG_TOKEN_FILE },
+        { "push-interval", required_argument, NULL, ARG_PUSH_INTERVAL },
+        { "spool", required_argument, NULL, ARG_SPOOL },
+        { "node-name", required_argument, NULL, ARG_NODE_NAME },
+        { "cluster", required_argument, NULL, ARG_CLUSTER },
+        { "metrics-file", required_argument, NULL, ARG_METRICS_FILE },
         { "verbose", no_argument, NULL, 'v' },
         { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, ARG_VERSION },
@@ -141,6 +169,13 @@ static const struct {
         { ARG_FORMAT, "report", "format", "--format" },
         { ARG_READY_FILE, "report", "ready_file", "--ready-file" },
         { ARG_PROC_ROOT, "node", "proc_root", "--proc-root" },
+        { ARG_STORE, "store", "url", "--store" },
+        { ARG_TOKEN_FILE, "store", "token_file", "--token-file" },
+        { ARG_PUSH_INTERVAL, "store", "push_interval", "--push-interval" },
+        { ARG_SPOOL, "store", "spool", "--spool" },
+        { ARG_NODE_NAME, "node", "name", "--node-name" },
+        { ARG_CLUSTER, "node", "cluster", "--cluster" },
+        { ARG_METRICS_FILE, "node", "metrics_file", "--metrics-file" },
 };
 
 static int load_config(int argc, char **argv, LmkdConfig *cfg) {
@@ -213,9 +248,11 @@ static int parse_args(int argc, char **argv, LmkdConfig *cfg) {
         }
         if (optind < argc)
                 return log_error_errno(-EINVAL, "Unexpected argument \"%s\"; see lmkd --help.", argv[optind]);
-        if (!cfg->output)
-                return log_error_errno(-EINVAL, "No --output given: lmkd writes its report to a file or, with '-', to the terminal.");
-        if (!cfg->format && config_set(cfg, "report", "format", streq(cfg->output, "-") ? "table" : "json", &(const char *) { NULL }) < 0)
+        if (!cfg->output && !cfg->store_url)
+                return log_error_errno(-EINVAL, "Nothing to do: give --store URL to push to lmk-store, or --output FILE "
+                                       "('-' for the terminal) for a report.");
+        if (cfg->output && !cfg->format &&
+            config_set(cfg, "report", "format", streq(cfg->output, "-") ? "table" : "json", &(const char *) { NULL }) < 0)
                 return log_oom();
         r = resolve_events(cfg->events, cfg->n_events);
         if (r < 0)
@@ -295,9 +332,138 @@ static int write_report(Monitor *m, const LmkdConfig *o, const ReportInfo *info)
         return 0;
 }
 
+/* The push side: spool, pusher and the identity batches carry. */
+typedef struct Pushing {
+        Spool *spool;
+        Pusher *pusher;
+        char *boot_id;
+        char node[256];
+        double interval_start;
+} Pushing;
+
+static void pushing_done(Pushing *p) {
+        pusher_stop(p->pusher);
+        spool_free(p->spool);
+        free(p->boot_id);
+}
+
+static int pushing_start(Pushing *p, const LmkdConfig *o, const char *host) {
+        _cleanup_free_ char *token = NULL;
+        const char *spool = o->spool_dir ?: LMK_STATE_DIR "/spool";
+        int r;
+
+        if (!o->token_file)
+                return log_error_errno(-EINVAL, "--store needs --token-file (or [store] token_file).");
+        r = read_token_file(o->token_file, &token);
+        if (r == -EPERM)
+                return log_error_errno(r, "Token file %s can be read by others; chmod 600 it.", o->token_file);
+        if (r < 0)
+                return log_error_errno(r, "Failed to read token file %s: %m", o->token_file);
+        r = read_boot_id(&p->boot_id);
+        if (r < 0)
+                return log_error_errno(r, "Failed to read the boot id: %m");
+        snprintf(p->node, sizeof(p->node), "%s", o->node_name ?: host);
+        r = spool_open(spool, o->spool_max_bytes, &p->spool);
+        if (r < 0)
+                return log_error_errno(r, "Failed to open spool directory %s: %m", spool);
+        r = pusher_start(p->spool, o->store_url, token, &p->pusher);
+        explicit_bzero(token, strlen(token));
+        if (r < 0)
+                return log_error_errno(r, "Failed to start pushing to %s: %m", o->store_url);
+        p->interval_start = (double) now_ns(CLOCK_REALTIME) / 1e9;
+        log_info("Pushing to %s every %u s; spool %s.", o->store_url, o->push_interval, spool);
+        return 0;
+}
+
+/* Ends the interval: its histogram becomes a batch in the spool. */
+static int pushing_flush(Pushing *p, Monitor *m, const LmkdConfig *o) {
+        _cleanup_free_ void *gz = NULL;
+        SpoolStats ss;
+        PushStats ps;
+        size_t size;
+        uint64_t seq;
+        BatchInfo info;
+        int r;
+
+        monitor_account_idle(m, false);
+        spool_stats(p->spool, &ss);
+        pusher_stats(p->pusher, &ps);
+        r = spool_next_seq(p->spool, &seq);
+        if (r < 0)
+                return log_error_errno(r, "Failed to reserve a batch number in the spool: %m");
+        info = (BatchInfo) {
+                .node = p->node,
+                .boot_id = p->boot_id,
+                .cluster = o->cluster,
+                .seq = seq,
+                .start = p->interval_start,
+                .end = (double) now_ns(CLOCK_REALTIME) / 1e9,
+                .spool = &ss,
+                .push = &ps,
+        };
+        r = batch_build(m, &info, &gz, &size);
+        if (r < 0)
+                return log_error_errno(r, "Failed to build batch %" PRIu64 ": %m", seq);
+        r = spool_put(p->spool, seq, gz, size);
+        if (r < 0)
+                /* the data of this interval is lost, but sampling goes on */
+                log_error_errno(r, "Failed to spool batch %" PRIu64 ": %m", seq);
+        else
+                pusher_kick(p->pusher);
+        monitor_reset_interval(m);
+        p->interval_start = info.end;
+        return 0;
+}
+
+static void write_metrics(const char *path, Monitor *m, Pushing *p) {
+        _cleanup_free_ char *text = NULL;
+        const MonitorStats *st = monitor_stats(m);
+        SpoolStats ss = {};
+        PushStats ps = {};
+        int r;
+
+        if (p->spool) {
+                spool_stats(p->spool, &ss);
+                pusher_stats(p->pusher, &ps);
+        }
+        r = asprintf(&text,
+                     "# HELP lmkd_samples_total Samples attributed.\n# TYPE lmkd_samples_total counter\n"
+                     "lmkd_samples_total %" PRIu64 "\n"
+                     "# HELP lmkd_samples_lost_total Samples the ring buffer could not take.\n"
+                     "# TYPE lmkd_samples_lost_total counter\nlmkd_samples_lost_total %" PRIu64 "\n"
+                     "# HELP lmkd_records_lost_total Process records the kernel dropped.\n"
+                     "# TYPE lmkd_records_lost_total counter\nlmkd_records_lost_total %" PRIu64 "\n"
+                     "# HELP lmkd_batches_total Batches by what became of them.\n# TYPE lmkd_batches_total counter\n"
+                     "lmkd_batches_total{state=\"spooled\"} %" PRIu64 "\n"
+                     "lmkd_batches_total{state=\"sent\"} %" PRIu64 "\n"
+                     "lmkd_batches_total{state=\"rejected\"} %" PRIu64 "\n"
+                     "lmkd_batches_total{state=\"dropped\"} %" PRIu64 "\n"
+                     "lmkd_batches_total{state=\"corrupt\"} %" PRIu64 "\n"
+                     "# HELP lmkd_spool_batches Batches waiting in the spool.\n# TYPE lmkd_spool_batches gauge\n"
+                     "lmkd_spool_batches %" PRIu64 "\n"
+                     "# HELP lmkd_spool_bytes Bytes waiting in the spool.\n# TYPE lmkd_spool_bytes gauge\n"
+                     "lmkd_spool_bytes %" PRIu64 "\n"
+                     "# HELP lmkd_push_failures_total Pushes that got no answer or a 5xx.\n"
+                     "# TYPE lmkd_push_failures_total counter\nlmkd_push_failures_total %" PRIu64 "\n",
+                     st->samples, st->samples_lost, st->sideband_lost, ss.spooled, ss.sent, ss.rejected, ss.dropped,
+                     ss.corrupt, ss.queued, ss.queued_bytes, ps.failures);
+        if (r < 0)
+                return;
+        r = write_file_atomic(path, text, strlen(text), 0644);
+        if (r < 0)
+                log_warning_errno(r, "Failed to write metrics to %s: %m", path);
+}
+
+static void notify(const char *state) {
+#if HAVE_LIBSYSTEMD
+        (void) sd_notify(0, state);
+#endif
+}
+
 static int run(const LmkdConfig *o) {
         _cleanup_(monitor_freep) Monitor *m = NULL;
-        _cleanup_close_ int ep = -EBADF, sfd = -EBADF, tick = -EBADF, deadline = -EBADF;
+        _cleanup_close_ int ep = -EBADF, sfd = -EBADF, tick = -EBADF, deadline = -EBADF, flush = -EBADF;
+        _cleanup_(pushing_done) Pushing push = {};
         MonitorConfig cfg = {
                 .sampler = {
                         .frequency = o->frequency,
@@ -326,6 +492,12 @@ static int run(const LmkdConfig *o) {
         if (sfd < 0)
                 return log_error_errno(-errno, "Failed to create signalfd: %m");
 
+        if (o->store_url) {
+                r = pushing_start(&push, o, host);
+                if (r < 0)
+                        return r;
+        }
+
         r = monitor_new(&cfg, &m);
         if (r == -EPERM || r == -EACCES)
                 return log_error_errno(r, "Failed to load the BPF sampler: %m (lmkd needs root, or CAP_BPF and CAP_PERFMON)");
@@ -352,6 +524,13 @@ static int run(const LmkdConfig *o) {
                 if ((r = epoll_add(ep, deadline)) < 0)
                         return log_error_errno(r, "Failed to watch timer: %m");
         }
+        if (push.spool) {
+                flush = timer_fd(o->push_interval, o->push_interval);
+                if (flush < 0)
+                        return log_error_errno(flush, "Failed to create timer: %m");
+                if ((r = epoll_add(ep, flush)) < 0)
+                        return log_error_errno(r, "Failed to watch timer: %m");
+        }
         if ((r = epoll_add(ep, sfd)) < 0 || (r = epoll_add(ep, tick)) < 0 || (r = epoll_add(ep, monitor_fd(m))) < 0)
                 return log_error_errno(r, "Failed to set up the event loop: %m");
 
@@ -360,10 +539,11 @@ static int run(const LmkdConfig *o) {
                 if (r < 0)
                         return log_error_errno(r, "Failed to create %s: %m", o->ready_file);
         }
+        notify("READY=1\nSTATUS=Sampling");
 
         for (;;) {
                 struct epoll_event ev[8];
-                bool stop = false, do_tick = false;
+                bool stop = false, do_tick = false, do_flush = false;
                 int n;
 
                 n = epoll_wait(ep, ev, ELEMENTSOF(ev), -1);
@@ -384,6 +564,9 @@ static int run(const LmkdConfig *o) {
                                 if (r < 0)
                                         return r;
                                 do_tick = true;
+                        } else if (fd == flush) {
+                                (void) read(flush, &expirations, sizeof(expirations));
+                                do_tick = do_flush = true;
                         } else {
                                 monitor_clear_wakeups(m);
                                 do_tick = true;
@@ -395,12 +578,31 @@ static int run(const LmkdConfig *o) {
                         r = monitor_tick(m, false);
                         if (r < 0)
                                 return r;
+                        notify("WATCHDOG=1");
+                        if (o->metrics_file)
+                                write_metrics(o->metrics_file, m, &push);
+                }
+                if (do_flush) {
+                        r = pushing_flush(&push, m, o);
+                        if (r < 0)
+                                return r;
                 }
         }
 
+        notify("STOPPING=1");
         r = monitor_stop(m);
         if (r < 0)
                 return r;
+        if (push.spool) {
+                /* the last, partial interval goes to the spool too, and
+                 * out to the store if it answers soon */
+                r = pushing_flush(&push, m, o);
+                if (r < 0)
+                        return r;
+                pusher_drain(push.pusher, 5000);
+        }
+        if (!o->output)
+                return 0;
         monitor_account_idle(m, true);
         info.end = real_time();
         info.duration = (double) (now_ns(CLOCK_MONOTONIC) - t0) / 1e9;

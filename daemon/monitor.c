@@ -531,6 +531,10 @@ int monitor_stop(Monitor *m) {
         return monitor_tick(m, true);
 }
 
+void monitor_reset_interval(Monitor *m) {
+        histogram_reset(m->hist);
+}
+
 Histogram *monitor_histogram(Monitor *m) {
         return m->hist;
 }

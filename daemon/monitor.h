@@ -50,6 +50,8 @@ int monitor_stop(Monitor *m);
 void monitor_account_idle(Monitor *m, bool final);
 
 Histogram *monitor_histogram(Monitor *m);
+/* Starts a new interval: the histogram (rows and totals) is emptied. */
+void monitor_reset_interval(Monitor *m);
 const MonitorStats *monitor_stats(Monitor *m);
 const ProcessTableStats *monitor_process_stats(Monitor *m);
 unsigned monitor_online_cpus(Monitor *m);

@@ -161,19 +161,53 @@ static json_object *counters_json(Monitor *m) {
         return arr;
 }
 
+int report_add_rows(Monitor *m, json_object *root) {
+        Histogram *h = monitor_histogram(m);
+        _cleanup_free_ HistRow **rows = histogram_sorted(h);
+        _cleanup_free_ TotalRow **totals = NULL;
+        size_t n = histogram_rows(h), nt;
+        json_object *arr;
+
+        totals = histogram_sorted_totals(h, &nt);
+        if (!rows || !totals)
+                return -ENOMEM;
+        arr = json_object_new_array_ext((int) n);
+        for (size_t i = 0; i < n; i++)
+                json_object_array_add(arr, row_json(m, rows[i]));
+        json_object_object_add(root, "rows", arr);
+        arr = json_object_new_array_ext((int) nt);
+        for (size_t i = 0; i < nt; i++)
+                json_object_array_add(arr, total_json(m, totals[i]));
+        json_object_object_add(root, "totals", arr);
+        json_object_object_add(root, "counters", counters_json(m));
+        return 0;
+}
+
+json_object *report_lmkd_stats(Monitor *m) {
+        const MonitorStats *st = monitor_stats(m);
+        const ProcessTableStats *ps = monitor_process_stats(m);
+        json_object *self = json_object_new_object();
+
+        json_object_object_add(self, "proc_scans", json_object_new_int64((int64_t) ps->scans));
+        json_object_object_add(self, "proc_rescans", json_object_new_int64((int64_t) st->rescans));
+        json_object_object_add(self, "bad_map_lines", json_object_new_int64((int64_t) ps->bad_map_lines));
+        json_object_object_add(self, "forks", json_object_new_int64((int64_t) ps->forks));
+        json_object_object_add(self, "execs", json_object_new_int64((int64_t) ps->execs));
+        json_object_object_add(self, "exits", json_object_new_int64((int64_t) ps->exits));
+        json_object_object_add(self, "mmaps", json_object_new_int64((int64_t) ps->mmaps));
+        json_object_object_add(self, "records_lost", json_object_new_int64((int64_t) st->sideband_lost));
+        json_object_object_add(self, "rows_overflowed",
+                               json_object_new_int64((int64_t) histogram_overflowed(monitor_histogram(m))));
+        return self;
+}
+
 int report_write_json(Monitor *m, const ReportInfo *info, FILE *f) {
         Histogram *h = monitor_histogram(m);
         const MonitorStats *st = monitor_stats(m);
-        const ProcessTableStats *ps = monitor_process_stats(m);
-        _cleanup_free_ HistRow **rows = histogram_sorted(h);
-        _cleanup_free_ TotalRow **totals = NULL;
-        json_object *root, *arr, *self;
+        json_object *root;
         const char *text;
-        size_t n = histogram_rows(h), nt;
-        int r = 0;
+        int r;
 
-        if (!rows)
-                return -ENOMEM;
         root = json_object_new_object();
         json_object_object_add(root, "format", json_object_new_string("lmk-oneshot"));
         json_object_object_add(root, "version", json_object_new_int(1));
@@ -189,38 +223,15 @@ int report_write_json(Monitor *m, const ReportInfo *info, FILE *f) {
         json_object_object_add(root, "samples_idle_synthesized",
                                json_object_new_int64((int64_t) st->idle_synthesized));
         json_object_object_add(root, "samples_unknown", json_object_new_int64((int64_t) st->unknown));
-
-        arr = json_object_new_array_ext((int) n);
-        for (size_t i = 0; i < n; i++)
-                json_object_array_add(arr, row_json(m, rows[i]));
-        json_object_object_add(root, "rows", arr);
-
-        totals = histogram_sorted_totals(h, &nt);
-        if (!totals) {
+        r = report_add_rows(m, root);
+        if (r < 0) {
                 json_object_put(root);
-                return -ENOMEM;
+                return r;
         }
-        arr = json_object_new_array_ext((int) nt);
-        for (size_t i = 0; i < nt; i++)
-                json_object_array_add(arr, total_json(m, totals[i]));
-        json_object_object_add(root, "totals", arr);
-        json_object_object_add(root, "counters", counters_json(m));
-
-        self = json_object_new_object();
-        json_object_object_add(self, "proc_scans", json_object_new_int64((int64_t) ps->scans));
-        json_object_object_add(self, "proc_rescans", json_object_new_int64((int64_t) st->rescans));
-        json_object_object_add(self, "bad_map_lines", json_object_new_int64((int64_t) ps->bad_map_lines));
-        json_object_object_add(self, "forks", json_object_new_int64((int64_t) ps->forks));
-        json_object_object_add(self, "execs", json_object_new_int64((int64_t) ps->execs));
-        json_object_object_add(self, "exits", json_object_new_int64((int64_t) ps->exits));
-        json_object_object_add(self, "mmaps", json_object_new_int64((int64_t) ps->mmaps));
-        json_object_object_add(self, "records_lost", json_object_new_int64((int64_t) st->sideband_lost));
-        json_object_object_add(self, "rows_overflowed", json_object_new_int64((int64_t) histogram_overflowed(h)));
-        json_object_object_add(root, "lmkd", self);
+        json_object_object_add(root, "lmkd", report_lmkd_stats(m));
 
         text = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
-        if (fputs(text, f) < 0 || fputc('\n', f) < 0)
-                r = -EIO;
+        r = fputs(text, f) < 0 || fputc('\n', f) < 0 ? -EIO : 0;
         json_object_put(root);
         return r;
 }

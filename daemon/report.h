@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
+#include <json-c/json.h>
 #include <stdio.h>
 
 #include "monitor.h"
@@ -15,6 +16,10 @@ typedef struct ReportInfo {
 /* The one-shot report: JSON (format "lmk-oneshot", see lmkd(8)) or a table
  * for people. */
 int report_write_json(Monitor *m, const ReportInfo *info, FILE *f);
+/* Adds the interval's "rows", "totals" and "counters" to root (the shape
+ * shared by the report and the batch format). */
+int report_add_rows(Monitor *m, json_object *root);
+json_object *report_lmkd_stats(Monitor *m);
 int report_write_table(Monitor *m, const ReportInfo *info, FILE *f);
 
 /* Why a counter could not be opened, in the admin's terms. */

@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
+#include <json-c/json.h>
+#include <string.h>
+
+#include "batch.h"
+#include "report.h"
+#include "util.h"
+
+static json_object *u64(uint64_t v) {
+        return json_object_new_int64((int64_t) v);
+}
+
+int batch_build(Monitor *m, const BatchInfo *info, void **ret_gz, size_t *ret_size) {
+        const MonitorStats *st = monitor_stats(m);
+        json_object *root, *o, *self;
+        const char *text;
+        size_t len;
+        int r;
+
+        root = json_object_new_object();
+        json_object_object_add(root, "format", json_object_new_string("lmk-batch"));
+        json_object_object_add(root, "version", json_object_new_int(1));
+
+        o = json_object_new_object();
+        json_object_object_add(o, "node", json_object_new_string(info->node));
+        json_object_object_add(o, "boot_id", json_object_new_string(info->boot_id));
+        json_object_object_add(o, "seq", u64(info->seq));
+        json_object_object_add(root, "batch", o);
+
+        o = json_object_new_object();
+        json_object_object_add(o, "hostname", json_object_new_string(info->node));
+        json_object_object_add(o, "cpus", json_object_new_int((int) monitor_online_cpus(m)));
+        json_object_object_add(o, "cluster", info->cluster ? json_object_new_string(info->cluster) : NULL);
+        json_object_object_add(root, "node", o);
+
+        o = json_object_new_object();
+        json_object_object_add(o, "start", json_object_new_double(info->start));
+        json_object_object_add(o, "end", json_object_new_double(info->end));
+        json_object_object_add(root, "interval", o);
+
+        o = json_object_new_object();
+        json_object_object_add(o, "event", json_object_new_string(monitor_event_name(m)));
+        json_object_object_add(o, "frequency_hz", json_object_new_double(monitor_frequency(m)));
+        json_object_object_add(o, "samples_lost", u64(st->samples_lost));
+        json_object_object_add(root, "sampling", o);
+
+        json_object_object_add(root, "jobs", json_object_new_array());
+        json_object_object_add(root, "markers", json_object_new_array());
+        r = report_add_rows(m, root);
+        if (r < 0) {
+                json_object_put(root);
+                return r;
+        }
+
+        /* lmkd's own health travels with its data */
+        self = report_lmkd_stats(m);
+        if (info->spool) {
+                json_object_object_add(self, "batches_spooled", u64(info->spool->spooled));
+                json_object_object_add(self, "batches_sent", u64(info->spool->sent));
+                json_object_object_add(self, "batches_rejected", u64(info->spool->rejected));
+                json_object_object_add(self, "batches_dropped", u64(info->spool->dropped));
+                json_object_object_add(self, "batches_queued", u64(info->spool->queued));
+        }
+        if (info->push)
+                json_object_object_add(self, "push_failures", u64(info->push->failures));
+        json_object_object_add(root, "lmkd", self);
+
+        text = json_object_to_json_string_length(root, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &len);
+        r = gzip_buffer(text, len, ret_gz, ret_size);
+        json_object_put(root);
+        return r;
+}
+
+int read_boot_id(char **ret) {
+        return read_one_line("/proc/sys/kernel/random/boot_id", ret);
+}

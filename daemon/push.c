@@ -1,0 +1,268 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <curl/curl.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include "log.h"
+#include "push.h"
+#include "util.h"
+
+#define BACKOFF_MIN_MS 1000
+#define BACKOFF_MAX_MS (5 * 60 * 1000)
+
+struct Pusher {
+        Spool *spool;
+        char *url;              /* .../api/v1/ingest */
+        char *auth;             /* "Authorization: Bearer …" */
+        pthread_t thread;
+        pthread_mutex_t lock;
+        pthread_cond_t cond;
+        bool stop, kicked;
+        PushStats stats;
+        unsigned rand_state;
+};
+
+static size_t discard(char *p, size_t size, size_t n, void *userdata) {
+        char *body = userdata;
+        size_t have = strlen(body), take = MIN(size * n, (size_t) 511 - have);
+
+        /* keep the start of the answer: it holds the store's error message */
+        memcpy(body + have, p, take);
+        body[have + take] = '\0';
+        return size * n;
+}
+
+/* Returns the HTTP status, or 0 when no answer came. */
+static long post(Pusher *p, const void *data, size_t size, char body[512]) {
+        struct curl_slist *hdr = NULL;
+        CURL *c;
+        long status = 0;
+        CURLcode cr;
+
+        body[0] = '\0';
+        c = curl_easy_init();
+        if (!c)
+                return 0;
+        hdr = curl_slist_append(hdr, "Content-Type: application/json");
+        hdr = curl_slist_append(hdr, "Content-Encoding: gzip");
+        hdr = curl_slist_append(hdr, p->auth);
+        curl_easy_setopt(c, CURLOPT_URL, p->url);
+        curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
+        curl_easy_setopt(c, CURLOPT_POSTFIELDS, data);
+        curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t) size);
+        curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, discard);
+        curl_easy_setopt(c, CURLOPT_WRITEDATA, body);
+        curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 10L);
+        curl_easy_setopt(c, CURLOPT_TIMEOUT, 60L);
+        curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+        curl_easy_setopt(c, CURLOPT_USERAGENT, "lmkd/" PACKAGE_VERSION);
+        cr = curl_easy_perform(c);
+        if (cr == CURLE_OK)
+                curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+        else
+                snprintf(body, 512, "%s", curl_easy_strerror(cr));
+        curl_slist_free_all(hdr);
+        curl_easy_cleanup(c);
+        return status;
+}
+
+/* 4xx that no retry can fix: the batch itself is bad or too big. 401/403
+ * (a token problem), 408 and 429 are retried: the batch is fine. */
+static bool permanent(long status) {
+        return status >= 400 && status < 500 && status != 401 && status != 403 && status != 408 &&
+               status != 429;
+}
+
+static void *run(void *userdata) {
+        Pusher *p = userdata;
+        unsigned backoff = 0;
+
+        pthread_mutex_lock(&p->lock);
+        while (!p->stop) {
+                uint64_t seq;
+                void *data;
+                size_t size;
+                char body[512];
+                long status;
+                int r;
+
+                pthread_mutex_unlock(&p->lock);
+                r = spool_oldest(p->spool, &seq, &data, &size);
+                if (r >= 0) {
+                        status = post(p, data, size, body);
+                        free(data);
+                        pthread_mutex_lock(&p->lock);
+                        p->stats.attempts++;
+                        p->stats.last_status = (uint64_t) status;
+                        pthread_mutex_unlock(&p->lock);
+                        if (status == 200) {
+                                (void) spool_remove(p->spool, seq);
+                                backoff = 0;
+                        } else if (permanent(status)) {
+                                log_error("The store refused batch %" PRIu64 " for good (HTTP %ld: %s); moved it to rejected/.",
+                                          seq, status, body);
+                                (void) spool_reject(p->spool, seq);
+                                backoff = 0;
+                        } else {
+                                backoff = backoff ? MIN(backoff * 2, (unsigned) BACKOFF_MAX_MS) : BACKOFF_MIN_MS;
+                                if (status == 401 || status == 403)
+                                        log_error("The store refused lmkd's token (HTTP %ld: %s); retrying in %u s.", status,
+                                                  body, backoff / 1000);
+                                else
+                                        log_warning("Pushing batch %" PRIu64 " failed (%s); retrying in about %u s.", seq,
+                                                    body[0] ? body : "no answer", backoff / 1000);
+                                pthread_mutex_lock(&p->lock);
+                                p->stats.failures++;
+                                pthread_mutex_unlock(&p->lock);
+                        }
+                }
+                pthread_mutex_lock(&p->lock);
+                p->stats.backoff_ms = backoff;
+                if (p->stop)
+                        break;
+                if (r >= 0 && backoff == 0)
+                        continue; /* more may be waiting */
+                {
+                        /* jitter: 50-150% of the backoff, so nodes that lost
+                         * the store together do not return together */
+                        uint64_t wait_ms = backoff ? backoff / 2 + (uint64_t) rand_r(&p->rand_state) % backoff : 3600 * 1000;
+                        struct timespec ts;
+
+                        clock_gettime(CLOCK_MONOTONIC, &ts);
+                        ts.tv_sec += (time_t) (wait_ms / 1000);
+                        ts.tv_nsec += (long) (wait_ms % 1000) * 1000000;
+                        if (ts.tv_nsec >= 1000000000) {
+                                ts.tv_sec++;
+                                ts.tv_nsec -= 1000000000;
+                        }
+                        /* a new batch ends an idle wait, not a backoff */
+                        while (!p->stop && !(backoff == 0 && p->kicked))
+                                if (pthread_cond_timedwait(&p->cond, &p->lock, &ts) == ETIMEDOUT)
+                                        break;
+                        p->kicked = false;
+                }
+        }
+        pthread_mutex_unlock(&p->lock);
+        return NULL;
+}
+
+int pusher_start(Spool *spool, const char *store_url, const char *token, Pusher **ret) {
+        pthread_condattr_t ca;
+        Pusher *p;
+        size_t n;
+        int r;
+
+        if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0)
+                return -EIO;
+        p = calloc(1, sizeof(*p));
+        if (!p)
+                return -ENOMEM;
+        p->spool = spool;
+        p->rand_state = (unsigned) getpid() ^ (unsigned) now_ns(CLOCK_MONOTONIC);
+        n = strlen(store_url);
+        while (n > 0 && store_url[n - 1] == '/')
+                n--;
+        if (asprintf(&p->url, "%.*s/api/v1/ingest", (int) n, store_url) < 0 ||
+            asprintf(&p->auth, "Authorization: Bearer %s", token) < 0) {
+                free(p->url);
+                free(p);
+                return -ENOMEM;
+        }
+        pthread_mutex_init(&p->lock, NULL);
+        pthread_condattr_init(&ca);
+        pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+        pthread_cond_init(&p->cond, &ca);
+        pthread_condattr_destroy(&ca);
+        r = -pthread_create(&p->thread, NULL, run, p);
+        if (r < 0) {
+                free(p->url);
+                free(p->auth);
+                free(p);
+                return r;
+        }
+        *ret = p;
+        return 0;
+}
+
+void pusher_kick(Pusher *p) {
+        pthread_mutex_lock(&p->lock);
+        p->kicked = true;
+        pthread_cond_signal(&p->cond);
+        pthread_mutex_unlock(&p->lock);
+}
+
+void pusher_drain(Pusher *p, unsigned timeout_ms) {
+        uint64_t end = now_ns(CLOCK_MONOTONIC) + (uint64_t) timeout_ms * 1000000;
+        PushStats start, now;
+        SpoolStats ss;
+
+        pusher_stats(p, &start);
+        pusher_kick(p);
+        for (;;) {
+                spool_stats(p->spool, &ss);
+                pusher_stats(p, &now);
+                if (ss.queued == 0 || now.failures != start.failures || now_ns(CLOCK_MONOTONIC) >= end)
+                        return;
+                (void) usleep(20000);
+        }
+}
+
+Pusher *pusher_stop(Pusher *p) {
+        if (!p)
+                return NULL;
+        pthread_mutex_lock(&p->lock);
+        p->stop = true;
+        pthread_cond_signal(&p->cond);
+        pthread_mutex_unlock(&p->lock);
+        pthread_join(p->thread, NULL);
+        pthread_mutex_destroy(&p->lock);
+        pthread_cond_destroy(&p->cond);
+        explicit_bzero(p->auth, strlen(p->auth));
+        free(p->auth);
+        free(p->url);
+        free(p);
+        curl_global_cleanup();
+        return NULL;
+}
+
+void pusher_stats(Pusher *p, PushStats *ret) {
+        pthread_mutex_lock(&p->lock);
+        *ret = p->stats;
+        pthread_mutex_unlock(&p->lock);
+}
+
+int read_token_file(const char *path, char **ret) {
+        _cleanup_free_ char *text = NULL;
+        struct stat st;
+        size_t n;
+        int fd, r;
+
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return -errno;
+        if (fstat(fd, &st) < 0) {
+                r = -errno;
+                close(fd);
+                return r;
+        }
+        if (st.st_mode & 0077) {
+                close(fd);
+                return -EPERM; /* a token others can read is no secret */
+        }
+        r = read_full_fd(fd, 4096, &text, &n);
+        close(fd);
+        if (r < 0)
+                return r;
+        text[strcspn(text, "\r\n")] = '\0';
+        for (const char *c = text; *c; c++)
+                if (*c <= ' ' || *c > '~')
+                        return -EBADMSG;
+        if (!*text)
+                return -ENODATA;
+        *ret = TAKE_PTR(text);
+        return 0;
+}

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stdint.h>
+
+#include "spool.h"
+
+/* Sends spooled batches to lmk-store from a thread of its own, oldest
+ * first, so a slow or absent store never stalls sampling. A batch leaves
+ * the spool only when the store answered 200 (stored, or already stored: a
+ * retry is harmless); a 4xx that retrying cannot fix moves it to
+ * rejected/. Anything else waits with exponential backoff and jitter. */
+
+typedef struct PushStats {
+        uint64_t attempts;
+        uint64_t failures;              /* network errors and 5xx */
+        uint64_t last_status;           /* HTTP status of the last answer, 0 = none */
+        uint64_t backoff_ms;            /* the current wait after failures, 0 = none */
+} PushStats;
+
+typedef struct Pusher Pusher;
+
+int pusher_start(Spool *spool, const char *store_url, const char *token, Pusher **ret);
+/* Asks the pusher to look at the spool now (a batch was just written). */
+void pusher_kick(Pusher *p);
+/* Waits up to timeout_ms for the spool to empty while the store answers;
+ * returns early when it does not. For a clean shutdown. */
+void pusher_drain(Pusher *p, unsigned timeout_ms);
+/* Stops the thread; an attempt in progress finishes or times out first. */
+Pusher *pusher_stop(Pusher *p);
+void pusher_stats(Pusher *p, PushStats *ret);
+
+/* Reads a token file: one token on its first line. Rejects files others can read. */
+int read_token_file(const char *path, char **ret);
