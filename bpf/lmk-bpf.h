@@ -14,6 +14,30 @@
 
 enum lmk_event_type {
         LMK_EVENT_SAMPLE = 1,
+        LMK_EVENT_REGION = 2,           /* liblmk registered a region (USDT lmk:region) */
+        LMK_EVENT_REGION_OFF = 3,       /* liblmk switched a region off (USDT lmk:region_off) */
+};
+
+#define LMK_REGION_NAME_LEN 56          /* struct lmk_region of liblmk's ABI v1 */
+#define LMK_REGION_WHERE_LEN 64
+
+/* Every ring record starts like this, so they sort by time together. */
+struct lmk_event_header {
+        __u32 type;
+        __u32 cpu;
+        __u64 time_ns;                  /* CLOCK_MONOTONIC */
+};
+
+struct lmk_region_event {
+        __u32 type;                     /* LMK_EVENT_REGION or LMK_EVENT_REGION_OFF */
+        __u32 cpu;
+        __u64 time_ns;
+        __u32 pid;
+        __u32 id;
+        __u32 reason;                   /* REGION_OFF: LMK_REGION_OFF_* */
+        __u32 _pad;
+        char name[LMK_REGION_NAME_LEN];
+        char where[LMK_REGION_WHERE_LEN];
 };
 
 enum lmk_sample_flags {
@@ -62,6 +86,7 @@ struct lmk_sample_stats {
         __u64 samples;                  /* handed to the ring buffer */
         __u64 lost;                     /* ring buffer full */
         __u64 phase_faults;             /* marker state unreadable */
+        __u64 region_lost;              /* region events the ring could not take */
         __u64 acct_full;                /* task accounting map full */
         /* What no sample window covered: from the last sample to the next
          * context switch. Windows plus gaps add up to the counters' totals. */

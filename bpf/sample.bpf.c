@@ -6,6 +6,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
+#include <bpf/usdt.bpf.h>
 
 #include "lmk-bpf.h"
 
@@ -224,6 +225,82 @@ static __always_inline void close_window(struct lmk_sample *s, struct lmk_sample
                 cs->window_counts[i] = cur[i];
         cs->valid = valid;
         cs->multiplexed = mux;
+}
+
+/* liblmk's constructor: the process's TLS offset, before its first marker. */
+SEC("usdt")
+int BPF_USDT(lmk_init, int pid, void *abi, long tls_offset) {
+        /* the kernel's tgid, not the pid the process sees in its namespace */
+        __u32 tgid = bpf_get_current_pid_tgid() >> 32;
+        __s64 off = tls_offset;
+
+        if (off != 0)
+                bpf_map_update_elem(&marked, &tgid, &off, BPF_ANY);
+        return 0;
+}
+
+static __always_inline int region_event(__u32 type, __u32 id, __u32 reason, const char *name, const char *where) {
+        __u32 zero = 0;
+        struct lmk_sample_stats *st = bpf_map_lookup_elem(&stats, &zero);
+        struct lmk_region_event *e;
+
+        e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+        if (!e) {
+                if (st)
+                        st->region_lost++;
+                return 0;
+        }
+        e->type = type;
+        e->cpu = bpf_get_smp_processor_id();
+        e->time_ns = bpf_ktime_get_ns();
+        e->pid = bpf_get_current_pid_tgid() >> 32;
+        e->id = id;
+        e->reason = reason;
+        e->_pad = 0;
+        e->name[0] = '\0';
+        e->where[0] = '\0';
+        if (name)
+                bpf_probe_read_user_str(e->name, sizeof(e->name), name);
+        if (where)
+                bpf_probe_read_user_str(e->where, sizeof(e->where), where);
+        /* rare events: wake lmkd so names arrive before the samples need them */
+        bpf_ringbuf_submit(e, 0);
+        return 0;
+}
+
+SEC("usdt")
+int BPF_USDT(lmk_region, unsigned int id, const char *name, const char *where) {
+        return region_event(LMK_EVENT_REGION, id, 0, name, where);
+}
+
+SEC("usdt")
+int BPF_USDT(lmk_region_off, unsigned int id, unsigned int reason) {
+        return region_event(LMK_EVENT_REGION_OFF, id, reason, NULL, NULL);
+}
+
+/* A forked child has its parent's memory, liblmk's state included. */
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(lmk_fork, struct task_struct *parent, struct task_struct *child) {
+        __u32 ptgid = parent->tgid, ctgid = child->tgid;
+        __s64 *off;
+
+        if (ptgid == ctgid)
+                return 0; /* a thread */
+        off = bpf_map_lookup_elem(&marked, &ptgid);
+        if (off) {
+                __s64 v = *off;
+                bpf_map_update_elem(&marked, &ctgid, &v, BPF_ANY);
+        }
+        return 0;
+}
+
+/* exec replaces the image: its liblmk, if any, announces itself anew */
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(lmk_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm) {
+        __u32 tgid = p->tgid;
+
+        bpf_map_delete_elem(&marked, &tgid);
+        return 0;
 }
 
 SEC("perf_event")

@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "buildid.h"
+#include "elfsym.h"
 
 /* What a sampled address belongs to. A file-backed object is identified by
  * (device, inode, path); the others are singletons. */
@@ -30,6 +31,9 @@ typedef struct Object {
         /* liblmk's descriptor, if this object exports it (see docs/liblmk-abi.md) */
         bool abi_tried;
         uint64_t abi_vaddr;     /* st_value of lmk_abi, 0 = none */
+        bool has_probes;        /* carries liblmk's lmk:* USDT probes */
+        ElfLoad loads[8];
+        uint8_t n_loads;
 } Object;
 
 typedef struct ObjectTable ObjectTable;

@@ -29,7 +29,7 @@ int process_table_init(ProcessTable *pt, ObjectTable *objects, const char *proc_
 static void process_free(ProcessTable *pt, Process *p) {
         if (!p)
                 return;
-        if (pt->release)
+        if (pt->release && p->userdata)
                 pt->release(p);
         addrmap_clear(pt->objects, &p->map);
         object_unref(pt->objects, p->exe);
@@ -132,6 +132,8 @@ int process_table_comm(ProcessTable *pt, uint32_t pid, uint32_t tid, const char 
                 return -ENOMEM;
         snprintf(p->comm, sizeof(p->comm), "%s", comm);
         if (exec) {
+                if (pt->release && p->userdata)
+                        pt->release(p);
                 addrmap_clear(pt->objects, &p->map);
                 set_exe(pt, p, NULL);
                 p->want_exe = true;
@@ -165,6 +167,8 @@ int process_table_fork(ProcessTable *pt, uint32_t pid, uint32_t ppid, uint32_t t
         set_exe(pt, child, parent->exe);
         child->want_exe = parent->want_exe;
         child->partial = parent->partial;
+        if (pt->inherit && parent->userdata)
+                pt->inherit(parent, child);
         return 0;
 }
 
@@ -226,6 +230,8 @@ void process_table_evict(ProcessTable *pt, uint64_t before) {
                 Process *p = process_table_get(pt, e.pid);
 
                 if (p && p->exit_time == e.exit_time) {
+                        if (pt->evict)
+                                pt->evict(pt->owner, p);
                         process_free(pt, hashmap_remove(pt->procs, INT_TO_KEY(e.pid)));
                         pt->stats.evicted++;
                 }
@@ -347,24 +353,59 @@ static int open_checked(const char *path, const Object *o) {
         return fd;
 }
 
+/* Opens the file behind m, as the process sees it if it still lives. */
+static int open_mapping_file(ProcessTable *pt, const Process *p, const Mapping *m) {
+        char path[300];
+        int fd;
+
+        snprintf(path, sizeof(path), "%s/%u/map_files/%" PRIx64 "-%" PRIx64, pt->proc_root, p->pid, m->start,
+                 m->end);
+        fd = p->exit_time == 0 ? open_checked(path, m->obj) : -ESRCH;
+        if (fd < 0)
+                fd = open_checked(m->obj->path, m->obj);
+        return fd;
+}
+
 void process_table_load_build_id(ProcessTable *pt, const Process *p, const Mapping *m) {
         Object *o = m->obj;
-        char path[300];
         int fd, r;
 
         if (o->build_id_tried)
                 return;
         o->build_id_tried = true;
-
-        snprintf(path, sizeof(path), "%s/%u/map_files/%" PRIx64 "-%" PRIx64, pt->proc_root, p->pid, m->start,
-                 m->end);
-        fd = p->exit_time == 0 ? open_checked(path, o) : -ESRCH;
-        if (fd < 0)
-                fd = open_checked(o->path, o);
+        fd = open_mapping_file(pt, p, m);
         if (fd < 0)
                 return;
         r = buildid_read_fd(fd, o->build_id);
         close(fd);
         if (r > 0)
                 o->build_id_size = (uint8_t) r;
+}
+
+int process_table_abi_address(ProcessTable *pt, const Process *p, const Mapping *m, uint64_t *ret) {
+        Object *o = m->obj;
+        size_t n;
+        int fd, r;
+
+        if (o->kind != OBJECT_FILE)
+                return -ENOENT;
+        if (!o->abi_tried) {
+                o->abi_tried = true;
+                fd = open_mapping_file(pt, p, m);
+                if (fd < 0)
+                        return fd;
+                r = elf_find_symbol(fd, "lmk_abi", &o->abi_vaddr, o->loads, ELEMENTSOF(o->loads), &n);
+                if (r < 0)
+                        o->abi_vaddr = 0;
+                else {
+                        o->n_loads = (uint8_t) n;
+                        /* an executable that merely refers to liblmk's lmk_abi has a
+                         * copy of it (copy relocation) but not the probes */
+                        o->has_probes = elf_has_usdt_provider(fd, "lmk");
+                }
+                close(fd);
+        }
+        if (o->abi_vaddr == 0)
+                return -ENOENT;
+        return elf_runtime_address(o->loads, o->n_loads, m->start, m->pgoff, o->abi_vaddr, ret);
 }

@@ -47,7 +47,10 @@ typedef struct ProcessTable {
         size_t exited_head, exited_n, exited_alloc;
         ObjectTable *objects;
         char *proc_root;        /* "/proc", or a fake tree in tests */
-        void (*release)(Process *p); /* frees userdata */
+        void (*release)(Process *p); /* frees userdata (on exit, exec, reuse) and clears it */
+        void (*inherit)(const Process *parent, Process *child); /* on fork */
+        void (*evict)(void *owner, Process *p); /* before an exited process is forgotten */
+        void *owner;
         ProcessTableStats stats;
 } ProcessTable;
 
@@ -80,3 +83,7 @@ void process_table_evict(ProcessTable *pt, uint64_t before);
  * /proc/<pid>/map_files while the process lives, else through its path; the
  * file's device and inode must match the mapping's, or no id is recorded. */
 void process_table_load_build_id(ProcessTable *pt, const Process *p, const Mapping *m);
+
+/* Where the process has liblmk's descriptor lmk_abi, if the object behind m
+ * exports it (the ELF lookup is done once per object). -ENOENT if not. */
+int process_table_abi_address(ProcessTable *pt, const Process *p, const Mapping *m, uint64_t *ret);

@@ -16,6 +16,7 @@ void config_init(LmkdConfig *c) {
                 .push_interval = 60,
                 .spool_max_bytes = 256 * 1024 * 1024,
         };
+        (void) config_set(c, "markers", "liblmk", LMK_LIBDIR "/liblmk.so.1", &(const char *) { NULL });
         /* cycles and instructions where the PMU has them; reported unavailable otherwise */
         (void) config_set(c, "sampling", "events", "cycles,instructions", &(const char *) { NULL });
 }
@@ -28,6 +29,9 @@ void config_done(LmkdConfig *c) {
         free(c->node_name);
         free(c->cluster);
         free(c->metrics_file);
+        for (char **p = c->liblmk; p && *p; p++)
+                free(*p);
+        free(c->liblmk);
         free(c->store_url);
         free(c->token_file);
         free(c->spool_dir);
@@ -42,6 +46,41 @@ static int set_string(char **field, const char *value) {
         free(*field);
         *field = s;
         return 0;
+}
+
+/* "a,b,c" of absolute paths into a NULL-terminated array */
+static int set_paths(char ***field, const char *value) {
+        char **v = NULL;
+        size_t n = 0;
+
+        for (const char *p = value; *p;) {
+                size_t len = strcspn(p, ",");
+                char **nv;
+
+                if (len == 0 || p[0] != '/' || n >= 64)
+                        goto fail;
+                nv = realloc(v, (n + 2) * sizeof(*v));
+                if (!nv)
+                        goto fail;
+                v = nv;
+                v[n] = strndup(p, len);
+                if (!v[n])
+                        goto fail;
+                v[++n] = NULL;
+                p += len;
+                if (*p == ',')
+                        p++;
+        }
+        for (char **p = *field; p && *p; p++)
+                free(*p);
+        free(*field);
+        *field = v;
+        return 0;
+fail:
+        for (size_t i = 0; i < n; i++)
+                free(v[i]);
+        free(v);
+        return -EINVAL;
 }
 
 static int set_double(double *field, const char *value, double lo, double hi) {
@@ -135,6 +174,9 @@ int config_set(LmkdConfig *c, const char *section, const char *key, const char *
         } else if (KEY("node", "cluster")) {
                 *ret_why = "1 to 255 bytes";
                 r = *value && strlen(value) < 256 ? set_string(&c->cluster, value) : -EINVAL;
+        } else if (KEY("markers", "liblmk")) {
+                *ret_why = "absolute paths separated by commas";
+                r = set_paths(&c->liblmk, value);
         } else if (KEY("node", "metrics_file"))
                 r = set_string(&c->metrics_file, value);
         else if (KEY("store", "url")) {

@@ -27,6 +27,8 @@ typedef struct LmkdConfig {
         char *node_name;
         char *cluster;
         char *metrics_file;
+        /* [markers] */
+        char **liblmk;                  /* NULL-terminated paths of liblmk copies to watch */
         /* [store] */
         char *store_url;
         char *token_file;

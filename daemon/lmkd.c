@@ -54,6 +54,9 @@ static void help(void) {
                "      --node-name NAME      This node's name in the store (default: host name)\n"
                "      --cluster NAME        The cluster's name\n"
                "      --metrics-file FILE   Write lmkd's own counters there (Prometheus text)\n"
+               "      --liblmk PATHS        liblmk copies whose marker probes to watch from the\n"
+               "                            start (default " LMK_LIBDIR "/liblmk.so.1; copies\n"
+               "                            seen mapped are watched as they appear)\n"
                "  -v, --verbose             Log debug messages\n"
                "  -h, --help                Show this help\n"
                "      --version             Show the version\n"
@@ -76,6 +79,7 @@ enum {
         ARG_NODE_NAME,
         ARG_CLUSTER,
         ARG_METRICS_FILE,
+        ARG_LIBLMK,
 };
 
 /* Unknown names are configuration errors; known events this machine cannot
@@ -147,6 +151,7 @@ static const struct option options[] = {
         { "node-name", required_argument, NULL, ARG_NODE_NAME },
         { "cluster", required_argument, NULL, ARG_CLUSTER },
         { "metrics-file", required_argument, NULL, ARG_METRICS_FILE },
+        { "liblmk", required_argument, NULL, ARG_LIBLMK },
         { "verbose", no_argument, NULL, 'v' },
         { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, ARG_VERSION },
@@ -176,6 +181,7 @@ static const struct {
         { ARG_NODE_NAME, "node", "name", "--node-name" },
         { ARG_CLUSTER, "node", "cluster", "--cluster" },
         { ARG_METRICS_FILE, "node", "metrics_file", "--metrics-file" },
+        { ARG_LIBLMK, "markers", "liblmk", "--liblmk" },
 };
 
 static int load_config(int argc, char **argv, LmkdConfig *cfg) {
@@ -474,6 +480,7 @@ static int run(const LmkdConfig *o) {
                         .n_events = o->n_events,
                 },
                 .proc_root = o->proc_root,
+                .liblmk_paths = (const char *const *) o->liblmk,
         };
         char host[256] = "localhost";
         ReportInfo info = { .host = host };
@@ -483,6 +490,10 @@ static int run(const LmkdConfig *o) {
 
         (void) gethostname(host, sizeof(host) - 1);
 
+        /* A shell starts background jobs with SIGINT ignored, and an ignored
+         * signal never reaches a signalfd: take the default back first. */
+        signal(SIGINT, SIG_DFL);
+        signal(SIGTERM, SIG_DFL);
         sigemptyset(&mask);
         sigaddset(&mask, SIGINT);
         sigaddset(&mask, SIGTERM);

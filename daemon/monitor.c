@@ -8,6 +8,7 @@
 #include <sys/epoll.h>
 
 #include "log.h"
+#include "markers.h"
 #include "monitor.h"
 #include "util.h"
 
@@ -19,6 +20,20 @@
 /* A process is re-read from /proc after a miss at most this often. */
 #define RESCAN_INTERVAL_NS (UINT64_C(1000000000))
 
+typedef union PendingEvent {
+        struct lmk_event_header h;
+        struct lmk_sample s;
+        struct lmk_region_event r;
+} PendingEvent;
+
+/* A region switched off in this interval, for the report. */
+typedef struct MarkerOff {
+        char comm[COMM_LEN];
+        char name[LMK_REGION_NAME_LEN];
+        uint32_t uid;
+        uint32_t reason;
+} MarkerOff;
+
 struct Monitor {
         MonitorConfig cfg;
         ObjectTable *objects;
@@ -27,7 +42,7 @@ struct Monitor {
         Sampler *sampler;
         Histogram *hist;
 
-        struct lmk_sample *pending;
+        PendingEvent *pending;          /* samples and region events, sorted by time at each tick */
         size_t n_pending, alloc_pending;
 
         unsigned n_possible;
@@ -40,23 +55,38 @@ struct Monitor {
         MonitorStats stats;
         int epoll_fd;                   /* the rings' wakeups */
         Hashmap *acct_prev;             /* tgid → struct lmk_task_acct: what we accounted so far */
+        uint32_t *abi_pending;          /* processes whose liblmk descriptor is to be read */
+        size_t n_abi_pending, alloc_abi_pending;
+        MarkerOff *markers_off;
+        size_t n_markers_off, alloc_markers_off;
         uint32_t *acct_gone;            /* tgids to forget after this walk */
         size_t n_acct_gone, alloc_acct_gone;
 };
 
-static int queue_sample(const struct lmk_sample *s, void *userdata) {
-        Monitor *m = userdata;
+static int attribute(Monitor *m, const struct lmk_sample *s, uint64_t now);
+static void queue_abi_read(Monitor *m, uint32_t pid);
+static void read_pending_abis(Monitor *m, uint64_t now);
+static void evict_process(void *owner, Process *p);
 
+static int queue_event(const struct lmk_event_header *e, size_t size, void *userdata) {
+        Monitor *m = userdata;
+        PendingEvent *slot;
+
+        if ((e->type == LMK_EVENT_SAMPLE && size < sizeof(struct lmk_sample)) ||
+            ((e->type == LMK_EVENT_REGION || e->type == LMK_EVENT_REGION_OFF) && size < sizeof(struct lmk_region_event)) ||
+            (e->type < LMK_EVENT_SAMPLE || e->type > LMK_EVENT_REGION_OFF))
+                return 0;
         if (m->n_pending == m->alloc_pending) {
                 size_t na = MAX(m->alloc_pending * 2, (size_t) 1024);
-                struct lmk_sample *v = realloc(m->pending, na * sizeof(*v));
+                PendingEvent *v = realloc(m->pending, na * sizeof(*v));
 
                 if (!v)
                         return -ENOMEM;
                 m->pending = v;
                 m->alloc_pending = na;
         }
-        m->pending[m->n_pending++] = *s;
+        slot = &m->pending[m->n_pending++];
+        memcpy(slot, e, MIN(size, sizeof(*slot)));
         return 0;
 }
 
@@ -90,13 +120,17 @@ int monitor_new(const MonitorConfig *cfg, Monitor **ret) {
         r = process_table_init(&m->procs, m->objects, cfg->proc_root);
         if (r < 0)
                 return r;
+        m->procs.release = markers_release;
+        m->procs.inherit = markers_inherit;
+        m->procs.evict = evict_process;
+        m->procs.owner = m;
         m->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
         if (m->epoll_fd < 0)
                 return -errno;
         r = sideband_init(&m->sb, m->n_possible, cfg->sideband_ring_order ?: 7, m->epoll_fd);
         if (r < 0)
                 return r;
-        r = sampler_new(&cfg->sampler, m->n_possible, queue_sample, m, &m->sampler);
+        r = sampler_new(&cfg->sampler, m->n_possible, queue_event, m, &m->sampler);
         if (r < 0)
                 return r;
         if (epoll_ctl(m->epoll_fd, EPOLL_CTL_ADD, sampler_fd(m->sampler),
@@ -129,6 +163,8 @@ Monitor *monitor_free(Monitor *m) {
                 hashmap_free(m->acct_prev);
         }
         free(m->acct_gone);
+        free(m->abi_pending);
+        free(m->markers_off);
         safe_close(m->epoll_fd);
         free(m);
         return NULL;
@@ -180,6 +216,36 @@ int monitor_sync_cpus(Monitor *m) {
         return n_open;
 }
 
+/* Processes that started before lmkd: their liblmk announced itself to no
+ * one, so its descriptor is read from their memory. */
+static void find_marked_processes(Monitor *m, uint64_t now) {
+        Process *p;
+        size_t i;
+        int n = 0;
+
+        for (const char *const *path = m->cfg.liblmk_paths; path && *path; path++) {
+                int r = sampler_attach_liblmk(m->sampler, *path);
+
+                if (r < 0 && r != -ENOENT)
+                        log_warning_errno(r, "Failed to attach to the marker probes of %s: %m", *path);
+        }
+        HASHMAP_FOREACH(p, m->procs.procs, i)
+                for (size_t k = 0; k < p->map.n; k++) {
+                        uint64_t addr;
+
+                        if (process_table_abi_address(&m->procs, p, &p->map.v[k], &addr) < 0)
+                                continue;
+                        if (p->map.v[k].obj->has_probes)
+                                (void) sampler_attach_liblmk(m->sampler, p->map.v[k].obj->path);
+                        queue_abi_read(m, p->pid);
+                        n++;
+                        break;
+                }
+        if (n > 0)
+                log_info("%d running processes use markers.", n);
+        read_pending_abis(m, now);
+}
+
 int monitor_start(Monitor *m) {
         _cleanup_free_ char *line = NULL;
         uint64_t now;
@@ -207,6 +273,7 @@ int monitor_start(Monitor *m) {
         if (r < 0)
                 return log_error_errno(r, "Failed to read processes from %s: %m", m->procs.proc_root);
         log_debug("Read %d running processes from %s.", r, m->procs.proc_root);
+        find_marked_processes(m, now);
 
         for (unsigned c = 0; c < m->n_possible; c++) {
                 if (!cpu_bit(m->online, c))
@@ -280,10 +347,124 @@ static int add_sample(Monitor *m, const HistKey *key, const struct lmk_sample *s
         return 0;
 }
 
+/* Reads liblmk's descriptor of the process (found through its mappings) and
+ * with it the TLS offset and region names. Rate-limited per process. */
+static int read_markers(Monitor *m, Process *p, uint64_t now) {
+        MarkerState *ms = markers_of(p, true);
+        LmkAbiV1 abi;
+        int r;
+
+        if (!ms)
+                return -ENOMEM;
+        if (ms->last_read != 0 && now - ms->last_read < RESCAN_INTERVAL_NS)
+                return -EAGAIN;
+        ms->last_read = now;
+        if (ms->abi_addr == 0)
+                for (size_t i = 0; i < p->map.n && ms->abi_addr == 0; i++) {
+                        uint64_t addr;
+
+                        if (process_table_abi_address(&m->procs, p, &p->map.v[i], &addr) >= 0)
+                                ms->abi_addr = addr;
+                }
+        if (ms->abi_addr == 0)
+                return -ENOENT;
+        r = markers_read_abi((pid_t) p->pid, ms->abi_addr, &abi);
+        if (r < 0)
+                return r;
+        if (abi.tls_offset == 0)
+                return -EAGAIN; /* its constructor has not run yet */
+        if (!ms->marked) {
+                r = sampler_set_marked(m->sampler, p->pid, abi.tls_offset);
+                if (r < 0)
+                        return r;
+                ms->marked = true;
+        }
+        return markers_read_regions(ms, (pid_t) p->pid, &abi);
+}
+
+static const char *sample_phase(Monitor *m, Process *p, const struct lmk_sample *s, uint64_t now, char *buf,
+                                size_t size) {
+        MarkerState *ms = markers_of(p, true);
+        uint32_t depth = MIN(s->phase_depth, (uint32_t) LMK_PHASE_DEPTH);
+
+        if (!ms)
+                return "";
+        /* an id we never heard of: registered before lmkd started, or its
+         * probe event was lost; the process's own table has it */
+        for (uint32_t i = 0; i < depth; i++)
+                if (!markers_name(ms, s->phase_stack[i]) && p->exit_time == 0) {
+                        (void) read_markers(m, p, now);
+                        break;
+                }
+        markers_path(ms, s->phase_stack, depth, buf, size);
+        return buf;
+}
+
+static void note_region_off(Monitor *m, const Process *p, const char *name, uint32_t uid, uint32_t reason) {
+        MarkerOff *x;
+
+        for (size_t i = 0; i < m->n_markers_off; i++) {
+                x = &m->markers_off[i];
+                if (streq(x->comm, p->comm) && streq(x->name, name) && x->reason == reason)
+                        return;
+        }
+        if (m->n_markers_off == m->alloc_markers_off) {
+                size_t na = MAX(m->alloc_markers_off * 2, (size_t) 16);
+
+                if (na > 4096) /* a bounded report: one storm of regions is enough to see */
+                        return;
+                x = realloc(m->markers_off, na * sizeof(*x));
+                if (!x)
+                        return;
+                m->markers_off = x;
+                m->alloc_markers_off = na;
+        }
+        x = &m->markers_off[m->n_markers_off++];
+        snprintf(x->comm, sizeof(x->comm), "%s", p->comm);
+        snprintf(x->name, sizeof(x->name), "%s", name);
+        x->uid = uid;
+        x->reason = reason;
+}
+
+static void apply_region(Monitor *m, const struct lmk_region_event *e, uint64_t now) {
+        Process *p = process_table_get(&m->procs, e->pid);
+        MarkerState *ms;
+        char name[LMK_REGION_NAME_LEN];
+
+        if (!p || p->exit_time != 0) {
+                /* the process's records are lost or not read yet: ask /proc */
+                if (process_table_scan(&m->procs, e->pid, 0, now, &p) < 0)
+                        return;
+        }
+        ms = markers_of(p, true);
+        if (!ms)
+                return;
+        /* the probe fired, so the sampling program knows its TLS offset */
+        ms->marked = true;
+        if (e->type == LMK_EVENT_REGION) {
+                memcpy(name, e->name, sizeof(name));
+                name[sizeof(name) - 1] = '\0';
+                (void) markers_set_name(ms, e->id, name);
+                m->stats.regions++;
+        } else {
+                const char *n = markers_name(ms, e->id);
+
+                (void) markers_set_off(ms, e->id, e->reason);
+                note_region_off(m, p, n ?: "?", 0, e->reason);
+        }
+}
+
+static int apply_event(Monitor *m, const PendingEvent *e, uint64_t now) {
+        if (e->h.type == LMK_EVENT_SAMPLE)
+                return attribute(m, &e->s, now);
+        apply_region(m, &e->r, now);
+        return 0;
+}
+
 static int attribute(Monitor *m, const struct lmk_sample *s, uint64_t now) {
         HistKey key = { .phase = "" };
         const Mapping *map = NULL;
-        char comm[COMM_LEN];
+        char comm[COMM_LEN], phase[1024];
         Process *p = NULL;
 
         if (s->cpu < m->n_possible)
@@ -319,6 +500,8 @@ static int attribute(Monitor *m, const struct lmk_sample *s, uint64_t now) {
                 key.comm = comm;
         }
         key.uid = s->uid;
+        if ((s->flags & LMK_SAMPLE_PHASE) && s->phase_depth > 0 && p)
+                key.phase = sample_phase(m, p, s, now, phase, sizeof(phase));
         return add_sample(m, &key, s);
 }
 
@@ -384,11 +567,87 @@ static void account_tasks(Monitor *m) {
         }
 }
 
+static void queue_abi_read(Monitor *m, uint32_t pid) {
+        for (size_t i = 0; i < m->n_abi_pending; i++)
+                if (m->abi_pending[i] == pid)
+                        return;
+        if (m->n_abi_pending == m->alloc_abi_pending) {
+                size_t na = MAX(m->alloc_abi_pending * 2, (size_t) 16);
+                uint32_t *v;
+
+                if (na > 65536)
+                        return;
+                v = realloc(m->abi_pending, na * sizeof(*v));
+                if (!v)
+                        return;
+                m->abi_pending = v;
+                m->alloc_abi_pending = na;
+        }
+        m->abi_pending[m->n_abi_pending++] = pid;
+}
+
+/* A file was mapped executable: if it carries liblmk (a shared liblmk, or
+ * an executable that links it in), attach its probes so every later process
+ * announces itself, and read this process's descriptor after its
+ * constructor ran (it may have run before the probes were attached). */
+static void check_liblmk(Monitor *m, uint32_t pid, uint64_t addr) {
+        Process *p = process_table_get(&m->procs, pid);
+        const Mapping *map;
+        uint64_t abi;
+        int r;
+
+        if (!p || !(map = addrmap_find(&p->map, addr)) || map->obj->kind != OBJECT_FILE)
+                return;
+        if (map->obj->abi_tried && map->obj->abi_vaddr == 0)
+                return;
+        if (process_table_abi_address(&m->procs, p, map, &abi) < 0)
+                return;
+        if (map->obj->has_probes) {
+                r = sampler_attach_liblmk(m->sampler, map->obj->path);
+                if (r > 0)
+                        log_info("Attached to the marker probes of %s.", map->obj->path);
+                else if (r < 0)
+                        log_warning_errno(r, "Failed to attach to the marker probes of %s: %m", map->obj->path);
+        }
+        queue_abi_read(m, pid);
+}
+
+/* Descriptors of processes that mapped liblmk; kept until one is read
+ * with a TLS offset or the process is gone. */
+static void read_pending_abis(Monitor *m, uint64_t now) {
+        size_t k = 0;
+
+        for (size_t i = 0; i < m->n_abi_pending; i++) {
+                Process *p = process_table_get(&m->procs, m->abi_pending[i]);
+                MarkerState *ms = p ? markers_of(p, true) : NULL;
+                int r;
+
+                if (!p || !ms || p->exit_time != 0)
+                        continue;
+                if (ms->marked && ms->n_names > 0)
+                        continue;
+                ms->last_read = 0;
+                r = read_markers(m, p, now);
+                if (r == -EAGAIN || (r >= 0 && !ms->marked))
+                        m->abi_pending[k++] = m->abi_pending[i];
+        }
+        m->n_abi_pending = k;
+}
+
+static void evict_process(void *owner, Process *p) {
+        Monitor *m = owner;
+        MarkerState *ms = p->userdata;
+
+        if (ms && ms->marked)
+                sampler_forget_marked(m->sampler, p->pid);
+}
+
 static void apply_record(Monitor *m, const SbRecord *r) {
         switch (r->type) {
         case SB_MMAP:
                 (void) process_table_mmap(&m->procs, r->pid, r->addr, r->len, r->pgoff, r->maj, r->min, r->ino,
                                           r->str);
+                check_liblmk(m, r->pid, r->addr);
                 break;
         case SB_COMM:
                 (void) process_table_comm(&m->procs, r->pid, r->tid, r->str, r->exec);
@@ -404,8 +663,8 @@ static void apply_record(Monitor *m, const SbRecord *r) {
         }
 }
 
-static int sample_cmp(const void *a, const void *b) {
-        const struct lmk_sample *x = a, *y = b;
+static int event_cmp(const void *a, const void *b) {
+        const struct lmk_event_header *x = a, *y = b;
 
         if (x->time_ns != y->time_ns)
                 return x->time_ns < y->time_ns ? -1 : 1;
@@ -452,21 +711,21 @@ int monitor_tick(Monitor *m, bool final) {
                 }
         }
 
-        qsort(m->pending, m->n_pending, sizeof(*m->pending), sample_cmp);
+        qsort(m->pending, m->n_pending, sizeof(*m->pending), event_cmp);
         qsort(m->sb.pending, m->sb.n_pending, sizeof(*m->sb.pending), record_cmp);
 
         for (;;) {
                 bool rec_ready = i < m->sb.n_pending && m->sb.pending[i].time <= point;
-                bool smp_ready = j < m->n_pending && m->pending[j].time_ns <= point;
+                bool smp_ready = j < m->n_pending && m->pending[j].h.time_ns <= point;
 
                 if (!rec_ready && !smp_ready)
                         break;
-                if (rec_ready && (!smp_ready || m->sb.pending[i].time <= m->pending[j].time_ns)) {
+                if (rec_ready && (!smp_ready || m->sb.pending[i].time <= m->pending[j].h.time_ns)) {
                         apply_record(m, &m->sb.pending[i]);
                         sb_record_done(&m->sb.pending[i]);
                         i++;
                 } else {
-                        r = attribute(m, &m->pending[j], now);
+                        r = apply_event(m, &m->pending[j], now);
                         j++;
                         if (r < 0)
                                 return log_error_errno(r, "Failed to attribute a sample: %m");
@@ -484,6 +743,8 @@ int monitor_tick(Monitor *m, bool final) {
                 sampler_rejitter(m->sampler);
         m->last_order_point = final ? now : point;
         account_tasks(m);
+        if (m->n_abi_pending > 0)
+                read_pending_abis(m, now);
         if (m->last_order_point > EXIT_GRACE_NS)
                 process_table_evict(&m->procs, final ? UINT64_MAX : m->last_order_point - EXIT_GRACE_NS);
         return 0;
@@ -504,12 +765,14 @@ void monitor_account_idle(Monitor *m, bool final) {
         bool have_stats = sampler_stats(m->sampler, m->bpf_stats) >= 0;
 
         m->stats.samples_lost = 0;
+        m->stats.phase_faults = 0;
         for (unsigned c = 0; c < m->n_possible; c++) {
                 double expected = (double) sampler_cpu_enabled_ns(m->sampler, (int) c) * hz / 1e9;
                 uint64_t lost = have_stats ? m->bpf_stats[c].lost : 0;
                 double deficit;
 
                 m->stats.samples_lost += lost;
+                m->stats.phase_faults += have_stats ? m->bpf_stats[c].phase_faults : 0;
                 if (cpu_bit(m->online, c))
                         expected -= gap;
                 deficit = floor(expected - (double) (m->seen[c] + lost));
@@ -533,6 +796,17 @@ int monitor_stop(Monitor *m) {
 
 void monitor_reset_interval(Monitor *m) {
         histogram_reset(m->hist);
+        m->n_markers_off = 0;
+}
+
+size_t monitor_markers_off(Monitor *m, const char **ret_comm, const char **ret_name, uint32_t *ret_reason,
+                           size_t i) {
+        if (i >= m->n_markers_off)
+                return m->n_markers_off;
+        *ret_comm = m->markers_off[i].comm;
+        *ret_name = m->markers_off[i].name;
+        *ret_reason = m->markers_off[i].reason;
+        return m->n_markers_off;
 }
 
 Histogram *monitor_histogram(Monitor *m) {

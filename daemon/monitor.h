@@ -19,6 +19,7 @@ typedef struct MonitorConfig {
         const char *proc_root;
         size_t max_rows;
         unsigned sideband_ring_order;   /* 2^order pages per CPU */
+        const char *const *liblmk_paths; /* liblmk copies whose probes to attach at start */
 } MonitorConfig;
 
 typedef struct MonitorStats {
@@ -28,6 +29,8 @@ typedef struct MonitorStats {
         uint64_t unknown;               /* attributed to [unknown] */
         uint64_t rescans;               /* /proc re-reads after a miss */
         uint64_t sideband_lost;
+        uint64_t regions;               /* region names learned from probes */
+        uint64_t phase_faults;          /* samples of marked threads whose state was unreadable */
 } MonitorStats;
 
 typedef struct Monitor Monitor;
@@ -52,6 +55,9 @@ void monitor_account_idle(Monitor *m, bool final);
 Histogram *monitor_histogram(Monitor *m);
 /* Starts a new interval: the histogram (rows and totals) is emptied. */
 void monitor_reset_interval(Monitor *m);
+/* The i-th region switched off in this interval; returns how many there are. */
+size_t monitor_markers_off(Monitor *m, const char **ret_comm, const char **ret_name, uint32_t *ret_reason,
+                           size_t i);
 const MonitorStats *monitor_stats(Monitor *m);
 const ProcessTableStats *monitor_process_stats(Monitor *m);
 unsigned monitor_online_cpus(Monitor *m);

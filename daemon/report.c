@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "hashmap.h"
+#include "markers.h"
 #include "report.h"
 
 static Hashmap *user_cache;
@@ -161,6 +162,23 @@ static json_object *counters_json(Monitor *m) {
         return arr;
 }
 
+static json_object *markers_json(Monitor *m) {
+        json_object *arr = json_object_new_array();
+        const char *comm, *name;
+        uint32_t reason;
+
+        for (size_t i = 0; i < monitor_markers_off(m, &comm, &name, &reason, i); i++) {
+                json_object *o = json_object_new_object();
+
+                json_object_object_add(o, "job", NULL);
+                json_object_object_add(o, "comm", json_object_new_string(comm));
+                json_object_object_add(o, "phase", json_object_new_string(name));
+                json_object_object_add(o, "state", json_object_new_string(marker_off_reason(reason)));
+                json_object_array_add(arr, o);
+        }
+        return arr;
+}
+
 int report_add_rows(Monitor *m, json_object *root) {
         Histogram *h = monitor_histogram(m);
         _cleanup_free_ HistRow **rows = histogram_sorted(h);
@@ -180,6 +198,7 @@ int report_add_rows(Monitor *m, json_object *root) {
                 json_object_array_add(arr, total_json(m, totals[i]));
         json_object_object_add(root, "totals", arr);
         json_object_object_add(root, "counters", counters_json(m));
+        json_object_object_add(root, "markers", markers_json(m));
         return 0;
 }
 
@@ -196,6 +215,8 @@ json_object *report_lmkd_stats(Monitor *m) {
         json_object_object_add(self, "exits", json_object_new_int64((int64_t) ps->exits));
         json_object_object_add(self, "mmaps", json_object_new_int64((int64_t) ps->mmaps));
         json_object_object_add(self, "records_lost", json_object_new_int64((int64_t) st->sideband_lost));
+        json_object_object_add(self, "phase_faults", json_object_new_int64((int64_t) st->phase_faults));
+        json_object_object_add(self, "regions_learned", json_object_new_int64((int64_t) st->regions));
         json_object_object_add(self, "rows_overflowed",
                                json_object_new_int64((int64_t) histogram_overflowed(monitor_histogram(m))));
         return self;

@@ -33,7 +33,12 @@ struct Sampler {
         void *userdata;
         uint64_t base_period;   /* cpu-clock: ns between samples */
         unsigned rand_state;
-        struct bpf_link *switch_link;
+        struct bpf_link *switch_link, *fork_link, *exec_link;
+        struct {
+                char *path;
+                struct bpf_link *links[3];
+        } *liblmk;
+        size_t n_liblmk;
         EventSpec events[LMK_MAX_COUNTERS];
         size_t n_events;
         CounterState counters[LMK_MAX_COUNTERS];
@@ -42,9 +47,9 @@ struct Sampler {
 static int ring_cb(void *ctx, void *data, size_t size) {
         Sampler *s = ctx;
 
-        if (size < sizeof(struct lmk_sample))
+        if (size < sizeof(struct lmk_event_header))
                 return 0;
-        return s->cb(data, s->userdata);
+        return s->cb(data, size, s->userdata);
 }
 
 static void event_attr(const Sampler *s, SampleEvent ev, struct perf_event_attr *attr) {
@@ -131,6 +136,11 @@ int sampler_new(const SamplerConfig *cfg, unsigned n_possible_cpus, sampler_cb_t
         s->switch_link = bpf_program__attach(s->skel->progs.lmk_switch);
         if (!s->switch_link)
                 return -errno ?: -EINVAL;
+        /* markers: forked children inherit their parent's liblmk state */
+        s->fork_link = bpf_program__attach(s->skel->progs.lmk_fork);
+        s->exec_link = bpf_program__attach(s->skel->progs.lmk_exec);
+        if (!s->fork_link || !s->exec_link)
+                return -errno ?: -EINVAL;
         for (size_t i = 0; i < s->n_events; i++)
                 s->counters[i].error = -ENODEV;
         s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), ring_cb, s, NULL);
@@ -160,6 +170,14 @@ Sampler *sampler_free(Sampler *s) {
         for (unsigned c = 0; s->cpus && c < s->n_cpus; c++)
                 sampler_cpu_close(s, (int) c);
         bpf_link__destroy(s->switch_link);
+        bpf_link__destroy(s->fork_link);
+        bpf_link__destroy(s->exec_link);
+        for (size_t i = 0; i < s->n_liblmk; i++) {
+                for (int k = 0; k < 3; k++)
+                        bpf_link__destroy(s->liblmk[i].links[k]);
+                free(s->liblmk[i].path);
+        }
+        free(s->liblmk);
         ring_buffer__free(s->rb);
         sample_bpf__destroy(s->skel);
         free(s->cpus);
@@ -325,8 +343,50 @@ int sampler_stats(Sampler *s, struct lmk_sample_stats *ret) {
         return 0;
 }
 
-int sampler_marked_map_fd(const Sampler *s) {
-        return bpf_map__fd(s->skel->maps.marked);
+int sampler_attach_liblmk(Sampler *s, const char *path) {
+        struct bpf_program *progs[3] = { s->skel->progs.lmk_init, s->skel->progs.lmk_region,
+                                         s->skel->progs.lmk_region_off };
+        static const char *const probes[3] = { "init", "region", "region_off" };
+        struct bpf_link *links[3] = {};
+        void *v;
+        int r;
+
+        for (size_t i = 0; i < s->n_liblmk; i++)
+                if (streq(s->liblmk[i].path, path))
+                        return 0;
+        for (int k = 0; k < 3; k++) {
+                links[k] = bpf_program__attach_usdt(progs[k], -1, path, "lmk", probes[k], NULL);
+                if (!links[k]) {
+                        r = -errno ?: -EINVAL;
+                        for (int j = 0; j < k; j++)
+                                bpf_link__destroy(links[j]);
+                        return r;
+                }
+        }
+        v = realloc(s->liblmk, (s->n_liblmk + 1) * sizeof(*s->liblmk));
+        if (!v)
+                goto oom;
+        s->liblmk = v;
+        s->liblmk[s->n_liblmk].path = strdup(path);
+        if (!s->liblmk[s->n_liblmk].path)
+                goto oom;
+        memcpy(s->liblmk[s->n_liblmk].links, links, sizeof(links));
+        s->n_liblmk++;
+        return 1;
+oom:
+        for (int k = 0; k < 3; k++)
+                bpf_link__destroy(links[k]);
+        return -ENOMEM;
+}
+
+int sampler_set_marked(Sampler *s, uint32_t pid, int64_t tls_offset) {
+        if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.marked), &pid, &tls_offset, BPF_ANY) < 0)
+                return -errno;
+        return 0;
+}
+
+void sampler_forget_marked(Sampler *s, uint32_t pid) {
+        (void) bpf_map_delete_elem(bpf_map__fd(s->skel->maps.marked), &pid);
 }
 
 const EventSpec *sampler_events(const Sampler *s, size_t *ret_n) {

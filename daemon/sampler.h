@@ -38,8 +38,9 @@ typedef struct CounterState {
 
 typedef struct Sampler Sampler;
 
-/* Called for every sample drained from the ring, in ring order. */
-typedef int (*sampler_cb_t)(const struct lmk_sample *s, void *userdata);
+/* Called for every record drained from the ring, in ring order: a sample
+ * or a region event (see struct lmk_event_header). */
+typedef int (*sampler_cb_t)(const struct lmk_event_header *e, size_t size, void *userdata);
 
 int sampler_new(const SamplerConfig *cfg, unsigned n_possible_cpus, sampler_cb_t cb, void *userdata,
                 Sampler **ret);
@@ -68,10 +69,15 @@ const char *sampler_event_name(const Sampler *s);
 double sampler_frequency(const Sampler *s);
 /* The program's counters of each possible CPU (ret holds n_possible_cpus). */
 int sampler_stats(Sampler *s, struct lmk_sample_stats *ret);
-/* The map pid → marker TLS offset (for the marker code). */
-int sampler_marked_map_fd(const Sampler *s);
 
 const EventSpec *sampler_events(const Sampler *s, size_t *ret_n);
+/* Attaches the liblmk probes (lmk:init, lmk:region, lmk:region_off) of the
+ * ELF file at path, for every process that maps it. 0 if done before. */
+int sampler_attach_liblmk(Sampler *s, const char *path);
+/* Tells the sampling program the TLS offset of liblmk's state in pid. */
+int sampler_set_marked(Sampler *s, uint32_t pid, int64_t tls_offset);
+void sampler_forget_marked(Sampler *s, uint32_t pid);
+
 /* Reads every open counter fd: totals and multiplexing, per role. */
 const CounterState *sampler_counters(Sampler *s, size_t *ret_n);
 

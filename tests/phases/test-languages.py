@@ -1,0 +1,39 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""The C++ and Fortran examples' phases appear in lmkd's output.
+"""
+import json
+import os
+import subprocess
+import sys
+
+from lmktest import build_path, check, log, require_bpf, skip, tmpdir
+from phasetest import phase_samples, start_lmkd, stop_lmkd
+
+
+def main():
+    require_bpf()
+    progs = [p for p in ("example-cpp", "example-fortran") if os.path.exists(build_path("liblmk", p))]
+    if len(progs) < 2:
+        skip(f"only {progs} built: C++ (g++) or Fortran (gfortran) compiler missing")
+    d = tmpdir()
+    lmkd, out = start_lmkd(d)
+    truth = {}
+    try:
+        for p in progs:
+            r = subprocess.run([build_path("liblmk", p), "3"], capture_output=True, text=True, check=True, timeout=60)
+            truth[p] = json.loads(r.stdout)
+    finally:
+        rep = stop_lmkd(lmkd, out)
+    for p in progs:
+        got = phase_samples(rep, p[:15])
+        n = sum(got.values())
+        log(f"{p}: truth {truth[p]}, lmkd {got}")
+        c, i = got.get("timestep/compute", 0), got.get("timestep/io", 0)
+        check(n > 300 and c > 0 and i > 0, f"{p}: phases missing from lmkd's report: {got}")
+        check(1.4 <= c / max(i, 1) <= 2.8, f"{p}: compute:io {c}:{i}, the example spends 2:1")
+    log("PASS")
+
+
+if __name__ == "__main__":
+    main()
