@@ -1,0 +1,397 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Load generator for lmk-store.
+ *
+ *   loadgen ingest URL TOKEN [--nodes N] [--rows R] [--duration S] [--concurrency C] [--gzip]
+ *                            [--job-rounds J]
+ *     N simulated nodes push batches of R rows (jobs x objects x phases, as
+ *     lmkd aggregates them) as fast as C connections allow, for S seconds;
+ *     each push is the next minute, and every J pushes (default 10) a node's
+ *     jobs end and new ones start; prints sustained rows/s, pushes/s and push
+ *     latency.
+ *   loadgen query URL TOKEN --jobs M [--requests K] [--concurrency C]
+ *     GET /api/v1/jobs/{random 1..M}; prints latency p50/p90/p99/max.
+ *
+ * libcurl multi with keep-alive connections, so the store, not connection
+ * setup, is what is measured. */
+#include <curl/curl.h>
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <time.h>
+#include <zlib.h>
+
+#include "macro.h"
+#include "util.h"
+
+typedef struct Options {
+        const char *mode, *url, *token;
+        unsigned nodes, rows, duration, concurrency, requests, job_rounds;
+        uint64_t jobs;
+        bool gzip;
+} Options;
+
+typedef struct Node {
+        char name[32];
+        uint64_t seq;
+        char *rows_json; /* the rows array, fixed per node */
+        char *jobs_json;
+        unsigned n_rows;
+        unsigned generation; /* jobs are replaced by new ones every --job-rounds pushes */
+} Node;
+
+typedef struct Slot {
+        CURL *easy;
+        char *body;
+        size_t body_size;
+        uint64_t start_ns;
+        unsigned rows;
+        long answer_bytes;
+} Slot;
+
+static double *latencies;
+static size_t n_latencies, alloc_latencies;
+
+static void record_latency(double ms) {
+        if (n_latencies == alloc_latencies) {
+                size_t na = alloc_latencies ? alloc_latencies * 2 : 4096;
+                double *p = realloc(latencies, na * sizeof(double));
+
+                if (!p)
+                        abort();
+                latencies = p;
+                alloc_latencies = na;
+        }
+        latencies[n_latencies++] = ms;
+}
+
+static int cmp_double(const void *a, const void *b) {
+        double x = *(const double *) a, y = *(const double *) b;
+
+        return x < y ? -1 : x > y;
+}
+
+static double percentile(double p) {
+        size_t i;
+
+        if (n_latencies == 0)
+                return NAN;
+        i = (size_t) ceil(p / 100.0 * (double) n_latencies);
+        return latencies[i > 0 ? i - 1 : 0];
+}
+
+static size_t discard(char *ptr, size_t size, size_t nmemb, void *userdata) {
+        *(long *) userdata += (long) (size * nmemb);
+        return size * nmemb;
+}
+
+/* Rows of one node as lmkd would aggregate one interval: a few jobs, each
+ * with an executable and its libraries, split over phases, plus system work. */
+static void build_node(Node *n, unsigned index, unsigned rows, unsigned generation) {
+        static const char *const libs[] = {
+                "/usr/lib/x86_64-linux-gnu/libc.so.6", "/usr/lib/x86_64-linux-gnu/libm.so.6",
+                "/usr/lib/x86_64-linux-gnu/openblas-pthread/libopenblas.so.0",
+                "/usr/lib/x86_64-linux-gnu/libmpi.so.40", "/usr/lib/x86_64-linux-gnu/libfftw3.so.3",
+                "/usr/lib/x86_64-linux-gnu/libgomp.so.1", "/usr/lib/x86_64-linux-gnu/libstdc++.so.6",
+                "/usr/lib/x86_64-linux-gnu/libhdf5_serial.so.103", "/usr/lib/x86_64-linux-gnu/libz.so.1",
+                "/opt/intel/oneapi/mkl/latest/lib/intel64/libmkl_core.so.2", "[kernel]", "[vdso]",
+        };
+        static const char *const phases[] = { "", "init", "timestep/solve", "timestep/exchange",
+                                              "timestep/solve/inner", "io/checkpoint" };
+        FILE *f;
+        size_t size;
+        unsigned jobs = MAX(1u, rows / 100), made = 0;
+
+        snprintf(n->name, sizeof(n->name), "cn%05u", index);
+        free(n->rows_json);
+        free(n->jobs_json);
+        n->generation = generation;
+        f = open_memstream(&n->rows_json, &size);
+        if (!f)
+                abort();
+        fputc('[', f);
+        for (unsigned i = 0; made < rows; i++) {
+                unsigned job = i % jobs, obj = (i / jobs) % (ELEMENTSOF(libs) + 1),
+                         phase = (i / jobs / (ELEMENTSOF(libs) + 1)) % ELEMENTSOF(phases);
+                bool exe = obj == ELEMENTSOF(libs);
+                const char *path = exe ? "/apps/solver/bin/solver" : libs[obj];
+                const char *kind = exe ? "exe" : path[0] == '[' ? "kernel" : "lib";
+
+                fprintf(f, "%s{\"job\":\"%u.%u.%u\",\"step\":\"0\",\"user\":\"user%u\",\"comm\":\"solver\","
+                           "\"object\":\"%s\",\"kind\":\"%s\",\"build_id\":null,\"phase\":\"%s\",\"samples\":%u,"
+                           "\"cpu_time_ns\":null,\"cycles\":null,\"instructions\":null}",
+                        made ? "," : "", generation, index, job, (index + job) % 97, path, kind,
+                        phases[(phase + i / 97) % ELEMENTSOF(phases)], 1 + (i * 7919) % 60);
+                made++;
+        }
+        fputc(']', f);
+        fclose(f);
+        n->n_rows = made;
+
+        f = open_memstream(&n->jobs_json, &size);
+        if (!f)
+                abort();
+        fputc('[', f);
+        for (unsigned j = 0; j < jobs; j++)
+                fprintf(f, "%s{\"job\":\"%u.%u.%u\",\"user\":\"user%u\",\"account\":\"p%u\",\"partition\":\"batch\","
+                           "\"name\":\"solver\",\"nodes\":4,\"tasks\":192,\"notes\":{\"app\":\"solver\"},"
+                           "\"ended\":false}",
+                        j ? "," : "", generation, index, j, (index + j) % 97, j % 13);
+        fputc(']', f);
+        fclose(f);
+}
+
+static void gzip_body(Slot *s) {
+        uLongf n = compressBound(s->body_size) + 32;
+        unsigned char *out = malloc(n);
+        z_stream z = {};
+
+        if (!out || deflateInit2(&z, 1, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+                abort();
+        z.next_in = (unsigned char *) s->body;
+        z.avail_in = (uInt) s->body_size;
+        z.next_out = out;
+        z.avail_out = (uInt) n;
+        if (deflate(&z, Z_FINISH) != Z_STREAM_END)
+                abort();
+        free(s->body);
+        s->body = (char *) out;
+        s->body_size = n - z.avail_out;
+        deflateEnd(&z);
+}
+
+static void prepare_push(const Options *o, Slot *s, Node *n, unsigned index, double t) {
+        unsigned generation = (unsigned) (n->seq / o->job_rounds);
+
+        if (generation != n->generation)
+                build_node(n, index, o->rows, generation);
+        free(s->body);
+        if (asprintf(&s->body,
+                     "{\"format\":\"lmk-batch\",\"version\":1,"
+                     "\"batch\":{\"node\":\"%s\",\"boot_id\":\"bench-boot\",\"seq\":%" PRIu64 "},"
+                     "\"node\":{\"hostname\":\"%s\",\"cpus\":48,\"cluster\":\"bench\"},"
+                     "\"interval\":{\"start\":%.3f,\"end\":%.3f},"
+                     "\"sampling\":{\"event\":\"cpu-clock\",\"frequency_hz\":1,\"samples_lost\":0},"
+                     "\"jobs\":%s,\"rows\":%s,\"markers\":[]}",
+                     n->name, n->seq, n->name, t, t + 60, n->jobs_json, n->rows_json) < 0)
+                abort();
+        s->body_size = strlen(s->body);
+        if (o->gzip)
+                gzip_body(s);
+        n->seq++;
+        s->rows = n->n_rows;
+        curl_easy_setopt(s->easy, CURLOPT_POSTFIELDS, s->body);
+        curl_easy_setopt(s->easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t) s->body_size);
+}
+
+static void prepare_query(const Options *o, Slot *s, unsigned *rng) {
+        char url[512];
+
+        snprintf(url, sizeof(url), "%s/api/v1/jobs/%" PRIu64, o->url, 1 + (uint64_t) rand_r(rng) % o->jobs);
+        curl_easy_setopt(s->easy, CURLOPT_URL, url);
+}
+
+static int run(const Options *o) {
+        bool ingest = streq(o->mode, "ingest");
+        _cleanup_free_ char *auth = NULL, *ingest_url = NULL;
+        struct curl_slist *headers = NULL;
+        Slot *slots = calloc(o->concurrency, sizeof(Slot));
+        Node *nodes = NULL;
+        CURLM *multi = curl_multi_init();
+        uint64_t start, deadline, pushes = 0, rows = 0, errors = 0, done = 0, issued = 0;
+        unsigned next_node = 0, rng = 4711;
+        double elapsed, t = (double) (time(NULL) - 86400);
+        int running;
+
+        if (!slots || !multi || asprintf(&auth, "Authorization: Bearer %s", o->token) < 0 ||
+            asprintf(&ingest_url, "%s/api/v1/ingest", o->url) < 0)
+                return -ENOMEM;
+        headers = curl_slist_append(headers, auth);
+        if (ingest) {
+                headers = curl_slist_append(headers, "Content-Type: application/json");
+                headers = curl_slist_append(headers, "Expect:");
+                if (o->gzip)
+                        headers = curl_slist_append(headers, "Content-Encoding: gzip");
+                nodes = calloc(o->nodes, sizeof(Node));
+                if (!nodes)
+                        return -ENOMEM;
+                for (unsigned i = 0; i < o->nodes; i++)
+                        build_node(&nodes[i], i, o->rows, 0);
+        }
+
+        start = now_ns(CLOCK_MONOTONIC);
+        deadline = start + (uint64_t) o->duration * UINT64_C(1000000000);
+        for (unsigned i = 0; i < o->concurrency; i++) {
+                Slot *s = &slots[i];
+
+                s->easy = curl_easy_init();
+                curl_easy_setopt(s->easy, CURLOPT_HTTPHEADER, headers);
+                curl_easy_setopt(s->easy, CURLOPT_WRITEFUNCTION, discard);
+                curl_easy_setopt(s->easy, CURLOPT_WRITEDATA, &s->answer_bytes);
+                curl_easy_setopt(s->easy, CURLOPT_PRIVATE, s);
+                curl_easy_setopt(s->easy, CURLOPT_TIMEOUT, 120L);
+                if (ingest) {
+                        curl_easy_setopt(s->easy, CURLOPT_URL, ingest_url);
+                        prepare_push(o, s, &nodes[next_node % o->nodes], next_node % o->nodes, t);
+                        next_node++;
+                } else
+                        prepare_query(o, s, &rng);
+                s->start_ns = now_ns(CLOCK_MONOTONIC);
+                curl_multi_add_handle(multi, s->easy);
+                issued++;
+        }
+
+        do {
+                CURLMsg *m;
+                int left;
+
+                curl_multi_perform(multi, &running);
+                while ((m = curl_multi_info_read(multi, &left))) {
+                        Slot *s;
+                        long status = 0;
+                        uint64_t now = now_ns(CLOCK_MONOTONIC);
+
+                        if (m->msg != CURLMSG_DONE)
+                                continue;
+                        curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **) &s);
+                        curl_easy_getinfo(m->easy_handle, CURLINFO_RESPONSE_CODE, &status);
+                        curl_multi_remove_handle(multi, m->easy_handle);
+                        done++;
+                        if (m->data.result != CURLE_OK || status != 200) {
+                                if (errors++ < 5)
+                                        fprintf(stderr, "request failed: %s, HTTP %ld\n",
+                                                curl_easy_strerror(m->data.result), status);
+                        } else {
+                                record_latency((double) (now - s->start_ns) / 1e6);
+                                if (ingest) {
+                                        pushes++;
+                                        rows += s->rows;
+                                }
+                        }
+                        if (ingest ? now < deadline : issued < o->requests) {
+                                if (ingest) {
+                                        /* Each round over the nodes is the next interval. */
+                                        unsigned k = next_node++;
+
+                                        prepare_push(o, s, &nodes[k % o->nodes], k % o->nodes,
+                                                     t + 60.0 * (double) (k / o->nodes));
+                                } else
+                                        prepare_query(o, s, &rng);
+                                s->start_ns = now_ns(CLOCK_MONOTONIC);
+                                curl_multi_add_handle(multi, s->easy);
+                                issued++;
+                                running = 1;
+                        }
+                }
+                if (running)
+                        curl_multi_poll(multi, NULL, 0, 100, NULL);
+        } while (running || done < issued);
+
+        elapsed = (double) (now_ns(CLOCK_MONOTONIC) - start) / 1e9;
+        qsort(latencies, n_latencies, sizeof(double), cmp_double);
+        if (ingest)
+                printf("ingest: %u nodes, %u rows per batch, %u connections%s, %.1f s\n"
+                       "  pushes %" PRIu64 " (%.0f/s), rows %" PRIu64 " (%.0f rows/s), errors %" PRIu64 "\n"
+                       "  push latency ms: p50 %.1f  p99 %.1f  max %.1f\n",
+                       o->nodes, nodes[0].n_rows, o->concurrency, o->gzip ? ", gzip" : "", elapsed,
+                       pushes, (double) pushes / elapsed, rows, (double) rows / elapsed, errors,
+                       percentile(50), percentile(99), percentile(100));
+        else
+                printf("query: GET /api/v1/jobs/{id} over %" PRIu64 " jobs, %u connections, %zu requests "
+                       "in %.1f s (%.0f/s), errors %" PRIu64 "\n"
+                       "  latency ms: p50 %.2f  p90 %.2f  p99 %.2f  max %.2f\n",
+                       o->jobs, o->concurrency, n_latencies, elapsed, (double) n_latencies / elapsed, errors,
+                       percentile(50), percentile(90), percentile(99), percentile(100));
+
+        for (unsigned i = 0; i < o->concurrency; i++) {
+                curl_easy_cleanup(slots[i].easy);
+                free(slots[i].body);
+        }
+        for (unsigned i = 0; nodes && i < o->nodes; i++) {
+                free(nodes[i].rows_json);
+                free(nodes[i].jobs_json);
+        }
+        free(nodes);
+        free(slots);
+        curl_slist_free_all(headers);
+        curl_multi_cleanup(multi);
+        free(latencies);
+        return errors > 0 ? -EIO : 0;
+}
+
+static int parse_uint(const char *s, unsigned *ret) {
+        uint32_t v;
+
+        if (safe_atou32(s, &v) < 0 || v == 0) {
+                fprintf(stderr, "Invalid number: %s\n", s);
+                return -EINVAL;
+        }
+        *ret = v;
+        return 0;
+}
+
+int main(int argc, char **argv) {
+        static const struct option options[] = {
+                { "nodes", required_argument, NULL, 'n' },
+                { "rows", required_argument, NULL, 'r' },
+                { "duration", required_argument, NULL, 'd' },
+                { "concurrency", required_argument, NULL, 'c' },
+                { "requests", required_argument, NULL, 'k' },
+                { "jobs", required_argument, NULL, 'j' },
+                { "gzip", no_argument, NULL, 'z' },
+                { "job-rounds", required_argument, NULL, 'J' },
+                {}
+        };
+        Options o = { .nodes = 100, .rows = 300, .duration = 20, .concurrency = 8, .requests = 20000,
+                      .job_rounds = 10 };
+        unsigned jobs = 0;
+        int opt, r = 0;
+
+        while ((opt = getopt_long(argc, argv, "", options, NULL)) >= 0) {
+                switch (opt) {
+                case 'n':
+                        r = parse_uint(optarg, &o.nodes);
+                        break;
+                case 'r':
+                        r = parse_uint(optarg, &o.rows);
+                        break;
+                case 'd':
+                        r = parse_uint(optarg, &o.duration);
+                        break;
+                case 'c':
+                        r = parse_uint(optarg, &o.concurrency);
+                        break;
+                case 'k':
+                        r = parse_uint(optarg, &o.requests);
+                        break;
+                case 'j':
+                        r = parse_uint(optarg, &jobs);
+                        o.jobs = jobs;
+                        break;
+                case 'z':
+                        o.gzip = true;
+                        break;
+                case 'J':
+                        r = parse_uint(optarg, &o.job_rounds);
+                        break;
+                default:
+                        r = -EINVAL;
+                }
+                if (r < 0)
+                        return EXIT_FAILURE;
+        }
+        if (argc - optind != 3 || (!streq(argv[optind], "ingest") && !streq(argv[optind], "query")) ||
+            (streq(argv[optind], "query") && o.jobs == 0)) {
+                fprintf(stderr, "Usage: loadgen ingest|query URL TOKEN [options], see the source.\n");
+                return EXIT_FAILURE;
+        }
+        o.mode = argv[optind];
+        o.url = argv[optind + 1];
+        o.token = argv[optind + 2];
+        if (!streq(o.mode, "ingest"))
+                o.concurrency = MIN(o.concurrency, o.requests);
+        curl_global_init(CURL_GLOBAL_DEFAULT);
+        r = run(&o);
+        curl_global_cleanup();
+        return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,211 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <curl/curl.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <sys/stat.h>
+
+#include "lmk.h"
+#include "util.h"
+
+/* A job summary is a few hundred KiB at most; anything far larger is not
+ * an lmk-store answering. */
+#define MAX_ANSWER (64u << 20)
+
+typedef struct Buffer {
+        char *data;
+        size_t size;
+        bool too_large;
+} Buffer;
+
+static size_t on_data(char *ptr, size_t size, size_t nmemb, void *userdata) {
+        Buffer *b = userdata;
+        size_t n = size * nmemb;
+        char *p;
+
+        if (b->size + n > MAX_ANSWER) {
+                b->too_large = true;
+                return 0;
+        }
+        p = realloc(b->data, b->size + n + 1);
+        if (!p)
+                return 0;
+        memcpy(p + b->size, ptr, n);
+        b->data = p;
+        b->size += n;
+        b->data[b->size] = '\0';
+        return n;
+}
+
+/* The token file holds the token alone, or lmk-store's own "ROLE TOKEN"
+ * lines, of which the admin token is the one to use. */
+static int load_token(Cli *cli) {
+        _cleanup_free_ char *text = NULL;
+        char *line, *save = NULL;
+        int r;
+
+        if (!cli->token_file || cli->token)
+                return 0;
+        r = read_full_file(cli->token_file, 1 << 20, &text, NULL);
+        if (r < 0)
+                return cli_error(cli, r, "Failed to read token file %s: %s", cli->token_file, strerror(-r));
+        for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+                char *w1, *w2, *s2 = NULL;
+
+                line[strcspn(line, "#")] = '\0';
+                w1 = strtok_r(line, " \t\r", &s2);
+                w2 = strtok_r(NULL, " \t\r", &s2);
+                if (!w1)
+                        continue;
+                if (!w2 || streq(w1, "admin")) {
+                        cli->token = strdup(w2 ?: w1);
+                        if (!cli->token)
+                                return cli_error(cli, ENOMEM, "Out of memory.");
+                        break;
+                }
+        }
+        explicit_bzero(text, strlen(text));
+        if (!cli->token)
+                return cli_error(cli, EINVAL, "No token in %s: expected the token alone, or \"admin TOKEN\".",
+                                 cli->token_file);
+        return 0;
+}
+
+static int build_url(CURL *c, const char *base, const char *path, const char *const *query, char **ret) {
+        _cleanup_free_ char *url = NULL;
+        size_t n = strlen(base);
+        FILE *f;
+        size_t size;
+        char sep = '?';
+
+        while (n > 0 && base[n - 1] == '/')
+                n--;
+        f = open_memstream(&url, &size);
+        if (!f)
+                return -ENOMEM;
+        fprintf(f, "%.*s%s", (int) n, base, path);
+        for (size_t i = 0; query && query[i]; i += 2) {
+                char *v;
+
+                if (!query[i + 1])
+                        continue;
+                v = curl_easy_escape(c, query[i + 1], 0);
+                if (!v) {
+                        fclose(f);
+                        return -ENOMEM;
+                }
+                fprintf(f, "%c%s=%s", sep, query[i], v);
+                curl_free(v);
+                sep = '&';
+        }
+        if (fclose(f) != 0)
+                return -ENOMEM;
+        *ret = TAKE_PTR(url);
+        return 0;
+}
+
+int cli_get(Cli *cli, const char *path, const char *const *query, json_object **ret) {
+        _cleanup_free_ char *url = NULL, *auth = NULL;
+        struct curl_slist *headers = NULL;
+        Buffer b = {};
+        json_object *o = NULL;
+        long status = 0;
+        CURLcode cr;
+        CURL *c;
+        int r;
+
+        r = load_token(cli);
+        if (r < 0)
+                return r;
+        c = curl_easy_init();
+        if (!c)
+                return cli_error(cli, ENOMEM, "Failed to set up libcurl.");
+        r = build_url(c, cli->store, path, query, &url);
+        if (r < 0) {
+                curl_easy_cleanup(c);
+                return cli_error(cli, r, "Out of memory.");
+        }
+        if (cli->token) {
+                if (asprintf(&auth, "Authorization: Bearer %s", cli->token) < 0) {
+                        curl_easy_cleanup(c);
+                        return cli_error(cli, ENOMEM, "Out of memory.");
+                }
+                headers = curl_slist_append(headers, auth);
+        }
+        headers = curl_slist_append(headers, "Accept: application/json");
+        curl_easy_setopt(c, CURLOPT_URL, url);
+        curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
+        curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
+        curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
+        curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 10L);
+        curl_easy_setopt(c, CURLOPT_TIMEOUT, 60L);
+        curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+        curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+        curl_easy_setopt(c, CURLOPT_ACCEPT_ENCODING, "");
+        cr = curl_easy_perform(c);
+        curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+        curl_slist_free_all(headers);
+        curl_easy_cleanup(c);
+        if (auth)
+                explicit_bzero(auth, strlen(auth));
+
+        if (cr != CURLE_OK) {
+                r = b.too_large ? cli_error(cli, EFBIG, "%s: answer larger than %u bytes", url, MAX_ANSWER)
+                                : cli_error(cli, EIO, "Failed to reach lmk-store at %s: %s", cli->store,
+                                            curl_easy_strerror(cr));
+                free(b.data);
+                return r;
+        }
+        if (b.data)
+                o = json_tokener_parse(b.data);
+        free(b.data);
+        if (status != 200) {
+                const char *msg = jstr(o, "error"), *field = jstr(o, "field");
+
+                if (status == 401)
+                        r = cli_error(cli, EACCES, "%s: %s (give the admin token with --token-file or LMK_TOKEN_FILE)",
+                                      path, msg ?: "unauthorized");
+                else
+                        r = cli_error(cli, status == 404 ? ENOENT : EIO, "%s: %s%s%s (HTTP %ld)", path,
+                                      msg ?: "error", field ? ", field " : "", field ?: "", status);
+                json_object_put(o);
+                return r;
+        }
+        if (!o)
+                return cli_error(cli, EBADMSG, "%s: the answer is not JSON.", url);
+        *ret = o;
+        return 0;
+}
+
+void cli_print_json(json_object *o) {
+        printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+                                                         JSON_C_TO_STRING_NOSLASHESCAPE));
+}
+
+json_object *jget(json_object *o, const char *key) {
+        json_object *v = NULL;
+
+        if (!o || !json_object_object_get_ex(o, key, &v))
+                return NULL;
+        return v;
+}
+
+const char *jstr(json_object *o, const char *key) {
+        json_object *v = jget(o, key);
+
+        return json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+}
+
+int64_t jint(json_object *o, const char *key) {
+        json_object *v = jget(o, key);
+
+        return v && (json_object_is_type(v, json_type_int) || json_object_is_type(v, json_type_double))
+                       ? json_object_get_int64(v) : -1;
+}
+
+double jnum(json_object *o, const char *key) {
+        json_object *v = jget(o, key);
+
+        return v && (json_object_is_type(v, json_type_int) || json_object_is_type(v, json_type_double))
+                       ? json_object_get_double(v) : NAN;
+}

@@ -1,0 +1,190 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* lmk job ID: where one job's time went: metadata, time by kind of object,
+ * the objects and phases with their shares, CPU time and IPC. */
+#include <curl/curl.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+
+#include "lmk.h"
+
+#define MAX_ROWS 25
+
+static void print_header(json_object *j) {
+        char a[32], b[32], el[32], samples[32], cpu[32];
+        json_object *nodes = jget(j, "nodes");
+        const char *cluster = jstr(j, "cluster");
+        int64_t alloc = jint(j, "nodes_allocated");
+        size_t n = json_object_array_length(nodes), col;
+
+        printf("Job %s%s%s: %s\n", jstr(j, "job"), cluster ? " on " : "", cluster ?: "",
+               jstr(j, "name") ?: "(no name)");
+        printf("  User        %s", jstr(j, "user") ?: "-");
+        if (jstr(j, "account"))
+                printf(", account %s", jstr(j, "account"));
+        if (jstr(j, "partition"))
+                printf(", partition %s", jstr(j, "partition"));
+        printf("\n  Seen        %s to %s (%s), %s\n",
+               fmt_time(jnum(j, "first_seen"), a, sizeof(a)), fmt_time(jnum(j, "last_seen"), b, sizeof(b)),
+               fmt_duration(jnum(j, "elapsed_seconds"), el, sizeof(el)),
+               json_object_get_boolean(jget(j, "ended")) ? "ended" : "running");
+
+        col = (size_t) printf("  Nodes       %zu seen", n);
+        if (alloc > 0)
+                col += (size_t) printf(" of %" PRId64 " allocated", alloc);
+        if (n > 0)
+                col += (size_t) printf(":");
+        for (size_t i = 0; i < n; i++) {
+                const char *name = jstr(json_object_array_get_idx(nodes, i), "node") ?: "?";
+
+                if (col + strlen(name) + 1 > 78) {
+                        printf("\n             ");
+                        col = 13;
+                }
+                printf(" %s", name);
+                col += strlen(name) + 1;
+        }
+        printf("\n  Samples     %s, CPU time %s (samples / frequency)\n",
+               fmt_count(jint(j, "samples"), samples, sizeof(samples)),
+               fmt_duration(jnum(j, "cpu_seconds"), cpu, sizeof(cpu)));
+        if (jint(j, "cpu_time_ns") >= 0)
+                printf("  CPU time    %s (counted)\n", fmt_duration(jnum(j, "cpu_time_ns") / 1e9, cpu, sizeof(cpu)));
+        if (jint(j, "cycles") >= 0 && jint(j, "instructions") >= 0)
+                printf("  IPC         %s (%s instructions in %s cycles)\n", fmt_ipc(jget(j, "ipc"), a, sizeof(a)),
+                       fmt_count(jint(j, "instructions"), samples, sizeof(samples)),
+                       fmt_count(jint(j, "cycles"), b, sizeof(b)));
+        else
+                printf("  IPC         - (no cycle and instruction counts for this job)\n");
+}
+
+static void print_kinds(json_object *j) {
+        static const struct {
+                const char *kind, *label;
+        } kinds[] = {
+                { "exe", "executables" }, { "lib", "libraries" }, { "kernel", "kernel" },
+                { "idle", "idle" }, { "anon", "anonymous" }, { "unknown", "unknown" },
+        };
+        json_object *k = jget(j, "kinds");
+        bool any = false;
+
+        printf("\nTime by kind\n ");
+        for (size_t i = 0; i < ELEMENTSOF(kinds); i++) {
+                json_object *x = jget(k, kinds[i].kind);
+                char share[16];
+
+                /* anonymous and unknown only when they happened */
+                if (i >= 4 && jint(x, "samples") <= 0)
+                        continue;
+                printf(" %s %s", kinds[i].label, fmt_share(jnum(x, "share"), share, sizeof(share)));
+                any = true;
+        }
+        printf("%s\n", any ? "" : " -");
+}
+
+static void print_objects(json_object *j) {
+        json_object *objects = jget(j, "objects");
+        size_t n = json_object_array_length(objects);
+
+        printf("\nObjects\n%7s %12s %6s %-6s %s\n", "SHARE", "SAMPLES", "IPC", "KIND", "OBJECT");
+        for (size_t i = 0; i < n && i < MAX_ROWS; i++) {
+                json_object *x = json_object_array_get_idx(objects, i);
+                char share[16], samples[32], ipc[16], path[128];
+
+                printf("%7s %12s %6s %-6s %s\n",
+                       fmt_share(jnum(x, "share"), share, sizeof(share)),
+                       fmt_count(jint(x, "samples"), samples, sizeof(samples)),
+                       fmt_ipc(jget(x, "ipc"), ipc, sizeof(ipc)),
+                       jstr(x, "kind") ?: "?",
+                       fmt_fit(jstr(x, "object") ?: "?", 45, true, path, sizeof(path)));
+        }
+        if (n > MAX_ROWS || json_object_get_boolean(jget(j, "objects_truncated")))
+                printf("%7s (more objects: lmk --json job %s)\n", "", jstr(j, "job"));
+}
+
+static void print_phases(json_object *j) {
+        json_object *phases = jget(j, "phases");
+        size_t n = json_object_array_length(phases);
+
+        if (n == 0 || (n == 1 && streq(jstr(json_object_array_get_idx(phases, 0), "phase") ?: "", "")))
+                return; /* no markers: nothing to add to the objects */
+        printf("\nPhases\n%7s %12s %6s %s\n", "SHARE", "SAMPLES", "IPC", "PHASE");
+        for (size_t i = 0; i < n && i < MAX_ROWS; i++) {
+                json_object *x = json_object_array_get_idx(phases, i);
+                const char *phase = jstr(x, "phase") ?: "";
+                char share[16], samples[32], ipc[16], name[128];
+
+                printf("%7s %12s %6s %s\n",
+                       fmt_share(jnum(x, "share"), share, sizeof(share)),
+                       fmt_count(jint(x, "samples"), samples, sizeof(samples)),
+                       fmt_ipc(jget(x, "ipc"), ipc, sizeof(ipc)),
+                       *phase ? fmt_fit(phase, 52, true, name, sizeof(name)) : "(outside markers)");
+        }
+        if (n > MAX_ROWS)
+                printf("%7s (more phases: lmk --json job %s)\n", "", jstr(j, "job"));
+}
+
+static void print_notes_markers(json_object *j) {
+        json_object *notes = jget(j, "notes"), *markers = jget(j, "markers_off");
+
+        if (notes && json_object_object_length(notes) > 0) {
+                printf("\nNotes\n");
+                json_object_object_foreach(notes, key, val)
+                        printf("  %s = %s\n", key, json_object_get_string(val));
+        }
+        if (json_object_array_length(markers) > 0) {
+                printf("\nMarkers switched off\n");
+                for (size_t i = 0; i < json_object_array_length(markers); i++) {
+                        json_object *m = json_object_array_get_idx(markers, i);
+
+                        printf("  %s in %s: %s\n", jstr(m, "phase") ?: "?", jstr(m, "comm") ?: "?",
+                               jstr(m, "state") ?: "?");
+                }
+        }
+}
+
+int do_job(Cli *cli, int argc, char **argv) {
+        static const struct option options[] = {
+                CLI_COMMON_OPTIONS,
+                { "cluster", required_argument, NULL, 'c' },
+                {}
+        };
+        const char *query[] = { "cluster", NULL, NULL };
+        _cleanup_(json_object_putp) json_object *o = NULL;
+        _cleanup_free_ char *path = NULL;
+        char *id;
+        int opt, r;
+
+        while ((opt = getopt_long(argc, argv, "hj", options, NULL)) >= 0) {
+                r = cli_common_option(cli, opt, optarg);
+                if (r != 0)
+                        continue;
+                if (opt != 'c')
+                        return cli_error(cli, EINVAL, "job: unknown option %s", argv[optind - 1]);
+                query[1] = optarg;
+        }
+        if (optind + 1 != argc)
+                return cli_error(cli, EINVAL, "job: expected one job id, see lmk --help.");
+        if (strchr(argv[optind], '/') || !*argv[optind])
+                return cli_error(cli, EINVAL, "job: \"%s\" is not a job id.", argv[optind]);
+        /* Job ids like "4711+1" or "4711_3" travel in the path: escape them. */
+        id = curl_easy_escape(NULL, argv[optind], 0);
+        if (!id || asprintf(&path, "/api/v1/jobs/%s", id) < 0) {
+                curl_free(id);
+                return cli_error(cli, ENOMEM, "Out of memory.");
+        }
+        curl_free(id);
+
+        r = cli_get(cli, path, query, &o);
+        if (r < 0)
+                return r;
+        if (cli->json) {
+                cli_print_json(o);
+                return 0;
+        }
+        print_header(o);
+        print_kinds(o);
+        print_objects(o);
+        print_phases(o);
+        print_notes_markers(o);
+        return 0;
+}

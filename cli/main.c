@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* lmk: ask lmk-store about jobs, libraries and nodes. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "lmk.h"
+#include "log.h"
+#include "util.h"
+
+#define DEFAULT_STORE "http://localhost:8470"
+
+static const struct {
+        const char *name;
+        int (*func)(Cli *cli, int argc, char **argv);
+} commands[] = {
+        { "jobs", do_jobs },
+        { "job", do_job },
+        { "top", do_top },
+        { "nodes", do_nodes },
+};
+
+static void help(void) {
+        printf("lmk [OPTIONS] COMMAND [ARGS]\n\n"
+               "Ask lmk-store what jobs ran, where their time went, and what the site runs.\n\n"
+               "Commands:\n"
+               "  jobs [--user U] [--since T] [--until T] [--limit N]   List jobs\n"
+               "  job ID [--cluster C]                                  Summary of one job\n"
+               "  top --libs|--exes|--kind K [--since T] [--limit N]    Site-wide time per object\n"
+               "  nodes                                                 Nodes and their last push\n\n"
+               "Options (before or after the command):\n"
+               "  -j --json              Print the store's JSON answer\n"
+               "     --store URL         lmk-store to ask (env LMK_STORE, default %s)\n"
+               "     --token-file FILE   File with the admin token (env LMK_TOKEN_FILE)\n"
+               "  -h --help              Show this help\n"
+               "     --version           Show the version\n\n"
+               "T is Unix seconds or an age: 90m, 24h, 7d, 2w. See lmk(1).\n", DEFAULT_STORE);
+}
+
+int cli_error(const Cli *cli, int error, const char *fmt, ...) {
+        char msg[1024];
+        va_list ap;
+
+        va_start(ap, fmt);
+        vsnprintf(msg, sizeof(msg), fmt, ap);
+        va_end(ap);
+        if (cli && cli->json) {
+                json_object *o = json_object_new_object();
+
+                json_object_object_add(o, "error", json_object_new_string(msg));
+                printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
+                                                                 JSON_C_TO_STRING_NOSLASHESCAPE));
+                json_object_put(o);
+        } else
+                log_error("%s", msg);
+        return error ? -abs(error) : -EINVAL;
+}
+
+int cli_common_option(Cli *cli, int opt, const char *arg) {
+        switch (opt) {
+        case 'j':
+                cli->json = true;
+                return 1;
+        case 's':
+                cli->store = arg;
+                return 1;
+        case 'k':
+                cli->token_file = arg;
+                return 1;
+        case 'h':
+                help();
+                exit(EXIT_SUCCESS);
+        }
+        return 0;
+}
+
+int main(int argc, char **argv) {
+        static const struct option options[] = {
+                CLI_COMMON_OPTIONS,
+                { "version", no_argument, NULL, 'V' },
+                {}
+        };
+        Cli cli = {
+                .store = getenv("LMK_STORE") ?: DEFAULT_STORE,
+                .token_file = getenv("LMK_TOKEN_FILE"),
+        };
+        int opt, r;
+
+        log_setup("lmk");
+        opterr = 0;
+        while ((opt = getopt_long(argc, argv, CLI_COMMON_SHORT, options, NULL)) >= 0) {
+                if (opt == 'V') {
+                        printf("lmk %s\n", PACKAGE_VERSION);
+                        return EXIT_SUCCESS;
+                }
+                if (cli_common_option(&cli, opt, optarg) == 0)
+                        return cli_error(&cli, EINVAL, "Unknown option %s, see lmk --help.",
+                                         argv[optind - 1]), EXIT_FAILURE;
+        }
+        if (optind >= argc) {
+                help();
+                return EXIT_FAILURE;
+        }
+
+        for (size_t i = 0; i < ELEMENTSOF(commands); i++)
+                if (streq(commands[i].name, argv[optind])) {
+                        /* The subcommand sees its name as argv[0]. */
+                        argc -= optind;
+                        argv += optind;
+                        optind = 0;
+                        r = commands[i].func(&cli, argc, argv);
+                        free(cli.token);
+                        return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+                }
+        return cli_error(&cli, EINVAL, "Unknown command \"%s\", see lmk --help.", argv[optind]), EXIT_FAILURE;
+}

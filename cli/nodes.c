@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* lmk nodes: every node that ever pushed, and how long ago it last did. */
+#include <errno.h>
+#include <stdio.h>
+
+#include "lmk.h"
+
+int do_nodes(Cli *cli, int argc, char **argv) {
+        static const struct option options[] = { CLI_COMMON_OPTIONS, {} };
+        _cleanup_(json_object_putp) json_object *o = NULL;
+        json_object *nodes;
+        int opt, r;
+
+        while ((opt = getopt_long(argc, argv, "hj", options, NULL)) >= 0)
+                if (cli_common_option(cli, opt, optarg) == 0)
+                        return cli_error(cli, EINVAL, "nodes: unknown option %s", argv[optind - 1]);
+        if (optind < argc)
+                return cli_error(cli, EINVAL, "nodes: unexpected argument %s", argv[optind]);
+
+        r = cli_get(cli, "/api/v1/nodes", NULL, &o);
+        if (r < 0)
+                return r;
+        if (cli->json) {
+                cli_print_json(o);
+                return 0;
+        }
+
+        nodes = jget(o, "nodes");
+        if (json_object_array_length(nodes) == 0) {
+                printf("No node has pushed yet.\n");
+                return 0;
+        }
+        printf("%-16s %-10s %5s %8s %7s %-16s %10s\n", "NODE", "CLUSTER", "CPUS", "BATCHES", "LOST",
+               "LAST INTERVAL", "LAST PUSH");
+        for (size_t i = 0; i < json_object_array_length(nodes); i++) {
+                json_object *n = json_object_array_get_idx(nodes, i);
+                char name[32], cluster[32], batches[32], lost[32], t[32], age[32];
+
+                printf("%-16s %-10s %5" PRId64 " %8s %7s %-16s %6s ago\n",
+                       fmt_fit(jstr(n, "node") ?: "?", 16, false, name, sizeof(name)),
+                       fmt_fit(jstr(n, "cluster") ?: "-", 10, false, cluster, sizeof(cluster)),
+                       jint(n, "cpus"),
+                       fmt_count(jint(n, "batches"), batches, sizeof(batches)),
+                       fmt_count(jint(n, "samples_lost"), lost, sizeof(lost)),
+                       fmt_time(jnum(n, "last_seen"), t, sizeof(t)),
+                       fmt_duration(jnum(n, "last_push_age_seconds"), age, sizeof(age)));
+        }
+        return 0;
+}

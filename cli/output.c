@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <math.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "lmk.h"
+
+const char *fmt_time(double t, char *buf, size_t size) {
+        time_t tt = (time_t) t;
+        struct tm tm;
+
+        if (isnan(t) || !localtime_r(&tt, &tm) || strftime(buf, size, "%Y-%m-%d %H:%M", &tm) == 0)
+                snprintf(buf, size, "-");
+        return buf;
+}
+
+const char *fmt_duration(double s, char *buf, size_t size) {
+        uint64_t n;
+
+        if (isnan(s) || s < 0)
+                snprintf(buf, size, "-");
+        else if ((n = (uint64_t) llround(s)) < 60)
+                snprintf(buf, size, "%" PRIu64 "s", n);
+        else if (n < 3600)
+                snprintf(buf, size, "%" PRIu64 "m%02" PRIu64 "s", n / 60, n % 60);
+        else if (n < 86400)
+                snprintf(buf, size, "%" PRIu64 "h%02" PRIu64 "m", n / 3600, n % 3600 / 60);
+        else
+                snprintf(buf, size, "%" PRIu64 "d%02" PRIu64 "h", n / 86400, n % 86400 / 3600);
+        return buf;
+}
+
+const char *fmt_count(int64_t n, char *buf, size_t size) {
+        char tmp[32];
+        size_t len, out = 0;
+
+        if (n < 0) {
+                snprintf(buf, size, "-");
+                return buf;
+        }
+        len = (size_t) snprintf(tmp, sizeof(tmp), "%" PRId64, n);
+        for (size_t i = 0; i < len && out + 2 < size; i++) {
+                if (i > 0 && (len - i) % 3 == 0)
+                        buf[out++] = ',';
+                buf[out++] = tmp[i];
+        }
+        buf[out] = '\0';
+        return buf;
+}
+
+const char *fmt_share(double share, char *buf, size_t size) {
+        if (isnan(share))
+                snprintf(buf, size, "-");
+        else
+                snprintf(buf, size, "%.1f%%", share * 100.0);
+        return buf;
+}
+
+const char *fmt_ipc(json_object *v, char *buf, size_t size) {
+        if (!v || json_object_is_type(v, json_type_null))
+                snprintf(buf, size, "-");
+        else
+                snprintf(buf, size, "%.2f", json_object_get_double(v));
+        return buf;
+}
+
+const char *fmt_fit(const char *s, size_t width, bool keep_end, char *buf, size_t size) {
+        size_t n = strlen(s);
+
+        if (n <= width || width < 4)
+                snprintf(buf, size, "%s", s);
+        else if (keep_end)
+                snprintf(buf, size, "...%s", s + n - (width - 3));
+        else
+                snprintf(buf, size, "%.*s...", (int) (width - 3), s);
+        return buf;
+}

@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* lmk top: where the site's CPU time went, per library or executable. */
+#include <errno.h>
+#include <stdio.h>
+
+#include "lmk.h"
+
+int do_top(Cli *cli, int argc, char **argv) {
+        static const struct option options[] = {
+                CLI_COMMON_OPTIONS,
+                { "libs", no_argument, NULL, 'l' },
+                { "exes", no_argument, NULL, 'e' },
+                { "kind", required_argument, NULL, 'K' },
+                { "since", required_argument, NULL, 'S' },
+                { "until", required_argument, NULL, 'U' },
+                { "limit", required_argument, NULL, 'n' },
+                {}
+        };
+        const char *query[] = { "kind", NULL, "since", "7d", "until", NULL, "limit", "20", NULL };
+        _cleanup_(json_object_putp) json_object *o = NULL;
+        char a[32], b[32], total[32];
+        json_object *objects;
+        const char *what;
+        int opt, r;
+
+        while ((opt = getopt_long(argc, argv, "hjn:", options, NULL)) >= 0) {
+                r = cli_common_option(cli, opt, optarg);
+                if (r != 0)
+                        continue;
+                switch (opt) {
+                case 'l':
+                case 'e':
+                case 'K':
+                        if (query[1])
+                                return cli_error(cli, EINVAL, "top: give one of --libs, --exes, --kind");
+                        query[1] = opt == 'l' ? "lib" : opt == 'e' ? "exe" : optarg;
+                        break;
+                case 'S':
+                        query[3] = optarg;
+                        break;
+                case 'U':
+                        query[5] = optarg;
+                        break;
+                case 'n':
+                        query[7] = optarg;
+                        break;
+                default:
+                        return cli_error(cli, EINVAL, "top: unknown option %s", argv[optind - 1]);
+                }
+        }
+        if (optind < argc)
+                return cli_error(cli, EINVAL, "top: unexpected argument %s", argv[optind]);
+
+        r = cli_get(cli, "/api/v1/objects", query, &o);
+        if (r < 0)
+                return r;
+        if (cli->json) {
+                cli_print_json(o);
+                return 0;
+        }
+
+        what = !query[1] ? "object" : streq(query[1], "lib") ? "library" : streq(query[1], "exe") ? "executable"
+                                                                                                    : query[1];
+        printf("Time per %s, %s to %s\n(shares of all %s samples in that time)\n", what,
+               fmt_time(jnum(o, "since"), a, sizeof(a)), fmt_time(jnum(o, "until"), b, sizeof(b)),
+               fmt_count(jint(o, "total_samples"), total, sizeof(total)));
+        objects = jget(o, "objects");
+        if (json_object_array_length(objects) == 0) {
+                printf("No samples in this time.\n");
+                return 0;
+        }
+        printf("%7s %9s %-6s %s\n", "SHARE", "CPU TIME", "KIND", "OBJECT");
+        for (size_t i = 0; i < json_object_array_length(objects); i++) {
+                json_object *x = json_object_array_get_idx(objects, i);
+                char share[16], cpu[32], path[128];
+
+                printf("%7s %9s %-6s %s\n",
+                       fmt_share(jnum(x, "share"), share, sizeof(share)),
+                       fmt_duration(jnum(x, "cpu_seconds"), cpu, sizeof(cpu)),
+                       jstr(x, "kind") ?: "?",
+                       fmt_fit(jstr(x, "object") ?: "?", 55, true, path, sizeof(path)));
+        }
+        return 0;
+}

@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
+#include <time.h>
+
+#include "batch.h"
+#include "inflate.h"
+#include "json-out.h"
+#include "log.h"
+#include "server.h"
+#include "util.h"
+
+static void reply_rejected(Reply *reply, int r, const BatchError *err) {
+        switch (r) {
+        case -E2BIG:
+                reply_error(reply, MHD_HTTP_CONTENT_TOO_LARGE, err->field, "%s", err->message);
+                break;
+        case -ENOMEM:
+                reply_oom(reply);
+                break;
+        default: /* -EBADMSG, -EINVAL, -EPROTONOSUPPORT */
+                reply_error(reply, MHD_HTTP_BAD_REQUEST, err->field[0] ? err->field : NULL, "%s%s%s",
+                            err->field[0] ? err->field : "", err->field[0] ? ": " : "", err->message);
+        }
+}
+
+/* Rejections are counted in server.c, where every answer passes, so that
+ * those decided before the body arrived count too. */
+void api_ingest(Server *s, Request *req, Reply *reply) {
+        _cleanup_(batch_freep) Batch *b = NULL;
+        _cleanup_free_ char *inflated = NULL;
+        _cleanup_(json_object_putp) json_object *o = NULL;
+        const char *data = req->body ?: "";
+        size_t size = req->body_size;
+        uint64_t start = now_ns(CLOCK_MONOTONIC);
+        IngestResult res;
+        BatchError err;
+        int r;
+
+        if (req->gzip) {
+                r = inflate_bounded(data, size, s->config.max_inflated, &inflated, &size);
+                if (r == -EFBIG) {
+                        reply_error(reply, MHD_HTTP_CONTENT_TOO_LARGE, NULL,
+                                    "body inflates to more than the limit of %zu bytes", s->config.max_inflated);
+                        return;
+                }
+                if (r == -ENOMEM) {
+                        reply_oom(reply);
+                        return;
+                }
+                if (r < 0) {
+                        reply_error(reply, MHD_HTTP_BAD_REQUEST, NULL, "body is not valid gzip data");
+                        return;
+                }
+                data = inflated;
+        } else if (size > s->config.max_inflated) {
+                reply_error(reply, MHD_HTTP_CONTENT_TOO_LARGE, NULL,
+                            "body is over the limit of %zu bytes", s->config.max_inflated);
+                return;
+        }
+
+        r = batch_parse(data, size, &b, &err);
+        if (r < 0) {
+                log_debug("Rejected batch: %s: %s", err.field, err.message);
+                reply_rejected(reply, r, &err);
+                return;
+        }
+        /* The parsed batch holds what it needs; the text can go now. */
+        free(TAKE_PTR(inflated));
+
+        if (req->token_node && !streq(req->token_node, b->node)) {
+                reply_error(reply, MHD_HTTP_FORBIDDEN, "batch.node",
+                            "this token may only push batches of node %s", req->token_node);
+                return;
+        }
+
+        r = s->storage->ops->ingest(s->storage, b, (int64_t) time(NULL), &res);
+        if (r < 0) {
+                reply_storage_error(reply, r);
+                return;
+        }
+        metrics_observe_ingest(&s->metrics, (now_ns(CLOCK_MONOTONIC) - start) / 1000);
+        if (res.duplicate)
+                atomic_fetch_add(&s->metrics.batches_duplicate, 1);
+        else {
+                atomic_fetch_add(&s->metrics.batches_stored, 1);
+                atomic_fetch_add(&s->metrics.rows_stored, res.rows);
+        }
+
+        o = json_object_new_object();
+        if (!o ||
+            json_add(o, "status", json_object_new_string(res.duplicate ? "duplicate" : "stored")) < 0 ||
+            json_add(o, "duplicate", json_object_new_boolean(res.duplicate)) < 0 ||
+            json_add(o, "node", json_object_new_string(b->node)) < 0 ||
+            json_add(o, "boot_id", json_object_new_string(b->boot_id)) < 0 ||
+            json_add(o, "seq", json_object_new_int64(b->seq)) < 0 ||
+            json_add(o, "rows", json_object_new_int64((int64_t) res.rows)) < 0)
+                reply_oom(reply);
+        else
+                reply_json(reply, MHD_HTTP_OK, TAKE_PTR(o));
+        /* A batch stored without an answer is not lost: the node's retry
+         * is answered as a duplicate. */
+}

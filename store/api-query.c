@@ -1,0 +1,457 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The read-only query API: /api/v1/jobs, /api/v1/jobs/{id}, /api/v1/objects,
+ * /api/v1/nodes, and the store's own /metrics and /healthz. Shares and
+ * ratios are computed here, from the sums the storage backend returns. */
+#include <errno.h>
+#include <math.h>
+#include <time.h>
+
+#include "json-out.h"
+#include "server.h"
+#include "timeparam.h"
+#include "util.h"
+
+#define DEFAULT_LIMIT 100
+#define MAX_LIMIT 1000
+#define MAX_OFFSET 10000000
+#define OBJECTS_DEFAULT_SINCE "7d"
+
+#define TIME_DECIMALS 3
+#define SHARE_DECIMALS 6
+#define IPC_DECIMALS 3
+
+static bool arg_time(Request *req, const char *key, const char *fallback, int64_t now, int64_t *ret,
+                     Reply *reply) {
+        const char *v = request_arg(req, key) ?: fallback;
+        int r;
+
+        if (!v)
+                return true;
+        r = time_param_parse(v, now, ret);
+        if (r < 0) {
+                reply_error(reply, MHD_HTTP_BAD_REQUEST, key,
+                            "%s=%s: expected Unix seconds, \"now\", or an age such as 90m, 24h, 7d, 2w", key, v);
+                return false;
+        }
+        return true;
+}
+
+static bool arg_uint(Request *req, const char *key, unsigned min, unsigned max, unsigned *ret, Reply *reply) {
+        const char *v = request_arg(req, key);
+        uint64_t n;
+
+        if (!v)
+                return true;
+        if (safe_atou64(v, 10, &n) < 0 || n < min || n > max) {
+                reply_error(reply, MHD_HTTP_BAD_REQUEST, key, "%s=%s: expected an integer from %u to %u",
+                            key, v, min, max);
+                return false;
+        }
+        *ret = (unsigned) n;
+        return true;
+}
+
+static json_object *share_of(int64_t part, int64_t total) {
+        return total > 0 ? json_number((double) part / (double) total, SHARE_DECIMALS) : json_number(0, 0);
+}
+
+static json_object *ipc(int64_t instructions, int64_t cycles) {
+        return json_ratio(instructions, cycles, IPC_DECIMALS);
+}
+
+static double elapsed(double first, double last) {
+        return isnan(first) || isnan(last) ? NAN : last - first;
+}
+
+static int add_job_info(json_object *o, const JobInfo *j) {
+        int r;
+
+        if ((r = json_add(o, "job", json_object_new_string(j->job))) < 0 ||
+            (r = json_add(o, "cluster", json_string_or_null(*j->cluster ? j->cluster : NULL))) < 0 ||
+            (r = json_add(o, "user", json_string_or_null(j->user))) < 0 ||
+            (r = json_add(o, "account", json_string_or_null(j->account))) < 0 ||
+            (r = json_add(o, "partition", json_string_or_null(j->partition))) < 0 ||
+            (r = json_add(o, "name", json_string_or_null(j->name))) < 0 ||
+            (r = json_add(o, "nodes_allocated", json_int_or_null(j->nodes_alloc))) < 0 ||
+            (r = json_add(o, "tasks", json_int_or_null(j->tasks))) < 0 ||
+            (r = json_add(o, "nodes_seen", json_object_new_int64((int64_t) j->n_nodes))) < 0 ||
+            (r = json_add(o, "ended", json_object_new_boolean(j->ended))) < 0 ||
+            (r = json_add(o, "first_seen", json_number(j->first_seen, TIME_DECIMALS))) < 0 ||
+            (r = json_add(o, "last_seen", json_number(j->last_seen, TIME_DECIMALS))) < 0 ||
+            (r = json_add(o, "elapsed_seconds", json_number(elapsed(j->first_seen, j->last_seen), TIME_DECIMALS))) < 0 ||
+            (r = json_add(o, "samples", json_object_new_int64(j->samples))) < 0 ||
+            (r = json_add(o, "cpu_seconds", json_number(j->cpu_seconds, TIME_DECIMALS))) < 0)
+                return r;
+        return 0;
+}
+
+static int add_counters(json_object *o, int64_t cpu_time_ns, int64_t cycles, int64_t instructions) {
+        int r;
+
+        if ((r = json_add(o, "cpu_time_ns", json_int_or_null(cpu_time_ns))) < 0 ||
+            (r = json_add(o, "cycles", json_int_or_null(cycles))) < 0 ||
+            (r = json_add(o, "instructions", json_int_or_null(instructions))) < 0 ||
+            (r = json_add(o, "ipc", ipc(instructions, cycles))) < 0)
+                return r;
+        return 0;
+}
+
+static int array_add(json_object *a, json_object *v) {
+        if (!v)
+                return -ENOMEM;
+        if (json_object_array_add(a, v) < 0) {
+                json_object_put(v);
+                return -ENOMEM;
+        }
+        return 0;
+}
+
+static const char *const jobs_args[] = { "user", "cluster", "since", "until", "limit", "offset", NULL };
+
+void api_jobs(Server *s, Request *req, Reply *reply) {
+        _cleanup_(json_object_putp) json_object *o = NULL;
+        json_object *a;
+        int64_t now = (int64_t) time(NULL);
+        JobFilter f = {
+                .user = request_arg(req, "user"),
+                .cluster = request_arg(req, "cluster"),
+                .since = INT64_MIN,
+                .until = INT64_MAX,
+                .limit = DEFAULT_LIMIT,
+        };
+        JobList l = {};
+        int r;
+
+        if (!request_check_args(req, jobs_args, reply) ||
+            !arg_time(req, "since", NULL, now, &f.since, reply) ||
+            !arg_time(req, "until", NULL, now, &f.until, reply) ||
+            !arg_uint(req, "limit", 1, MAX_LIMIT, &f.limit, reply) ||
+            !arg_uint(req, "offset", 0, MAX_OFFSET, &f.offset, reply))
+                return;
+
+        r = s->storage->ops->list_jobs(s->storage, &f, &l);
+        if (r < 0) {
+                reply_storage_error(reply, r);
+                return;
+        }
+        o = json_object_new_object();
+        a = json_object_new_array();
+        r = o ? 0 : -ENOMEM;
+        if (r >= 0)
+                r = json_add(o, "limit", json_object_new_int64(f.limit));
+        if (r >= 0)
+                r = json_add(o, "offset", json_object_new_int64(f.offset));
+        if (r >= 0)
+                r = json_add(o, "more", json_object_new_boolean(l.more));
+        if (r >= 0)
+                r = json_add(o, "jobs", a);
+        else
+                json_object_put(a);
+        for (size_t i = 0; r >= 0 && i < l.n; i++) {
+                json_object *j = json_object_new_object();
+
+                r = array_add(a, j);
+                if (r >= 0)
+                        r = add_job_info(j, &l.items[i]);
+        }
+        job_list_free(&l);
+        if (r < 0) {
+                reply_oom(reply);
+                return;
+        }
+        reply_json(reply, MHD_HTTP_OK, TAKE_PTR(o));
+}
+
+static int add_share_list(json_object *o, const char *key, const char *name_key, const ShareList *l,
+                          int64_t total, bool with_kind) {
+        json_object *a = json_object_new_array();
+        int r;
+
+        r = json_add(o, key, a);
+        for (size_t i = 0; r >= 0 && i < l->n; i++) {
+                const Share *x = &l->items[i];
+                json_object *e = json_object_new_object();
+
+                if ((r = array_add(a, e)) < 0 ||
+                    (r = json_add(e, name_key, json_object_new_string(x->name))) < 0 ||
+                    (with_kind && (r = json_add(e, "kind", json_string_or_null(x->kind))) < 0) ||
+                    (with_kind && (r = json_add(e, "build_id", json_string_or_null(x->build_id))) < 0) ||
+                    (r = json_add(e, "samples", json_object_new_int64(x->samples))) < 0 ||
+                    (r = json_add(e, "share", share_of(x->samples, total))) < 0 ||
+                    (r = json_add(e, "cpu_seconds", json_number(x->cpu_seconds, TIME_DECIMALS))) < 0 ||
+                    (r = add_counters(e, x->cpu_time_ns, x->cycles, x->instructions)) < 0)
+                        return r;
+        }
+        return r;
+}
+
+static int add_kinds(json_object *o, const JobSummary *js) {
+        json_object *k = json_object_new_object();
+        int r;
+
+        /* Every kind, zero or not, so that clients need not guess. */
+        r = json_add(o, "kinds", k);
+        for (int i = 0; r >= 0 && i < _OBJECT_KIND_MAX; i++) {
+                const char *name = object_kind_to_string(i);
+                const Share *x = NULL;
+                json_object *e;
+
+                for (size_t j = 0; j < js->kinds.n; j++)
+                        if (streq(js->kinds.items[j].name, name))
+                                x = &js->kinds.items[j];
+                e = json_object_new_object();
+                if ((r = json_add(k, name, e)) < 0 ||
+                    (r = json_add(e, "samples", json_object_new_int64(x ? x->samples : 0))) < 0 ||
+                    (r = json_add(e, "share", share_of(x ? x->samples : 0, js->info.samples))) < 0 ||
+                    (r = json_add(e, "cpu_seconds", json_number(x ? x->cpu_seconds : 0, TIME_DECIMALS))) < 0 ||
+                    (r = json_add(e, "ipc", x ? ipc(x->instructions, x->cycles) : json_null())) < 0)
+                        return r;
+        }
+        return r;
+}
+
+static int add_nodes(json_object *o, const JobSummary *js) {
+        json_object *a = json_object_new_array();
+        int r;
+
+        r = json_add(o, "nodes", a);
+        for (size_t i = 0; r >= 0 && i < js->nodes.n; i++) {
+                const Share *x = &js->nodes.items[i];
+                json_object *e = json_object_new_object();
+
+                if ((r = array_add(a, e)) < 0 ||
+                    (r = json_add(e, "node", json_object_new_string(x->name))) < 0 ||
+                    (r = json_add(e, "samples", json_object_new_int64(x->samples))) < 0 ||
+                    (r = json_add(e, "share", share_of(x->samples, js->info.samples))) < 0 ||
+                    (r = json_add(e, "first_seen", json_number(x->first_seen, TIME_DECIMALS))) < 0 ||
+                    (r = json_add(e, "last_seen", json_number(x->last_seen, TIME_DECIMALS))) < 0)
+                        return r;
+        }
+        return r;
+}
+
+static int add_notes_markers(json_object *o, const JobSummary *js) {
+        json_object *n = json_object_new_object(), *a;
+        int r;
+
+        r = json_add(o, "notes", n);
+        for (size_t i = 0; r >= 0 && i < js->n_notes; i++)
+                r = json_add(n, js->notes[i].key, json_object_new_string(js->notes[i].value));
+        if (r < 0)
+                return r;
+
+        a = json_object_new_array();
+        r = json_add(o, "markers_off", a);
+        for (size_t i = 0; r >= 0 && i < js->n_markers; i++) {
+                const Marker *m = &js->markers[i];
+                json_object *e = json_object_new_object();
+
+                if ((r = array_add(a, e)) < 0 ||
+                    (r = json_add(e, "phase", json_object_new_string(m->phase))) < 0 ||
+                    (r = json_add(e, "comm", json_object_new_string(m->comm))) < 0 ||
+                    (r = json_add(e, "state", json_object_new_string(m->state))) < 0 ||
+                    (r = json_add(e, "batches", json_object_new_int64(m->batches))) < 0 ||
+                    (r = json_add(e, "first_seen", json_number(m->first_seen, TIME_DECIMALS))) < 0 ||
+                    (r = json_add(e, "last_seen", json_number(m->last_seen, TIME_DECIMALS))) < 0)
+                        return r;
+        }
+        return r;
+}
+
+static const char *const job_args[] = { "cluster", NULL };
+
+void api_job(Server *s, Request *req, Reply *reply) {
+        _cleanup_(json_object_putp) json_object *o = NULL;
+        const char *id = req->path_arg;
+        JobSummary js = {};
+        int r;
+
+        if (!request_check_args(req, job_args, reply))
+                return;
+        if (strlen(id) > 64 || strchr(id, '/')) {
+                reply_error(reply, MHD_HTTP_NOT_FOUND, NULL, "no such job: %.64s", id);
+                return;
+        }
+        r = s->storage->ops->get_job(s->storage, id, request_arg(req, "cluster"), &js);
+        if (r == -ENOENT) {
+                reply_error(reply, MHD_HTTP_NOT_FOUND, NULL, "no such job: %s", id);
+                return;
+        }
+        if (r == -ENOTUNIQ) {
+                reply_error(reply, MHD_HTTP_CONFLICT, "cluster",
+                            "job %s exists on several clusters, name one with ?cluster=", id);
+                return;
+        }
+        if (r < 0) {
+                reply_storage_error(reply, r);
+                return;
+        }
+
+        o = json_object_new_object();
+        if (!o ||
+            add_job_info(o, &js.info) < 0 ||
+            add_counters(o, js.info.cpu_time_ns, js.info.cycles, js.info.instructions) < 0 ||
+            add_nodes(o, &js) < 0 ||
+            add_kinds(o, &js) < 0 ||
+            add_share_list(o, "objects", "object", &js.objects, js.info.samples, true) < 0 ||
+            json_add(o, "objects_truncated", json_object_new_boolean(js.objects_truncated)) < 0 ||
+            add_share_list(o, "phases", "phase", &js.phases, js.info.samples, false) < 0 ||
+            add_notes_markers(o, &js) < 0) {
+                job_summary_free(&js);
+                reply_oom(reply);
+                return;
+        }
+        job_summary_free(&js);
+        reply_json(reply, MHD_HTTP_OK, TAKE_PTR(o));
+}
+
+static const char *const objects_args[] = { "since", "until", "kind", "limit", NULL };
+
+void api_objects(Server *s, Request *req, Reply *reply) {
+        _cleanup_(json_object_putp) json_object *o = NULL;
+        json_object *a;
+        int64_t now = (int64_t) time(NULL);
+        ObjectFilter f = { .until = now, .kind = -1, .limit = DEFAULT_LIMIT };
+        const char *kind = request_arg(req, "kind");
+        ObjectList l = {};
+        int r;
+
+        if (!request_check_args(req, objects_args, reply) ||
+            !arg_time(req, "since", OBJECTS_DEFAULT_SINCE, now, &f.since, reply) ||
+            !arg_time(req, "until", NULL, now, &f.until, reply) ||
+            !arg_uint(req, "limit", 1, MAX_LIMIT, &f.limit, reply))
+                return;
+        if (kind && (f.kind = object_kind_from_string(kind)) < 0) {
+                reply_error(reply, MHD_HTTP_BAD_REQUEST, "kind",
+                            "kind=%s: expected exe, lib, kernel, idle, anon or unknown", kind);
+                return;
+        }
+
+        r = s->storage->ops->list_objects(s->storage, &f, &l);
+        if (r < 0) {
+                reply_storage_error(reply, r);
+                return;
+        }
+        o = json_object_new_object();
+        a = json_object_new_array();
+        if (!o || !a ||
+            json_add(o, "since", json_object_new_int64(l.since)) < 0 ||
+            json_add(o, "until", json_object_new_int64(l.until)) < 0 ||
+            json_add(o, "kind", json_string_or_null(kind)) < 0 ||
+            json_add(o, "total_samples", json_object_new_int64(l.total_samples)) < 0 ||
+            json_add(o, "total_cpu_seconds", json_number(l.total_cpu_seconds, TIME_DECIMALS)) < 0) {
+                json_object_put(a);
+                r = -ENOMEM;
+        } else
+                r = json_add(o, "objects", a);
+        for (size_t i = 0; r >= 0 && i < l.objects.n; i++) {
+                const Share *x = &l.objects.items[i];
+                json_object *e = json_object_new_object();
+
+                if ((r = array_add(a, e)) < 0 ||
+                    (r = json_add(e, "object", json_object_new_string(x->name))) < 0 ||
+                    (r = json_add(e, "kind", json_object_new_string(x->kind))) < 0 ||
+                    (r = json_add(e, "samples", json_object_new_int64(x->samples))) < 0 ||
+                    (r = json_add(e, "share", share_of(x->samples, l.total_samples))) < 0 ||
+                    (r = json_add(e, "cpu_seconds", json_number(x->cpu_seconds, TIME_DECIMALS))) < 0)
+                        break;
+        }
+        object_list_free(&l);
+        if (r < 0) {
+                reply_oom(reply);
+                return;
+        }
+        reply_json(reply, MHD_HTTP_OK, TAKE_PTR(o));
+}
+
+static const char *const no_args[] = { NULL };
+
+void api_nodes(Server *s, Request *req, Reply *reply) {
+        _cleanup_(json_object_putp) json_object *o = NULL;
+        json_object *a;
+        int64_t now = (int64_t) time(NULL);
+        NodeList l = {};
+        int r;
+
+        if (!request_check_args(req, no_args, reply))
+                return;
+        r = s->storage->ops->list_nodes(s->storage, &l);
+        if (r < 0) {
+                reply_storage_error(reply, r);
+                return;
+        }
+        o = json_object_new_object();
+        a = json_object_new_array();
+        if (o)
+                r = json_add(o, "nodes", a);
+        else {
+                json_object_put(a);
+                r = -ENOMEM;
+        }
+        for (size_t i = 0; r >= 0 && i < l.n; i++) {
+                const NodeInfo *n = &l.items[i];
+                json_object *e = json_object_new_object();
+
+                if ((r = array_add(a, e)) < 0 ||
+                    (r = json_add(e, "node", json_object_new_string(n->name))) < 0 ||
+                    (r = json_add(e, "hostname", json_string_or_null(n->hostname))) < 0 ||
+                    (r = json_add(e, "cluster", json_string_or_null(n->cluster))) < 0 ||
+                    (r = json_add(e, "cpus", json_object_new_int64(n->cpus))) < 0 ||
+                    (r = json_add(e, "boot_id", json_string_or_null(n->boot_id))) < 0 ||
+                    (r = json_add(e, "last_seq", json_object_new_int64(n->last_seq))) < 0 ||
+                    (r = json_add(e, "batches", json_object_new_int64(n->batches))) < 0 ||
+                    (r = json_add(e, "samples", json_object_new_int64(n->samples))) < 0 ||
+                    (r = json_add(e, "samples_lost", json_object_new_int64(n->samples_lost))) < 0 ||
+                    (r = json_add(e, "first_seen", json_number(n->first_seen, TIME_DECIMALS))) < 0 ||
+                    (r = json_add(e, "last_seen", json_number(n->last_seen, TIME_DECIMALS))) < 0 ||
+                    (r = json_add(e, "last_push", json_object_new_int64(n->last_push))) < 0 ||
+                    (r = json_add(e, "last_push_age_seconds", json_object_new_int64(now - n->last_push))) < 0)
+                        break;
+        }
+        node_list_free(&l);
+        if (r < 0) {
+                reply_oom(reply);
+                return;
+        }
+        reply_json(reply, MHD_HTTP_OK, TAKE_PTR(o));
+}
+
+void api_metrics(Server *s, Request *req, Reply *reply) {
+        StorageStats st = {};
+        FILE *f;
+
+        if (!request_check_args(req, no_args, reply))
+                return;
+        f = open_memstream(&reply->text, &reply->text_size);
+        if (!f) {
+                reply_oom(reply);
+                return;
+        }
+        metrics_write(&s->metrics, s->storage->ops->stats(s->storage, &st) >= 0 ? (int64_t) st.db_bytes : -1, f);
+        if (fclose(f) != 0) {
+                free(reply->text);
+                reply->text = NULL;
+                reply_oom(reply);
+                return;
+        }
+        reply->status = MHD_HTTP_OK;
+        reply->content_type = "text/plain; version=0.0.4; charset=utf-8";
+}
+
+void api_healthz(Server *s, Request *req, Reply *reply) {
+        _cleanup_(json_object_putp) json_object *o = NULL;
+        int r;
+
+        if (!request_check_args(req, no_args, reply))
+                return;
+        r = s->storage->ops->check(s->storage);
+        o = json_object_new_object();
+        if (!o ||
+            json_add(o, "status", json_object_new_string(r >= 0 ? "ok" : "database unavailable")) < 0 ||
+            json_add(o, "version", json_object_new_string(PACKAGE_VERSION)) < 0 ||
+            json_add(o, "storage", json_object_new_string(s->storage->ops->name)) < 0) {
+                reply_oom(reply);
+                return;
+        }
+        reply_json(reply, r >= 0 ? MHD_HTTP_OK : MHD_HTTP_SERVICE_UNAVAILABLE, TAKE_PTR(o));
+}

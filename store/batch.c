@@ -1,0 +1,505 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
+#include <json-c/json.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "batch.h"
+
+static const char *const object_kinds[_OBJECT_KIND_MAX] = {
+        [OBJECT_EXE] = "exe",
+        [OBJECT_LIB] = "lib",
+        [OBJECT_KERNEL] = "kernel",
+        [OBJECT_IDLE] = "idle",
+        [OBJECT_ANON] = "anon",
+        [OBJECT_UNKNOWN] = "unknown",
+};
+
+const char *object_kind_to_string(ObjectKind k) {
+        return k >= 0 && k < _OBJECT_KIND_MAX ? object_kinds[k] : NULL;
+}
+
+int object_kind_from_string(const char *s) {
+        for (int i = 0; i < _OBJECT_KIND_MAX; i++)
+                if (streq(object_kinds[i], s))
+                        return i;
+        return -EINVAL;
+}
+
+/* Where in the batch we are, so errors can name the field without building a
+ * path string for every one of 100,000 valid rows. */
+typedef struct Where {
+        const char *parent; /* "batch", "rows", ... or NULL at top level */
+        long index;         /* element of the parent array, or -1 */
+} Where;
+
+#define TOP ((Where) { NULL, -1 })
+#define IN(p) ((Where) { (p), -1 })
+#define AT(p, i) ((Where) { (p), (long) (i) })
+
+_printf_(5, 6)
+static int fail(BatchError *err, int r, Where w, const char *key, const char *fmt, ...) {
+        va_list ap;
+
+        if (!w.parent)
+                snprintf(err->field, sizeof(err->field), "%s", key);
+        else if (w.index < 0)
+                snprintf(err->field, sizeof(err->field), "%s%s%s", w.parent, key ? "." : "", key ?: "");
+        else
+                snprintf(err->field, sizeof(err->field), "%s[%ld]%s%s", w.parent, w.index, key ? "." : "", key ?: "");
+        va_start(ap, fmt);
+        vsnprintf(err->message, sizeof(err->message), fmt, ap);
+        va_end(ap);
+        return r;
+}
+
+static int get_member(json_object *o, Where w, const char *key, bool required,
+                      json_object **ret, bool *ret_present, BatchError *err) {
+        json_object *v = NULL;
+
+        if (!json_object_object_get_ex(o, key, &v)) {
+                if (required)
+                        return fail(err, -EINVAL, w, key, "missing");
+                *ret_present = false;
+                *ret = NULL;
+                return 0;
+        }
+        *ret_present = true;
+        *ret = v;
+        return 0;
+}
+
+enum {
+        OPTIONAL = 0,
+        REQUIRED = 1 << 0,
+        NULLABLE = 1 << 1,
+};
+
+/* A string member of min..max bytes without NUL bytes. Absent or null gives
+ * NULL where the flags allow it. */
+static int get_string(json_object *o, Where w, const char *key, unsigned flags,
+                      size_t min, size_t max, const char **ret, BatchError *err) {
+        json_object *v = NULL;
+        bool present;
+        const char *s;
+        int r, len;
+
+        r = get_member(o, w, key, flags & REQUIRED, &v, &present, err);
+        if (r < 0)
+                return r;
+        if (!present) {
+                *ret = NULL;
+                return 0;
+        }
+        if (json_object_is_type(v, json_type_null)) {
+                if (!(flags & NULLABLE))
+                        return fail(err, -EINVAL, w, key, "must be a string, not null");
+                *ret = NULL;
+                return 0;
+        }
+        if (!json_object_is_type(v, json_type_string))
+                return fail(err, -EINVAL, w, key, "must be a string");
+        s = json_object_get_string(v);
+        len = json_object_get_string_len(v);
+        if ((size_t) len < min || (size_t) len > max)
+                return fail(err, -EINVAL, w, key, "must be %zu to %zu bytes long, is %d", min, max, len);
+        if (strlen(s) != (size_t) len)
+                return fail(err, -EINVAL, w, key, "must not contain NUL bytes");
+        *ret = s;
+        return 0;
+}
+
+/* An integer member in min..max; absent or null gives BATCH_NULL where the
+ * flags allow it. Numbers with a fraction or exponent are not integers. */
+static int get_int(json_object *o, Where w, const char *key, unsigned flags,
+                   int64_t min, int64_t max, int64_t *ret, BatchError *err) {
+        json_object *v = NULL;
+        bool present;
+        int64_t i;
+        int r;
+
+        r = get_member(o, w, key, flags & REQUIRED, &v, &present, err);
+        if (r < 0)
+                return r;
+        if (!present || json_object_is_type(v, json_type_null)) {
+                if (present && !(flags & NULLABLE))
+                        return fail(err, -EINVAL, w, key, "must be an integer, not null");
+                *ret = BATCH_NULL;
+                return 0;
+        }
+        if (!json_object_is_type(v, json_type_int))
+                return fail(err, -EINVAL, w, key, "must be an integer");
+        /* json-c saturates out-of-range literals at INT64_MIN/INT64_MAX and
+         * reads values above INT64_MAX as INT64_MAX: every max we pass is
+         * below that, so both land outside the range. */
+        i = json_object_get_int64(v);
+        if (i < min || i > max)
+                return fail(err, -EINVAL, w, key, "must be between %" PRId64 " and %" PRId64, min, max);
+        *ret = i;
+        return 0;
+}
+
+static int get_double(json_object *o, Where w, const char *key, unsigned flags,
+                      double min, double max, double *ret, BatchError *err) {
+        json_object *v = NULL;
+        bool present;
+        double d;
+        int r;
+
+        r = get_member(o, w, key, flags & REQUIRED, &v, &present, err);
+        if (r < 0)
+                return r;
+        if (!present) {
+                *ret = NAN;
+                return 0;
+        }
+        if (!json_object_is_type(v, json_type_double) && !json_object_is_type(v, json_type_int))
+                return fail(err, -EINVAL, w, key, "must be a number");
+        d = json_object_get_double(v);
+        if (!isfinite(d) || d < min || d > max)
+                return fail(err, -EINVAL, w, key, "must be a number between %g and %g", min, max);
+        *ret = d;
+        return 0;
+}
+
+static int get_bool(json_object *o, Where w, const char *key, bool *ret, BatchError *err) {
+        json_object *v = NULL;
+        bool present;
+        int r;
+
+        r = get_member(o, w, key, false, &v, &present, err);
+        if (r < 0)
+                return r;
+        if (!present || json_object_is_type(v, json_type_null)) {
+                *ret = false;
+                return 0;
+        }
+        if (!json_object_is_type(v, json_type_boolean))
+                return fail(err, -EINVAL, w, key, "must be true or false");
+        *ret = json_object_get_boolean(v);
+        return 0;
+}
+
+static int get_object(json_object *o, Where w, const char *key, bool required,
+                      json_object **ret, BatchError *err) {
+        json_object *v = NULL;
+        bool present;
+        int r;
+
+        r = get_member(o, w, key, required, &v, &present, err);
+        if (r < 0)
+                return r;
+        if (present && !json_object_is_type(v, json_type_object))
+                return fail(err, -EINVAL, w, key, "must be an object");
+        *ret = present ? v : NULL;
+        return 0;
+}
+
+static int get_array(json_object *o, const char *key, bool required, size_t max,
+                     json_object **ret, size_t *ret_n, BatchError *err) {
+        json_object *v = NULL;
+        bool present;
+        size_t n;
+        int r;
+
+        r = get_member(o, TOP, key, required, &v, &present, err);
+        if (r < 0)
+                return r;
+        if (!present || json_object_is_type(v, json_type_null)) {
+                *ret = NULL;
+                *ret_n = 0;
+                return 0;
+        }
+        if (!json_object_is_type(v, json_type_array))
+                return fail(err, -EINVAL, TOP, key, "must be an array");
+        n = json_object_array_length(v);
+        if (n > max)
+                return fail(err, -E2BIG, TOP, key, "has %zu elements, at most %zu are allowed", n, max);
+        *ret = v;
+        *ret_n = n;
+        return 0;
+}
+
+/* Times are Unix seconds: anything before 2000 or after 2200 is a broken
+ * clock or a unit mix-up (milliseconds), not data. */
+#define TIME_MIN 946684800.0
+#define TIME_MAX 7258118400.0
+#define MAX_NAME 255
+#define MAX_ID 64
+#define MAX_COMM 15
+#define MAX_OBJECT 4096
+#define MAX_PHASE 1024
+#define MAX_BUILD_ID 40
+
+static int parse_header(json_object *root, Batch *b, BatchError *err) {
+        json_object *o;
+        const char *format;
+        int64_t version;
+        int r;
+
+        r = get_string(root, TOP, "format", REQUIRED, 0, 64, &format, err);
+        if (r < 0)
+                return r;
+        if (!streq(format, BATCH_FORMAT))
+                return fail(err, -EPROTONOSUPPORT, TOP, "format", "must be \"%s\"", BATCH_FORMAT);
+        r = get_int(root, TOP, "version", REQUIRED, 0, INT32_MAX, &version, err);
+        if (r < 0)
+                return r;
+        if (version != BATCH_VERSION)
+                return fail(err, -EPROTONOSUPPORT, TOP, "version",
+                            "version %" PRId64 " is not supported, this store knows version %d",
+                            version, BATCH_VERSION);
+
+        if ((r = get_object(root, TOP, "batch", true, &o, err)) < 0 ||
+            (r = get_string(o, IN("batch"), "node", REQUIRED, 1, MAX_NAME, &b->node, err)) < 0 ||
+            (r = get_string(o, IN("batch"), "boot_id", REQUIRED, 1, MAX_ID, &b->boot_id, err)) < 0 ||
+            (r = get_int(o, IN("batch"), "seq", REQUIRED, 0, INT64_MAX - 1, &b->seq, err)) < 0)
+                return r;
+
+        if ((r = get_object(root, TOP, "node", true, &o, err)) < 0 ||
+            (r = get_string(o, IN("node"), "hostname", NULLABLE, 1, MAX_NAME, &b->hostname, err)) < 0 ||
+            (r = get_int(o, IN("node"), "cpus", REQUIRED, 1, 1 << 20, &b->cpus, err)) < 0 ||
+            (r = get_string(o, IN("node"), "cluster", NULLABLE, 1, MAX_NAME, &b->cluster, err)) < 0)
+                return r;
+
+        if ((r = get_object(root, TOP, "interval", true, &o, err)) < 0 ||
+            (r = get_double(o, IN("interval"), "start", REQUIRED, TIME_MIN, TIME_MAX, &b->start, err)) < 0 ||
+            (r = get_double(o, IN("interval"), "end", REQUIRED, TIME_MIN, TIME_MAX, &b->end, err)) < 0)
+                return r;
+        if (b->start > b->end)
+                return fail(err, -EINVAL, IN("interval"), "end", "must not be before interval.start");
+
+        if ((r = get_object(root, TOP, "sampling", true, &o, err)) < 0 ||
+            (r = get_string(o, IN("sampling"), "event", REQUIRED, 1, 64, &b->event, err)) < 0 ||
+            (r = get_double(o, IN("sampling"), "frequency_hz", REQUIRED, 0, 1e6, &b->frequency_hz, err)) < 0 ||
+            (r = get_int(o, IN("sampling"), "samples_lost", OPTIONAL, 0, INT64_MAX - 1, &b->samples_lost, err)) < 0)
+                return r;
+        if (b->frequency_hz <= 0)
+                return fail(err, -EINVAL, IN("sampling"), "frequency_hz", "must be greater than 0");
+        if (b->samples_lost == BATCH_NULL)
+                b->samples_lost = 0;
+        return 0;
+}
+
+static int parse_notes(json_object *o, Where w, BatchJob *j, BatchError *err) {
+        size_t n = 0, bytes = 0;
+
+        if (!o)
+                return 0;
+        if (json_object_object_length(o) > (int) BATCH_MAX_NOTES)
+                return fail(err, -EINVAL, w, "notes", "has more than %u keys", BATCH_MAX_NOTES);
+        j->notes = calloc(MAX(json_object_object_length(o), 1), sizeof(BatchNote));
+        if (!j->notes)
+                return -ENOMEM;
+        json_object_object_foreach(o, key, val) {
+                const char *s;
+                int len;
+
+                if (!json_object_is_type(val, json_type_string))
+                        return fail(err, -EINVAL, w, "notes", "values must be strings");
+                s = json_object_get_string(val);
+                len = json_object_get_string_len(val);
+                if (strlen(s) != (size_t) len || !*key)
+                        return fail(err, -EINVAL, w, "notes", "keys must be non-empty and values free of NUL bytes");
+                bytes += strlen(key) + (size_t) len;
+                if (bytes > BATCH_MAX_NOTES_BYTES)
+                        return fail(err, -EINVAL, w, "notes", "holds more than %u bytes", BATCH_MAX_NOTES_BYTES);
+                j->notes[n++] = (BatchNote) { key, s };
+        }
+        j->n_notes = n;
+        return 0;
+}
+
+static int parse_jobs(json_object *root, Batch *b, BatchError *err) {
+        json_object *a;
+        int r;
+
+        r = get_array(root, "jobs", false, BATCH_MAX_JOBS, &a, &b->n_jobs, err);
+        if (r < 0 || b->n_jobs == 0)
+                return r;
+        b->jobs = calloc(b->n_jobs, sizeof(BatchJob));
+        if (!b->jobs)
+                return -ENOMEM;
+        for (size_t i = 0; i < b->n_jobs; i++) {
+                json_object *o = json_object_array_get_idx(a, i), *notes;
+                BatchJob *j = &b->jobs[i];
+                Where w = AT("jobs", i);
+
+                if (!json_object_is_type(o, json_type_object))
+                        return fail(err, -EINVAL, w, NULL, "must be an object");
+                if ((r = get_string(o, w, "job", REQUIRED, 1, MAX_ID, &j->job, err)) < 0 ||
+                    (r = get_string(o, w, "cluster", NULLABLE, 1, MAX_NAME, &j->cluster, err)) < 0 ||
+                    (r = get_string(o, w, "user", NULLABLE, 1, MAX_NAME, &j->user, err)) < 0 ||
+                    (r = get_string(o, w, "account", NULLABLE, 1, MAX_NAME, &j->account, err)) < 0 ||
+                    (r = get_string(o, w, "partition", NULLABLE, 1, MAX_NAME, &j->partition, err)) < 0 ||
+                    (r = get_string(o, w, "name", NULLABLE, 0, MAX_NAME, &j->name, err)) < 0 ||
+                    (r = get_int(o, w, "nodes", NULLABLE, 1, 1 << 24, &j->nodes, err)) < 0 ||
+                    (r = get_int(o, w, "tasks", NULLABLE, 0, 1 << 30, &j->tasks, err)) < 0 ||
+                    (r = get_double(o, w, "first_seen", OPTIONAL, TIME_MIN, TIME_MAX, &j->first_seen, err)) < 0 ||
+                    (r = get_double(o, w, "last_seen", OPTIONAL, TIME_MIN, TIME_MAX, &j->last_seen, err)) < 0 ||
+                    (r = get_bool(o, w, "ended", &j->ended, err)) < 0)
+                        return r;
+
+                /* notes may be null like the other optional members */
+                if (json_object_object_get_ex(o, "notes", &notes) && json_object_is_type(notes, json_type_null))
+                        notes = NULL;
+                else if ((r = get_object(o, w, "notes", false, &notes, err)) < 0)
+                        return r;
+                r = parse_notes(notes, w, j, err);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int parse_rows(json_object *root, Batch *b, BatchError *err) {
+        json_object *a;
+        int r;
+
+        r = get_array(root, "rows", true, BATCH_MAX_ROWS, &a, &b->n_rows, err);
+        if (r < 0 || b->n_rows == 0)
+                return r;
+        b->rows = calloc(b->n_rows, sizeof(BatchRow));
+        if (!b->rows)
+                return -ENOMEM;
+        for (size_t i = 0; i < b->n_rows; i++) {
+                json_object *o = json_object_array_get_idx(a, i);
+                BatchRow *row = &b->rows[i];
+                Where w = AT("rows", i);
+                const char *kind;
+                int k;
+
+                if (!json_object_is_type(o, json_type_object))
+                        return fail(err, -EINVAL, w, NULL, "must be an object");
+                if ((r = get_string(o, w, "job", NULLABLE, 1, MAX_ID, &row->job, err)) < 0 ||
+                    (r = get_string(o, w, "step", NULLABLE, 1, MAX_ID, &row->step, err)) < 0 ||
+                    (r = get_string(o, w, "user", NULLABLE, 1, MAX_NAME, &row->user, err)) < 0 ||
+                    (r = get_string(o, w, "comm", NULLABLE, 0, MAX_COMM, &row->comm, err)) < 0 ||
+                    (r = get_string(o, w, "object", REQUIRED, 1, MAX_OBJECT, &row->object, err)) < 0 ||
+                    (r = get_string(o, w, "kind", REQUIRED, 1, 16, &kind, err)) < 0 ||
+                    (r = get_string(o, w, "build_id", NULLABLE, 0, MAX_BUILD_ID, &row->build_id, err)) < 0 ||
+                    (r = get_string(o, w, "phase", NULLABLE, 0, MAX_PHASE, &row->phase, err)) < 0 ||
+                    (r = get_int(o, w, "samples", REQUIRED, 0, BATCH_MAX_COUNTER, &row->samples, err)) < 0 ||
+                    (r = get_int(o, w, "cpu_time_ns", NULLABLE, 0, BATCH_MAX_COUNTER, &row->cpu_time_ns, err)) < 0 ||
+                    (r = get_int(o, w, "cycles", NULLABLE, 0, BATCH_MAX_COUNTER, &row->cycles, err)) < 0 ||
+                    (r = get_int(o, w, "instructions", NULLABLE, 0, BATCH_MAX_COUNTER, &row->instructions, err)) < 0)
+                        return r;
+                if (row->build_id && row->build_id[strspn(row->build_id, "0123456789abcdef")])
+                        return fail(err, -EINVAL, w, "build_id", "must be lower-case hex");
+                k = object_kind_from_string(kind);
+                if (k < 0)
+                        return fail(err, -EINVAL, w, "kind", "must be one of exe, lib, kernel, idle, anon, unknown");
+                row->kind = k;
+                row->step = row->step ?: "";
+                row->user = row->user ?: "";
+                row->comm = row->comm ?: "";
+                row->build_id = row->build_id ?: "";
+                row->phase = row->phase ?: "";
+                /* The sum stays far below INT64_MAX: at most 10^5 rows of 2^53. */
+                b->total_samples += row->samples;
+        }
+        return 0;
+}
+
+static int parse_markers(json_object *root, Batch *b, BatchError *err) {
+        json_object *a;
+        int r;
+
+        r = get_array(root, "markers", false, BATCH_MAX_MARKERS, &a, &b->n_markers, err);
+        if (r < 0 || b->n_markers == 0)
+                return r;
+        b->markers = calloc(b->n_markers, sizeof(BatchMarker));
+        if (!b->markers)
+                return -ENOMEM;
+        for (size_t i = 0; i < b->n_markers; i++) {
+                json_object *o = json_object_array_get_idx(a, i);
+                BatchMarker *m = &b->markers[i];
+                Where w = AT("markers", i);
+
+                if (!json_object_is_type(o, json_type_object))
+                        return fail(err, -EINVAL, w, NULL, "must be an object");
+                if ((r = get_string(o, w, "job", NULLABLE, 1, MAX_ID, &m->job, err)) < 0 ||
+                    (r = get_string(o, w, "comm", NULLABLE, 0, MAX_COMM, &m->comm, err)) < 0 ||
+                    (r = get_string(o, w, "phase", REQUIRED, 0, MAX_PHASE, &m->phase, err)) < 0 ||
+                    (r = get_string(o, w, "state", REQUIRED, 1, 32, &m->state, err)) < 0)
+                        return r;
+                m->comm = m->comm ?: "";
+        }
+        return 0;
+}
+
+Batch *batch_free(Batch *b) {
+        if (!b)
+                return NULL;
+        for (size_t i = 0; i < b->n_jobs && b->jobs; i++)
+                free(b->jobs[i].notes);
+        free(b->jobs);
+        free(b->rows);
+        free(b->markers);
+        json_object_put(b->json);
+        free(b);
+        return NULL;
+}
+
+static int parse_json(const char *data, size_t size, json_object **ret, BatchError *err) {
+        json_tokener *tok;
+        json_object *root;
+        enum json_tokener_error e;
+        size_t end;
+
+        if (size > INT32_MAX)
+                return fail(err, -EBADMSG, TOP, "", "body too large to parse");
+        tok = json_tokener_new_ex(BATCH_JSON_DEPTH);
+        if (!tok)
+                return -ENOMEM;
+        json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+        root = json_tokener_parse_ex(tok, data, (int) size);
+        e = json_tokener_get_error(tok);
+        end = json_tokener_get_parse_end(tok);
+        json_tokener_free(tok);
+
+        if (!root || e != json_tokener_success) {
+                json_object_put(root);
+                if (e == json_tokener_continue)
+                        return fail(err, -EBADMSG, TOP, "", "invalid JSON: unexpected end of input");
+                return fail(err, -EBADMSG, TOP, "", "invalid JSON at byte %zu: %s", end, json_tokener_error_desc(e));
+        }
+        /* Only whitespace may follow the batch. */
+        for (size_t i = end; i < size; i++)
+                if (!strchr(" \t\r\n", data[i])) {
+                        json_object_put(root);
+                        return fail(err, -EBADMSG, TOP, "", "invalid JSON: trailing data at byte %zu", i);
+                }
+        *ret = root;
+        return 0;
+}
+
+int batch_parse(const char *data, size_t size, Batch **ret, BatchError *err) {
+        _cleanup_(batch_freep) Batch *b = NULL;
+        json_object *root = NULL;
+        int r;
+
+        *err = (BatchError) {};
+        r = parse_json(data, size, &root, err);
+        if (r < 0)
+                return r;
+
+        b = calloc(1, sizeof(Batch));
+        if (!b) {
+                json_object_put(root);
+                return -ENOMEM;
+        }
+        b->json = root;
+        if (!json_object_is_type(root, json_type_object))
+                return fail(err, -EINVAL, TOP, "", "a batch must be a JSON object");
+
+        if ((r = parse_header(root, b, err)) < 0 ||
+            (r = parse_jobs(root, b, err)) < 0 ||
+            (r = parse_rows(root, b, err)) < 0 ||
+            (r = parse_markers(root, b, err)) < 0)
+                return r;
+
+        *ret = TAKE_PTR(b);
+        return 0;
+}

@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "macro.h"
+
+/* A batch as lmkd pushes it (docs/batch-format.md), parsed and validated but
+ * not yet stored. Parsing needs no database, so the fuzz target and the unit
+ * tests exercise it alone. Strings point into the parsed JSON tree, which the
+ * Batch owns: they live until batch_free(). */
+
+#define BATCH_FORMAT "lmk-batch"
+#define BATCH_VERSION 1
+
+#define BATCH_MAX_ROWS 100000u
+#define BATCH_MAX_JOBS 10000u
+#define BATCH_MAX_MARKERS 10000u
+#define BATCH_MAX_NOTES 32u
+#define BATCH_MAX_NOTES_BYTES 1024u
+#define BATCH_JSON_DEPTH 16
+/* Counter values above 2^53 would lose precision in JSON clients and cannot
+ * occur in one interval (2^53 cycles is 35 days of one CPU at 3 GHz). */
+#define BATCH_MAX_COUNTER (UINT64_C(1) << 53)
+#define BATCH_NULL INT64_C(-1) /* a counter that lmkd did not have */
+
+typedef enum ObjectKind {
+        OBJECT_EXE,
+        OBJECT_LIB,
+        OBJECT_KERNEL,
+        OBJECT_IDLE,
+        OBJECT_ANON,
+        OBJECT_UNKNOWN,
+        _OBJECT_KIND_MAX,
+} ObjectKind;
+
+const char *object_kind_to_string(ObjectKind k);
+int object_kind_from_string(const char *s); /* ObjectKind or -EINVAL */
+
+typedef struct BatchNote {
+        const char *key;
+        const char *value;
+} BatchNote;
+
+typedef struct BatchJob {
+        const char *job;
+        const char *cluster; /* NULL: the node's cluster */
+        const char *user, *account, *partition, *name;
+        int64_t nodes, tasks;          /* BATCH_NULL when absent */
+        double first_seen, last_seen;  /* NAN when absent */
+        bool ended;
+        BatchNote *notes;
+        size_t n_notes;
+} BatchJob;
+
+typedef struct BatchRow {
+        const char *job; /* NULL: system work */
+        const char *step, *user, *comm, *object, *build_id, *phase; /* never NULL; "" when absent */
+        ObjectKind kind;
+        int64_t samples;
+        int64_t cpu_time_ns, cycles, instructions; /* BATCH_NULL when null */
+} BatchRow;
+
+typedef struct BatchMarker {
+        const char *job; /* NULL: outside jobs */
+        const char *comm, *phase, *state;
+} BatchMarker;
+
+typedef struct Batch {
+        const char *node, *boot_id;
+        int64_t seq;
+        const char *hostname, *cluster; /* NULL when absent */
+        int64_t cpus;
+        double start, end;
+        const char *event;
+        double frequency_hz;
+        int64_t samples_lost;
+
+        BatchJob *jobs;
+        size_t n_jobs;
+        BatchRow *rows;
+        size_t n_rows;
+        BatchMarker *markers;
+        size_t n_markers;
+
+        int64_t total_samples;
+        void *json; /* the json_object everything above points into */
+} Batch;
+
+/* Why a batch was rejected: the first offending field ("rows[17].samples")
+ * and what is wrong with it, for the 400 answer. */
+typedef struct BatchError {
+        char field[96];
+        char message[160];
+} BatchError;
+
+/* Parses and validates a JSON batch of size bytes (need not be NUL-terminated).
+ * Returns 0 and a Batch to free with batch_free(), or:
+ *   -EBADMSG         not JSON (or nested deeper than BATCH_JSON_DEPTH)
+ *   -EINVAL          JSON, but not a valid batch
+ *   -EPROTONOSUPPORT a format or version this store does not know
+ *   -E2BIG           more rows, jobs or markers than allowed
+ *   -ENOMEM
+ * with err filled in for every error but -ENOMEM. */
+int batch_parse(const char *data, size_t size, Batch **ret, BatchError *err);
+
+Batch *batch_free(Batch *b);
+DEFINE_TRIVIAL_CLEANUP_FUNC(Batch *, batch_free);

@@ -1,0 +1,214 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
+#include <ini.h>
+#include <netdb.h>
+#include <netinet/in.h>
+
+#include "config.h"
+#include "macro.h"
+#include "util.h"
+
+void store_config_init(StoreConfig *c) {
+        *c = (StoreConfig) {
+                .threads = 4,
+                .connection_timeout = 30,
+                .max_connections = 1024,
+                .max_connections_per_ip = 64,
+                .max_body = STORE_DEFAULT_MAX_BODY,
+                .max_buffered = UINT64_C(512) << 20,
+        };
+}
+
+void store_config_done(StoreConfig *c) {
+        free(c->db);
+        free(c->listen);
+        free(c->token_file);
+        *c = (StoreConfig) {};
+}
+
+int parse_size(const char *s, uint64_t *ret) {
+        _cleanup_free_ char *num = NULL;
+        uint64_t v, mult = 1;
+        size_t n = strlen(s);
+        int r;
+
+        if (n == 0)
+                return -EINVAL;
+        switch (s[n - 1]) {
+        case 'K':
+                mult = UINT64_C(1) << 10;
+                break;
+        case 'M':
+                mult = UINT64_C(1) << 20;
+                break;
+        case 'G':
+                mult = UINT64_C(1) << 30;
+                break;
+        }
+        num = strndup(s, mult > 1 ? n - 1 : n);
+        if (!num)
+                return -ENOMEM;
+        r = safe_atou64(num, 10, &v);
+        if (r < 0)
+                return r;
+        if (v > UINT64_MAX / mult)
+                return -ERANGE;
+        *ret = v * mult;
+        return 0;
+}
+
+static int set_uint(const char *value, unsigned min, unsigned max, unsigned *ret) {
+        uint32_t v;
+        int r;
+
+        r = safe_atou32(value, &v);
+        if (r < 0)
+                return r;
+        if (v < min || v > max)
+                return -ERANGE;
+        *ret = v;
+        return 0;
+}
+
+static int set_string(const char *value, char **ret) {
+        char *p;
+
+        if (!*value)
+                return -EINVAL;
+        p = strdup(value);
+        if (!p)
+                return -ENOMEM;
+        free(*ret);
+        *ret = p;
+        return 0;
+}
+
+int store_config_set(StoreConfig *c, const char *key, const char *value) {
+        int r;
+
+        if (streq(key, "db"))
+                return set_string(value, &c->db);
+        if (streq(key, "listen")) {
+                struct sockaddr_storage sa;
+
+                r = parse_listen(value, &sa, NULL);
+                if (r < 0)
+                        return r;
+                return set_string(value, &c->listen);
+        }
+        if (streq(key, "token-file"))
+                return set_string(value, &c->token_file);
+        if (streq(key, "threads"))
+                return set_uint(value, 1, 256, &c->threads);
+        if (streq(key, "connection-timeout"))
+                return set_uint(value, 1, 3600, &c->connection_timeout);
+        if (streq(key, "max-connections"))
+                return set_uint(value, 1, 65536, &c->max_connections);
+        if (streq(key, "max-connections-per-ip"))
+                return set_uint(value, 0, 65536, &c->max_connections_per_ip);
+        if (streq(key, "max-body") || streq(key, "max-buffered")) {
+                uint64_t v;
+
+                r = parse_size(value, &v);
+                if (r < 0)
+                        return r;
+                /* Below 1 KiB not even an empty batch fits; above 1 GiB one
+                 * request's parse tree would not fit in memory. */
+                if (v < 1024 || v > (UINT64_C(1) << 30) * (streq(key, "max-body") ? 1 : 64))
+                        return -ERANGE;
+                if (streq(key, "max-body"))
+                        c->max_body = v;
+                else
+                        c->max_buffered = v;
+                return 0;
+        }
+        return -ENOENT;
+}
+
+typedef struct LoadState {
+        StoreConfig *config;
+        int error;
+} LoadState;
+
+static int on_ini(void *user, const char *section, const char *name, const char *value) {
+        LoadState *st = user;
+        int r;
+
+        if (*section && !streq(section, "lmk-store")) {
+                st->error = -ENOENT;
+                return 0;
+        }
+        r = store_config_set(st->config, name, value);
+        if (r < 0) {
+                st->error = r;
+                return 0;
+        }
+        return 1;
+}
+
+int store_config_load(StoreConfig *c, const char *path, unsigned *ret_line) {
+        _cleanup_fclose_ FILE *f = NULL;
+        LoadState st = { .config = c };
+        int line;
+
+        f = fopen(path, "re");
+        if (!f)
+                return -errno;
+        line = ini_parse_file(f, on_ini, &st);
+        if (line < 0)
+                return -ENOMEM;
+        if (line > 0) {
+                *ret_line = (unsigned) line;
+                return st.error < 0 ? st.error : -EINVAL;
+        }
+        return 0;
+}
+
+int parse_listen(const char *s, struct sockaddr_storage *ret, socklen_t *ret_len) {
+        _cleanup_free_ char *host = NULL;
+        struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE | AI_NUMERICSERV };
+        struct addrinfo *ai = NULL;
+        const char *colon, *port;
+        uint32_t p;
+        int r;
+
+        if (s[0] == '[') {
+                const char *close = strchr(s, ']');
+
+                if (!close || close[1] != ':')
+                        return -EINVAL;
+                host = strndup(s + 1, (size_t) (close - s - 1));
+                port = close + 2;
+                hints.ai_family = AF_INET6;
+        } else {
+                colon = strrchr(s, ':');
+                if (!colon)
+                        return -EINVAL;
+                host = strndup(s, (size_t) (colon - s));
+                port = colon + 1;
+        }
+        if (!host)
+                return -ENOMEM;
+        r = safe_atou32(port, &p);
+        if (r < 0 || p > 65535)
+                return -EINVAL;
+        if (streq(host, "*") || !*host) {
+                free(host);
+                host = NULL;
+                hints.ai_family = AF_INET6; /* [::] takes IPv4 too */
+        }
+
+        r = getaddrinfo(host, port, &hints, &ai);
+        if (r != 0)
+                return r == EAI_MEMORY ? -ENOMEM : -EADDRNOTAVAIL;
+        if (ai->ai_addrlen > sizeof(*ret)) {
+                freeaddrinfo(ai);
+                return -EINVAL;
+        }
+        memset(ret, 0, sizeof(*ret));
+        memcpy(ret, ai->ai_addr, ai->ai_addrlen);
+        if (ret_len)
+                *ret_len = ai->ai_addrlen;
+        freeaddrinfo(ai);
+        return 0;
+}

@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stdint.h>
+#include <sys/socket.h>
+
+/* lmk-store's settings. The config file (INI, read with libinih) uses the
+ * same names as the command line options, in a [lmk-store] section or before
+ * any section; options on the command line win over the file. */
+
+typedef struct StoreConfig {
+        char *db;
+        char *listen;
+        char *token_file;
+        unsigned threads;
+        unsigned connection_timeout;
+        unsigned max_connections;
+        unsigned max_connections_per_ip;
+        uint64_t max_body;
+        uint64_t max_buffered;
+} StoreConfig;
+
+#define STORE_DEFAULT_MAX_BODY (UINT64_C(32) << 20)
+
+void store_config_init(StoreConfig *c);
+void store_config_done(StoreConfig *c);
+
+/* Sets one setting by name. -ENOENT: no such setting; -EINVAL/-ERANGE: bad value. */
+int store_config_set(StoreConfig *c, const char *key, const char *value);
+
+/* Reads a config file. On a syntax error or bad setting, -EINVAL and the line. */
+int store_config_load(StoreConfig *c, const char *path, unsigned *ret_line);
+
+/* "ADDR:PORT", "[V6ADDR]:PORT", "*:PORT" or ":PORT" (all addresses), or a
+ * host name and port. ret_len may be NULL. */
+int parse_listen(const char *s, struct sockaddr_storage *ret, socklen_t *ret_len);
+
+/* A byte count with an optional K, M or G suffix (powers of 1024). */
+int parse_size(const char *s, uint64_t *ret);

@@ -1,0 +1,321 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* lmk-store: the central store. Receives batches from lmkd on every node and
+ * answers queries about jobs, objects and nodes (docs/lmk-store.md). */
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#if HAVE_LIBSYSTEMD
+#include <systemd/sd-daemon.h>
+#endif
+
+#include "config.h"
+#include "log.h"
+#include "server.h"
+#include "storage.h"
+#include "util.h"
+
+#define STOP_TIMEOUT_S 10
+
+static void help(void) {
+        printf("lmk-store [OPTIONS...]\n\n"
+               "Central store of lmk: receives batches from lmkd, answers queries.\n\n"
+               "  -h --help                     Show this help\n"
+               "     --version                  Show the version\n"
+               "  -c --config FILE              Read settings from an INI file\n"
+               "     --db PATH                  SQLite database (created if missing)\n"
+               "     --listen ADDR:PORT         Address to listen on ([::1]:8470, *:8470)\n"
+               "     --token-file FILE          Bearer tokens: \"node TOKEN [NODE]\" or \"admin TOKEN\"\n"
+               "     --threads N                HTTP worker threads (default 4)\n"
+               "     --connection-timeout SEC   Close idle connections after SEC (default 30)\n"
+               "     --max-connections N        Connections at once (default 1024)\n"
+               "     --max-connections-per-ip N (default 64, 0 = no limit)\n"
+               "     --max-body BYTES           Largest batch, before and after gzip (default 32M)\n"
+               "     --max-buffered BYTES       All bodies being received together (default 512M)\n"
+               "\nSee lmk-store(8).\n");
+}
+
+static const struct option options[] = {
+        { "help", no_argument, NULL, 'h' },
+        { "version", no_argument, NULL, 'V' },
+        { "config", required_argument, NULL, 'c' },
+        { "db", required_argument, NULL, 'd' },
+        { "listen", required_argument, NULL, 'l' },
+        { "token-file", required_argument, NULL, 't' },
+        { "threads", required_argument, NULL, 'T' },
+        { "connection-timeout", required_argument, NULL, 'o' },
+        { "max-connections", required_argument, NULL, 'm' },
+        { "max-connections-per-ip", required_argument, NULL, 'p' },
+        { "max-body", required_argument, NULL, 'b' },
+        { "max-buffered", required_argument, NULL, 'B' },
+        {}
+};
+
+/* Two passes: the config file first, then the other options on top of it. */
+static int parse_argv(int argc, char **argv, StoreConfig *c) {
+        const char *config = NULL;
+        int opt, r;
+
+        opterr = 0;
+        while ((opt = getopt_long(argc, argv, "hc:", options, NULL)) >= 0)
+                switch (opt) {
+                case 'h':
+                        help();
+                        return 0;
+                case 'V':
+                        printf("lmk-store %s\n", PACKAGE_VERSION);
+                        return 0;
+                case 'c':
+                        config = optarg;
+                        break;
+                case '?':
+                        return log_error_errno(-EINVAL, "Unknown option or missing argument: %s",
+                                               argv[optind - 1]);
+                }
+        if (optind < argc)
+                return log_error_errno(-EINVAL, "Unexpected argument: %s", argv[optind]);
+
+        if (config) {
+                unsigned line = 0;
+
+                r = store_config_load(c, config, &line);
+                if (r == -ENOENT && line > 0)
+                        return log_error_errno(r, "%s:%u: unknown setting or section.", config, line);
+                if (r < 0 && line > 0)
+                        return log_error_errno(r, "%s:%u: invalid setting: %m", config, line);
+                if (r < 0)
+                        return log_error_errno(r, "Failed to read config file %s: %m", config);
+        }
+
+        optind = 0;
+        while ((opt = getopt_long(argc, argv, "hc:", options, NULL)) >= 0) {
+                const struct option *o;
+
+                if (opt == 'c')
+                        continue;
+                for (o = options; o->name && o->val != opt; o++)
+                        ;
+                r = store_config_set(c, o->name, optarg);
+                if (r < 0)
+                        return log_error_errno(r, "Invalid --%s=%s: %m", o->name, optarg);
+        }
+
+        if (!c->db || !c->listen || !c->token_file)
+                return log_error_errno(-EINVAL, "--db, --listen and --token-file are required "
+                                                "(on the command line or in --config).");
+        return 1;
+}
+
+/* The token file gives access to everything: refuse one that others can read. */
+static int load_tokens(const char *path, TokenSet **ret) {
+        _cleanup_close_ int fd = -EBADF;
+        _cleanup_fclose_ FILE *f = NULL;
+        unsigned line = 0;
+        struct stat st;
+        int r;
+
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return log_error_errno(errno, "Failed to open token file %s: %m", path);
+        if (fstat(fd, &st) < 0)
+                return log_error_errno(errno, "Failed to stat token file %s: %m", path);
+        if (!S_ISREG(st.st_mode))
+                return log_error_errno(-EBADFD, "Token file %s is not a regular file.", path);
+        if (st.st_mode & (S_IROTH | S_IWOTH))
+                return log_error_errno(-EPERM, "Token file %s is accessible to all users (mode %04o), "
+                                               "refusing it: chmod o-rwx %s",
+                                       path, (unsigned) st.st_mode & 07777, path);
+        if (st.st_mode & S_IRGRP)
+                log_warning("Token file %s is readable by its group (mode %04o).",
+                            path, (unsigned) st.st_mode & 07777);
+
+        f = fdopen(fd, "re");
+        if (!f)
+                return log_error_errno(errno, "Failed to open token file %s: %m", path);
+        TAKE_FD(fd);
+        r = token_set_load(f, ret, &line);
+        if (r == -EEXIST)
+                return log_error_errno(r, "%s:%u: token listed twice.", path, line);
+        if (r == -EINVAL)
+                return log_error_errno(r, "%s:%u: expected \"node TOKEN [NODE]\" or \"admin TOKEN\" "
+                                          "with a token of %d to %d printable characters.",
+                                       path, line, TOKEN_MIN_LENGTH, TOKEN_MAX_LENGTH);
+        if (r < 0)
+                return log_error_errno(r, "Failed to read token file %s: %m", path);
+        if (token_set_size(*ret, ROLE_ADMIN) == 0)
+                log_warning("%s has no admin token: queries will all be refused.", path);
+        if (token_set_size(*ret, ROLE_NODE) == 0)
+                log_warning("%s has no node token: ingest will be refused.", path);
+        return 0;
+}
+
+static void format_address(const struct sockaddr_storage *sa, uint16_t port, char *buf, size_t size) {
+        char host[INET6_ADDRSTRLEN] = "?";
+
+        if (sa->ss_family == AF_INET6) {
+                inet_ntop(AF_INET6, &((const struct sockaddr_in6 *) sa)->sin6_addr, host, sizeof(host));
+                snprintf(buf, size, "[%s]:%u", host, port);
+        } else {
+                inet_ntop(AF_INET, &((const struct sockaddr_in *) sa)->sin_addr, host, sizeof(host));
+                snprintf(buf, size, "%s:%u", host, port);
+        }
+}
+
+static void notify(const char *state) {
+#if HAVE_LIBSYSTEMD
+        (void) sd_notify(0, state);
+#endif
+}
+
+static uint64_t watchdog_usec(void) {
+#if HAVE_LIBSYSTEMD
+        uint64_t usec = 0;
+
+        if (sd_watchdog_enabled(0, &usec) > 0)
+                return usec;
+#endif
+        return 0;
+}
+
+/* Waits for signals; pings the watchdog while the database still answers,
+ * so that a wedged store gets restarted by systemd. */
+static int run(Server *s, const StoreConfig *c, const sigset_t *mask) {
+        uint64_t wd = watchdog_usec();
+
+        for (;;) {
+                struct timespec ts = {
+                        .tv_sec = (time_t) (wd / 2 / 1000000),
+                        .tv_nsec = (long) (wd / 2 % 1000000) * 1000,
+                };
+                siginfo_t si;
+                int sig;
+
+                sig = wd > 0 ? sigtimedwait(mask, &si, &ts) : sigwaitinfo(mask, &si);
+                if (sig < 0) {
+                        if (errno == EAGAIN) {
+                                if (s->storage->ops->check(s->storage) >= 0)
+                                        notify("WATCHDOG=1");
+                                else
+                                        log_warning("Database check failed, not pinging the watchdog.");
+                                continue;
+                        }
+                        if (errno == EINTR)
+                                continue;
+                        return log_error_errno(errno, "Failed to wait for signals: %m");
+                }
+                if (sig == SIGHUP) {
+                        TokenSet *t = NULL;
+
+                        notify("RELOADING=1");
+                        if (load_tokens(c->token_file, &t) >= 0) {
+                                server_set_tokens(s, t);
+                                log_info("Reloaded tokens from %s.", c->token_file);
+                        } else
+                                log_warning("Keeping the previous tokens.");
+                        notify("READY=1");
+                        continue;
+                }
+                log_info("Received %s, finishing requests in flight.", strsignal(sig));
+                return 0;
+        }
+}
+
+int main(int argc, char **argv) {
+        _cleanup_(store_config_done) StoreConfig c;
+        const StorageOps *ops;
+        const char *location;
+        StorageOptions sopts;
+        Server s = {};
+        Storage *storage = NULL;
+        TokenSet *tokens = NULL;
+        unsigned from, to;
+        char addr[INET6_ADDRSTRLEN + 16];
+        sigset_t mask;
+        int r;
+
+        log_setup("lmk-store");
+        store_config_init(&c);
+        r = parse_argv(argc, argv, &c);
+        if (r <= 0)
+                return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+
+        /* Every thread started from here on inherits the mask, so these
+         * signals reach only the main thread's sigwait. */
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGTERM);
+        sigaddset(&mask, SIGINT);
+        sigaddset(&mask, SIGHUP);
+        pthread_sigmask(SIG_BLOCK, &mask, NULL);
+        signal(SIGPIPE, SIG_IGN);
+
+        s.config = (ServerConfig) {
+                .threads = c.threads,
+                .connection_timeout_s = c.connection_timeout,
+                .max_connections = c.max_connections,
+                .max_connections_per_ip = c.max_connections_per_ip,
+                .max_body = c.max_body,
+                .max_inflated = c.max_body,
+                .max_buffered = c.max_buffered,
+        };
+        r = parse_listen(c.listen, &s.config.listen, NULL);
+        if (r < 0)
+                return log_error_errno(r, "Invalid listen address %s: %m", c.listen), EXIT_FAILURE;
+
+        if (load_tokens(c.token_file, &tokens) < 0)
+                return EXIT_FAILURE;
+
+        r = storage_ops_for(c.db, &ops, &location);
+        if (r < 0) {
+                token_set_free(tokens);
+                return log_error_errno(r, "Unsupported database %s (this build knows sqlite:PATH).", c.db),
+                       EXIT_FAILURE;
+        }
+        sopts = (StorageOptions) { .readers = c.threads, .busy_timeout_ms = 5000 };
+        r = ops->open(location, &sopts, &storage);
+        if (r < 0) {
+                token_set_free(tokens);
+                return log_error_errno(r, "Failed to open database %s: %m", location), EXIT_FAILURE;
+        }
+        r = ops->migrate(storage, &from, &to);
+        if (r == -EPROTO) {
+                log_error("Database %s has a schema this lmk-store does not know (newer, or from "
+                          "another branch): refusing to touch it.", location);
+                goto fail;
+        }
+        if (r < 0) {
+                log_error_errno(r, "Failed to migrate database %s: %m", location);
+                goto fail;
+        }
+        if (from != to)
+                log_info("Migrated database %s from schema version %u to %u.", location, from, to);
+
+        s.storage = storage;
+        s.tokens = TAKE_PTR(tokens);
+        r = server_start(&s);
+        if (r < 0) {
+                log_error_errno(r, "Failed to listen on %s: %m", c.listen);
+                goto fail;
+        }
+        format_address(&s.config.listen, server_port(&s), addr, sizeof(addr));
+        log_info("Listening on http://%s/ with database %s (%s, schema version %u).",
+                 addr, location, ops->name, to);
+        notify("READY=1\nSTATUS=Serving");
+
+        r = run(&s, &c, &mask);
+
+        notify("STOPPING=1");
+        server_stop(&s, STOP_TIMEOUT_S);
+        ops->close(storage);
+        log_info("Stopped.");
+        return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+
+fail:
+        server_stop(&s, 0);
+        token_set_free(tokens);
+        token_set_free(s.tokens);
+        ops->close(storage);
+        return EXIT_FAILURE;
+}

@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <inttypes.h>
+
+#include "macro.h"
+#include "metrics.h"
+
+/* Upper bounds in microseconds: a batch of a few hundred rows takes about a
+ * millisecond, a 100,000-row one a second. */
+static const uint64_t latency_bounds_us[METRICS_LATENCY_BUCKETS] = {
+        250, 500, 1000, 2500, 5000, 10000, 25000, 50000, 100000, 250000, 1000000, 5000000,
+};
+
+void metrics_count_request(Metrics *m, unsigned status) {
+        if (status < ELEMENTSOF(m->requests))
+                atomic_fetch_add_explicit(&m->requests[status], 1, memory_order_relaxed);
+}
+
+void metrics_observe_ingest(Metrics *m, uint64_t usec) {
+        size_t i = 0;
+
+        while (i < METRICS_LATENCY_BUCKETS && usec > latency_bounds_us[i])
+                i++;
+        atomic_fetch_add_explicit(&m->ingest_latency[i], 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&m->ingest_latency_sum_us, usec, memory_order_relaxed);
+        atomic_fetch_add_explicit(&m->ingest_count, 1, memory_order_relaxed);
+}
+
+#define LOAD(x) ((uint64_t) atomic_load_explicit(&(x), memory_order_relaxed))
+
+void metrics_write(const Metrics *m, int64_t db_bytes, FILE *f) {
+        uint64_t cumulative = 0;
+
+        fputs("# HELP lmk_store_http_requests_total HTTP requests answered, by status code.\n"
+              "# TYPE lmk_store_http_requests_total counter\n", f);
+        for (size_t i = 100; i < ELEMENTSOF(m->requests); i++) {
+                uint64_t n = LOAD(m->requests[i]);
+
+                if (n > 0)
+                        fprintf(f, "lmk_store_http_requests_total{code=\"%zu\"} %" PRIu64 "\n", i, n);
+        }
+
+        fprintf(f,
+                "# HELP lmk_store_batches_total Batches received, by outcome.\n"
+                "# TYPE lmk_store_batches_total counter\n"
+                "lmk_store_batches_total{result=\"stored\"} %" PRIu64 "\n"
+                "lmk_store_batches_total{result=\"duplicate\"} %" PRIu64 "\n"
+                "lmk_store_batches_total{result=\"rejected\"} %" PRIu64 "\n"
+                "# HELP lmk_store_rows_stored_total Rows of stored batches.\n"
+                "# TYPE lmk_store_rows_stored_total counter\n"
+                "lmk_store_rows_stored_total %" PRIu64 "\n",
+                LOAD(m->batches_stored), LOAD(m->batches_duplicate), LOAD(m->batches_rejected),
+                LOAD(m->rows_stored));
+
+        fputs("# HELP lmk_store_ingest_duration_seconds Time to parse and store a batch.\n"
+              "# TYPE lmk_store_ingest_duration_seconds histogram\n", f);
+        for (size_t i = 0; i < METRICS_LATENCY_BUCKETS; i++) {
+                cumulative += LOAD(m->ingest_latency[i]);
+                fprintf(f, "lmk_store_ingest_duration_seconds_bucket{le=\"%g\"} %" PRIu64 "\n",
+                        (double) latency_bounds_us[i] / 1e6, cumulative);
+        }
+        cumulative += LOAD(m->ingest_latency[METRICS_LATENCY_BUCKETS]);
+        fprintf(f,
+                "lmk_store_ingest_duration_seconds_bucket{le=\"+Inf\"} %" PRIu64 "\n"
+                "lmk_store_ingest_duration_seconds_sum %.6f\n"
+                "lmk_store_ingest_duration_seconds_count %" PRIu64 "\n",
+                cumulative, (double) LOAD(m->ingest_latency_sum_us) / 1e6, LOAD(m->ingest_count));
+
+        fprintf(f,
+                "# HELP lmk_store_http_in_flight Requests being received or answered.\n"
+                "# TYPE lmk_store_http_in_flight gauge\n"
+                "lmk_store_http_in_flight %u\n"
+                "# HELP lmk_store_start_time_seconds When this lmk-store started (Unix time).\n"
+                "# TYPE lmk_store_start_time_seconds gauge\n"
+                "lmk_store_start_time_seconds %" PRId64 "\n",
+                atomic_load(&m->in_flight), m->start_time);
+        if (db_bytes >= 0)
+                fprintf(f,
+                        "# HELP lmk_store_db_size_bytes Size of the database files on disk.\n"
+                        "# TYPE lmk_store_db_size_bytes gauge\n"
+                        "lmk_store_db_size_bytes %" PRId64 "\n", db_bytes);
+}

@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* The store's own health, for /metrics (Prometheus text format 0.0.4).
+ * Updated lock-free from the HTTP worker threads. */
+
+#define METRICS_LATENCY_BUCKETS 12
+
+typedef struct Metrics {
+        atomic_uint_fast64_t requests[600]; /* by HTTP status */
+        atomic_uint_fast64_t batches_stored, batches_duplicate, batches_rejected;
+        atomic_uint_fast64_t rows_stored;
+        atomic_uint_fast64_t ingest_latency[METRICS_LATENCY_BUCKETS + 1]; /* last: +Inf */
+        atomic_uint_fast64_t ingest_latency_sum_us;
+        atomic_uint_fast64_t ingest_count;
+        atomic_uint in_flight;
+        int64_t start_time;
+} Metrics;
+
+void metrics_count_request(Metrics *m, unsigned status);
+void metrics_observe_ingest(Metrics *m, uint64_t usec);
+
+/* Writes the exposition text; db_bytes < 0 leaves the size out. */
+void metrics_write(const Metrics *m, int64_t db_bytes, FILE *f);

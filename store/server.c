@@ -1,0 +1,454 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <strings.h>
+#include <time.h>
+
+#include "log.h"
+#include "server.h"
+#include "util.h"
+
+/* How much of a rejected body we read and drop to be able to answer 413. */
+#define MAX_DISCARD ((size_t) 64 << 20)
+
+typedef struct Route {
+        const char *path;
+        bool prefix; /* path is a prefix and what follows is the argument */
+        const char *method;
+        Role role;   /* ROLE_NONE: open to anyone */
+        void (*handler)(Server *s, Request *req, Reply *reply);
+} Route;
+
+/* Query routes are read-only and need an admin token; ingest needs a node
+ * token. Neither role may do the other's work (docs/lmk-store.md). */
+static const Route routes[] = {
+        { "/api/v1/ingest", false, "POST", ROLE_NODE, api_ingest },
+        { "/api/v1/jobs", false, "GET", ROLE_ADMIN, api_jobs },
+        { "/api/v1/jobs/", true, "GET", ROLE_ADMIN, api_job },
+        { "/api/v1/objects", false, "GET", ROLE_ADMIN, api_objects },
+        { "/api/v1/nodes", false, "GET", ROLE_ADMIN, api_nodes },
+        { "/metrics", false, "GET", ROLE_NONE, api_metrics },
+        { "/healthz", false, "GET", ROLE_NONE, api_healthz },
+};
+
+/* State of one request between libmicrohttpd's calls. */
+typedef struct Ctx {
+        Request req;
+        const Route *route;
+        size_t body_alloc;
+        size_t discarded;
+        bool rejected;  /* the answer is decided; the rest of the body is dropped */
+        Reply pending;
+        uint64_t start_ns;
+} Ctx;
+
+void reply_json(Reply *r, unsigned status, json_object *o) {
+        json_object_put(r->json);
+        r->status = status;
+        r->json = o;
+}
+
+void reply_error(Reply *r, unsigned status, const char *field, const char *fmt, ...) {
+        char msg[512];
+        json_object *o;
+        va_list ap;
+
+        va_start(ap, fmt);
+        vsnprintf(msg, sizeof(msg), fmt, ap);
+        va_end(ap);
+
+        o = json_object_new_object();
+        if (o) {
+                json_object_object_add(o, "error", json_object_new_string(msg));
+                if (field)
+                        json_object_object_add(o, "field", json_object_new_string(field));
+        }
+        reply_json(r, status, o);
+}
+
+void reply_oom(Reply *r) {
+        reply_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR, NULL, "out of memory");
+}
+
+void reply_storage_error(Reply *r, int error) {
+        if (error == -EBUSY) {
+                reply_error(r, MHD_HTTP_SERVICE_UNAVAILABLE, NULL, "database busy, try again");
+                r->retry_after = 1;
+                return;
+        }
+        log_error_errno(error, "Database request failed: %m");
+        reply_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR, NULL, "database error: %s", strerror(-error));
+}
+
+typedef struct ArgCheck {
+        const char *const *allowed;
+        const char *unknown;
+} ArgCheck;
+
+static enum MHD_Result check_arg(void *cls, enum MHD_ValueKind kind, const char *key, const char *value) {
+        ArgCheck *a = cls;
+
+        for (const char *const *p = a->allowed; *p; p++)
+                if (streq(*p, key))
+                        return MHD_YES;
+        a->unknown = key;
+        return MHD_NO;
+}
+
+bool request_check_args(Request *req, const char *const *allowed, Reply *reply) {
+        ArgCheck a = { .allowed = allowed };
+
+        MHD_get_connection_values(req->connection, MHD_GET_ARGUMENT_KIND, check_arg, &a);
+        if (a.unknown) {
+                reply_error(reply, MHD_HTTP_BAD_REQUEST, a.unknown, "unknown query parameter \"%s\"", a.unknown);
+                return false;
+        }
+        return true;
+}
+
+const char *request_arg(Request *req, const char *key) {
+        const char *v = MHD_lookup_connection_value(req->connection, MHD_GET_ARGUMENT_KIND, key);
+
+        return v && *v ? v : NULL;
+}
+
+static enum MHD_Result send_reply(Server *s, Ctx *ctx, Reply *r) {
+        struct MHD_Response *resp;
+        enum MHD_Result ret;
+        const char *body;
+        size_t size;
+        char *json_buf = NULL;
+
+        if (r->json) {
+                const char *j = json_object_to_json_string_ext(r->json, JSON_C_TO_STRING_PLAIN |
+                                                                        JSON_C_TO_STRING_NOSLASHESCAPE);
+                if (j && asprintf(&json_buf, "%s\n", j) >= 0) {
+                        body = json_buf;
+                        size = strlen(json_buf);
+                } else {
+                        r->status = MHD_HTTP_INTERNAL_SERVER_ERROR;
+                        body = "{\"error\":\"out of memory\"}\n";
+                        size = strlen(body);
+                }
+                r->content_type = "application/json";
+        } else if (r->text) {
+                body = r->text;
+                size = r->text_size;
+        } else {
+                /* A handler that set nothing ran out of memory on the way. */
+                r->status = MHD_HTTP_INTERNAL_SERVER_ERROR;
+                body = "{\"error\":\"out of memory\"}\n";
+                size = strlen(body);
+                r->content_type = "application/json";
+        }
+
+        resp = MHD_create_response_from_buffer(size, (void *) body, MHD_RESPMEM_MUST_COPY);
+        free(json_buf);
+        if (!resp)
+                return MHD_NO;
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, r->content_type ?: "application/json");
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+        MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+        if (r->allow)
+                MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, r->allow);
+        if (r->www_authenticate)
+                MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer realm=\"lmk-store\"");
+        if (r->retry_after > 0) {
+                char buf[16];
+
+                snprintf(buf, sizeof(buf), "%u", r->retry_after);
+                MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, buf);
+        }
+        ret = MHD_queue_response(ctx->req.connection, r->status, resp);
+        MHD_destroy_response(resp);
+        metrics_count_request(&s->metrics, r->status);
+        if (ctx->route && ctx->route->handler == api_ingest && r->status != MHD_HTTP_OK)
+                atomic_fetch_add(&s->metrics.batches_rejected, 1);
+        if (r->status >= 500)
+                log_warning("%s %s: %u", ctx->route ? ctx->route->method : "-",
+                            ctx->route ? ctx->route->path : "-", r->status);
+
+        json_object_put(r->json);
+        free(r->text);
+        *r = (Reply) {};
+        return ret;
+}
+
+static bool authenticate(Server *s, Ctx *ctx, Reply *reply) {
+        const char *h, *token, *node = NULL;
+        Role role;
+
+        h = MHD_lookup_connection_value(ctx->req.connection, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+        if (!h || strncasecmp(h, "Bearer ", 7) != 0) {
+                reply_error(reply, MHD_HTTP_UNAUTHORIZED, NULL,
+                            h ? "Authorization must be \"Bearer TOKEN\"" : "missing Authorization: Bearer TOKEN");
+                reply->www_authenticate = true;
+                return false;
+        }
+        token = h + 7;
+        token += strspn(token, " ");
+
+        pthread_rwlock_rdlock(&s->tokens_lock);
+        role = s->tokens ? token_set_lookup(s->tokens, token, &node) : ROLE_NONE;
+        if (node && !(ctx->req.token_node = strdup(node))) {
+                pthread_rwlock_unlock(&s->tokens_lock);
+                reply_oom(reply);
+                return false;
+        }
+        pthread_rwlock_unlock(&s->tokens_lock);
+
+        if (role == ROLE_NONE) {
+                reply_error(reply, MHD_HTTP_UNAUTHORIZED, NULL, "invalid token");
+                reply->www_authenticate = true;
+                return false;
+        }
+        if (role != ctx->route->role) {
+                reply_error(reply, MHD_HTTP_FORBIDDEN, NULL, "tokens of role %s may not use %s %s",
+                            role_to_string(role), ctx->route->method, ctx->route->path);
+                return false;
+        }
+        return true;
+}
+
+/* Checks what can be checked before the body arrives, so that a client
+ * sending "Expect: 100-continue" learns of a 401 or 413 before uploading. */
+static bool check_body_headers(Server *s, Ctx *ctx, Reply *reply) {
+        struct MHD_Connection *c = ctx->req.connection;
+        const char *type, *enc, *len;
+        uint64_t n;
+
+        type = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
+        if (!type || strncasecmp(type, "application/json", 16) != 0 || (type[16] && type[16] != ';' && type[16] != ' ')) {
+                reply_error(reply, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE, NULL,
+                            "Content-Type must be application/json, not %s", type ?: "(none)");
+                return false;
+        }
+        enc = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_ENCODING);
+        if (enc && (strcasecmp(enc, "gzip") == 0 || strcasecmp(enc, "deflate") == 0))
+                ctx->req.gzip = true;
+        else if (enc && strcasecmp(enc, "identity") != 0) {
+                reply_error(reply, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE, NULL,
+                            "Content-Encoding must be gzip or identity, not %s", enc);
+                return false;
+        }
+        len = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+        if (len && safe_atou64(len, 10, &n) >= 0 && n > s->config.max_body) {
+                reply_error(reply, MHD_HTTP_CONTENT_TOO_LARGE, NULL,
+                            "body of %" PRIu64 " bytes is over the limit of %zu bytes", n, s->config.max_body);
+                return false;
+        }
+        return true;
+}
+
+static bool route_request(Server *s, Ctx *ctx, const char *url, const char *method, Reply *reply) {
+        const Route *path_match = NULL;
+
+        for (size_t i = 0; i < ELEMENTSOF(routes); i++) {
+                const Route *rt = &routes[i];
+                size_t n = strlen(rt->path);
+
+                if (rt->prefix ? strncmp(url, rt->path, n) != 0 || !url[n] : !streq(url, rt->path))
+                        continue;
+                path_match = rt;
+                /* HEAD is GET without the body, which libmicrohttpd drops. */
+                if (streq(method, rt->method) || (streq(rt->method, "GET") && streq(method, "HEAD"))) {
+                        ctx->route = rt;
+                        ctx->req.path_arg = rt->prefix ? url + n : NULL;
+                        return true;
+                }
+        }
+        if (path_match) {
+                reply_error(reply, MHD_HTTP_METHOD_NOT_ALLOWED, NULL, "%s is not allowed on %s", method, url);
+                reply->allow = streq(path_match->method, "GET") ? "GET, HEAD" : path_match->method;
+        } else
+                reply_error(reply, MHD_HTTP_NOT_FOUND, NULL, "no such resource: %s", url);
+        return false;
+}
+
+static bool request_start(Server *s, Ctx *ctx, const char *url, const char *method, Reply *reply) {
+        if (!route_request(s, ctx, url, method, reply))
+                return false;
+        if (ctx->route->role != ROLE_NONE && !authenticate(s, ctx, reply))
+                return false;
+        if (streq(ctx->route->method, "POST") && !check_body_headers(s, ctx, reply))
+                return false;
+        return true;
+}
+
+static void release_body(Server *s, Ctx *ctx) {
+        if (ctx->body_alloc > 0)
+                atomic_fetch_sub(&s->buffered, ctx->body_alloc);
+        free(ctx->req.body);
+        ctx->req.body = NULL;
+        ctx->body_alloc = ctx->req.body_size = 0;
+}
+
+/* Appends a piece of the body. false: the answer is decided (413, 503). */
+static bool append_body(Server *s, Ctx *ctx, const char *data, size_t size, Reply *reply) {
+        size_t need, na;
+        char *nb;
+
+        if (!streq(ctx->route->method, "POST"))
+                return true; /* a body on a GET means nothing to us */
+        if (size > s->config.max_body || ctx->req.body_size > s->config.max_body - size) {
+                reply_error(reply, MHD_HTTP_CONTENT_TOO_LARGE, NULL,
+                            "body is over the limit of %zu bytes", s->config.max_body);
+                return false;
+        }
+        need = ctx->req.body_size + size + 1;
+        if (need > ctx->body_alloc) {
+                na = MIN(MAX(need, ctx->body_alloc * 2), s->config.max_body + 1);
+                /* All bodies being received share one budget, so that many
+                 * clients uploading at once cannot exhaust memory. */
+                if (atomic_fetch_add(&s->buffered, na - ctx->body_alloc) + (na - ctx->body_alloc) >
+                    s->config.max_buffered) {
+                        atomic_fetch_sub(&s->buffered, na - ctx->body_alloc);
+                        reply_error(reply, MHD_HTTP_SERVICE_UNAVAILABLE, NULL,
+                                    "too many uploads in progress, try again");
+                        reply->retry_after = 5;
+                        return false;
+                }
+                nb = realloc(ctx->req.body, na);
+                if (!nb) {
+                        atomic_fetch_sub(&s->buffered, na - ctx->body_alloc);
+                        reply_oom(reply);
+                        return false;
+                }
+                ctx->req.body = nb;
+                ctx->body_alloc = na;
+        }
+        memcpy(ctx->req.body + ctx->req.body_size, data, size);
+        ctx->req.body_size += size;
+        ctx->req.body[ctx->req.body_size] = '\0';
+        return true;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url, const char *method,
+                                  const char *version, const char *upload_data, size_t *upload_data_size,
+                                  void **con_cls) {
+        Server *s = cls;
+        Ctx *ctx = *con_cls;
+        Reply reply = {};
+
+        if (!ctx) {
+                ctx = calloc(1, sizeof(Ctx));
+                if (!ctx)
+                        return MHD_NO;
+                *con_cls = ctx;
+                ctx->req.connection = c;
+                ctx->start_ns = now_ns(CLOCK_MONOTONIC);
+                atomic_fetch_add(&s->metrics.in_flight, 1);
+                if (!request_start(s, ctx, url, method, &reply))
+                        return send_reply(s, ctx, &reply);
+                return MHD_YES;
+        }
+
+        if (*upload_data_size > 0) {
+                if (ctx->rejected) {
+                        /* libmicrohttpd lets us answer only once the body is
+                         * in: drop it, but not forever. */
+                        ctx->discarded += *upload_data_size;
+                        if (ctx->discarded > MAX(4 * s->config.max_body, MAX_DISCARD))
+                                return MHD_NO;
+                } else if (!append_body(s, ctx, upload_data, *upload_data_size, &ctx->pending)) {
+                        ctx->rejected = true;
+                        ctx->discarded = ctx->req.body_size;
+                        release_body(s, ctx);
+                }
+                *upload_data_size = 0;
+                return MHD_YES;
+        }
+
+        if (ctx->rejected)
+                return send_reply(s, ctx, &ctx->pending);
+        ctx->route->handler(s, &ctx->req, &reply);
+        release_body(s, ctx);
+        return send_reply(s, ctx, &reply);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+                         enum MHD_RequestTerminationCode toe) {
+        Server *s = cls;
+        Ctx *ctx = *con_cls;
+
+        if (!ctx)
+                return;
+        release_body(s, ctx);
+        json_object_put(ctx->pending.json);
+        free(ctx->pending.text);
+        free(ctx->req.token_node);
+        free(ctx);
+        *con_cls = NULL;
+        atomic_fetch_sub(&s->metrics.in_flight, 1);
+}
+
+static void on_mhd_log(void *cls, const char *fmt, va_list ap) {
+        char buf[512];
+
+        vsnprintf(buf, sizeof(buf), fmt, ap);
+        buf[strcspn(buf, "\n")] = '\0';
+        /* Messages about single connections (resets, timeouts, bad requests)
+         * are clients' business; a busy store must not flood the journal. */
+        log_debug("libmicrohttpd: %s", buf);
+}
+
+int server_start(Server *s) {
+        unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC | MHD_USE_ERROR_LOG;
+
+        if (s->config.listen.ss_family == AF_INET6)
+                flags |= MHD_USE_IPv6;
+        pthread_rwlock_init(&s->tokens_lock, NULL);
+        s->metrics.start_time = (int64_t) time(NULL);
+
+        s->mhd = MHD_start_daemon(flags, 0, NULL, NULL, on_request, s,
+                                  MHD_OPTION_SOCK_ADDR, (struct sockaddr *) &s->config.listen,
+                                  MHD_OPTION_THREAD_POOL_SIZE, (unsigned) s->config.threads,
+                                  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned) s->config.connection_timeout_s,
+                                  MHD_OPTION_CONNECTION_LIMIT, (unsigned) s->config.max_connections,
+                                  MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned) s->config.max_connections_per_ip,
+                                  MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
+                                  MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, s,
+                                  MHD_OPTION_STRICT_FOR_CLIENT, 1,
+                                  MHD_OPTION_END);
+        if (!s->mhd)
+                return errno > 0 ? -errno : -EADDRNOTAVAIL;
+        return 0;
+}
+
+uint16_t server_port(Server *s) {
+        const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->mhd, MHD_DAEMON_INFO_BIND_PORT);
+
+        return info ? info->port : 0;
+}
+
+void server_stop(Server *s, unsigned timeout_s) {
+        uint64_t deadline;
+        MHD_socket fd;
+
+        if (!s->mhd)
+                return;
+        fd = MHD_quiesce_daemon(s->mhd);
+        if (fd != MHD_INVALID_SOCKET)
+                close(fd);
+        deadline = now_ns(CLOCK_MONOTONIC) + (uint64_t) timeout_s * UINT64_C(1000000000);
+        while (atomic_load(&s->metrics.in_flight) > 0 && now_ns(CLOCK_MONOTONIC) < deadline)
+                (void) nanosleep(&(struct timespec) { .tv_nsec = 20 * 1000 * 1000 }, NULL);
+        if (atomic_load(&s->metrics.in_flight) > 0)
+                log_warning("Stopping with %u requests still in flight.", atomic_load(&s->metrics.in_flight));
+        MHD_stop_daemon(s->mhd);
+        s->mhd = NULL;
+        token_set_free(s->tokens);
+        s->tokens = NULL;
+        pthread_rwlock_destroy(&s->tokens_lock);
+}
+
+void server_set_tokens(Server *s, TokenSet *tokens) {
+        TokenSet *old;
+
+        pthread_rwlock_wrlock(&s->tokens_lock);
+        old = s->tokens;
+        s->tokens = tokens;
+        pthread_rwlock_unlock(&s->tokens_lock);
+        token_set_free(old);
+}

@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <json-c/json.h>
+#include <microhttpd.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <sys/socket.h>
+
+#include "metrics.h"
+#include "storage.h"
+#include "tokens.h"
+
+/* The HTTP side of lmk-store: libmicrohttpd with a pool of worker threads on
+ * epoll. server.c routes requests, checks tokens and limits and buffers
+ * bodies; api-ingest.c and api-query.c turn a request into a Reply. */
+
+typedef struct ServerConfig {
+        struct sockaddr_storage listen;
+        unsigned threads;
+        unsigned connection_timeout_s;
+        unsigned max_connections;
+        unsigned max_connections_per_ip;
+        size_t max_body;        /* bytes as sent (compressed or not) */
+        size_t max_inflated;    /* bytes after decompression */
+        size_t max_buffered;    /* bodies of all requests together */
+} ServerConfig;
+
+typedef struct Server {
+        ServerConfig config;
+        struct MHD_Daemon *mhd;
+        Storage *storage;
+        Metrics metrics;
+
+        pthread_rwlock_t tokens_lock;
+        TokenSet *tokens;
+
+        atomic_size_t buffered;
+} Server;
+
+/* What a handler answers: a JSON body (or text for /metrics). */
+typedef struct Reply {
+        unsigned status;
+        json_object *json;
+        char *text;
+        size_t text_size;
+        const char *content_type;
+        const char *allow;      /* for 405 */
+        unsigned retry_after;   /* for 503 */
+        bool www_authenticate;  /* for 401 */
+} Reply;
+
+/* A request as far as handlers see it. */
+typedef struct Request {
+        struct MHD_Connection *connection;
+        char *token_node; /* the node a node token is bound to, or NULL */
+        const char *path_arg; /* what follows a route's prefix ("/api/v1/jobs/ID") */
+        char *body;
+        size_t body_size;
+        bool gzip;
+} Request;
+
+int server_start(Server *s);
+/* Stops accepting connections, waits up to timeout_s for requests in flight,
+ * then stops. */
+void server_stop(Server *s, unsigned timeout_s);
+/* Replaces the token set (SIGHUP); takes ownership of tokens. */
+void server_set_tokens(Server *s, TokenSet *tokens);
+uint16_t server_port(Server *s);
+
+_printf_(4, 5)
+void reply_error(Reply *r, unsigned status, const char *field, const char *fmt, ...);
+void reply_json(Reply *r, unsigned status, json_object *o);
+void reply_oom(Reply *r);
+void reply_storage_error(Reply *r, int error);
+
+/* Query arguments: api handlers name the ones they accept; any other gives
+ * 400, so that a typo does not silently widen a query. */
+bool request_check_args(Request *req, const char *const *allowed, Reply *reply);
+const char *request_arg(Request *req, const char *key); /* NULL for absent or empty */
+
+void api_ingest(Server *s, Request *req, Reply *reply);
+void api_jobs(Server *s, Request *req, Reply *reply);
+void api_job(Server *s, Request *req, Reply *reply);
+void api_objects(Server *s, Request *req, Reply *reply);
+void api_nodes(Server *s, Request *req, Reply *reply);
+void api_metrics(Server *s, Request *req, Reply *reply);
+void api_healthz(Server *s, Request *req, Reply *reply);

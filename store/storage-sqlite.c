@@ -1,0 +1,1606 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The SQLite backend: one write connection behind a mutex (SQLite has one
+ * writer at a time anyway) and a pool of read connections, so that queries
+ * run while a batch is being stored (WAL). Statements are prepared once per
+ * connection. The SQL text sticks to what PostgreSQL understands too
+ * (ON CONFLICT ... DO UPDATE, RETURNING, CASE, coalesce, '?' placeholders);
+ * what is SQLite-only is marked. */
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <sys/stat.h>
+
+#include "hashmap.h"
+#include "migrations.h"
+#include "storage.h"
+
+#define BUCKET_SECONDS 3600
+/* Interned ids of objects, phases and tasks are cached across batches; a
+ * site has a few thousand distinct ones, the bound only guards against a
+ * node that sends a new path with every row. */
+#define ID_CACHE_MAX 200000
+
+/* The sum of two nullable counters: NULL only when both are NULL. */
+#define ADD_NULLABLE(t, c)                                                      \
+        c " = CASE WHEN " t "." c " IS NULL THEN excluded." c                   \
+        " WHEN excluded." c " IS NULL THEN " t "." c                            \
+        " ELSE " t "." c " + excluded." c " END"
+#define ADD_COUNTERS(t)                                                         \
+        ADD_NULLABLE(t, "cpu_time_ns") ", " ADD_NULLABLE(t, "cycles") ", "      \
+        ADD_NULLABLE(t, "instructions")
+#define ADD(t, c) c " = " t "." c " + excluded." c
+
+typedef enum Stmt {
+        /* writer */
+        STMT_NODE_UPSERT,
+        STMT_BATCH_INSERT,
+        STMT_JOB_UPSERT,
+        STMT_NOTE_UPSERT,
+        STMT_OBJECT_SELECT,
+        STMT_OBJECT_INSERT,
+        STMT_PHASE_SELECT,
+        STMT_PHASE_INSERT,
+        STMT_TASK_SELECT,
+        STMT_TASK_INSERT,
+        STMT_SAMPLE_UPSERT,
+        STMT_JOB_OBJECT_UPSERT,
+        STMT_JOB_PHASE_UPSERT,
+        STMT_JOB_NODE_UPSERT,
+        STMT_OBJECT_HOUR_UPSERT,
+        STMT_MARKER_UPSERT,
+        /* readers */
+        STMT_JOBS_LIST,
+        STMT_JOBS_LIST_USER,
+        STMT_JOB_FIND,
+        STMT_JOB_FIND_CLUSTER,
+        STMT_JOB_KINDS,
+        STMT_JOB_OBJECTS,
+        STMT_JOB_PHASES,
+        STMT_JOB_NODES,
+        STMT_JOB_NOTES,
+        STMT_JOB_MARKERS,
+        STMT_OBJECTS,
+        STMT_OBJECTS_KIND,
+        STMT_OBJECTS_TOTAL,
+        STMT_NODES,
+        STMT_CHECK,
+        _STMT_MAX,
+} Stmt;
+
+#define JOB_COLUMNS                                                             \
+        "j.id, j.job, j.cluster, j.user_name, j.account, j.partition_name, "    \
+        "j.name, j.nodes_alloc, j.tasks, j.ended, j.first_seen, j.last_seen, "  \
+        "j.samples, j.cpu_seconds, j.cpu_time_ns, j.cycles, j.instructions, "   \
+        "(SELECT count(*) FROM job_nodes n WHERE n.job_id = j.id)"
+
+static const char *const stmt_sql[_STMT_MAX] = {
+        [STMT_NODE_UPSERT] =
+                "INSERT INTO nodes (name, hostname, cluster, cpus, boot_id, last_seq, first_seen, "
+                "last_seen, last_push, batches, samples, samples_lost) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?) "
+                "ON CONFLICT (name) DO UPDATE SET hostname = excluded.hostname, "
+                "cluster = excluded.cluster, cpus = excluded.cpus, boot_id = excluded.boot_id, "
+                "last_seq = excluded.last_seq, "
+                "first_seen = CASE WHEN excluded.first_seen < nodes.first_seen "
+                "THEN excluded.first_seen ELSE nodes.first_seen END, "
+                "last_seen = CASE WHEN excluded.last_seen > nodes.last_seen "
+                "THEN excluded.last_seen ELSE nodes.last_seen END, "
+                "last_push = excluded.last_push, batches = nodes.batches + 1, "
+                ADD("nodes", "samples") ", " ADD("nodes", "samples_lost") " "
+                "RETURNING id",
+        [STMT_BATCH_INSERT] =
+                "INSERT INTO batches (node_id, boot_id, seq, received_at, interval_start, "
+                "interval_end, event, frequency_hz, samples_lost, n_rows, samples) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+        [STMT_JOB_UPSERT] =
+                "INSERT INTO jobs (job, cluster, user_name, account, partition_name, name, "
+                "nodes_alloc, tasks, ended, first_seen, last_seen, samples, cpu_seconds, "
+                "cpu_time_ns, cycles, instructions) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (job, cluster) DO UPDATE SET "
+                "user_name = coalesce(excluded.user_name, jobs.user_name), "
+                "account = coalesce(excluded.account, jobs.account), "
+                "partition_name = coalesce(excluded.partition_name, jobs.partition_name), "
+                "name = coalesce(excluded.name, jobs.name), "
+                "nodes_alloc = coalesce(excluded.nodes_alloc, jobs.nodes_alloc), "
+                "tasks = coalesce(excluded.tasks, jobs.tasks), "
+                "ended = CASE WHEN excluded.ended > jobs.ended THEN excluded.ended ELSE jobs.ended END, "
+                "first_seen = CASE WHEN jobs.first_seen IS NULL OR excluded.first_seen < jobs.first_seen "
+                "THEN excluded.first_seen ELSE jobs.first_seen END, "
+                "last_seen = CASE WHEN jobs.last_seen IS NULL OR excluded.last_seen > jobs.last_seen "
+                "THEN excluded.last_seen ELSE jobs.last_seen END, "
+                ADD("jobs", "samples") ", " ADD("jobs", "cpu_seconds") ", " ADD_COUNTERS("jobs") " "
+                "RETURNING id",
+        [STMT_NOTE_UPSERT] =
+                "INSERT INTO job_notes (job_id, note_key, note_value) VALUES (?, ?, ?) "
+                "ON CONFLICT (job_id, note_key) DO UPDATE SET note_value = excluded.note_value",
+        [STMT_OBJECT_SELECT] = "SELECT id FROM objects WHERE path = ? AND kind = ? AND build_id = ?",
+        [STMT_OBJECT_INSERT] = "INSERT INTO objects (path, kind, build_id) VALUES (?, ?, ?) RETURNING id",
+        [STMT_PHASE_SELECT] = "SELECT id FROM phases WHERE path = ?",
+        [STMT_PHASE_INSERT] = "INSERT INTO phases (path) VALUES (?) RETURNING id",
+        [STMT_TASK_SELECT] = "SELECT id FROM tasks WHERE step = ? AND user_name = ? AND comm = ?",
+        [STMT_TASK_INSERT] = "INSERT INTO tasks (step, user_name, comm) VALUES (?, ?, ?) RETURNING id",
+        [STMT_SAMPLE_UPSERT] =
+                "INSERT INTO samples (job_id, bucket, node_id, object_id, phase_id, task_id, "
+                "samples, cpu_seconds, cpu_time_ns, cycles, instructions) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (job_id, bucket, node_id, object_id, phase_id, task_id) DO UPDATE SET "
+                ADD("samples", "samples") ", " ADD("samples", "cpu_seconds") ", " ADD_COUNTERS("samples"),
+        [STMT_JOB_OBJECT_UPSERT] =
+                "INSERT INTO job_objects (job_id, object_id, samples, cpu_seconds, cpu_time_ns, "
+                "cycles, instructions) VALUES (?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (job_id, object_id) DO UPDATE SET "
+                ADD("job_objects", "samples") ", " ADD("job_objects", "cpu_seconds") ", "
+                ADD_COUNTERS("job_objects"),
+        [STMT_JOB_PHASE_UPSERT] =
+                "INSERT INTO job_phases (job_id, phase_id, samples, cpu_seconds, cpu_time_ns, "
+                "cycles, instructions) VALUES (?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (job_id, phase_id) DO UPDATE SET "
+                ADD("job_phases", "samples") ", " ADD("job_phases", "cpu_seconds") ", "
+                ADD_COUNTERS("job_phases"),
+        [STMT_JOB_NODE_UPSERT] =
+                "INSERT INTO job_nodes (job_id, node_id, samples, first_seen, last_seen) "
+                "VALUES (?, ?, ?, ?, ?) "
+                "ON CONFLICT (job_id, node_id) DO UPDATE SET " ADD("job_nodes", "samples") ", "
+                "first_seen = CASE WHEN excluded.first_seen < job_nodes.first_seen "
+                "THEN excluded.first_seen ELSE job_nodes.first_seen END, "
+                "last_seen = CASE WHEN excluded.last_seen > job_nodes.last_seen "
+                "THEN excluded.last_seen ELSE job_nodes.last_seen END",
+        [STMT_OBJECT_HOUR_UPSERT] =
+                "INSERT INTO object_hours (bucket, object_id, samples, cpu_seconds) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT (bucket, object_id) DO UPDATE SET "
+                ADD("object_hours", "samples") ", " ADD("object_hours", "cpu_seconds"),
+        [STMT_MARKER_UPSERT] =
+                "INSERT INTO job_markers (job_id, comm, phase, state, first_seen, last_seen, batches) "
+                "VALUES (?, ?, ?, ?, ?, ?, 1) "
+                "ON CONFLICT (job_id, comm, phase, state) DO UPDATE SET "
+                "batches = job_markers.batches + 1, "
+                "first_seen = CASE WHEN excluded.first_seen < job_markers.first_seen "
+                "THEN excluded.first_seen ELSE job_markers.first_seen END, "
+                "last_seen = CASE WHEN excluded.last_seen > job_markers.last_seen "
+                "THEN excluded.last_seen ELSE job_markers.last_seen END",
+
+        /* Two statements instead of "? IS NULL OR user_name = ?", so that
+         * each can use its own index. */
+        [STMT_JOBS_LIST] =
+                "SELECT " JOB_COLUMNS " FROM jobs j "
+                "WHERE j.last_seen >= ? AND j.first_seen <= ? AND (? IS NULL OR j.cluster = ?) "
+                "ORDER BY j.last_seen DESC, j.id DESC LIMIT ? OFFSET ?",
+        [STMT_JOBS_LIST_USER] =
+                "SELECT " JOB_COLUMNS " FROM jobs j "
+                "WHERE j.user_name = ? AND j.last_seen >= ? AND j.first_seen <= ? "
+                "AND (? IS NULL OR j.cluster = ?) "
+                "ORDER BY j.last_seen DESC, j.id DESC LIMIT ? OFFSET ?",
+        [STMT_JOB_FIND] = "SELECT " JOB_COLUMNS " FROM jobs j WHERE j.job = ? LIMIT 2",
+        [STMT_JOB_FIND_CLUSTER] = "SELECT " JOB_COLUMNS " FROM jobs j WHERE j.job = ? AND j.cluster = ?",
+        [STMT_JOB_KINDS] =
+                "SELECT o.kind, sum(jo.samples), sum(jo.cpu_seconds), sum(jo.cpu_time_ns), "
+                "sum(jo.cycles), sum(jo.instructions) "
+                "FROM job_objects jo JOIN objects o ON o.id = jo.object_id WHERE jo.job_id = ? "
+                "GROUP BY o.kind ORDER BY 2 DESC, 1",
+        [STMT_JOB_OBJECTS] =
+                "SELECT o.path, o.kind, o.build_id, jo.samples, jo.cpu_seconds, jo.cpu_time_ns, "
+                "jo.cycles, jo.instructions "
+                "FROM job_objects jo JOIN objects o ON o.id = jo.object_id WHERE jo.job_id = ? "
+                "ORDER BY jo.samples DESC, o.path LIMIT ?",
+        [STMT_JOB_PHASES] =
+                "SELECT p.path, jp.samples, jp.cpu_seconds, jp.cpu_time_ns, jp.cycles, jp.instructions "
+                "FROM job_phases jp JOIN phases p ON p.id = jp.phase_id WHERE jp.job_id = ? "
+                "ORDER BY jp.samples DESC, p.path",
+        [STMT_JOB_NODES] =
+                "SELECT n.name, jn.samples, jn.first_seen, jn.last_seen "
+                "FROM job_nodes jn JOIN nodes n ON n.id = jn.node_id WHERE jn.job_id = ? "
+                "ORDER BY n.name",
+        [STMT_JOB_NOTES] =
+                "SELECT note_key, note_value FROM job_notes WHERE job_id = ? ORDER BY note_key",
+        [STMT_JOB_MARKERS] =
+                "SELECT comm, phase, state, first_seen, last_seen, batches FROM job_markers "
+                "WHERE job_id = ? ORDER BY phase, comm, state",
+        [STMT_OBJECTS] =
+                "SELECT o.path, o.kind, sum(h.samples), sum(h.cpu_seconds) "
+                "FROM object_hours h JOIN objects o ON o.id = h.object_id "
+                "WHERE h.bucket >= ? AND h.bucket < ? "
+                "GROUP BY o.path, o.kind ORDER BY 3 DESC, 1 LIMIT ?",
+        [STMT_OBJECTS_KIND] =
+                "SELECT o.path, o.kind, sum(h.samples), sum(h.cpu_seconds) "
+                "FROM object_hours h JOIN objects o ON o.id = h.object_id "
+                "WHERE h.bucket >= ? AND h.bucket < ? AND o.kind = ? "
+                "GROUP BY o.path, o.kind ORDER BY 3 DESC, 1 LIMIT ?",
+        [STMT_OBJECTS_TOTAL] =
+                "SELECT sum(samples), sum(cpu_seconds) FROM object_hours WHERE bucket >= ? AND bucket < ?",
+        [STMT_NODES] =
+                "SELECT name, hostname, cluster, boot_id, cpus, last_seq, batches, samples, "
+                "samples_lost, first_seen, last_seen, last_push FROM nodes ORDER BY name",
+        [STMT_CHECK] = "SELECT count(*) FROM schema_version",
+};
+
+typedef struct Pending Pending;
+
+typedef struct Conn {
+        sqlite3 *db;
+        sqlite3_stmt *stmts[_STMT_MAX];
+        bool busy; /* readers: handed out */
+} Conn;
+
+typedef struct SqliteStorage {
+        Storage base;
+        char *path;
+        StorageOptions opts;
+
+        pthread_mutex_t write_lock;
+        Conn writer;
+        pthread_mutex_t queue_lock;
+        pthread_cond_t queue_cond;
+        Pending *queue_head, *queue_tail;
+        bool writing;
+        Hashmap *object_ids, *phase_ids, *task_ids;
+
+        pthread_mutex_t readers_lock;
+        pthread_cond_t readers_cond;
+        Conn *readers;
+        unsigned n_readers;
+} SqliteStorage;
+
+static int sqlite_errno(int rc) {
+        switch (rc & 0xff) {
+        case SQLITE_OK:
+        case SQLITE_ROW:
+        case SQLITE_DONE:
+                return 0;
+        case SQLITE_BUSY:
+        case SQLITE_LOCKED:
+                return -EBUSY;
+        case SQLITE_NOMEM:
+                return -ENOMEM;
+        case SQLITE_FULL:
+                return -ENOSPC;
+        case SQLITE_READONLY:
+        case SQLITE_PERM:
+        case SQLITE_AUTH:
+                return -EACCES;
+        case SQLITE_CANTOPEN:
+                return -ENOENT;
+        case SQLITE_NOTADB:
+        case SQLITE_CORRUPT:
+                return -EUCLEAN;
+        case SQLITE_CONSTRAINT:
+                return -EEXIST;
+        case SQLITE_TOOBIG:
+                return -E2BIG;
+        default:
+                return -EIO;
+        }
+}
+
+static int conn_exec(Conn *c, const char *sql) {
+        return sqlite_errno(sqlite3_exec(c->db, sql, NULL, NULL, NULL));
+}
+
+/* Hands out statement id of connection c, prepared on first use, reset and
+ * with no bindings. */
+static int conn_stmt(Conn *c, Stmt id, sqlite3_stmt **ret) {
+        if (!c->stmts[id]) {
+                int rc = sqlite3_prepare_v3(c->db, stmt_sql[id], -1, SQLITE_PREPARE_PERSISTENT,
+                                            &c->stmts[id], NULL);
+                if (rc != SQLITE_OK)
+                        return sqlite_errno(rc);
+        } else {
+                sqlite3_reset(c->stmts[id]);
+                sqlite3_clear_bindings(c->stmts[id]);
+        }
+        *ret = c->stmts[id];
+        return 0;
+}
+
+static void conn_close(Conn *c) {
+        for (size_t i = 0; i < _STMT_MAX; i++)
+                sqlite3_finalize(c->stmts[i]);
+        sqlite3_close_v2(c->db);
+        *c = (Conn) {};
+}
+
+static int conn_open(Conn *c, const char *path, const StorageOptions *opts, bool writer) {
+        int rc, r;
+
+        rc = sqlite3_open_v2(path, &c->db,
+                             SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
+        if (rc != SQLITE_OK) {
+                r = sqlite_errno(rc);
+                conn_close(c);
+                return r;
+        }
+        sqlite3_extended_result_codes(c->db, 1);
+        sqlite3_busy_timeout(c->db, (int) opts->busy_timeout_ms);
+        /* WAL lets queries read while a batch is written; synchronous=NORMAL
+         * in WAL mode loses at most the last transactions on power loss, never
+         * consistency, and a node re-sends what it got no answer for. */
+        r = conn_exec(c, writer ? "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; "
+                                  "PRAGMA temp_store = MEMORY; PRAGMA cache_size = -65536; "
+                                  "PRAGMA wal_autocheckpoint = 16384;"
+                                : "PRAGMA synchronous = NORMAL; PRAGMA temp_store = MEMORY; "
+                                  "PRAGMA cache_size = -32768; PRAGMA query_only = ON;");
+        if (r < 0) {
+                conn_close(c);
+                return r;
+        }
+        return 0;
+}
+
+static int bind_text(sqlite3_stmt *s, int i, const char *v) {
+        return sqlite_errno(v ? sqlite3_bind_text(s, i, v, -1, SQLITE_STATIC) : sqlite3_bind_null(s, i));
+}
+
+static int bind_int(sqlite3_stmt *s, int i, int64_t v) {
+        return sqlite_errno(sqlite3_bind_int64(s, i, v));
+}
+
+static int bind_nullable_int(sqlite3_stmt *s, int i, int64_t v) {
+        return sqlite_errno(v == STORAGE_NULL ? sqlite3_bind_null(s, i) : sqlite3_bind_int64(s, i, v));
+}
+
+static int bind_double(sqlite3_stmt *s, int i, double v) {
+        return sqlite_errno(isnan(v) ? sqlite3_bind_null(s, i) : sqlite3_bind_double(s, i, v));
+}
+
+/* Steps a statement that returns nothing (or whose rows we do not need). */
+static int step_done(sqlite3_stmt *s) {
+        int rc = sqlite3_step(s);
+
+        if (rc == SQLITE_ROW)
+                rc = sqlite3_reset(s);
+        return sqlite_errno(rc);
+}
+
+/* Steps a statement that returns one integer (an id). -ENOENT for no row. */
+static int step_id(sqlite3_stmt *s, int64_t *ret) {
+        int rc = sqlite3_step(s);
+
+        if (rc == SQLITE_DONE)
+                return -ENOENT;
+        if (rc != SQLITE_ROW)
+                return sqlite_errno(rc);
+        *ret = sqlite3_column_int64(s, 0);
+        sqlite3_reset(s);
+        return 0;
+}
+
+static char *column_strdup(sqlite3_stmt *s, int i, int *r) {
+        const unsigned char *t = sqlite3_column_text(s, i);
+        char *p;
+
+        if (!t)
+                return NULL;
+        p = strdup((const char *) t);
+        if (!p)
+                *r = -ENOMEM;
+        return p;
+}
+
+static int64_t column_nullable_int(sqlite3_stmt *s, int i) {
+        return sqlite3_column_type(s, i) == SQLITE_NULL ? STORAGE_NULL : sqlite3_column_int64(s, i);
+}
+
+static double column_nullable_double(sqlite3_stmt *s, int i) {
+        return sqlite3_column_type(s, i) == SQLITE_NULL ? NAN : sqlite3_column_double(s, i);
+}
+
+/* ---- caches of interned ids (writer only) ---- */
+
+static void id_cache_clear(Hashmap *h) {
+        const void *key;
+        size_t i = 0;
+
+        while (hashmap_iterate(h, &i, NULL, &key))
+                free((void *) key);
+        hashmap_clear(h);
+}
+
+static void caches_clear(SqliteStorage *s) {
+        id_cache_clear(s->object_ids);
+        id_cache_clear(s->phase_ids);
+        id_cache_clear(s->task_ids);
+}
+
+/* Cache keys of several strings: each string prefixed by its length, so that
+ * no choice of separator can make two different tuples collide. */
+static char *make_key(char *buf, size_t size, const char *a, const char *b, const char *c) {
+        int n = snprintf(buf, size, "%zu:%s%zu:%s%zu:%s", strlen(a), a, strlen(b), b, strlen(c), c);
+
+        return n >= 0 && (size_t) n < size ? buf : NULL;
+}
+
+static int id_cache_put(Hashmap *h, const char *key, int64_t id) {
+        char *k;
+        int r;
+
+        if (hashmap_size(h) >= ID_CACHE_MAX)
+                id_cache_clear(h);
+        k = strdup(key);
+        if (!k)
+                return -ENOMEM;
+        r = hashmap_put(h, k, (void *) (uintptr_t) id);
+        if (r < 0)
+                free(k);
+        return r;
+}
+
+/* Finds or creates a dimension row (object, phase, task) by its strings. */
+static int intern(SqliteStorage *s, Hashmap *cache, Stmt select, Stmt insert,
+                  const char *a, const char *b, const char *c, int nargs, int64_t *ret) {
+        char buf[6144];
+        const char *key = make_key(buf, sizeof(buf), a, b ?: "", c ?: "");
+        const char *args[3] = { a, b, c };
+        sqlite3_stmt *st;
+        void *v;
+        int r;
+
+        if (key && hashmap_get2(cache, key, &v, NULL)) {
+                *ret = (int64_t) (uintptr_t) v;
+                return 0;
+        }
+        for (int pass = 0; pass < 2; pass++) {
+                r = conn_stmt(&s->writer, pass == 0 ? select : insert, &st);
+                if (r < 0)
+                        return r;
+                for (int i = 0; i < nargs; i++)
+                        if ((r = bind_text(st, i + 1, args[i])) < 0)
+                                return r;
+                r = step_id(st, ret);
+                if (r != -ENOENT)
+                        break;
+        }
+        if (r < 0)
+                return r;
+        return key ? id_cache_put(cache, key, *ret) : 0;
+}
+
+/* ---- ingest ---- */
+
+/* Sums for one rollup key, accumulated in memory over a batch so that each
+ * rollup row is written once per batch, not once per input row. */
+typedef struct Acc {
+        int64_t a, b; /* the key: (job, object), (job, phase), (object, 0) */
+        int64_t samples;
+        double cpu_seconds;
+        int64_t cpu_time_ns, cycles, instructions;
+} Acc;
+
+static uint64_t acc_hash(const void *k) {
+        const Acc *x = k;
+
+        return hash_u64((uint64_t) x->a * UINT64_C(0x9e3779b97f4a7c15) ^ (uint64_t) x->b);
+}
+
+static bool acc_equal(const void *p, const void *q) {
+        const Acc *x = p, *y = q;
+
+        return x->a == y->a && x->b == y->b;
+}
+
+static const HashOps acc_hash_ops = { acc_hash, acc_equal };
+
+typedef struct AccMap {
+        Hashmap *map;
+        Acc *pool;
+        size_t n, max;
+} AccMap;
+
+static void acc_map_done(AccMap *m) {
+        hashmap_free(m->map);
+        free(m->pool);
+}
+
+static int acc_map_init(AccMap *m, size_t max) {
+        *m = (AccMap) { .max = MAX(max, (size_t) 1) };
+        m->map = hashmap_new(&acc_hash_ops);
+        m->pool = calloc(m->max, sizeof(Acc));
+        return m->map && m->pool ? 0 : -ENOMEM;
+}
+
+static void add_counter(int64_t *sum, int64_t v) {
+        if (v == STORAGE_NULL)
+                return;
+        *sum = *sum == STORAGE_NULL ? v : *sum + v;
+}
+
+static int acc_add(AccMap *m, int64_t a, int64_t b, const BatchRow *row, double cpu_seconds) {
+        Acc key = { .a = a, .b = b }, *x;
+        int r;
+
+        x = hashmap_get(m->map, &key);
+        if (!x) {
+                if (m->n >= m->max)
+                        return -ENOBUFS;
+                x = &m->pool[m->n++];
+                *x = (Acc) { .a = a, .b = b, .cpu_time_ns = STORAGE_NULL, .cycles = STORAGE_NULL,
+                             .instructions = STORAGE_NULL };
+                r = hashmap_put(m->map, x, x);
+                if (r < 0)
+                        return r;
+        }
+        x->samples += row->samples;
+        x->cpu_seconds += cpu_seconds;
+        add_counter(&x->cpu_time_ns, row->cpu_time_ns);
+        add_counter(&x->cycles, row->cycles);
+        add_counter(&x->instructions, row->instructions);
+        return 0;
+}
+
+/* Per-batch state of one job: its metadata (if the batch had any), its id
+ * once upserted, and its totals over the batch's rows. */
+typedef struct JobAcc {
+        const char *job;
+        const BatchJob *meta;
+        int64_t id;
+        int64_t samples;
+        double cpu_seconds;
+        int64_t cpu_time_ns, cycles, instructions;
+} JobAcc;
+
+typedef struct IngestCtx {
+        SqliteStorage *s;
+        const Batch *b;
+        int64_t node_id, bucket;
+        Hashmap *jobs; /* job string → JobAcc */
+        JobAcc *job_pool;
+        size_t n_jobs, max_jobs;
+        AccMap job_objects, job_phases, object_hours;
+} IngestCtx;
+
+static int ctx_job(IngestCtx *x, const char *job, JobAcc **ret) {
+        JobAcc *j = hashmap_get(x->jobs, job);
+        int r;
+
+        if (!j) {
+                if (x->n_jobs >= x->max_jobs)
+                        return -ENOBUFS;
+                j = &x->job_pool[x->n_jobs++];
+                *j = (JobAcc) { .job = job, .cpu_time_ns = STORAGE_NULL, .cycles = STORAGE_NULL,
+                                .instructions = STORAGE_NULL };
+                r = hashmap_put(x->jobs, job, j);
+                if (r < 0)
+                        return r;
+        }
+        *ret = j;
+        return 0;
+}
+
+static int ingest_node(IngestCtx *x, int64_t now) {
+        const Batch *b = x->b;
+        sqlite3_stmt *st;
+        int r;
+
+        if ((r = conn_stmt(&x->s->writer, STMT_NODE_UPSERT, &st)) < 0 ||
+            (r = bind_text(st, 1, b->node)) < 0 ||
+            (r = bind_text(st, 2, b->hostname)) < 0 ||
+            (r = bind_text(st, 3, b->cluster)) < 0 ||
+            (r = bind_int(st, 4, b->cpus)) < 0 ||
+            (r = bind_text(st, 5, b->boot_id)) < 0 ||
+            (r = bind_int(st, 6, b->seq)) < 0 ||
+            (r = bind_double(st, 7, b->start)) < 0 ||
+            (r = bind_double(st, 8, b->end)) < 0 ||
+            (r = bind_int(st, 9, now)) < 0 ||
+            (r = bind_int(st, 10, b->total_samples)) < 0 ||
+            (r = bind_int(st, 11, b->samples_lost)) < 0)
+                return r;
+        return step_id(st, &x->node_id);
+}
+
+/* Returns 1 when the batch is new, 0 when it was stored before. */
+static int ingest_batch_row(IngestCtx *x, int64_t now) {
+        const Batch *b = x->b;
+        sqlite3_stmt *st;
+        int r;
+
+        if ((r = conn_stmt(&x->s->writer, STMT_BATCH_INSERT, &st)) < 0 ||
+            (r = bind_int(st, 1, x->node_id)) < 0 ||
+            (r = bind_text(st, 2, b->boot_id)) < 0 ||
+            (r = bind_int(st, 3, b->seq)) < 0 ||
+            (r = bind_int(st, 4, now)) < 0 ||
+            (r = bind_double(st, 5, b->start)) < 0 ||
+            (r = bind_double(st, 6, b->end)) < 0 ||
+            (r = bind_text(st, 7, b->event)) < 0 ||
+            (r = bind_double(st, 8, b->frequency_hz)) < 0 ||
+            (r = bind_int(st, 9, b->samples_lost)) < 0 ||
+            (r = bind_int(st, 10, (int64_t) b->n_rows)) < 0 ||
+            (r = bind_int(st, 11, b->total_samples)) < 0 ||
+            (r = step_done(st)) < 0)
+                return r;
+        return sqlite3_changes(x->s->writer.db) > 0;
+}
+
+static int ingest_jobs(IngestCtx *x) {
+        const Batch *b = x->b;
+        double cps = 1.0 / b->frequency_hz;
+        size_t i;
+        JobAcc *j;
+        int r;
+
+        for (i = 0; i < b->n_jobs; i++) {
+                r = ctx_job(x, b->jobs[i].job, &j);
+                if (r < 0)
+                        return r;
+                j->meta = &b->jobs[i];
+        }
+        for (i = 0; i < b->n_rows; i++) {
+                const BatchRow *row = &b->rows[i];
+
+                if (!row->job)
+                        continue;
+                r = ctx_job(x, row->job, &j);
+                if (r < 0)
+                        return r;
+                j->samples += row->samples;
+                j->cpu_seconds += (double) row->samples * cps;
+                add_counter(&j->cpu_time_ns, row->cpu_time_ns);
+                add_counter(&j->cycles, row->cycles);
+                add_counter(&j->instructions, row->instructions);
+        }
+        for (i = 0; i < b->n_markers; i++)
+                if (b->markers[i].job && (r = ctx_job(x, b->markers[i].job, &j)) < 0)
+                        return r;
+
+        for (i = 0; i < x->n_jobs; i++) {
+                const BatchJob *m;
+                sqlite3_stmt *st;
+
+                j = &x->job_pool[i];
+                m = j->meta;
+                if ((r = conn_stmt(&x->s->writer, STMT_JOB_UPSERT, &st)) < 0 ||
+                    (r = bind_text(st, 1, j->job)) < 0 ||
+                    (r = bind_text(st, 2, (m ? m->cluster : NULL) ?: b->cluster ?: "")) < 0)
+                        return r;
+                if (m && ((r = bind_text(st, 3, m->user)) < 0 ||
+                          (r = bind_text(st, 4, m->account)) < 0 ||
+                          (r = bind_text(st, 5, m->partition)) < 0 ||
+                          (r = bind_text(st, 6, m->name)) < 0 ||
+                          (r = bind_nullable_int(st, 7, m->nodes)) < 0 ||
+                          (r = bind_nullable_int(st, 8, m->tasks)) < 0))
+                        return r;
+                if ((r = bind_int(st, 9, m && m->ended)) < 0 ||
+                    (r = bind_double(st, 10, m && !isnan(m->first_seen) ? m->first_seen : b->start)) < 0 ||
+                    (r = bind_double(st, 11, m && !isnan(m->last_seen) ? m->last_seen : b->end)) < 0 ||
+                    (r = bind_int(st, 12, j->samples)) < 0 ||
+                    (r = bind_double(st, 13, j->cpu_seconds)) < 0 ||
+                    (r = bind_nullable_int(st, 14, j->cpu_time_ns)) < 0 ||
+                    (r = bind_nullable_int(st, 15, j->cycles)) < 0 ||
+                    (r = bind_nullable_int(st, 16, j->instructions)) < 0 ||
+                    (r = step_id(st, &j->id)) < 0)
+                        return r;
+
+                for (size_t k = 0; m && k < m->n_notes; k++)
+                        if ((r = conn_stmt(&x->s->writer, STMT_NOTE_UPSERT, &st)) < 0 ||
+                            (r = bind_int(st, 1, j->id)) < 0 ||
+                            (r = bind_text(st, 2, m->notes[k].key)) < 0 ||
+                            (r = bind_text(st, 3, m->notes[k].value)) < 0 ||
+                            (r = step_done(st)) < 0)
+                                return r;
+
+                /* A job listed in the batch ran on this node, samples or not. */
+                if ((r = conn_stmt(&x->s->writer, STMT_JOB_NODE_UPSERT, &st)) < 0 ||
+                    (r = bind_int(st, 1, j->id)) < 0 ||
+                    (r = bind_int(st, 2, x->node_id)) < 0 ||
+                    (r = bind_int(st, 3, j->samples)) < 0 ||
+                    (r = bind_double(st, 4, b->start)) < 0 ||
+                    (r = bind_double(st, 5, b->end)) < 0 ||
+                    (r = step_done(st)) < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int ingest_rows(IngestCtx *x) {
+        SqliteStorage *s = x->s;
+        const Batch *b = x->b;
+        double cps = 1.0 / b->frequency_hz;
+
+        for (size_t i = 0; i < b->n_rows; i++) {
+                const BatchRow *row = &b->rows[i];
+                int64_t job_id = 0, object_id, phase_id, task_id;
+                double cpu_seconds = (double) row->samples * cps;
+                sqlite3_stmt *st;
+                int r;
+
+                if (row->job)
+                        job_id = ((JobAcc *) hashmap_get(x->jobs, row->job))->id;
+                if ((r = intern(s, s->object_ids, STMT_OBJECT_SELECT, STMT_OBJECT_INSERT,
+                                row->object, object_kind_to_string(row->kind), row->build_id, 3,
+                                &object_id)) < 0 ||
+                    (r = intern(s, s->phase_ids, STMT_PHASE_SELECT, STMT_PHASE_INSERT,
+                                row->phase, NULL, NULL, 1, &phase_id)) < 0 ||
+                    (r = intern(s, s->task_ids, STMT_TASK_SELECT, STMT_TASK_INSERT,
+                                row->step, row->user, row->comm, 3, &task_id)) < 0)
+                        return r;
+
+                if ((r = conn_stmt(&s->writer, STMT_SAMPLE_UPSERT, &st)) < 0 ||
+                    (r = bind_int(st, 1, job_id)) < 0 ||
+                    (r = bind_int(st, 2, x->bucket)) < 0 ||
+                    (r = bind_int(st, 3, x->node_id)) < 0 ||
+                    (r = bind_int(st, 4, object_id)) < 0 ||
+                    (r = bind_int(st, 5, phase_id)) < 0 ||
+                    (r = bind_int(st, 6, task_id)) < 0 ||
+                    (r = bind_int(st, 7, row->samples)) < 0 ||
+                    (r = bind_double(st, 8, cpu_seconds)) < 0 ||
+                    (r = bind_nullable_int(st, 9, row->cpu_time_ns)) < 0 ||
+                    (r = bind_nullable_int(st, 10, row->cycles)) < 0 ||
+                    (r = bind_nullable_int(st, 11, row->instructions)) < 0 ||
+                    (r = step_done(st)) < 0)
+                        return r;
+
+                if (job_id != 0 &&
+                    ((r = acc_add(&x->job_objects, job_id, object_id, row, cpu_seconds)) < 0 ||
+                     (r = acc_add(&x->job_phases, job_id, phase_id, row, cpu_seconds)) < 0))
+                        return r;
+                r = acc_add(&x->object_hours, object_id, 0, row, cpu_seconds);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int write_rollup(SqliteStorage *s, const AccMap *m, Stmt id) {
+        for (size_t i = 0; i < m->n; i++) {
+                const Acc *a = &m->pool[i];
+                sqlite3_stmt *st;
+                int r;
+
+                if ((r = conn_stmt(&s->writer, id, &st)) < 0 ||
+                    (r = bind_int(st, 1, a->a)) < 0 ||
+                    (r = bind_int(st, 2, a->b)) < 0 ||
+                    (r = bind_int(st, 3, a->samples)) < 0 ||
+                    (r = bind_double(st, 4, a->cpu_seconds)) < 0 ||
+                    (r = bind_nullable_int(st, 5, a->cpu_time_ns)) < 0 ||
+                    (r = bind_nullable_int(st, 6, a->cycles)) < 0 ||
+                    (r = bind_nullable_int(st, 7, a->instructions)) < 0 ||
+                    (r = step_done(st)) < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int write_object_hours(IngestCtx *x) {
+        for (size_t i = 0; i < x->object_hours.n; i++) {
+                const Acc *a = &x->object_hours.pool[i];
+                sqlite3_stmt *st;
+                int r;
+
+                if ((r = conn_stmt(&x->s->writer, STMT_OBJECT_HOUR_UPSERT, &st)) < 0 ||
+                    (r = bind_int(st, 1, x->bucket)) < 0 ||
+                    (r = bind_int(st, 2, a->a)) < 0 ||
+                    (r = bind_int(st, 3, a->samples)) < 0 ||
+                    (r = bind_double(st, 4, a->cpu_seconds)) < 0 ||
+                    (r = step_done(st)) < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int ingest_markers(IngestCtx *x) {
+        const Batch *b = x->b;
+
+        for (size_t i = 0; i < b->n_markers; i++) {
+                const BatchMarker *m = &b->markers[i];
+                int64_t job_id = m->job ? ((JobAcc *) hashmap_get(x->jobs, m->job))->id : 0;
+                sqlite3_stmt *st;
+                int r;
+
+                if ((r = conn_stmt(&x->s->writer, STMT_MARKER_UPSERT, &st)) < 0 ||
+                    (r = bind_int(st, 1, job_id)) < 0 ||
+                    (r = bind_text(st, 2, m->comm)) < 0 ||
+                    (r = bind_text(st, 3, m->phase)) < 0 ||
+                    (r = bind_text(st, 4, m->state)) < 0 ||
+                    (r = bind_double(st, 5, b->start)) < 0 ||
+                    (r = bind_double(st, 6, b->end)) < 0 ||
+                    (r = step_done(st)) < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int ingest_locked(IngestCtx *x, int64_t now, IngestResult *ret) {
+        int r;
+
+        r = ingest_node(x, now);
+        if (r < 0)
+                return r;
+        r = ingest_batch_row(x, now);
+        if (r < 0)
+                return r;
+        if (r == 0) {
+                *ret = (IngestResult) { .duplicate = true, .rows = x->b->n_rows };
+                return 0;
+        }
+        if ((r = ingest_jobs(x)) < 0 ||
+            (r = ingest_rows(x)) < 0 ||
+            (r = write_rollup(x->s, &x->job_objects, STMT_JOB_OBJECT_UPSERT)) < 0 ||
+            (r = write_rollup(x->s, &x->job_phases, STMT_JOB_PHASE_UPSERT)) < 0 ||
+            (r = write_object_hours(x)) < 0 ||
+            (r = ingest_markers(x)) < 0)
+                return r;
+        *ret = (IngestResult) { .duplicate = false, .rows = x->b->n_rows };
+        return 0;
+}
+
+/* A batch waiting for the writer. Batches that arrive while one is being
+ * written are written together in the next transaction, each inside its own
+ * savepoint: one commit (and one write of the hot pages to the WAL) for many
+ * batches, and each batch still stored whole or not at all. */
+struct Pending {
+        IngestCtx *ctx;
+        int64_t now;
+        IngestResult res;
+        int r;
+        bool done;
+        Pending *next;
+};
+
+/* Rows per group transaction: bounds how long one commit keeps others waiting. */
+#define GROUP_MAX_ROWS 200000
+
+static void write_group(SqliteStorage *s, Pending *group) {
+        Conn *c = &s->writer;
+        Pending *p;
+        int r;
+
+        pthread_mutex_lock(&s->write_lock);
+        r = conn_exec(c, "BEGIN IMMEDIATE");
+        for (p = group; p && r >= 0; p = p->next) {
+                p->r = conn_exec(c, "SAVEPOINT batch");
+                if (p->r >= 0)
+                        p->r = ingest_locked(p->ctx, p->now, &p->res);
+                if (p->r < 0 || p->res.duplicate)
+                        (void) conn_exec(c, "ROLLBACK TO batch");
+                (void) conn_exec(c, "RELEASE batch");
+                if (p->r < 0) {
+                        /* Ids interned in what was rolled back are gone. */
+                        caches_clear(s);
+                        /* Some errors (I/O, full disk) end the transaction
+                         * itself: then the group cannot be committed. */
+                        if (sqlite3_get_autocommit(c->db))
+                                r = p->r;
+                }
+        }
+        if (r >= 0) {
+                r = conn_exec(c, "COMMIT");
+                if (r < 0) {
+                        (void) conn_exec(c, "ROLLBACK");
+                        caches_clear(s);
+                }
+        } else if (!sqlite3_get_autocommit(c->db))
+                (void) conn_exec(c, "ROLLBACK");
+        pthread_mutex_unlock(&s->write_lock);
+
+        if (r < 0)
+                for (p = group; p; p = p->next)
+                        if (p->r >= 0)
+                                p->r = r;
+}
+
+static Pending *take_group(SqliteStorage *s) {
+        Pending *group = s->queue_head, *last = group;
+        size_t rows = last->ctx->b->n_rows;
+
+        while (last->next && rows + last->next->ctx->b->n_rows <= GROUP_MAX_ROWS) {
+                last = last->next;
+                rows += last->ctx->b->n_rows;
+        }
+        s->queue_head = last->next;
+        if (!s->queue_head)
+                s->queue_tail = NULL;
+        last->next = NULL;
+        return group;
+}
+
+static int sqlite_ingest(Storage *base, const Batch *b, int64_t now, IngestResult *ret) {
+        SqliteStorage *s = (SqliteStorage *) base;
+        IngestCtx x = {
+                .s = s,
+                .b = b,
+                .bucket = (int64_t) floor(b->start / BUCKET_SECONDS) * BUCKET_SECONDS,
+                .max_jobs = b->n_jobs + b->n_rows + b->n_markers,
+        };
+        Pending me = { .ctx = &x, .now = now };
+
+        x.jobs = hashmap_new(&string_hash_ops);
+        x.job_pool = calloc(MAX(x.max_jobs, (size_t) 1), sizeof(JobAcc));
+        if (!x.jobs || !x.job_pool ||
+            acc_map_init(&x.job_objects, b->n_rows) < 0 ||
+            acc_map_init(&x.job_phases, b->n_rows) < 0 ||
+            acc_map_init(&x.object_hours, b->n_rows) < 0) {
+                me.r = -ENOMEM;
+                goto finish;
+        }
+
+        pthread_mutex_lock(&s->queue_lock);
+        if (s->queue_tail)
+                s->queue_tail->next = &me;
+        else
+                s->queue_head = &me;
+        s->queue_tail = &me;
+        while (!me.done) {
+                Pending *group, *next;
+
+                if (s->writing) {
+                        pthread_cond_wait(&s->queue_cond, &s->queue_lock);
+                        continue;
+                }
+                /* Nobody is writing: write what is queued, ours or not. */
+                group = take_group(s);
+                s->writing = true;
+                pthread_mutex_unlock(&s->queue_lock);
+                write_group(s, group);
+                pthread_mutex_lock(&s->queue_lock);
+                for (Pending *p = group; p; p = next) {
+                        next = p->next; /* p belongs to its waiting thread once done */
+                        p->done = true;
+                }
+                s->writing = false;
+                pthread_cond_broadcast(&s->queue_cond);
+        }
+        pthread_mutex_unlock(&s->queue_lock);
+
+finish:
+        hashmap_free(x.jobs);
+        free(x.job_pool);
+        acc_map_done(&x.job_objects);
+        acc_map_done(&x.job_phases);
+        acc_map_done(&x.object_hours);
+        if (me.r >= 0)
+                *ret = me.res;
+        return me.r;
+}
+
+/* ---- queries ---- */
+
+static int reader_acquire(SqliteStorage *s, Conn **ret) {
+        pthread_mutex_lock(&s->readers_lock);
+        for (;;) {
+                for (unsigned i = 0; i < s->n_readers; i++)
+                        if (!s->readers[i].busy) {
+                                s->readers[i].busy = true;
+                                pthread_mutex_unlock(&s->readers_lock);
+                                *ret = &s->readers[i];
+                                return 0;
+                        }
+                pthread_cond_wait(&s->readers_cond, &s->readers_lock);
+        }
+}
+
+/* Resets the statements, which ends an implicit read transaction now, so the
+ * WAL can be checkpointed past it. */
+static void reader_release_stmts(Conn *c) {
+        for (size_t i = 0; i < _STMT_MAX; i++)
+                if (c->stmts[i])
+                        sqlite3_reset(c->stmts[i]);
+}
+
+static void reader_release(SqliteStorage *s, Conn *c) {
+        reader_release_stmts(c);
+        pthread_mutex_lock(&s->readers_lock);
+        c->busy = false;
+        pthread_cond_signal(&s->readers_cond);
+        pthread_mutex_unlock(&s->readers_lock);
+}
+
+static int read_job_info(sqlite3_stmt *st, JobInfo *j, int64_t *ret_id) {
+        int r = 0;
+
+        *ret_id = sqlite3_column_int64(st, 0);
+        *j = (JobInfo) {
+                .job = column_strdup(st, 1, &r),
+                .cluster = column_strdup(st, 2, &r),
+                .user = column_strdup(st, 3, &r),
+                .account = column_strdup(st, 4, &r),
+                .partition = column_strdup(st, 5, &r),
+                .name = column_strdup(st, 6, &r),
+                .nodes_alloc = column_nullable_int(st, 7),
+                .tasks = column_nullable_int(st, 8),
+                .ended = sqlite3_column_int(st, 9) != 0,
+                .first_seen = column_nullable_double(st, 10),
+                .last_seen = column_nullable_double(st, 11),
+                .samples = sqlite3_column_int64(st, 12),
+                .cpu_seconds = sqlite3_column_double(st, 13),
+                .cpu_time_ns = column_nullable_int(st, 14),
+                .cycles = column_nullable_int(st, 15),
+                .instructions = column_nullable_int(st, 16),
+                .n_nodes = (uint64_t) sqlite3_column_int64(st, 17),
+        };
+        return r;
+}
+
+static int grow(void **items, size_t n, size_t *alloc, size_t size) {
+        void *p;
+        size_t na;
+
+        if (n < *alloc)
+                return 0;
+        na = *alloc ? *alloc * 2 : 16;
+        p = reallocarray(*items, na, size);
+        if (!p)
+                return -ENOMEM;
+        memset((char *) p + *alloc * size, 0, (na - *alloc) * size);
+        *items = p;
+        *alloc = na;
+        return 0;
+}
+
+static int sqlite_list_jobs(Storage *base, const JobFilter *f, JobList *ret) {
+        SqliteStorage *s = (SqliteStorage *) base;
+        JobList l = {};
+        size_t alloc = 0;
+        sqlite3_stmt *st;
+        Conn *c;
+        int r, rc, i = 1;
+
+        reader_acquire(s, &c);
+        r = conn_stmt(c, f->user ? STMT_JOBS_LIST_USER : STMT_JOBS_LIST, &st);
+        if (r < 0)
+                goto finish;
+        if ((f->user && (r = bind_text(st, i++, f->user)) < 0) ||
+            (r = bind_int(st, i++, f->since)) < 0 ||
+            (r = bind_int(st, i++, f->until)) < 0 ||
+            (r = bind_text(st, i++, f->cluster)) < 0 ||
+            (r = bind_text(st, i++, f->cluster)) < 0 ||
+            (r = bind_int(st, i++, (int64_t) f->limit + 1)) < 0 ||
+            (r = bind_int(st, i++, f->offset)) < 0)
+                goto finish;
+
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+                int64_t id;
+
+                if (l.n == f->limit) {
+                        l.more = true;
+                        break;
+                }
+                r = grow((void **) &l.items, l.n, &alloc, sizeof(JobInfo));
+                if (r < 0)
+                        goto finish;
+                r = read_job_info(st, &l.items[l.n++], &id);
+                if (r < 0)
+                        goto finish;
+        }
+        if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+                r = sqlite_errno(rc);
+
+finish:
+        reader_release(s, c);
+        if (r < 0) {
+                job_list_free(&l);
+                return r;
+        }
+        *ret = l;
+        return 0;
+}
+
+/* Reads a breakdown: columns name, [kind, build_id,] samples, cpu_seconds,
+ * cpu_time_ns, cycles, instructions (with_kind) or name, samples, ... */
+static int read_shares(Conn *c, Stmt id, int64_t job_id, int64_t limit, bool with_kind, ShareList *ret) {
+        ShareList l = {};
+        size_t alloc = 0;
+        sqlite3_stmt *st;
+        int r, rc, k = with_kind ? 3 : 1;
+
+        r = conn_stmt(c, id, &st);
+        if (r < 0)
+                return r;
+        if ((r = bind_int(st, 1, job_id)) < 0 || (limit > 0 && (r = bind_int(st, 2, limit)) < 0))
+                return r;
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+                Share *x;
+
+                r = grow((void **) &l.items, l.n, &alloc, sizeof(Share));
+                if (r < 0)
+                        break;
+                x = &l.items[l.n++];
+                x->name = column_strdup(st, 0, &r);
+                if (with_kind) {
+                        x->kind = column_strdup(st, 1, &r);
+                        x->build_id = sqlite3_column_bytes(st, 2) > 0 ? column_strdup(st, 2, &r) : NULL;
+                }
+                x->samples = sqlite3_column_int64(st, k);
+                x->cpu_seconds = sqlite3_column_double(st, k + 1);
+                x->cpu_time_ns = column_nullable_int(st, k + 2);
+                x->cycles = column_nullable_int(st, k + 3);
+                x->instructions = column_nullable_int(st, k + 4);
+                x->first_seen = x->last_seen = NAN;
+                if (r < 0)
+                        break;
+        }
+        if (r >= 0 && rc != SQLITE_ROW && rc != SQLITE_DONE)
+                r = sqlite_errno(rc);
+        if (r < 0) {
+                share_list_free(&l);
+                return r;
+        }
+        *ret = l;
+        return 0;
+}
+
+static int read_kinds(Conn *c, int64_t job_id, ShareList *ret) {
+        ShareList l = {};
+        size_t alloc = 0;
+        sqlite3_stmt *st;
+        int r, rc;
+
+        r = conn_stmt(c, STMT_JOB_KINDS, &st);
+        if (r < 0 || (r = bind_int(st, 1, job_id)) < 0)
+                return r;
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+                Share *x;
+
+                r = grow((void **) &l.items, l.n, &alloc, sizeof(Share));
+                if (r < 0)
+                        break;
+                x = &l.items[l.n++];
+                x->name = column_strdup(st, 0, &r);
+                x->samples = sqlite3_column_int64(st, 1);
+                x->cpu_seconds = sqlite3_column_double(st, 2);
+                x->cpu_time_ns = column_nullable_int(st, 3);
+                x->cycles = column_nullable_int(st, 4);
+                x->instructions = column_nullable_int(st, 5);
+                x->first_seen = x->last_seen = NAN;
+                if (r < 0)
+                        break;
+        }
+        if (r >= 0 && rc != SQLITE_ROW && rc != SQLITE_DONE)
+                r = sqlite_errno(rc);
+        if (r < 0) {
+                share_list_free(&l);
+                return r;
+        }
+        *ret = l;
+        return 0;
+}
+
+static int read_nodes(Conn *c, int64_t job_id, ShareList *ret) {
+        ShareList l = {};
+        size_t alloc = 0;
+        sqlite3_stmt *st;
+        int r, rc;
+
+        r = conn_stmt(c, STMT_JOB_NODES, &st);
+        if (r < 0 || (r = bind_int(st, 1, job_id)) < 0)
+                return r;
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+                Share *x;
+
+                r = grow((void **) &l.items, l.n, &alloc, sizeof(Share));
+                if (r < 0)
+                        break;
+                x = &l.items[l.n++];
+                x->name = column_strdup(st, 0, &r);
+                x->samples = sqlite3_column_int64(st, 1);
+                x->first_seen = sqlite3_column_double(st, 2);
+                x->last_seen = sqlite3_column_double(st, 3);
+                x->cpu_time_ns = x->cycles = x->instructions = STORAGE_NULL;
+                if (r < 0)
+                        break;
+        }
+        if (r >= 0 && rc != SQLITE_ROW && rc != SQLITE_DONE)
+                r = sqlite_errno(rc);
+        if (r < 0) {
+                share_list_free(&l);
+                return r;
+        }
+        *ret = l;
+        return 0;
+}
+
+static int read_notes(Conn *c, int64_t job_id, JobSummary *js) {
+        size_t alloc = 0;
+        sqlite3_stmt *st;
+        int r, rc;
+
+        r = conn_stmt(c, STMT_JOB_NOTES, &st);
+        if (r < 0 || (r = bind_int(st, 1, job_id)) < 0)
+                return r;
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+                r = grow((void **) &js->notes, js->n_notes, &alloc, sizeof(KeyValue));
+                if (r < 0)
+                        return r;
+                js->notes[js->n_notes].key = column_strdup(st, 0, &r);
+                js->notes[js->n_notes++].value = column_strdup(st, 1, &r);
+                if (r < 0)
+                        return r;
+        }
+        return rc == SQLITE_DONE ? 0 : sqlite_errno(rc);
+}
+
+static int read_markers(Conn *c, int64_t job_id, JobSummary *js) {
+        size_t alloc = 0;
+        sqlite3_stmt *st;
+        int r, rc;
+
+        r = conn_stmt(c, STMT_JOB_MARKERS, &st);
+        if (r < 0 || (r = bind_int(st, 1, job_id)) < 0)
+                return r;
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+                Marker *m;
+
+                r = grow((void **) &js->markers, js->n_markers, &alloc, sizeof(Marker));
+                if (r < 0)
+                        return r;
+                m = &js->markers[js->n_markers++];
+                m->comm = column_strdup(st, 0, &r);
+                m->phase = column_strdup(st, 1, &r);
+                m->state = column_strdup(st, 2, &r);
+                m->first_seen = sqlite3_column_double(st, 3);
+                m->last_seen = sqlite3_column_double(st, 4);
+                m->batches = sqlite3_column_int64(st, 5);
+                if (r < 0)
+                        return r;
+        }
+        return rc == SQLITE_DONE ? 0 : sqlite_errno(rc);
+}
+
+static int sqlite_get_job(Storage *base, const char *job, const char *cluster, JobSummary *ret) {
+        SqliteStorage *s = (SqliteStorage *) base;
+        JobSummary js = {};
+        sqlite3_stmt *st;
+        int64_t id;
+        Conn *c;
+        int r, rc;
+
+        reader_acquire(s, &c);
+        /* One read transaction for the job row and its rollups, so that the
+         * parts add up to the total even while batches arrive. */
+        r = conn_exec(c, "BEGIN");
+        if (r < 0)
+                goto release;
+        r = conn_stmt(c, cluster ? STMT_JOB_FIND_CLUSTER : STMT_JOB_FIND, &st);
+        if (r < 0 || (r = bind_text(st, 1, job)) < 0 || (cluster && (r = bind_text(st, 2, cluster)) < 0))
+                goto finish;
+        rc = sqlite3_step(st);
+        if (rc != SQLITE_ROW) {
+                r = rc == SQLITE_DONE ? -ENOENT : sqlite_errno(rc);
+                goto finish;
+        }
+        r = read_job_info(st, &js.info, &id);
+        if (r < 0)
+                goto finish;
+        rc = sqlite3_step(st);
+        if (rc == SQLITE_ROW) {
+                r = -ENOTUNIQ;
+                goto finish;
+        }
+        if ((r = read_kinds(c, id, &js.kinds)) < 0 ||
+            (r = read_shares(c, STMT_JOB_OBJECTS, id, JOB_SUMMARY_MAX_OBJECTS + 1, true, &js.objects)) < 0 ||
+            (r = read_shares(c, STMT_JOB_PHASES, id, 0, false, &js.phases)) < 0 ||
+            (r = read_nodes(c, id, &js.nodes)) < 0 ||
+            (r = read_notes(c, id, &js)) < 0 ||
+            (r = read_markers(c, id, &js)) < 0)
+                goto finish;
+        if (js.objects.n > JOB_SUMMARY_MAX_OBJECTS) {
+                Share *last = &js.objects.items[--js.objects.n];
+
+                free(last->name);
+                free(last->kind);
+                free(last->build_id);
+                js.objects_truncated = true;
+        }
+
+finish:
+        reader_release_stmts(c);
+        (void) conn_exec(c, "COMMIT");
+release:
+        reader_release(s, c);
+        if (r < 0) {
+                job_summary_free(&js);
+                return r;
+        }
+        *ret = js;
+        return 0;
+}
+
+static int sqlite_list_objects(Storage *base, const ObjectFilter *f, ObjectList *ret) {
+        SqliteStorage *s = (SqliteStorage *) base;
+        ObjectList ol = {};
+        size_t alloc = 0;
+        sqlite3_stmt *st;
+        Conn *c;
+        int r, rc, i = 1;
+
+        /* Whole hours: the rollup has no finer grain. */
+        ol.since = f->since - ((f->since % BUCKET_SECONDS) + BUCKET_SECONDS) % BUCKET_SECONDS;
+        ol.until = f->until;
+
+        reader_acquire(s, &c);
+        r = conn_stmt(c, STMT_OBJECTS_TOTAL, &st);
+        if (r < 0 || (r = bind_int(st, 1, ol.since)) < 0 || (r = bind_int(st, 2, ol.until)) < 0)
+                goto finish;
+        rc = sqlite3_step(st);
+        if (rc != SQLITE_ROW) {
+                r = sqlite_errno(rc);
+                goto finish;
+        }
+        ol.total_samples = sqlite3_column_int64(st, 0);
+        ol.total_cpu_seconds = sqlite3_column_double(st, 1);
+
+        r = conn_stmt(c, f->kind >= 0 ? STMT_OBJECTS_KIND : STMT_OBJECTS, &st);
+        if (r < 0 ||
+            (r = bind_int(st, i++, ol.since)) < 0 ||
+            (r = bind_int(st, i++, ol.until)) < 0 ||
+            (f->kind >= 0 && (r = bind_text(st, i++, object_kind_to_string(f->kind))) < 0) ||
+            (r = bind_int(st, i++, f->limit)) < 0)
+                goto finish;
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+                Share *x;
+
+                r = grow((void **) &ol.objects.items, ol.objects.n, &alloc, sizeof(Share));
+                if (r < 0)
+                        goto finish;
+                x = &ol.objects.items[ol.objects.n++];
+                x->name = column_strdup(st, 0, &r);
+                x->kind = column_strdup(st, 1, &r);
+                x->samples = sqlite3_column_int64(st, 2);
+                x->cpu_seconds = sqlite3_column_double(st, 3);
+                x->cpu_time_ns = x->cycles = x->instructions = STORAGE_NULL;
+                x->first_seen = x->last_seen = NAN;
+                if (r < 0)
+                        goto finish;
+        }
+        if (rc != SQLITE_DONE)
+                r = sqlite_errno(rc);
+
+finish:
+        reader_release(s, c);
+        if (r < 0) {
+                object_list_free(&ol);
+                return r;
+        }
+        *ret = ol;
+        return 0;
+}
+
+static int sqlite_list_nodes(Storage *base, NodeList *ret) {
+        SqliteStorage *s = (SqliteStorage *) base;
+        NodeList l = {};
+        size_t alloc = 0;
+        sqlite3_stmt *st;
+        Conn *c;
+        int r, rc;
+
+        reader_acquire(s, &c);
+        r = conn_stmt(c, STMT_NODES, &st);
+        if (r < 0)
+                goto finish;
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+                NodeInfo *n;
+
+                r = grow((void **) &l.items, l.n, &alloc, sizeof(NodeInfo));
+                if (r < 0)
+                        goto finish;
+                n = &l.items[l.n++];
+                n->name = column_strdup(st, 0, &r);
+                n->hostname = column_strdup(st, 1, &r);
+                n->cluster = column_strdup(st, 2, &r);
+                n->boot_id = column_strdup(st, 3, &r);
+                n->cpus = sqlite3_column_int64(st, 4);
+                n->last_seq = sqlite3_column_int64(st, 5);
+                n->batches = sqlite3_column_int64(st, 6);
+                n->samples = sqlite3_column_int64(st, 7);
+                n->samples_lost = sqlite3_column_int64(st, 8);
+                n->first_seen = sqlite3_column_double(st, 9);
+                n->last_seen = sqlite3_column_double(st, 10);
+                n->last_push = sqlite3_column_int64(st, 11);
+                if (r < 0)
+                        goto finish;
+        }
+        if (rc != SQLITE_DONE)
+                r = sqlite_errno(rc);
+
+finish:
+        reader_release(s, c);
+        if (r < 0) {
+                node_list_free(&l);
+                return r;
+        }
+        *ret = l;
+        return 0;
+}
+
+static int sqlite_check(Storage *base) {
+        SqliteStorage *s = (SqliteStorage *) base;
+        sqlite3_stmt *st;
+        int64_t n;
+        Conn *c;
+        int r;
+
+        reader_acquire(s, &c);
+        r = conn_stmt(c, STMT_CHECK, &st);
+        if (r >= 0)
+                r = step_id(st, &n);
+        reader_release(s, c);
+        return r;
+}
+
+static int sqlite_stats(Storage *base, StorageStats *ret) {
+        SqliteStorage *s = (SqliteStorage *) base;
+        static const char *const suffixes[] = { "", "-wal", "-shm" };
+        uint64_t total = 0;
+
+        for (size_t i = 0; i < ELEMENTSOF(suffixes); i++) {
+                _cleanup_free_ char *p = NULL;
+                struct stat st;
+
+                if (asprintf(&p, "%s%s", s->path, suffixes[i]) < 0)
+                        return -ENOMEM;
+                if (stat(p, &st) < 0) {
+                        if (errno == ENOENT)
+                                continue;
+                        return -errno;
+                }
+                total += (uint64_t) st.st_size;
+        }
+        *ret = (StorageStats) { .db_bytes = total };
+        return 0;
+}
+
+/* ---- open, migrate, close ---- */
+
+static int sqlite_migrate(Storage *base, unsigned *ret_from, unsigned *ret_to) {
+        SqliteStorage *s = (SqliteStorage *) base;
+        Conn *c = &s->writer;
+        sqlite3_stmt *st = NULL;
+        unsigned current = 0;
+        int r, rc;
+
+        r = conn_exec(c, "CREATE TABLE IF NOT EXISTS schema_version ("
+                         "version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)");
+        if (r < 0)
+                return r;
+        pthread_mutex_lock(&s->write_lock);
+        r = conn_exec(c, "BEGIN IMMEDIATE");
+        if (r < 0)
+                goto unlock;
+
+        rc = sqlite3_prepare_v2(c->db, "SELECT version, name FROM schema_version ORDER BY version", -1, &st, NULL);
+        if (rc != SQLITE_OK) {
+                r = sqlite_errno(rc);
+                goto rollback;
+        }
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+                int64_t v = sqlite3_column_int64(st, 0);
+                const char *name = (const char *) sqlite3_column_text(st, 1);
+
+                /* A database written by a newer lmk-store, or one whose
+                 * history differs from ours, is not ours to change. */
+                if (v != (int64_t) current + 1 || v > (int64_t) schema_migrations_count ||
+                    !name || !streq(name, schema_migrations[v - 1].name)) {
+                        r = -EPROTO;
+                        goto rollback;
+                }
+                current = (unsigned) v;
+        }
+        if (rc != SQLITE_DONE) {
+                r = sqlite_errno(rc);
+                goto rollback;
+        }
+        sqlite3_finalize(st);
+        st = NULL;
+
+        for (unsigned v = current + 1; v <= schema_migrations_count; v++) {
+                const SchemaMigration *m = &schema_migrations[v - 1];
+
+                r = conn_exec(c, m->sql);
+                if (r < 0)
+                        goto rollback;
+                rc = sqlite3_prepare_v2(c->db, "INSERT INTO schema_version (version, name, applied_at) "
+                                               "VALUES (?, ?, CAST(strftime('%s', 'now') AS INTEGER))",
+                                        -1, &st, NULL);
+                if (rc != SQLITE_OK) {
+                        r = sqlite_errno(rc);
+                        goto rollback;
+                }
+                if ((r = bind_int(st, 1, v)) < 0 || (r = bind_text(st, 2, m->name)) < 0 ||
+                    (r = step_done(st)) < 0)
+                        goto rollback;
+                sqlite3_finalize(st);
+                st = NULL;
+        }
+        r = conn_exec(c, "COMMIT");
+        if (r < 0)
+                goto rollback;
+        pthread_mutex_unlock(&s->write_lock);
+        if (ret_from)
+                *ret_from = current;
+        if (ret_to)
+                *ret_to = schema_migrations_count;
+        return 0;
+
+rollback:
+        sqlite3_finalize(st);
+        (void) conn_exec(c, "ROLLBACK");
+unlock:
+        pthread_mutex_unlock(&s->write_lock);
+        return r;
+}
+
+static void sqlite_close(Storage *base) {
+        SqliteStorage *s = (SqliteStorage *) base;
+
+        if (!s)
+                return;
+        for (unsigned i = 0; i < s->n_readers; i++)
+                conn_close(&s->readers[i]);
+        free(s->readers);
+        /* Lets SQLite refresh its planner statistics where they went stale,
+         * and folds the WAL back into the database, so a stopped store is
+         * one file. */
+        if (s->writer.db)
+                (void) conn_exec(&s->writer, "PRAGMA optimize");
+        if (s->writer.db)
+                sqlite3_wal_checkpoint_v2(s->writer.db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
+        conn_close(&s->writer);
+        if (s->object_ids) {
+                caches_clear(s);
+                hashmap_free(s->object_ids);
+                hashmap_free(s->phase_ids);
+                hashmap_free(s->task_ids);
+        }
+        pthread_mutex_destroy(&s->write_lock);
+        pthread_mutex_destroy(&s->queue_lock);
+        pthread_cond_destroy(&s->queue_cond);
+        pthread_mutex_destroy(&s->readers_lock);
+        pthread_cond_destroy(&s->readers_cond);
+        free(s->path);
+        free(s);
+}
+
+static int sqlite_open(const char *location, const StorageOptions *opts, Storage **ret) {
+        SqliteStorage *s;
+        int r;
+
+        if (!location || !*location)
+                return -EINVAL;
+        s = calloc(1, sizeof(SqliteStorage));
+        if (!s)
+                return -ENOMEM;
+        s->base.ops = &storage_sqlite_ops;
+        s->opts = *opts;
+        s->n_readers = MAX(opts->readers, 1u);
+        pthread_mutex_init(&s->write_lock, NULL);
+        pthread_mutex_init(&s->queue_lock, NULL);
+        pthread_cond_init(&s->queue_cond, NULL);
+        pthread_mutex_init(&s->readers_lock, NULL);
+        pthread_cond_init(&s->readers_cond, NULL);
+        s->path = strdup(location);
+        s->object_ids = hashmap_new(&string_hash_ops);
+        s->phase_ids = hashmap_new(&string_hash_ops);
+        s->task_ids = hashmap_new(&string_hash_ops);
+        s->readers = calloc(s->n_readers, sizeof(Conn));
+        if (!s->path || !s->object_ids || !s->phase_ids || !s->task_ids || !s->readers) {
+                r = -ENOMEM;
+                goto fail;
+        }
+        r = conn_open(&s->writer, location, opts, true);
+        if (r < 0)
+                goto fail;
+        for (unsigned i = 0; i < s->n_readers; i++) {
+                r = conn_open(&s->readers[i], location, opts, false);
+                if (r < 0)
+                        goto fail;
+        }
+        *ret = &s->base;
+        return 0;
+
+fail:
+        sqlite_close(&s->base);
+        return r;
+}
+
+const StorageOps storage_sqlite_ops = {
+        .name = "sqlite",
+        .open = sqlite_open,
+        .migrate = sqlite_migrate,
+        .close = sqlite_close,
+        .ingest = sqlite_ingest,
+        .list_jobs = sqlite_list_jobs,
+        .get_job = sqlite_get_job,
+        .list_objects = sqlite_list_objects,
+        .list_nodes = sqlite_list_nodes,
+        .stats = sqlite_stats,
+        .check = sqlite_check,
+};

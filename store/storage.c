@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
+#include <string.h>
+
+#include "storage.h"
+
+int storage_ops_for(const char *db, const StorageOps **ret_ops, const char **ret_location) {
+        const char *colon = strchr(db, ':'), *slash = strchr(db, '/');
+
+        /* A scheme is a prefix before the first ':' that is not part of a path. */
+        if (colon && (!slash || colon < slash)) {
+                if (strncmp(db, "sqlite:", 7) == 0) {
+                        *ret_ops = &storage_sqlite_ops;
+                        *ret_location = db + 7;
+                        return 0;
+                }
+                return -EPROTONOSUPPORT;
+        }
+        *ret_ops = &storage_sqlite_ops;
+        *ret_location = db;
+        return 0;
+}
+
+void share_list_free(ShareList *l) {
+        for (size_t i = 0; i < l->n; i++) {
+                free(l->items[i].name);
+                free(l->items[i].kind);
+                free(l->items[i].build_id);
+        }
+        free(l->items);
+        *l = (ShareList) {};
+}
+
+void job_info_free(JobInfo *j) {
+        free(j->job);
+        free(j->cluster);
+        free(j->user);
+        free(j->account);
+        free(j->partition);
+        free(j->name);
+        *j = (JobInfo) {};
+}
+
+void job_list_free(JobList *l) {
+        for (size_t i = 0; i < l->n; i++)
+                job_info_free(&l->items[i]);
+        free(l->items);
+        *l = (JobList) {};
+}
+
+void job_summary_free(JobSummary *s) {
+        job_info_free(&s->info);
+        share_list_free(&s->kinds);
+        share_list_free(&s->objects);
+        share_list_free(&s->phases);
+        share_list_free(&s->nodes);
+        for (size_t i = 0; i < s->n_notes; i++) {
+                free(s->notes[i].key);
+                free(s->notes[i].value);
+        }
+        free(s->notes);
+        for (size_t i = 0; i < s->n_markers; i++) {
+                free(s->markers[i].comm);
+                free(s->markers[i].phase);
+                free(s->markers[i].state);
+        }
+        free(s->markers);
+        *s = (JobSummary) {};
+}
+
+void object_list_free(ObjectList *l) {
+        share_list_free(&l->objects);
+        *l = (ObjectList) {};
+}
+
+void node_list_free(NodeList *l) {
+        for (size_t i = 0; i < l->n; i++) {
+                free(l->items[i].name);
+                free(l->items[i].hostname);
+                free(l->items[i].cluster);
+                free(l->items[i].boot_id);
+        }
+        free(l->items);
+        *l = (NodeList) {};
+}

@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "batch.h"
+#include "macro.h"
+
+/* The storage interface between lmk-store's HTTP side (ingest, queries) and a
+ * database. Everything above this header is independent of the database;
+ * a backend implements StorageOps. SQLite (storage-sqlite.c) is the embedded
+ * default; docs/lmk-store.md lists what a PostgreSQL backend must provide.
+ *
+ * Threading: ingest() and the queries may be called from several threads at
+ * once; a backend serialises writers itself and lets queries run in parallel
+ * with them. Results are plain structs that the caller frees with the
+ * matching *_free(). Counter fields use STORAGE_NULL for "unknown". */
+
+#define STORAGE_NULL INT64_C(-1)
+
+typedef struct Storage Storage;
+
+typedef struct StorageOptions {
+        unsigned readers;        /* read connections for concurrent queries */
+        unsigned busy_timeout_ms;
+} StorageOptions;
+
+typedef struct IngestResult {
+        bool duplicate;
+        uint64_t rows;
+} IngestResult;
+
+/* A line of a breakdown: an object, a phase, a kind or a node. */
+typedef struct Share {
+        char *name;
+        char *kind;     /* objects only */
+        char *build_id; /* objects only, NULL when unknown */
+        int64_t samples;
+        double cpu_seconds;
+        int64_t cpu_time_ns, cycles, instructions;
+        double first_seen, last_seen; /* nodes only */
+} Share;
+
+typedef struct ShareList {
+        Share *items;
+        size_t n;
+} ShareList;
+
+typedef struct JobInfo {
+        char *job, *cluster, *user, *account, *partition, *name;
+        int64_t nodes_alloc, tasks; /* STORAGE_NULL when unknown */
+        bool ended;
+        double first_seen, last_seen; /* NAN when unknown */
+        int64_t samples;
+        double cpu_seconds;
+        int64_t cpu_time_ns, cycles, instructions;
+        uint64_t n_nodes;
+} JobInfo;
+
+typedef struct JobList {
+        JobInfo *items;
+        size_t n;
+        bool more; /* there are jobs beyond limit */
+} JobList;
+
+typedef struct KeyValue {
+        char *key, *value;
+} KeyValue;
+
+typedef struct Marker {
+        char *comm, *phase, *state;
+        double first_seen, last_seen;
+        int64_t batches;
+} Marker;
+
+typedef struct JobSummary {
+        JobInfo info;
+        ShareList kinds, objects, phases, nodes;
+        bool objects_truncated;
+        KeyValue *notes;
+        size_t n_notes;
+        Marker *markers;
+        size_t n_markers;
+} JobSummary;
+
+typedef struct JobFilter {
+        const char *user;    /* NULL: any */
+        const char *cluster; /* NULL: any */
+        int64_t since, until; /* jobs seen in [since, until] */
+        unsigned limit, offset;
+} JobFilter;
+
+typedef struct ObjectFilter {
+        int64_t since, until;
+        int kind; /* ObjectKind, or -1 for all */
+        unsigned limit;
+} ObjectFilter;
+
+typedef struct ObjectList {
+        ShareList objects;
+        int64_t total_samples; /* all samples in the range, every kind */
+        double total_cpu_seconds;
+        int64_t since, until;  /* the range actually covered (whole hours) */
+} ObjectList;
+
+typedef struct NodeInfo {
+        char *name, *hostname, *cluster, *boot_id;
+        int64_t cpus, last_seq, batches, samples, samples_lost;
+        double first_seen, last_seen;
+        int64_t last_push;
+} NodeInfo;
+
+typedef struct NodeList {
+        NodeInfo *items;
+        size_t n;
+} NodeList;
+
+typedef struct StorageStats {
+        uint64_t db_bytes;
+} StorageStats;
+
+/* The most objects a job summary lists (the rest are summed in the kinds). */
+#define JOB_SUMMARY_MAX_OBJECTS 1000
+
+typedef struct StorageOps {
+        const char *name;
+        /* Opens (creating if needed) the database named by location. */
+        int (*open)(const char *location, const StorageOptions *opts, Storage **ret);
+        /* Applies pending schema migrations in one transaction. -EPROTO when
+         * the database is newer than this binary. */
+        int (*migrate)(Storage *s, unsigned *ret_from, unsigned *ret_to);
+        void (*close)(Storage *s);
+
+        /* Stores a batch in one transaction, or nothing of it. A batch that
+         * was stored before is a no-op with ret->duplicate set. */
+        int (*ingest)(Storage *s, const Batch *b, int64_t now, IngestResult *ret);
+
+        int (*list_jobs)(Storage *s, const JobFilter *f, JobList *ret);
+        /* -ENOENT: no such job; -ENOTUNIQ: the id exists on several clusters
+         * and cluster is NULL. */
+        int (*get_job)(Storage *s, const char *job, const char *cluster, JobSummary *ret);
+        int (*list_objects)(Storage *s, const ObjectFilter *f, ObjectList *ret);
+        int (*list_nodes)(Storage *s, NodeList *ret);
+        int (*stats)(Storage *s, StorageStats *ret);
+        /* A cheap read that fails when the database cannot serve queries. */
+        int (*check)(Storage *s);
+} StorageOps;
+
+extern const StorageOps storage_sqlite_ops;
+
+/* Picks the backend for a --db value: "sqlite:PATH" or a plain path. */
+int storage_ops_for(const char *db, const StorageOps **ret_ops, const char **ret_location);
+
+struct Storage {
+        const StorageOps *ops;
+};
+
+void share_list_free(ShareList *l);
+void job_info_free(JobInfo *j);
+void job_list_free(JobList *l);
+void job_summary_free(JobSummary *s);
+void object_list_free(ObjectList *l);
+void node_list_free(NodeList *l);

@@ -1,0 +1,155 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <ctype.h>
+#include <errno.h>
+#include <string.h>
+
+#include "hashmap.h"
+#include "tokens.h"
+
+typedef struct Token {
+        Role role;
+        char *node;
+        char token[]; /* the hashmap key */
+} Token;
+
+struct TokenSet {
+        Hashmap *by_token;
+        size_t n_node, n_admin;
+};
+
+const char *role_to_string(Role r) {
+        switch (r) {
+        case ROLE_NODE:
+                return "node";
+        case ROLE_ADMIN:
+                return "admin";
+        default:
+                return "none";
+        }
+}
+
+TokenSet *token_set_free(TokenSet *s) {
+        Token *t;
+        size_t i;
+
+        if (!s)
+                return NULL;
+        HASHMAP_FOREACH(t, s->by_token, i) {
+                explicit_bzero(t->token, strlen(t->token));
+                free(t->node);
+                free(t);
+        }
+        hashmap_free(s->by_token);
+        free(s);
+        return NULL;
+}
+
+static bool token_valid(const char *t) {
+        size_t n = strlen(t);
+
+        if (n < TOKEN_MIN_LENGTH || n > TOKEN_MAX_LENGTH)
+                return false;
+        for (const char *p = t; *p; p++)
+                if (!isgraph((unsigned char) *p))
+                        return false;
+        return true;
+}
+
+int token_set_load(FILE *f, TokenSet **ret, unsigned *ret_line) {
+        _cleanup_(token_set_freep) TokenSet *s = NULL;
+        _cleanup_free_ char *line = NULL;
+        size_t alloc = 0;
+        unsigned lineno = 0;
+        ssize_t n;
+
+        s = calloc(1, sizeof(TokenSet));
+        if (!s)
+                return -ENOMEM;
+        s->by_token = hashmap_new(&string_hash_ops);
+        if (!s->by_token)
+                return -ENOMEM;
+
+        while ((n = getline(&line, &alloc, f)) >= 0) {
+                char *words[4] = {}, *save = NULL, *w;
+                size_t nw = 0;
+                Token *t;
+                Role role;
+                int r;
+
+                lineno++;
+                if ((size_t) n != strlen(line)) {
+                        *ret_line = lineno;
+                        return -EINVAL;
+                }
+                line[strcspn(line, "#")] = '\0';
+                for (w = strtok_r(line, " \t\r\n", &save); w; w = strtok_r(NULL, " \t\r\n", &save)) {
+                        if (nw >= ELEMENTSOF(words)) {
+                                *ret_line = lineno;
+                                return -EINVAL;
+                        }
+                        words[nw++] = w;
+                }
+                if (nw == 0)
+                        continue;
+                if (streq(words[0], "node") && (nw == 2 || nw == 3))
+                        role = ROLE_NODE;
+                else if (streq(words[0], "admin") && nw == 2)
+                        role = ROLE_ADMIN;
+                else {
+                        *ret_line = lineno;
+                        return -EINVAL;
+                }
+                if (!token_valid(words[1])) {
+                        *ret_line = lineno;
+                        return -EINVAL;
+                }
+                if (hashmap_get(s->by_token, words[1])) {
+                        *ret_line = lineno;
+                        return -EEXIST;
+                }
+
+                t = calloc(1, sizeof(Token) + strlen(words[1]) + 1);
+                if (!t)
+                        return -ENOMEM;
+                t->role = role;
+                strcpy(t->token, words[1]);
+                if (nw == 3 && !(t->node = strdup(words[2]))) {
+                        free(t);
+                        return -ENOMEM;
+                }
+                r = hashmap_put(s->by_token, t->token, t);
+                if (r < 0) {
+                        free(t->node);
+                        free(t);
+                        return r;
+                }
+                if (role == ROLE_NODE)
+                        s->n_node++;
+                else
+                        s->n_admin++;
+        }
+        if (ferror(f))
+                return -EIO;
+        if (line)
+                explicit_bzero(line, alloc);
+
+        *ret = TAKE_PTR(s);
+        return 0;
+}
+
+size_t token_set_size(const TokenSet *s, Role role) {
+        return role == ROLE_NODE ? s->n_node : role == ROLE_ADMIN ? s->n_admin : 0;
+}
+
+Role token_set_lookup(const TokenSet *s, const char *token, const char **ret_node) {
+        Token *t;
+
+        /* The map only compares tokens whose 64-bit hash matches, so lookup
+         * time says nothing about how much of a guessed token is right. */
+        t = hashmap_get(s->by_token, token);
+        if (!t)
+                return ROLE_NONE;
+        if (ret_node)
+                *ret_node = t->node;
+        return t->role;
+}

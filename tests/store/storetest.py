@@ -1,0 +1,270 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Helpers for the lmk-store tests: start the real lmk-store on 127.0.0.1
+with a free port (it binds port 0 and logs the one it got) and a temporary
+database, talk HTTP to it with the standard library, build batches."""
+import atexit
+import copy
+import gzip
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import sqlite3
+import subprocess
+import time
+
+from lmktest import build_path, fail, log, skip, tmpdir
+
+# Under -Db_sanitize=undefined, a finding in lmk-store or lmk fails the test
+# instead of scrolling by in a log.
+os.environ.setdefault("UBSAN_OPTIONS", "halt_on_error=1:print_stacktrace=1")
+
+NODE_TOKEN = "node-token-6f1c2a9e0b7d4e35"
+ADMIN_TOKEN = "admin-token-93be55d1c0a84f27"
+BOUND_TOKEN = "cn042-token-41d8cd98f00b204e"
+
+# Interval start of the generated batches: two days ago, on the hour, so that
+# relative times ("since 7d") and the default "until now" cover them.
+START = float((int(time.time()) - 2 * 86400) // 3600 * 3600)
+
+
+_dirs = []
+
+
+def workdir():
+    """A temporary directory, removed at exit unless LMK_KEEP_TEST_DIRS=1."""
+    d = tmpdir("lmk-store-test-")
+    _dirs.append(d)
+    return d
+
+
+@atexit.register
+def _cleanup():
+    if os.environ.get("LMK_KEEP_TEST_DIRS") != "1":
+        for d in _dirs:
+            shutil.rmtree(d, ignore_errors=True)
+
+
+def store_binary():
+    path = build_path("store", "lmk-store")
+    if not os.path.exists(path):
+        skip(f"{path} was not built")
+    return path
+
+
+def write_tokens(path, lines=None, mode=0o600):
+    if lines is None:
+        lines = [f"node {NODE_TOKEN}", f"admin {ADMIN_TOKEN}", f"node {BOUND_TOKEN} cn042"]
+    with open(path, "w") as f:
+        f.write("# test tokens\n" + "\n".join(lines) + "\n")
+    os.chmod(path, mode)
+
+
+class Store:
+    """A running lmk-store. Use as a context manager."""
+
+    def __init__(self, directory=None, db=None, extra=(), tokens=None):
+        self.dir = directory or workdir()
+        self.db = db or os.path.join(self.dir, "lmk.db")
+        self.token_file = os.path.join(self.dir, "tokens")
+        if tokens is not False:
+            write_tokens(self.token_file, tokens)
+        self.log_path = os.path.join(self.dir, "lmk-store.log")
+        self.extra = list(extra)
+        self.proc = None
+        self.port = None
+
+    def start(self, timeout=20.0):
+        cmd = [store_binary(), "--db", self.db, "--listen", "127.0.0.1:0",
+               "--token-file", self.token_file, *self.extra]
+        log("+", " ".join(cmd))
+        self.logf = open(self.log_path, "ab")
+        self.log_start = self.logf.tell()
+        env = dict(os.environ)
+        env.pop("NOTIFY_SOCKET", None)
+        self.proc = subprocess.Popen(cmd, stdout=self.logf, stderr=self.logf, env=env)
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            m = re.search(r"Listening on http://127\.0\.0\.1:(\d+)/", self.read_log()[self.log_start:])
+            if m:
+                self.port = int(m.group(1))
+                return self
+            if self.proc.poll() is not None:
+                fail(f"lmk-store exited with {self.proc.returncode} before listening:\n{self.read_log()}")
+            time.sleep(0.02)
+        fail(f"lmk-store did not start within {timeout}s:\n{self.read_log()}")
+
+    def read_log(self):
+        with open(self.log_path, "rb") as f:
+            return f.read().decode("latin-1")
+
+    def stop(self, sig=signal.SIGTERM, timeout=20.0):
+        if self.proc is None or self.proc.poll() is not None:
+            return self.proc.returncode if self.proc else None
+        self.proc.send_signal(sig)
+        try:
+            self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            fail(f"lmk-store did not stop within {timeout}s after signal {sig}")
+        self.logf.close()
+        for bad in ("runtime error:", "AddressSanitizer", "LeakSanitizer"):
+            if bad in self.read_log():
+                fail(f"lmk-store reported {bad}:\n{self.read_log()}")
+        return self.proc.returncode
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()
+
+    def url(self, path=""):
+        return f"http://127.0.0.1:{self.port}{path}"
+
+    def request(self, method, path, body=None, token=None, headers=None, timeout=30):
+        """Returns (status, headers dict with lower-case names, parsed JSON or text).
+
+        A small HTTP/1.1 client on a plain socket: like curl, it sends a large
+        body only after "100 Continue", so that an early answer (401, 413)
+        is read instead of being lost to a connection reset."""
+        h = {"Host": f"127.0.0.1:{self.port}", "Connection": "close"}
+        h.update(headers or {})
+        if token:
+            h["Authorization"] = f"Bearer {token}"
+        if isinstance(body, (dict, list)):
+            body = json.dumps(body).encode()
+            h.setdefault("Content-Type", "application/json")
+        body = body or b""
+        if body or method == "POST":
+            h["Content-Length"] = str(len(body))
+        expect = len(body) > 65536
+        if expect:
+            h["Expect"] = "100-continue"
+        head = f"{method} {path} HTTP/1.1\r\n" + "".join(f"{k}: {v}\r\n" for k, v in h.items()) + "\r\n"
+        sock = socket.create_connection(("127.0.0.1", self.port), timeout=timeout)
+        try:
+            sock.sendall(head.encode() + (b"" if expect else body))
+            data = b""
+            if expect:
+                while b"\r\n\r\n" not in data:
+                    chunk = sock.recv(65536)
+                    if not chunk:
+                        break
+                    data += chunk
+                if data.startswith(b"HTTP/1.1 100"):
+                    data = data.split(b"\r\n\r\n", 1)[1]
+                    sock.sendall(body)
+            while True:
+                chunk = sock.recv(65536)
+                if not chunk:
+                    break
+                data += chunk
+        finally:
+            sock.close()
+        raw_head, _, payload = data.partition(b"\r\n\r\n")
+        lines = raw_head.decode("latin-1").split("\r\n")
+        status = int(lines[0].split()[1])
+        hdrs = {}
+        for line in lines[1:]:
+            k, _, v = line.partition(":")
+            hdrs[k.strip().lower()] = v.strip()
+        if "content-length" in hdrs:
+            payload = payload[:int(hdrs["content-length"])]
+        if payload and hdrs.get("content-type", "").startswith("application/json"):
+            try:
+                return status, hdrs, json.loads(payload)
+            except ValueError:
+                fail(f"{method} {path}: answer is not JSON: {payload[:200]!r}")
+        return status, hdrs, payload.decode(errors="replace")
+
+    def ingest(self, batch, token=NODE_TOKEN, gzipped=False, headers=None):
+        body = batch if isinstance(batch, bytes) else json.dumps(batch).encode()
+        h = {"Content-Type": "application/json"}
+        if gzipped:
+            body = gzip.compress(body)
+            h["Content-Encoding"] = "gzip"
+        h.update(headers or {})
+        return self.request("POST", "/api/v1/ingest", body=body, token=token, headers=h)
+
+    def get(self, path, token=ADMIN_TOKEN):
+        return self.request("GET", path, token=token)
+
+    def get_ok(self, path):
+        status, _, body = self.get(path)
+        check_eq(status, 200, f"GET {path}: {body}")
+        return body
+
+    def sql(self, query, args=()):
+        """Reads the database directly, beside the running store (WAL)."""
+        con = sqlite3.connect(f"file:{self.db}?mode=ro", uri=True, timeout=10)
+        try:
+            return con.execute(query, args).fetchall()
+        finally:
+            con.close()
+
+    def counts(self):
+        tables = ["batches", "jobs", "samples", "objects", "phases", "job_objects",
+                  "job_phases", "job_nodes", "job_notes", "job_markers", "object_hours", "nodes"]
+        return {t: self.sql(f"SELECT count(*) FROM {t}")[0][0] for t in tables}
+
+
+def check_eq(got, want, what):
+    if got != want:
+        fail(f"{what}: expected {want!r}, got {got!r}")
+
+
+EXAMPLE = {
+    "format": "lmk-batch",
+    "version": 1,
+    "batch": {"node": "cn001", "boot_id": "1b4e28ba-2fa1-11d2-883f-0016d3cca427", "seq": 17},
+    "node": {"hostname": "cn001", "cpus": 48, "cluster": "demo"},
+    "interval": {"start": START, "end": START + 60},
+    "sampling": {"event": "cpu-clock", "frequency_hz": 1, "samples_lost": 0},
+    "jobs": [
+        {"job": "4711", "user": "alice", "account": "p123", "partition": "batch",
+         "name": "lulesh", "nodes": 4, "tasks": 192, "cluster": "demo",
+         "notes": {"app": "lulesh", "size": "128"},
+         "first_seen": START + 1.2, "last_seen": START + 59.9, "ended": False},
+    ],
+    "rows": [
+        {"job": "4711", "step": "0", "user": "alice", "comm": "lulesh2.0",
+         "object": "/opt/lulesh/lulesh2.0", "kind": "exe",
+         "build_id": "5d1c0f1e9a3b77f0c2d14e8b9a6f0c1d2e3f4a5b",
+         "phase": "timestep/solve", "samples": 2051,
+         "cpu_time_ns": None, "cycles": None, "instructions": None},
+        {"job": None, "step": None, "user": "root", "comm": "swapper",
+         "object": "[idle]", "kind": "idle", "build_id": None, "phase": "",
+         "samples": 310, "cpu_time_ns": None, "cycles": None, "instructions": None},
+    ],
+    "markers": [
+        {"job": "4711", "comm": "lulesh2.0", "phase": "inner", "state": "off-rate"},
+    ],
+}
+
+
+def example(**changes):
+    b = copy.deepcopy(EXAMPLE)
+    b.update(changes)
+    return b
+
+
+def make_batch(node="cn001", seq=0, boot_id="boot-a", start=START, rows=(), jobs=(), markers=(),
+               cluster="demo", frequency=1):
+    return {
+        "format": "lmk-batch", "version": 1,
+        "batch": {"node": node, "boot_id": boot_id, "seq": seq},
+        "node": {"hostname": node, "cpus": 4, "cluster": cluster},
+        "interval": {"start": start, "end": start + 60},
+        "sampling": {"event": "cpu-clock", "frequency_hz": frequency, "samples_lost": 0},
+        "jobs": list(jobs), "rows": list(rows), "markers": list(markers),
+    }
+
+
+def row(job, obj, kind, samples, phase="", user="alice", comm="app", cycles=None, instructions=None):
+    return {"job": job, "step": "0" if job else None, "user": user, "comm": comm, "object": obj,
+            "kind": kind, "build_id": None, "phase": phase, "samples": samples,
+            "cpu_time_ns": None, "cycles": cycles, "instructions": instructions}

@@ -1,0 +1,263 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The batch parser alone: what it accepts, and for each kind of bad input
+ * the error code and the field it names. */
+#include <math.h>
+
+#include "batch.h"
+#include "tests.h"
+
+#define HEADER                                                                          \
+        "\"format\":\"lmk-batch\",\"version\":1,"                                       \
+        "\"batch\":{\"node\":\"cn001\",\"boot_id\":\"b1\",\"seq\":17},"                 \
+        "\"node\":{\"hostname\":\"cn001\",\"cpus\":48,\"cluster\":\"demo\"},"           \
+        "\"interval\":{\"start\":1795550400.0,\"end\":1795550460.0},"                   \
+        "\"sampling\":{\"event\":\"cpu-clock\",\"frequency_hz\":1,\"samples_lost\":3}"
+
+#define ROW(fields) "{\"job\":\"4711\",\"user\":\"alice\",\"comm\":\"a.out\",\"object\":\"/bin/a\",\"kind\":\"exe\",\"samples\":5" fields "}"
+
+static const char good[] =
+        "{" HEADER ","
+        "\"jobs\":[{\"job\":\"4711\",\"user\":\"alice\",\"account\":\"p1\",\"partition\":\"batch\","
+        "\"name\":\"lulesh\",\"nodes\":4,\"tasks\":192,\"notes\":{\"app\":\"lulesh\",\"size\":\"128\"},"
+        "\"first_seen\":1795550401.2,\"last_seen\":1795550459.9,\"ended\":true}],"
+        "\"rows\":[{\"job\":\"4711\",\"step\":\"0\",\"user\":\"alice\",\"comm\":\"lulesh2.0\","
+        "\"object\":\"/opt/lulesh/lulesh2.0\",\"kind\":\"exe\",\"build_id\":\"5d1c0f\","
+        "\"phase\":\"timestep/solve\",\"samples\":2051,\"cpu_time_ns\":null,\"cycles\":1000,"
+        "\"instructions\":2500},"
+        "{\"job\":null,\"step\":null,\"user\":\"root\",\"comm\":\"swapper\",\"object\":\"[idle]\","
+        "\"kind\":\"idle\",\"build_id\":null,\"phase\":\"\",\"samples\":310}],"
+        "\"markers\":[{\"job\":\"4711\",\"comm\":\"lulesh2.0\",\"phase\":\"inner\",\"state\":\"off-rate\"}],"
+        "\"future_field\":{\"ignored\":[1,2,3]}}";
+
+static Batch *parse_ok(const char *s) {
+        BatchError err;
+        Batch *b = NULL;
+        int r = batch_parse(s, strlen(s), &b, &err);
+
+        if (r < 0)
+                test_fail("batch_parse failed: %d %s: %s\n%s", r, err.field, err.message, s);
+        return b;
+}
+
+static void expect_error(const char *s, size_t len, int error, const char *field) {
+        BatchError err;
+        Batch *b = NULL;
+        int r = batch_parse(s, len, &b, &err);
+
+        if (r != -error)
+                test_fail("expected -%d, got %d (%s: %s) for:\n%.300s", error, r, err.field, err.message, s);
+        if (field && !streq(err.field, field))
+                test_fail("expected error in field \"%s\", got \"%s\" (%s)", field, err.field, err.message);
+        ASSERT_NULL(b);
+        ASSERT_TRUE(err.message[0] != '\0');
+}
+
+#define EXPECT_ERROR(s, error, field) expect_error((s), strlen(s), (error), (field))
+
+TEST(good) {
+        Batch *b = parse_ok(good);
+
+        ASSERT_STREQ(b->node, "cn001");
+        ASSERT_STREQ(b->boot_id, "b1");
+        ASSERT_EQ(b->seq, 17);
+        ASSERT_EQ(b->cpus, 48);
+        ASSERT_STREQ(b->cluster, "demo");
+        ASSERT_TRUE(b->start == 1795550400.0 && b->end == 1795550460.0);
+        ASSERT_STREQ(b->event, "cpu-clock");
+        ASSERT_TRUE(b->frequency_hz == 1.0);
+        ASSERT_EQ(b->samples_lost, 3);
+
+        ASSERT_EQ(b->n_jobs, 1);
+        ASSERT_STREQ(b->jobs[0].job, "4711");
+        ASSERT_STREQ(b->jobs[0].partition, "batch");
+        ASSERT_EQ(b->jobs[0].nodes, 4);
+        ASSERT_EQ(b->jobs[0].tasks, 192);
+        ASSERT_TRUE(b->jobs[0].ended);
+        ASSERT_NULL(b->jobs[0].cluster);
+        ASSERT_EQ(b->jobs[0].n_notes, 2);
+        ASSERT_STREQ(b->jobs[0].notes[1].key, "size");
+        ASSERT_STREQ(b->jobs[0].notes[1].value, "128");
+
+        ASSERT_EQ(b->n_rows, 2);
+        ASSERT_STREQ(b->rows[0].phase, "timestep/solve");
+        ASSERT_EQ(b->rows[0].kind, OBJECT_EXE);
+        ASSERT_EQ(b->rows[0].samples, 2051);
+        ASSERT_EQ(b->rows[0].cpu_time_ns, BATCH_NULL);
+        ASSERT_EQ(b->rows[0].cycles, 1000);
+        ASSERT_EQ(b->rows[0].instructions, 2500);
+        ASSERT_NULL(b->rows[1].job);
+        ASSERT_STREQ(b->rows[1].step, "");
+        ASSERT_STREQ(b->rows[1].build_id, "");
+        ASSERT_EQ(b->rows[1].kind, OBJECT_IDLE);
+        ASSERT_EQ(b->total_samples, 2361);
+
+        ASSERT_EQ(b->n_markers, 1);
+        ASSERT_STREQ(b->markers[0].state, "off-rate");
+        batch_free(b);
+}
+
+TEST(minimal) {
+        /* No jobs, no markers, no counters: a node that was idle. */
+        Batch *b = parse_ok("{" HEADER ",\"rows\":[]}");
+
+        ASSERT_EQ(b->n_rows, 0);
+        ASSERT_EQ(b->n_jobs, 0);
+        ASSERT_EQ(b->total_samples, 0);
+        batch_free(b);
+}
+
+TEST(not_json) {
+        EXPECT_ERROR("", EBADMSG, "");
+        EXPECT_ERROR("{", EBADMSG, "");
+        EXPECT_ERROR("{\"format\":\"lmk-batch\",}", EBADMSG, "");
+        EXPECT_ERROR("{'format':'lmk-batch'}", EBADMSG, "");
+        EXPECT_ERROR("{" HEADER ",\"rows\":[]} trailing", EBADMSG, "");
+        EXPECT_ERROR("{" HEADER ",\"rows\":[]}{}", EBADMSG, "");
+        EXPECT_ERROR("{\"format\":\"\xff\xfe\"}", EBADMSG, ""); /* not UTF-8 */
+        EXPECT_ERROR("[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]", EBADMSG, "");
+        EXPECT_ERROR("[]", EINVAL, "");
+        EXPECT_ERROR("\"lmk-batch\"", EINVAL, "");
+}
+
+TEST(embedded_nul) {
+        static const char s[] = "{" HEADER ",\"rows\":[]}";
+        char buf[sizeof(s) + 8];
+
+        /* A raw NUL byte in the body is not JSON ... */
+        memcpy(buf, s, sizeof(s));
+        buf[20] = '\0';
+        expect_error(buf, sizeof(s) - 1, EBADMSG, "");
+        /* ... and an escaped one is not allowed in any string. */
+        EXPECT_ERROR("{" HEADER ",\"rows\":[" ROW(",\"phase\":\"a\\u0000b\"") "]}", EINVAL, "rows[0].phase");
+        EXPECT_ERROR("{" HEADER ",\"jobs\":[{\"job\":\"1\",\"notes\":{\"k\":\"v\\u0000\"}}],\"rows\":[]}",
+                     EINVAL, "jobs[0].notes");
+}
+
+TEST(version) {
+        EXPECT_ERROR("{\"format\":\"lmk-batch\",\"version\":2}", EPROTONOSUPPORT, "version");
+        EXPECT_ERROR("{\"format\":\"lmk-batch\",\"version\":0}", EPROTONOSUPPORT, "version");
+        EXPECT_ERROR("{\"format\":\"lmk-batch\",\"version\":\"1\"}", EINVAL, "version");
+        EXPECT_ERROR("{\"format\":\"lmk-batch\",\"version\":1.0}", EINVAL, "version");
+        EXPECT_ERROR("{\"format\":\"other\",\"version\":1}", EPROTONOSUPPORT, "format");
+        EXPECT_ERROR("{\"version\":1}", EINVAL, "format");
+}
+
+TEST(missing) {
+        EXPECT_ERROR("{\"format\":\"lmk-batch\",\"version\":1}", EINVAL, "batch");
+        EXPECT_ERROR("{\"format\":\"lmk-batch\",\"version\":1,\"batch\":{\"node\":\"n\",\"boot_id\":\"b\"}}",
+                     EINVAL, "batch.seq");
+        EXPECT_ERROR("{" HEADER "}", EINVAL, "rows");
+        EXPECT_ERROR("{" HEADER ",\"rows\":[{\"object\":\"/bin/a\",\"kind\":\"exe\"}]}", EINVAL, "rows[0].samples");
+        EXPECT_ERROR("{" HEADER ",\"rows\":[" ROW("") ",{\"kind\":\"exe\",\"samples\":1}]}", EINVAL, "rows[1].object");
+        EXPECT_ERROR("{" HEADER ",\"jobs\":[{\"user\":\"a\"}],\"rows\":[]}", EINVAL, "jobs[0].job");
+        EXPECT_ERROR("{" HEADER ",\"markers\":[{\"phase\":\"p\"}],\"rows\":[]}", EINVAL, "markers[0].state");
+}
+
+TEST(types) {
+        EXPECT_ERROR("{" HEADER ",\"rows\":{}}", EINVAL, "rows");
+        EXPECT_ERROR("{" HEADER ",\"rows\":[1]}", EINVAL, "rows[0]");
+        EXPECT_ERROR("{" HEADER ",\"rows\":[" ROW(",\"samples\":\"5\"") "]}", EINVAL, "rows[0].samples");
+        EXPECT_ERROR("{" HEADER ",\"rows\":[" ROW(",\"samples\":5.5") "]}", EINVAL, "rows[0].samples");
+        EXPECT_ERROR("{" HEADER ",\"rows\":[" ROW(",\"samples\":null") "]}", EINVAL, "rows[0].samples");
+        EXPECT_ERROR("{" HEADER ",\"rows\":[" ROW(",\"object\":[]") "]}", EINVAL, "rows[0].object");
+        EXPECT_ERROR("{" HEADER ",\"rows\":[" ROW(",\"object\":null") "]}", EINVAL, "rows[0].object");
+        EXPECT_ERROR("{" HEADER ",\"rows\":[" ROW(",\"cycles\":true") "]}", EINVAL, "rows[0].cycles");
+        EXPECT_ERROR("{" HEADER ",\"rows\":[" ROW(",\"job\":4711") "]}", EINVAL, "rows[0].job");
+        EXPECT_ERROR("{" HEADER ",\"jobs\":[{\"job\":\"1\",\"ended\":\"no\"}],\"rows\":[]}", EINVAL, "jobs[0].ended");
+        EXPECT_ERROR("{" HEADER ",\"jobs\":[{\"job\":\"1\",\"notes\":[]}],\"rows\":[]}", EINVAL, "jobs[0].notes");
+        EXPECT_ERROR("{" HEADER ",\"jobs\":[{\"job\":\"1\",\"notes\":{\"a\":1}}],\"rows\":[]}", EINVAL, "jobs[0].notes");
+        EXPECT_ERROR("{\"format\":\"lmk-batch\",\"version\":1,\"batch\":[]}", EINVAL, "batch");
+}
+
+TEST(ranges) {
+        EXPECT_ERROR("{" HEADER ",\"rows\":[" ROW(",\"samples\":-1") "]}", EINVAL, "rows[0].samples");
+        EXPECT_ERROR("{" HEADER ",\"rows\":[" ROW(",\"cycles\":-5") "]}", EINVAL, "rows[0].cycles");
+        EXPECT_ERROR("{" HEADER ",\"rows\":[" ROW(",\"samples\":9007199254740993") "]}", EINVAL, "rows[0].samples");
+        EXPECT_ERROR("{" HEADER ",\"rows\":[" ROW(",\"samples\":100000000000000000000000") "]}", EINVAL, "rows[0].samples");
+        EXPECT_ERROR("{" HEADER ",\"rows\":[" ROW(",\"kind\":\"dll\"") "]}", EINVAL, "rows[0].kind");
+        EXPECT_ERROR("{" HEADER ",\"rows\":[" ROW(",\"comm\":\"0123456789abcdef\"") "]}", EINVAL, "rows[0].comm");
+        EXPECT_ERROR("{" HEADER ",\"rows\":[" ROW(",\"build_id\":\"5D1C\"") "]}", EINVAL, "rows[0].build_id");
+        EXPECT_ERROR("{" HEADER ",\"rows\":[" ROW(",\"object\":\"\"") "]}", EINVAL, "rows[0].object");
+        EXPECT_ERROR("{\"format\":\"lmk-batch\",\"version\":1,\"batch\":{\"node\":\"n\",\"boot_id\":\"b\",\"seq\":-1}}",
+                     EINVAL, "batch.seq");
+        EXPECT_ERROR("{\"format\":\"lmk-batch\",\"version\":1,\"batch\":{\"node\":\"\",\"boot_id\":\"b\",\"seq\":1}}",
+                     EINVAL, "batch.node");
+        EXPECT_ERROR("{\"format\":\"lmk-batch\",\"version\":1,\"batch\":{\"node\":\"n\",\"boot_id\":\"b\",\"seq\":1},"
+                     "\"node\":{\"cpus\":0}}", EINVAL, "node.cpus");
+        EXPECT_ERROR("{\"format\":\"lmk-batch\",\"version\":1,\"batch\":{\"node\":\"n\",\"boot_id\":\"b\",\"seq\":1},"
+                     "\"node\":{\"cpus\":1},\"interval\":{\"start\":1795550460,\"end\":1795550400}}",
+                     EINVAL, "interval.end");
+        EXPECT_ERROR("{\"format\":\"lmk-batch\",\"version\":1,\"batch\":{\"node\":\"n\",\"boot_id\":\"b\",\"seq\":1},"
+                     "\"node\":{\"cpus\":1},\"interval\":{\"start\":1795550400000,\"end\":1795550460000}}",
+                     EINVAL, "interval.start");
+        EXPECT_ERROR("{\"format\":\"lmk-batch\",\"version\":1,\"batch\":{\"node\":\"n\",\"boot_id\":\"b\",\"seq\":1},"
+                     "\"node\":{\"cpus\":1},\"interval\":{\"start\":1795550400,\"end\":1795550460},"
+                     "\"sampling\":{\"event\":\"cpu-clock\",\"frequency_hz\":0}}", EINVAL, "sampling.frequency_hz");
+        EXPECT_ERROR("{\"format\":\"lmk-batch\",\"version\":1,\"batch\":{\"node\":\"n\",\"boot_id\":\"b\",\"seq\":1},"
+                     "\"node\":{\"cpus\":1},\"interval\":{\"start\":1795550400,\"end\":1795550460},"
+                     "\"sampling\":{\"event\":\"cpu-clock\",\"frequency_hz\":1e400}}", EINVAL, "sampling.frequency_hz");
+        EXPECT_ERROR("{\"format\":\"lmk-batch\",\"version\":1,\"batch\":{\"node\":\"n\",\"boot_id\":\"b\",\"seq\":1},"
+                     "\"node\":{\"cpus\":1},\"interval\":{\"start\":NaN,\"end\":1795550460}}", EINVAL, "interval.start");
+}
+
+TEST(oversized_strings) {
+        char *s, *p;
+        size_t n = 5000;
+
+        /* A 5000-byte object path: longer than the 4096 allowed. */
+        s = malloc(n + 1024);
+        ASSERT_NOT_NULL(s);
+        p = stpcpy(s, "{" HEADER ",\"rows\":[{\"object\":\"/");
+        memset(p, 'x', n);
+        p += n;
+        strcpy(p, "\",\"kind\":\"lib\",\"samples\":1}]}");
+        EXPECT_ERROR(s, EINVAL, "rows[0].object");
+        free(s);
+}
+
+TEST(too_many_rows) {
+        static const char row[] = "{\"object\":\"o\",\"kind\":\"lib\",\"samples\":1},";
+        size_t n = BATCH_MAX_ROWS + 1;
+        char *s = malloc(n * (sizeof(row) - 1) + 1024), *p;
+        Batch *b;
+
+        ASSERT_NOT_NULL(s);
+        p = stpcpy(s, "{" HEADER ",\"rows\":[");
+        for (size_t i = 0; i < n; i++)
+                p = stpcpy(p, row);
+        strcpy(p - 1, "]}");
+        EXPECT_ERROR(s, E2BIG, "rows");
+
+        /* One fewer is fine. */
+        p = strrchr(s, '{');
+        strcpy(p - 1, "]}");
+        b = parse_ok(s);
+        ASSERT_EQ(b->n_rows, BATCH_MAX_ROWS);
+        ASSERT_EQ(b->total_samples, BATCH_MAX_ROWS);
+        batch_free(b);
+        free(s);
+}
+
+TEST(sql_is_data) {
+        Batch *b = parse_ok("{" HEADER ",\"rows\":[" ROW(",\"object\":\"/x'); DROP TABLE jobs; --\","
+                            "\"phase\":\"\\\"; DELETE FROM samples\"") "]}");
+
+        ASSERT_STREQ(b->rows[0].object, "/x'); DROP TABLE jobs; --");
+        ASSERT_STREQ(b->rows[0].phase, "\"; DELETE FROM samples");
+        batch_free(b);
+}
+
+int main(void) {
+        RUN(good);
+        RUN(minimal);
+        RUN(not_json);
+        RUN(embedded_nul);
+        RUN(version);
+        RUN(missing);
+        RUN(types);
+        RUN(ranges);
+        RUN(oversized_strings);
+        RUN(too_many_rows);
+        RUN(sql_is_data);
+        return 0;
+}

@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <netinet/in.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "tests.h"
+
+TEST(listen) {
+        struct sockaddr_storage sa;
+        socklen_t len;
+
+        ASSERT_OK(parse_listen("127.0.0.1:8470", &sa, &len));
+        ASSERT_EQ(sa.ss_family, AF_INET);
+        ASSERT_EQ(ntohs(((struct sockaddr_in *) &sa)->sin_port), 8470);
+        ASSERT_OK(parse_listen("[::1]:0", &sa, &len));
+        ASSERT_EQ(sa.ss_family, AF_INET6);
+        ASSERT_OK(parse_listen("*:8470", &sa, &len));
+        ASSERT_EQ(sa.ss_family, AF_INET6);
+        ASSERT_OK(parse_listen(":8470", &sa, &len));
+        ASSERT_OK(parse_listen("localhost:8470", &sa, &len));
+
+        ASSERT_ERROR(parse_listen("127.0.0.1", &sa, &len), EINVAL);
+        ASSERT_ERROR(parse_listen("127.0.0.1:65536", &sa, &len), EINVAL);
+        ASSERT_ERROR(parse_listen("127.0.0.1:-1", &sa, &len), EINVAL);
+        ASSERT_ERROR(parse_listen("127.0.0.1:http", &sa, &len), EINVAL);
+        ASSERT_ERROR(parse_listen("[::1:8470", &sa, &len), EINVAL);
+}
+
+TEST(size) {
+        uint64_t v;
+
+        ASSERT_OK(parse_size("1024", &v));
+        ASSERT_EQ(v, 1024);
+        ASSERT_OK(parse_size("32M", &v));
+        ASSERT_EQ(v, 32 << 20);
+        ASSERT_OK(parse_size("2G", &v));
+        ASSERT_EQ(v, UINT64_C(2) << 30);
+        ASSERT_ERROR(parse_size("M", &v), EINVAL);
+        ASSERT_ERROR(parse_size("12X", &v), EINVAL);
+        ASSERT_ERROR(parse_size("-1", &v), EINVAL);
+        ASSERT_ERROR(parse_size("99999999999999999999G", &v), ERANGE);
+}
+
+static unsigned load(const char *text, StoreConfig *c, int *ret) {
+        char path[] = "/tmp/lmk-test-config-XXXXXX";
+        int fd = mkstemp(path);
+        unsigned line = 0;
+
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_EQ(write(fd, text, strlen(text)), (long long) strlen(text));
+        close(fd);
+        *ret = store_config_load(c, path, &line);
+        unlink(path);
+        return line;
+}
+
+TEST(file) {
+        StoreConfig c;
+        int r;
+
+        store_config_init(&c);
+        ASSERT_EQ(load("; lmk-store settings\n"
+                       "db = /var/lib/lmk-store/lmk.db\n"
+                       "[lmk-store]\n"
+                       "listen = 127.0.0.1:8470\n"
+                       "threads = 8\n"
+                       "max-body = 16M\n", &c, &r), 0);
+        ASSERT_OK(r);
+        ASSERT_STREQ(c.db, "/var/lib/lmk-store/lmk.db");
+        ASSERT_STREQ(c.listen, "127.0.0.1:8470");
+        ASSERT_EQ(c.threads, 8);
+        ASSERT_EQ(c.max_body, 16 << 20);
+        ASSERT_NULL(c.token_file);
+
+        ASSERT_EQ(load("threads = 4\nthread = 8\n", &c, &r), 2);
+        ASSERT_EQ(r, -ENOENT);
+        ASSERT_EQ(load("threads = 0\n", &c, &r), 1);
+        ASSERT_EQ(r, -ERANGE);
+        ASSERT_EQ(load("[other]\nthreads = 2\n", &c, &r), 2);
+        ASSERT_EQ(r, -ENOENT);
+        ASSERT_EQ(load("listen = nowhere\n", &c, &r), 1);
+        ASSERT_EQ(r, -EINVAL);
+        ASSERT_EQ(load("this is not ini\n", &c, &r), 1);
+        ASSERT_TRUE(r < 0);
+        store_config_done(&c);
+}
+
+int main(void) {
+        RUN(listen);
+        RUN(size);
+        RUN(file);
+        return 0;
+}

@@ -1,0 +1,308 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The SQLite backend through the storage interface, without HTTP: what goes
+ * in comes out of the rollups, duplicates are stored once, migrations run
+ * once. */
+#include <math.h>
+#include <pthread.h>
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include "storage.h"
+#include "tests.h"
+
+static char dir[] = "/tmp/lmk-test-storage-XXXXXX";
+static char db[256];
+
+static const StorageOptions opts = { .readers = 2, .busy_timeout_ms = 1000 };
+
+static Storage *open_db(unsigned *ret_from) {
+        Storage *s = NULL;
+        unsigned from = 99, to = 0;
+
+        ASSERT_OK(storage_sqlite_ops.open(db, &opts, &s));
+        ASSERT_OK(s->ops->migrate(s, &from, &to));
+        ASSERT_TRUE(to >= 1);
+        if (ret_from)
+                *ret_from = from;
+        return s;
+}
+
+/* A batch of node with seq; cluster "c1"; rows as given. */
+static Batch *make_batch(const char *node, int seq, double start, const char *rows, const char *jobs) {
+        char buf[8192];
+        BatchError err;
+        Batch *b = NULL;
+
+        snprintf(buf, sizeof(buf),
+                 "{\"format\":\"lmk-batch\",\"version\":1,"
+                 "\"batch\":{\"node\":\"%s\",\"boot_id\":\"boot\",\"seq\":%d},"
+                 "\"node\":{\"cpus\":4,\"cluster\":\"c1\"},"
+                 "\"interval\":{\"start\":%.1f,\"end\":%.1f},"
+                 "\"sampling\":{\"event\":\"cpu-clock\",\"frequency_hz\":2},"
+                 "\"jobs\":[%s],\"rows\":[%s],"
+                 "\"markers\":[{\"job\":\"42\",\"comm\":\"app\",\"phase\":\"io\",\"state\":\"off-rate\"}]}",
+                 node, seq, start, start + 60, jobs, rows);
+        if (batch_parse(buf, strlen(buf), &b, &err) < 0)
+                test_fail("%s: %s", err.field, err.message);
+        return b;
+}
+
+#define JOB42 "{\"job\":\"42\",\"user\":\"alice\",\"name\":\"app\",\"notes\":{\"size\":\"big\"}}"
+#define ROWS1                                                                                     \
+        "{\"job\":\"42\",\"user\":\"alice\",\"comm\":\"app\",\"object\":\"/bin/app\",\"kind\":\"exe\"," \
+        "\"phase\":\"solve\",\"samples\":60,\"cycles\":600,\"instructions\":1200},"              \
+        "{\"job\":\"42\",\"user\":\"alice\",\"comm\":\"app\",\"object\":\"/lib/libm.so.6\",\"kind\":\"lib\"," \
+        "\"phase\":\"solve\",\"samples\":30,\"cycles\":300,\"instructions\":300},"                \
+        "{\"job\":\"42\",\"user\":\"alice\",\"comm\":\"app\",\"object\":\"[kernel]\",\"kind\":\"kernel\"," \
+        "\"phase\":\"\",\"samples\":10},"                                                         \
+        "{\"job\":null,\"user\":\"root\",\"comm\":\"swapper\",\"object\":\"[idle]\",\"kind\":\"idle\"," \
+        "\"samples\":100}"
+
+static const Share *find(const ShareList *l, const char *name) {
+        for (size_t i = 0; i < l->n; i++)
+                if (streq(l->items[i].name, name))
+                        return &l->items[i];
+        test_fail("no \"%s\" in list", name);
+}
+
+static int64_t count_rows(const char *table) {
+        sqlite3 *d;
+        sqlite3_stmt *st;
+        char sql[128];
+        int64_t n;
+
+        ASSERT_EQ(sqlite3_open_v2(db, &d, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+        snprintf(sql, sizeof(sql), "SELECT count(*) FROM %s", table);
+        ASSERT_EQ(sqlite3_prepare_v2(d, sql, -1, &st, NULL), SQLITE_OK);
+        ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+        n = sqlite3_column_int64(st, 0);
+        sqlite3_finalize(st);
+        sqlite3_close(d);
+        return n;
+}
+
+TEST(ingest_and_summary) {
+        Storage *s = open_db(NULL);
+        Batch *b1 = make_batch("n1", 1, 1795550400, ROWS1, JOB42);
+        Batch *b2 = make_batch("n2", 1, 1795550460, ROWS1, "");
+        IngestResult res;
+        JobSummary js;
+        const Share *x;
+
+        ASSERT_OK(s->ops->ingest(s, b1, 1795550500, &res));
+        ASSERT_FALSE(res.duplicate);
+        ASSERT_EQ(res.rows, 4);
+        /* The same batch again, twice: stored once. */
+        ASSERT_OK(s->ops->ingest(s, b1, 1795550501, &res));
+        ASSERT_TRUE(res.duplicate);
+        ASSERT_OK(s->ops->ingest(s, b1, 1795550502, &res));
+        ASSERT_TRUE(res.duplicate);
+        /* Another node, same seq: a different batch. */
+        ASSERT_OK(s->ops->ingest(s, b2, 1795550503, &res));
+        ASSERT_FALSE(res.duplicate);
+        ASSERT_EQ(count_rows("batches"), 2);
+
+        ASSERT_OK(s->ops->get_job(s, "42", NULL, &js));
+        ASSERT_STREQ(js.info.user, "alice");
+        ASSERT_STREQ(js.info.cluster, "c1");
+        ASSERT_EQ(js.info.samples, 200);
+        ASSERT_TRUE(fabs(js.info.cpu_seconds - 100.0) < 1e-9); /* 200 samples at 2 Hz */
+        ASSERT_EQ(js.info.cycles, 1800);
+        ASSERT_EQ(js.info.instructions, 3000);
+        ASSERT_EQ(js.info.cpu_time_ns, STORAGE_NULL);
+        ASSERT_EQ(js.info.n_nodes, 2);
+        ASSERT_EQ(js.nodes.n, 2);
+        ASSERT_EQ(find(&js.nodes, "n1")->samples, 100);
+
+        ASSERT_EQ(find(&js.kinds, "exe")->samples, 120);
+        ASSERT_EQ(find(&js.kinds, "lib")->samples, 60);
+        ASSERT_EQ(find(&js.kinds, "kernel")->samples, 20);
+        ASSERT_EQ(js.kinds.n, 3); /* idle was system work, not the job's */
+
+        ASSERT_EQ(js.objects.n, 3);
+        ASSERT_STREQ(js.objects.items[0].name, "/bin/app"); /* largest first */
+        x = find(&js.objects, "/lib/libm.so.6");
+        ASSERT_EQ(x->samples, 60);
+        ASSERT_EQ(x->cycles, 600);
+        ASSERT_EQ(x->instructions, 600);
+        ASSERT_EQ(find(&js.objects, "[kernel]")->cycles, STORAGE_NULL);
+
+        ASSERT_EQ(find(&js.phases, "solve")->samples, 180);
+        ASSERT_EQ(find(&js.phases, "")->samples, 20);
+        ASSERT_EQ(js.n_notes, 1);
+        ASSERT_STREQ(js.notes[0].value, "big");
+        ASSERT_EQ(js.n_markers, 1);
+        ASSERT_EQ(js.markers[0].batches, 2);
+        job_summary_free(&js);
+
+        ASSERT_ERROR(s->ops->get_job(s, "43", NULL, &js), ENOENT);
+        ASSERT_ERROR(s->ops->get_job(s, "42", "other", &js), ENOENT);
+
+        batch_free(b1);
+        batch_free(b2);
+        s->ops->close(s);
+}
+
+TEST(lists) {
+        Storage *s = open_db(NULL);
+        JobFilter jf = { .since = INT64_MIN, .until = INT64_MAX, .limit = 10 };
+        ObjectFilter of = { .since = 1795550400 - 7200, .until = 1795550400 + 7200, .kind = -1, .limit = 10 };
+        JobList jl;
+        ObjectList ol;
+        NodeList nl;
+
+        ASSERT_OK(s->ops->list_jobs(s, &jf, &jl));
+        ASSERT_EQ(jl.n, 1);
+        ASSERT_STREQ(jl.items[0].job, "42");
+        ASSERT_EQ(jl.items[0].samples, 200);
+        ASSERT_FALSE(jl.more);
+        job_list_free(&jl);
+
+        jf.user = "bob";
+        ASSERT_OK(s->ops->list_jobs(s, &jf, &jl));
+        ASSERT_EQ(jl.n, 0);
+        job_list_free(&jl);
+        jf.user = "alice";
+        jf.since = 1795550400 + 3600;
+        ASSERT_OK(s->ops->list_jobs(s, &jf, &jl));
+        ASSERT_EQ(jl.n, 0);
+        job_list_free(&jl);
+
+        ASSERT_OK(s->ops->list_objects(s, &of, &ol));
+        ASSERT_EQ(ol.total_samples, 400);
+        ASSERT_EQ(ol.objects.n, 4);
+        ASSERT_STREQ(ol.objects.items[0].name, "[idle]");
+        ASSERT_EQ(ol.objects.items[0].samples, 200);
+        object_list_free(&ol);
+        of.kind = OBJECT_LIB;
+        ASSERT_OK(s->ops->list_objects(s, &of, &ol));
+        ASSERT_EQ(ol.objects.n, 1);
+        ASSERT_STREQ(ol.objects.items[0].name, "/lib/libm.so.6");
+        object_list_free(&ol);
+        of.kind = -1;
+        of.since = 1795550400 + 7200;
+        ASSERT_OK(s->ops->list_objects(s, &of, &ol));
+        ASSERT_EQ(ol.objects.n, 0);
+        ASSERT_EQ(ol.total_samples, 0);
+        object_list_free(&ol);
+
+        ASSERT_OK(s->ops->list_nodes(s, &nl));
+        ASSERT_EQ(nl.n, 2);
+        ASSERT_STREQ(nl.items[0].name, "n1");
+        ASSERT_EQ(nl.items[0].batches, 1);
+        ASSERT_EQ(nl.items[0].samples, 200);
+        ASSERT_EQ(nl.items[0].cpus, 4);
+        node_list_free(&nl);
+        s->ops->close(s);
+}
+
+TEST(clusters) {
+        Storage *s = open_db(NULL);
+        static const char other[] =
+                "{\"format\":\"lmk-batch\",\"version\":1,\"batch\":{\"node\":\"x1\",\"boot_id\":\"b\",\"seq\":0},"
+                "\"node\":{\"cpus\":1,\"cluster\":\"c2\"},\"interval\":{\"start\":1795550400,\"end\":1795550460},"
+                "\"sampling\":{\"event\":\"cpu-clock\",\"frequency_hz\":1},"
+                "\"rows\":[{\"job\":\"42\",\"object\":\"/bin/other\",\"kind\":\"exe\",\"samples\":7}]}";
+        BatchError err;
+        Batch *b;
+        IngestResult res;
+        JobSummary js;
+
+        ASSERT_OK(batch_parse(other, strlen(other), &b, &err));
+        ASSERT_OK(s->ops->ingest(s, b, 1795550500, &res));
+        ASSERT_ERROR(s->ops->get_job(s, "42", NULL, &js), ENOTUNIQ);
+        ASSERT_OK(s->ops->get_job(s, "42", "c2", &js));
+        ASSERT_EQ(js.info.samples, 7);
+        ASSERT_NULL(js.info.user);
+        job_summary_free(&js);
+        batch_free(b);
+        s->ops->close(s);
+}
+
+/* Many threads push the same batches in different orders, as retrying nodes
+ * do: batches that meet in one group transaction, duplicates included, are
+ * each stored exactly once. */
+#define RACE_THREADS 6
+#define RACE_BATCHES 60
+
+static Storage *race_storage;
+static Batch *race_batches[RACE_BATCHES];
+static int race_stored[RACE_THREADS];
+
+static void *race(void *arg) {
+        int t = (int) (intptr_t) arg;
+
+        for (int i = 0; i < RACE_BATCHES; i++) {
+                int k = (i * (t + 1) * 7 + t) % RACE_BATCHES;
+                IngestResult res;
+
+                if (race_storage->ops->ingest(race_storage, race_batches[k], 1795550500, &res) < 0)
+                        abort();
+                if (!res.duplicate)
+                        race_stored[t]++;
+        }
+        return NULL;
+}
+
+TEST(concurrent_retries) {
+        pthread_t threads[RACE_THREADS];
+        JobSummary js;
+        int stored = 0;
+        int64_t batches_before = count_rows("batches");
+
+        race_storage = open_db(NULL);
+        for (int i = 0; i < RACE_BATCHES; i++) {
+                char rows[256];
+
+                snprintf(rows, sizeof(rows), "{\"job\":\"77\",\"object\":\"/bin/race%d\",\"kind\":\"exe\","
+                                             "\"samples\":%d}", i % 7, i + 1);
+                race_batches[i] = make_batch("racer", i, 1795550400 + 60 * i, rows, "");
+        }
+        for (int t = 0; t < RACE_THREADS; t++)
+                ASSERT_EQ(pthread_create(&threads[t], NULL, race, (void *) (intptr_t) t), 0);
+        for (int t = 0; t < RACE_THREADS; t++) {
+                pthread_join(threads[t], NULL);
+                stored += race_stored[t];
+        }
+        ASSERT_EQ(stored, RACE_BATCHES);
+        ASSERT_OK(race_storage->ops->get_job(race_storage, "77", NULL, &js));
+        ASSERT_EQ(js.info.samples, RACE_BATCHES * (RACE_BATCHES + 1) / 2);
+        ASSERT_EQ(js.objects.n, 7);
+        job_summary_free(&js);
+        ASSERT_EQ(count_rows("batches"), batches_before + RACE_BATCHES);
+        for (int i = 0; i < RACE_BATCHES; i++)
+                batch_free(race_batches[i]);
+        race_storage->ops->close(race_storage);
+}
+
+TEST(migrations_once) {
+        unsigned from = 99;
+        Storage *s = open_db(&from);
+
+        /* The database exists since the first test: nothing left to apply. */
+        ASSERT_TRUE(from >= 1);
+        ASSERT_EQ(count_rows("schema_version"), from);
+        s->ops->close(s);
+}
+
+int main(void) {
+        char *d = mkdtemp(dir);
+        unsigned from = 99;
+        Storage *s;
+
+        ASSERT_NOT_NULL(d);
+        snprintf(db, sizeof(db), "%s/lmk.db", dir);
+        s = open_db(&from);
+        ASSERT_EQ(from, 0);
+        s->ops->close(s);
+
+        RUN(ingest_and_summary);
+        RUN(lists);
+        RUN(clusters);
+        RUN(concurrent_retries);
+        RUN(migrations_once);
+
+        unlink(db);
+        rmdir(dir);
+        return 0;
+}
