@@ -29,6 +29,8 @@ int process_table_init(ProcessTable *pt, ObjectTable *objects, const char *proc_
 static void process_free(ProcessTable *pt, Process *p) {
         if (!p)
                 return;
+        if (pt->evict)
+                pt->evict(pt->owner, p);
         if (pt->release && p->userdata)
                 pt->release(p);
         addrmap_clear(pt->objects, &p->map);
@@ -137,6 +139,8 @@ int process_table_comm(ProcessTable *pt, uint32_t pid, uint32_t tid, const char 
                 addrmap_clear(pt->objects, &p->map);
                 set_exe(pt, p, NULL);
                 p->want_exe = true;
+                /* the job stays (exec keeps the cgroup), the environment may say more */
+                p->job_state = JOB_UNRESOLVED;
                 p->partial = false; /* the new image's mappings follow as records */
                 pt->stats.execs++;
         }
@@ -167,6 +171,8 @@ int process_table_fork(ProcessTable *pt, uint32_t pid, uint32_t ppid, uint32_t t
         set_exe(pt, child, parent->exe);
         child->want_exe = parent->want_exe;
         child->partial = parent->partial;
+        /* a child starts in its parent's job; /proc may say more later */
+        child->job = parent->job;
         if (pt->inherit && parent->userdata)
                 pt->inherit(parent, child);
         return 0;
@@ -230,8 +236,6 @@ void process_table_evict(ProcessTable *pt, uint64_t before) {
                 Process *p = process_table_get(pt, e.pid);
 
                 if (p && p->exit_time == e.exit_time) {
-                        if (pt->evict)
-                                pt->evict(pt->owner, p);
                         process_free(pt, hashmap_remove(pt->procs, INT_TO_KEY(e.pid)));
                         pt->stats.evicted++;
                 }

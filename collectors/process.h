@@ -7,6 +7,7 @@
 
 #include "addrmap.h"
 #include "hashmap.h"
+#include "job-slurm.h"
 #include "object.h"
 
 #define COMM_LEN 16
@@ -23,6 +24,13 @@ typedef struct Process {
         uint64_t scan_time;     /* last time the maps were read from /proc; 0 = never */
         bool want_exe;          /* the next file mapping is the new executable (after exec) */
         bool partial;           /* mappings may be missing: read /proc on a miss */
+        /* The batch job and step the process belongs to: inherited on fork,
+         * read from /proc (cgroup, then environ) while the process lives. */
+        JobRef job;             /* job[0] == '\0': outside any job */
+        enum {
+                JOB_UNRESOLVED,         /* not read from /proc yet (maybe inherited) */
+                JOB_RESOLVED,           /* read from /proc, or nothing more to learn */
+        } job_state;
         void *userdata;         /* owned by the caller, released via ProcessTable.release */
 } Process;
 
@@ -49,7 +57,7 @@ typedef struct ProcessTable {
         char *proc_root;        /* "/proc", or a fake tree in tests */
         void (*release)(Process *p); /* frees userdata (on exit, exec, reuse) and clears it */
         void (*inherit)(const Process *parent, Process *child); /* on fork */
-        void (*evict)(void *owner, Process *p); /* before an exited process is forgotten */
+        void (*evict)(void *owner, Process *p); /* before any process is forgotten */
         void *owner;
         ProcessTableStats stats;
 } ProcessTable;

@@ -29,6 +29,7 @@ void config_done(LmkdConfig *c) {
         free(c->node_name);
         free(c->cluster);
         free(c->metrics_file);
+        free(c->notify_socket);
         for (char **p = c->liblmk; p && *p; p++)
                 free(*p);
         free(c->liblmk);
@@ -177,6 +178,17 @@ int config_set(LmkdConfig *c, const char *section, const char *key, const char *
         } else if (KEY("markers", "liblmk")) {
                 *ret_why = "absolute paths separated by commas";
                 r = set_paths(&c->liblmk, value);
+        } else if (KEY("node", "notify_socket")) {
+                *ret_why = "an absolute path, or none";
+                if (streq(value, "none")) {
+                        free(c->notify_socket);
+                        c->notify_socket = NULL;
+                        c->notify_socket_none = true;
+                        r = 0;
+                } else {
+                        r = value[0] == '/' ? set_string(&c->notify_socket, value) : -EINVAL;
+                        c->notify_socket_none = r < 0 && c->notify_socket_none;
+                }
         } else if (KEY("node", "metrics_file"))
                 r = set_string(&c->metrics_file, value);
         else if (KEY("store", "url")) {

@@ -27,6 +27,8 @@ typedef struct LmkdConfig {
         char *node_name;
         char *cluster;
         char *metrics_file;
+        char *notify_socket;            /* Prolog/Epilog notices; NULL: none */
+        bool notify_socket_none;        /* "none" was given: no default either */
         /* [markers] */
         char **liblmk;                  /* NULL-terminated paths of liblmk copies to watch */
         /* [store] */

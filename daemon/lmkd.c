@@ -20,6 +20,7 @@
 #include "config.h"
 #include "log.h"
 #include "monitor.h"
+#include "notices.h"
 #include "report.h"
 #include "util.h"
 
@@ -54,6 +55,8 @@ static void help(void) {
                "      --node-name NAME      This node's name in the store (default: host name)\n"
                "      --cluster NAME        The cluster's name\n"
                "      --metrics-file FILE   Write lmkd's own counters there (Prometheus text)\n"
+               "      --notify-socket PATH  Take Slurm Prolog/Epilog notices there ('none': no\n"
+               "                            socket; default with --store: " JOB_NOTICE_SOCKET_DEFAULT ")\n"
                "      --liblmk PATHS        liblmk copies whose marker probes to watch from the\n"
                "                            start (default " LMK_LIBDIR "/liblmk.so.1; copies\n"
                "                            seen mapped are watched as they appear)\n"
@@ -80,6 +83,7 @@ enum {
         ARG_CLUSTER,
         ARG_METRICS_FILE,
         ARG_LIBLMK,
+        ARG_NOTIFY_SOCKET,
 };
 
 /* Unknown names are configuration errors; known events this machine cannot
@@ -152,6 +156,7 @@ static const struct option options[] = {
         { "cluster", required_argument, NULL, ARG_CLUSTER },
         { "metrics-file", required_argument, NULL, ARG_METRICS_FILE },
         { "liblmk", required_argument, NULL, ARG_LIBLMK },
+        { "notify-socket", required_argument, NULL, ARG_NOTIFY_SOCKET },
         { "verbose", no_argument, NULL, 'v' },
         { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, ARG_VERSION },
@@ -182,6 +187,7 @@ static const struct {
         { ARG_CLUSTER, "node", "cluster", "--cluster" },
         { ARG_METRICS_FILE, "node", "metrics_file", "--metrics-file" },
         { ARG_LIBLMK, "markers", "liblmk", "--liblmk" },
+        { ARG_NOTIFY_SOCKET, "node", "notify_socket", "--notify-socket" },
 };
 
 static int load_config(int argc, char **argv, LmkdConfig *cfg) {
@@ -259,6 +265,9 @@ static int parse_args(int argc, char **argv, LmkdConfig *cfg) {
                                        "('-' for the terminal) for a report.");
         if (cfg->output && !cfg->format &&
             config_set(cfg, "report", "format", streq(cfg->output, "-") ? "table" : "json", &(const char *) { NULL }) < 0)
+                return log_oom();
+        if (cfg->store_url && !cfg->notify_socket && !cfg->notify_socket_none &&
+            config_set(cfg, "node", "notify_socket", JOB_NOTICE_SOCKET_DEFAULT, &(const char *) { NULL }) < 0)
                 return log_oom();
         r = resolve_events(cfg->events, cfg->n_events);
         if (r < 0)
@@ -468,7 +477,8 @@ static void notify(const char *state) {
 
 static int run(const LmkdConfig *o) {
         _cleanup_(monitor_freep) Monitor *m = NULL;
-        _cleanup_close_ int ep = -EBADF, sfd = -EBADF, tick = -EBADF, deadline = -EBADF, flush = -EBADF;
+        _cleanup_close_ int ep = -EBADF, sfd = -EBADF, tick = -EBADF, deadline = -EBADF, flush = -EBADF,
+                            nfd = -EBADF;
         _cleanup_(pushing_done) Pushing push = {};
         MonitorConfig cfg = {
                 .sampler = {
@@ -544,6 +554,16 @@ static int run(const LmkdConfig *o) {
         }
         if ((r = epoll_add(ep, sfd)) < 0 || (r = epoll_add(ep, tick)) < 0 || (r = epoll_add(ep, monitor_fd(m))) < 0)
                 return log_error_errno(r, "Failed to set up the event loop: %m");
+        if (o->notify_socket) {
+                r = notice_socket_open(o->notify_socket, &nfd);
+                if (r == -EADDRINUSE)
+                        return log_error_errno(r, "Another lmkd takes job notices on %s; give this one another "
+                                               "--notify-socket or 'none'.", o->notify_socket);
+                if (r < 0)
+                        return log_error_errno(r, "Failed to open the job notice socket %s: %m", o->notify_socket);
+                if ((r = epoll_add(ep, nfd)) < 0)
+                        return log_error_errno(r, "Failed to watch the job notice socket: %m");
+        }
 
         if (o->ready_file) {
                 r = write_file_atomic(o->ready_file, "", 0, 0644);
@@ -575,6 +595,8 @@ static int run(const LmkdConfig *o) {
                                 if (r < 0)
                                         return r;
                                 do_tick = true;
+                        } else if (fd == nfd) {
+                                notice_socket_read(nfd, m);
                         } else if (fd == flush) {
                                 (void) read(flush, &expirations, sizeof(expirations));
                                 do_tick = do_flush = true;

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 
+#include "jobs.h"
 #include "log.h"
 #include "markers.h"
 #include "monitor.h"
@@ -28,6 +29,7 @@ typedef union PendingEvent {
 
 /* A region switched off in this interval, for the report. */
 typedef struct MarkerOff {
+        char job[JOB_ID_SIZE];          /* "" outside jobs */
         char comm[COMM_LEN];
         char name[LMK_REGION_NAME_LEN];
         uint32_t uid;
@@ -61,9 +63,15 @@ struct Monitor {
         size_t n_markers_off, alloc_markers_off;
         uint32_t *acct_gone;            /* tgids to forget after this walk */
         size_t n_acct_gone, alloc_acct_gone;
+        JobTable jobs;
+        int64_t real_offset_ns;         /* CLOCK_REALTIME - CLOCK_MONOTONIC, for job times */
 };
 
 static int attribute(Monitor *m, const struct lmk_sample *s, uint64_t now);
+
+static double wall_time(Monitor *m, uint64_t mono_ns) {
+        return (double) ((int64_t) mono_ns + m->real_offset_ns) / 1e9;
+}
 static void queue_abi_read(Monitor *m, uint32_t pid);
 static void read_pending_abis(Monitor *m, uint64_t now);
 static void evict_process(void *owner, Process *p);
@@ -120,6 +128,9 @@ int monitor_new(const MonitorConfig *cfg, Monitor **ret) {
         r = process_table_init(&m->procs, m->objects, cfg->proc_root);
         if (r < 0)
                 return r;
+        r = jobs_init(&m->jobs);
+        if (r < 0)
+                return r;
         m->procs.release = markers_release;
         m->procs.inherit = markers_inherit;
         m->procs.evict = evict_process;
@@ -143,11 +154,13 @@ int monitor_new(const MonitorConfig *cfg, Monitor **ret) {
 Monitor *monitor_free(Monitor *m) {
         if (!m)
                 return NULL;
+        /* processes first: forgetting them talks to the sampler */
+        if (m->procs.procs)
+                process_table_done(&m->procs);
         sampler_free(m->sampler);
         sideband_done(&m->sb);
         histogram_free(m->hist);
-        if (m->procs.procs)
-                process_table_done(&m->procs);
+        jobs_done(&m->jobs);
         object_table_free(m->objects);
         free(m->pending);
         free(m->online);
@@ -269,6 +282,7 @@ int monitor_start(Monitor *m) {
         }
 
         now = now_ns(CLOCK_MONOTONIC);
+        m->real_offset_ns = (int64_t) now_ns(CLOCK_REALTIME) - (int64_t) now;
         r = process_table_scan_all(&m->procs, now);
         if (r < 0)
                 return log_error_errno(r, "Failed to read processes from %s: %m", m->procs.proc_root);
@@ -400,12 +414,14 @@ static const char *sample_phase(Monitor *m, Process *p, const struct lmk_sample 
         return buf;
 }
 
-static void note_region_off(Monitor *m, const Process *p, const char *name, uint32_t uid, uint32_t reason) {
+static void note_region_off(Monitor *m, Process *p, const char *name, uint32_t uid, uint32_t reason) {
+        Job *j = jobs_resolve(&m->jobs, p, uid, (double) now_ns(CLOCK_REALTIME) / 1e9);
+        const char *job = j ? j->display : "";
         MarkerOff *x;
 
         for (size_t i = 0; i < m->n_markers_off; i++) {
                 x = &m->markers_off[i];
-                if (streq(x->comm, p->comm) && streq(x->name, name) && x->reason == reason)
+                if (streq(x->job, job) && streq(x->comm, p->comm) && streq(x->name, name) && x->reason == reason)
                         return;
         }
         if (m->n_markers_off == m->alloc_markers_off) {
@@ -420,6 +436,7 @@ static void note_region_off(Monitor *m, const Process *p, const char *name, uint
                 m->alloc_markers_off = na;
         }
         x = &m->markers_off[m->n_markers_off++];
+        snprintf(x->job, sizeof(x->job), "%s", job);
         snprintf(x->comm, sizeof(x->comm), "%s", p->comm);
         snprintf(x->name, sizeof(x->name), "%s", name);
         x->uid = uid;
@@ -502,6 +519,14 @@ static int attribute(Monitor *m, const struct lmk_sample *s, uint64_t now) {
         key.uid = s->uid;
         if ((s->flags & LMK_SAMPLE_PHASE) && s->phase_depth > 0 && p)
                 key.phase = sample_phase(m, p, s, now, phase, sizeof(phase));
+        if (p) {
+                Job *j = jobs_resolve(&m->jobs, p, s->uid, wall_time(m, s->time_ns));
+
+                if (j) {
+                        key.job = j->display;
+                        key.step = p->job.step[0] ? p->job.step : NULL;
+                }
+        }
         return add_sample(m, &key, s);
 }
 
@@ -535,9 +560,15 @@ static void account_task(uint32_t tgid, const struct lmk_task_acct *a, void *use
         *prev = *a;
 
         if (dcpu || dsw) {
+                Job *j = p ? jobs_resolve(&m->jobs, p, a->uid, wall_time(m, now_ns(CLOCK_MONOTONIC))) : NULL;
+
                 memcpy(comm, a->comm, sizeof(comm));
                 comm[sizeof(comm) - 1] = '\0';
                 key = (TotalKey) { .comm = p && p->comm[0] ? p->comm : comm, .uid = a->uid };
+                if (j) {
+                        key.job = j->display;
+                        key.step = p->job.step[0] ? p->job.step : NULL;
+                }
                 (void) histogram_add_total(m->hist, &key, dcpu, d, dsw);
         }
 
@@ -638,8 +669,9 @@ static void evict_process(void *owner, Process *p) {
         Monitor *m = owner;
         MarkerState *ms = p->userdata;
 
-        if (ms && ms->marked)
+        if (ms && ms->marked && m->sampler)
                 sampler_forget_marked(m->sampler, p->pid);
+        jobs_release(&m->jobs, p, wall_time(m, p->exit_time ?: now_ns(CLOCK_MONOTONIC)));
 }
 
 static void apply_record(Monitor *m, const SbRecord *r) {
@@ -684,6 +716,7 @@ int monitor_tick(Monitor *m, bool final) {
         size_t i = 0, j = 0, k;
         int r;
 
+        m->real_offset_ns = (int64_t) now_ns(CLOCK_REALTIME) - (int64_t) now;
         point = final ? UINT64_MAX : (now > ORDER_MARGIN_NS ? now - ORDER_MARGIN_NS : 0);
 
         /* Samples first: every record that precedes a drained sample is in
@@ -797,12 +830,22 @@ int monitor_stop(Monitor *m) {
 void monitor_reset_interval(Monitor *m) {
         histogram_reset(m->hist);
         m->n_markers_off = 0;
+        jobs_end_interval(&m->jobs);
 }
 
-size_t monitor_markers_off(Monitor *m, const char **ret_comm, const char **ret_name, uint32_t *ret_reason,
-                           size_t i) {
+JobTable *monitor_jobs(Monitor *m) {
+        return &m->jobs;
+}
+
+void monitor_apply_notice(Monitor *m, const JobNotice *n) {
+        jobs_apply_notice(&m->jobs, n, (double) now_ns(CLOCK_REALTIME) / 1e9);
+}
+
+size_t monitor_markers_off(Monitor *m, const char **ret_job, const char **ret_comm, const char **ret_name,
+                           uint32_t *ret_reason, size_t i) {
         if (i >= m->n_markers_off)
                 return m->n_markers_off;
+        *ret_job = m->markers_off[i].job[0] ? m->markers_off[i].job : NULL;
         *ret_comm = m->markers_off[i].comm;
         *ret_name = m->markers_off[i].name;
         *ret_reason = m->markers_off[i].reason;

@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "histogram.h"
+#include "jobs.h"
 #include "lmk-bpf.h"
 #include "object.h"
 #include "process.h"
@@ -55,9 +56,12 @@ void monitor_account_idle(Monitor *m, bool final);
 Histogram *monitor_histogram(Monitor *m);
 /* Starts a new interval: the histogram (rows and totals) is emptied. */
 void monitor_reset_interval(Monitor *m);
+JobTable *monitor_jobs(Monitor *m);
+/* A Prolog/Epilog notice arrived. */
+void monitor_apply_notice(Monitor *m, const JobNotice *n);
 /* The i-th region switched off in this interval; returns how many there are. */
-size_t monitor_markers_off(Monitor *m, const char **ret_comm, const char **ret_name, uint32_t *ret_reason,
-                           size_t i);
+size_t monitor_markers_off(Monitor *m, const char **ret_job, const char **ret_comm, const char **ret_name,
+                           uint32_t *ret_reason, size_t i);
 const MonitorStats *monitor_stats(Monitor *m);
 const ProcessTableStats *monitor_process_stats(Monitor *m);
 unsigned monitor_online_cpus(Monitor *m);

@@ -162,15 +162,73 @@ static json_object *counters_json(Monitor *m) {
         return arr;
 }
 
+static json_object *text_or_null(const char *s) {
+        return s && *s ? json_object_new_string(s) : NULL;
+}
+
+static json_object *count_or_null(uint32_t v) {
+        return v == JOB_UNSET || v == 0 ? NULL : json_object_new_int64(v);
+}
+
+static json_object *jobs_json(Monitor *m, TotalRow **totals, size_t nt) {
+        JobTable *t = monitor_jobs(m);
+        json_object *arr = json_object_new_array();
+        const CounterState *cs;
+        size_t n;
+        Job *j;
+        size_t i;
+
+        cs = sampler_counters(monitor_sampler(m), &n);
+        HASHMAP_FOREACH(j, t->jobs, i) {
+                json_object *o, *notes;
+                uint64_t cpu = 0, counts[LMK_MAX_COUNTERS] = {};
+                bool valid[LMK_MAX_COUNTERS];
+
+                if (!j->seen)
+                        continue;
+                /* exact totals: the sum of the job's (step, user, command) totals */
+                for (size_t k = 0; k < nt; k++)
+                        if (totals[k]->key.job && streq(totals[k]->key.job, j->display)) {
+                                cpu += totals[k]->cpu_time_ns;
+                                for (unsigned c = 0; c < LMK_MAX_COUNTERS; c++)
+                                        counts[c] += totals[k]->counts[c];
+                        }
+                for (unsigned c = 0; c < LMK_MAX_COUNTERS; c++)
+                        valid[c] = c < n && cs[c].available;
+                o = json_object_new_object();
+                json_object_object_add(o, "job", json_object_new_string(j->display));
+                json_object_object_add(o, "user", text_or_null(j->info.user[0] ? j->info.user :
+                                                               j->info.uid != JOB_UNSET ? user_name(j->info.uid) : NULL));
+                json_object_object_add(o, "uid", j->info.uid == JOB_UNSET ? NULL : json_object_new_int64(j->info.uid));
+                json_object_object_add(o, "account", text_or_null(j->info.account));
+                json_object_object_add(o, "partition", text_or_null(j->info.partition));
+                json_object_object_add(o, "name", text_or_null(j->info.name));
+                json_object_object_add(o, "nodes", count_or_null(j->info.nodes));
+                json_object_object_add(o, "tasks", count_or_null(j->info.tasks));
+                json_object_object_add(o, "cluster", text_or_null(j->info.cluster));
+                notes = json_object_new_object();
+                for (size_t k = 0; k < j->info.notes.n; k++)
+                        json_object_object_add(notes, job_notes_key(&j->info.notes, k),
+                                               json_object_new_string(job_notes_value(&j->info.notes, k)));
+                json_object_object_add(o, "notes", notes);
+                json_object_object_add(o, "first_seen", json_object_new_double(j->first_seen));
+                json_object_object_add(o, "last_seen", json_object_new_double(j->last_seen));
+                json_object_object_add(o, "ended", json_object_new_boolean(j->ended));
+                add_counters(o, m, (double) cpu, true, counts, valid, 1.0);
+                json_object_array_add(arr, o);
+        }
+        return arr;
+}
+
 static json_object *markers_json(Monitor *m) {
         json_object *arr = json_object_new_array();
-        const char *comm, *name;
+        const char *job = NULL, *comm, *name;
         uint32_t reason;
 
-        for (size_t i = 0; i < monitor_markers_off(m, &comm, &name, &reason, i); i++) {
+        for (size_t i = 0; i < monitor_markers_off(m, &job, &comm, &name, &reason, i); i++) {
                 json_object *o = json_object_new_object();
 
-                json_object_object_add(o, "job", NULL);
+                json_object_object_add(o, "job", job ? json_object_new_string(job) : NULL);
                 json_object_object_add(o, "comm", json_object_new_string(comm));
                 json_object_object_add(o, "phase", json_object_new_string(name));
                 json_object_object_add(o, "state", json_object_new_string(marker_off_reason(reason)));
@@ -199,6 +257,7 @@ int report_add_rows(Monitor *m, json_object *root) {
         json_object_object_add(root, "totals", arr);
         json_object_object_add(root, "counters", counters_json(m));
         json_object_object_add(root, "markers", markers_json(m));
+        json_object_object_add(root, "jobs", jobs_json(m, totals, nt));
         return 0;
 }
 
@@ -216,6 +275,9 @@ json_object *report_lmkd_stats(Monitor *m) {
         json_object_object_add(self, "mmaps", json_object_new_int64((int64_t) ps->mmaps));
         json_object_object_add(self, "records_lost", json_object_new_int64((int64_t) st->sideband_lost));
         json_object_object_add(self, "phase_faults", json_object_new_int64((int64_t) st->phase_faults));
+        json_object_object_add(self, "job_notices", json_object_new_int64((int64_t) monitor_jobs(m)->notices));
+        json_object_object_add(self, "job_notices_refused",
+                               json_object_new_int64((int64_t) monitor_jobs(m)->bad_notices));
         json_object_object_add(self, "regions_learned", json_object_new_int64((int64_t) st->regions));
         json_object_object_add(self, "rows_overflowed",
                                json_object_new_int64((int64_t) histogram_overflowed(monitor_histogram(m))));

@@ -1,0 +1,217 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jobs.h"
+#include "util.h"
+
+int jobs_init(JobTable *t) {
+        *t = (JobTable) {};
+        t->jobs = hashmap_new(&string_hash_ops);
+        return t->jobs ? 0 : -ENOMEM;
+}
+
+void jobs_done(JobTable *t) {
+        Job *j;
+        size_t i;
+
+        if (t->jobs) {
+                HASHMAP_FOREACH(j, t->jobs, i)
+                        free(j);
+                hashmap_free(t->jobs);
+        }
+        *t = (JobTable) {};
+}
+
+Job *jobs_get(JobTable *t, const char *id) {
+        return hashmap_get(t->jobs, id);
+}
+
+static Job *job_create(JobTable *t, const JobInfo *info, double now) {
+        Job *j = jobs_get(t, info->job);
+
+        if (j)
+                return j;
+        if (hashmap_size(t->jobs) >= 65536)
+                return NULL; /* bounded: a node does not run that many jobs at once */
+        j = calloc(1, sizeof(*j));
+        if (!j)
+                return NULL;
+        j->info = *info;
+        job_info_display_id(&j->info, j->display);
+        j->first_seen = j->last_seen = now;
+        if (hashmap_put(t->jobs, j->info.job, j) < 0) {
+                free(j);
+                return NULL;
+        }
+        return j;
+}
+
+static void job_merge(Job *j, const JobInfo *info) {
+        if (job_info_merge(&j->info, info) >= 0)
+                job_info_display_id(&j->info, j->display);
+}
+
+int jobs_parse_stepd_title(const char *cmdline, size_t len, JobRef *ret) {
+        static const char prefix[] = "slurmstepd: [";
+        const char *p, *end, *dot;
+        JobRef ref = { .uid = JOB_UNSET };
+
+        if (len < sizeof(prefix) || memcmp(cmdline, prefix, sizeof(prefix) - 1) != 0)
+                return 0;
+        p = cmdline + sizeof(prefix) - 1;
+        end = memchr(p, ']', len - (size_t) (p - cmdline));
+        if (!end)
+                return 0;
+        dot = memchr(p, '.', (size_t) (end - p));
+        if (!dot)
+                dot = end; /* "slurmstepd: [4711]": the job's extern/batch holder */
+        if (!job_id_valid(p, (size_t) (dot - p)))
+                return -EBADMSG;
+        job_text_copy(ref.job, sizeof(ref.job), p, (size_t) (dot - p));
+        if (dot < end) {
+                if (!job_step_valid(dot + 1, (size_t) (end - dot - 1)))
+                        return -EBADMSG;
+                job_text_copy(ref.step, sizeof(ref.step), dot + 1, (size_t) (end - dot - 1));
+        }
+        *ret = ref;
+        return 1;
+}
+
+static int read_stepd_title(uint32_t pid, JobRef *ret) {
+        _cleanup_free_ char *buf = NULL;
+        char path[64];
+        size_t n;
+        int r;
+
+        snprintf(path, sizeof(path), "/proc/%u/cmdline", pid);
+        r = read_full_file(path, 4096, &buf, &n);
+        if (r < 0)
+                return r;
+        return jobs_parse_stepd_title(buf, n, ret);
+}
+
+Job *jobs_resolve(JobTable *t, Process *p, uint32_t uid, double now) {
+        JobInfo env;
+        JobRef ref;
+        bool have_env = false;
+        Job *j;
+        int r;
+
+        if (p->job_state == JOB_UNRESOLVED && p->exit_time == 0) {
+                /* cgroup first: a process cannot leave its job's cgroup */
+                r = job_cgroup_read((pid_t) p->pid, &ref);
+                if (r <= 0 && streq(p->comm, "slurmstepd"))
+                        r = read_stepd_title(p->pid, &ref);
+                if (r > 0 && ref.job[0])
+                        p->job = ref;
+                r = job_environ_read((pid_t) p->pid, &env);
+                /* the environment is the process's to change: believe its job
+                 * only where nothing better says, and only for the job's own user */
+                if (r > 0 && env.job[0]) {
+                        if (p->job.job[0] == '\0' && (env.uid == JOB_UNSET || env.uid == uid)) {
+                                job_text_copy(p->job.job, sizeof(p->job.job), env.job, strlen(env.job));
+                                job_text_copy(p->job.step, sizeof(p->job.step), env.step, strlen(env.step));
+                        }
+                        have_env = streq(env.job, p->job.job);
+                }
+                p->job_state = JOB_RESOLVED;
+                if (p->job.job[0]) {
+                        j = jobs_get(t, p->job.job);
+                        if (!j) {
+                                JobInfo info;
+
+                                job_info_init(&info);
+                                job_info_from_ref(&info, &p->job);
+                                j = job_create(t, &info, now);
+                        }
+                        if (j) {
+                                j->live++;
+                                j->ended = false;
+                                if (have_env && !j->environ_read) {
+                                        job_merge(j, &env);
+                                        j->environ_read = true;
+                                }
+                        }
+                }
+        }
+        if (p->job.job[0] == '\0')
+                return NULL;
+        j = jobs_get(t, p->job.job);
+        if (!j) {
+                /* inherited from a parent whose job we already forgot */
+                JobInfo info;
+
+                job_info_init(&info);
+                job_info_from_ref(&info, &p->job);
+                j = job_create(t, &info, now);
+        }
+        if (j) {
+                j->last_seen = now;
+                j->seen = true;
+        }
+        return j;
+}
+
+void jobs_release(JobTable *t, const Process *p, double now) {
+        Job *j;
+
+        if (p->job_state != JOB_RESOLVED || p->job.job[0] == '\0')
+                return;
+        j = jobs_get(t, p->job.job);
+        if (!j || j->live == 0)
+                return;
+        if (--j->live == 0) {
+                j->ended = true;
+                j->last_seen = now;
+                j->seen = true;
+        }
+}
+
+void jobs_apply_notice(JobTable *t, const JobNotice *n, double now) {
+        Job *j = jobs_get(t, n->info.job);
+
+        t->notices++;
+        if (!j)
+                j = job_create(t, &n->info, now);
+        if (!j)
+                return;
+        /* root's Prolog knows the job's owner and placement: it goes first */
+        {
+                JobInfo merged = n->info;
+
+                if (job_info_merge(&merged, &j->info) >= 0) {
+                        j->info = merged;
+                        job_info_display_id(&j->info, j->display);
+                }
+        }
+        j->seen = true;
+        if (n->event == JOB_NOTICE_END) {
+                j->ended = true;
+                j->last_seen = now;
+        }
+}
+
+void jobs_end_interval(JobTable *t) {
+        char *victims[256];
+        size_t n;
+
+        do {
+                Job *j;
+                size_t i;
+
+                n = 0;
+                HASHMAP_FOREACH(j, t->jobs, i) {
+                        if (j->ended && j->live == 0) {
+                                victims[n++] = j->info.job;
+                                if (n == ELEMENTSOF(victims))
+                                        break;
+                        } else
+                                j->seen = false;
+                }
+                for (size_t k = 0; k < n; k++)
+                        free(hashmap_remove(t->jobs, victims[k]));
+        } while (n == ELEMENTSOF(victims));
+}

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "hashmap.h"
+#include "job-notify.h"
+#include "job-slurm.h"
+#include "process.h"
+
+/* The batch jobs seen on this node: metadata merged from the job's
+ * processes (cgroup, environ) and Prolog/Epilog notices, and their life
+ * here (first/last seen, ended). A job is forgotten after the interval in
+ * which it was reported ended. */
+typedef struct Job {
+        JobInfo info;                   /* info.job is the key */
+        char display[JOB_ID_SIZE];      /* "4711", "4711_3", "4711+1" */
+        double first_seen, last_seen;   /* Unix time */
+        unsigned live;                  /* processes known to be in it */
+        bool environ_read;              /* metadata from a process's environment merged */
+        bool ended;                     /* the epilog said so, or its last process exited */
+        bool seen;                      /* active in the current interval */
+} Job;
+
+typedef struct JobTable {
+        Hashmap *jobs;                  /* info.job → Job* */
+        uint64_t notices, bad_notices;
+} JobTable;
+
+int jobs_init(JobTable *t);
+void jobs_done(JobTable *t);
+
+Job *jobs_get(JobTable *t, const char *id);
+
+/* Works out the job of a live process (cgroup, slurmstepd's title, then
+ * environ for processes of uid) and files its metadata. Returns the job or
+ * NULL for work outside jobs. */
+Job *jobs_resolve(JobTable *t, Process *p, uint32_t uid, double now);
+
+/* A process left a job (it was forgotten after its exit). */
+void jobs_release(JobTable *t, const Process *p, double now);
+
+void jobs_apply_notice(JobTable *t, const JobNotice *n, double now);
+
+/* After a flush: forget jobs reported ended, clear "seen". */
+void jobs_end_interval(JobTable *t);
+
+/* Parses slurmstepd's process title "slurmstepd: [4711.batch]". */
+int jobs_parse_stepd_title(const char *cmdline, size_t len, JobRef *ret);
