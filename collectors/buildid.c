@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include "buildid.h"
+#include "elfsym.h"
 #include "macro.h"
 
 #define NT_GNU_BUILD_ID_ 3
@@ -68,18 +69,11 @@ int buildid_read_fd(int fd, uint8_t ret_id[BUILD_ID_MAX]) {
                 return -errno;
         if (!S_ISREG(st.st_mode))
                 return -EBADMSG;
-        if (elf_version(EV_CURRENT) == EV_NONE)
-                return -EIO;
-        /* ELF_C_READ, not _MMAP: a file truncated under us must give a
-         * read error, not SIGBUS. Segments are bounds-checked against the
-         * file size before they are read. */
-        elf = elf_begin(fd, ELF_C_READ, NULL);
-        if (!elf)
-                return -EBADMSG;
-        if (elf_kind(elf) != ELF_K_ELF || elf_getphdrnum(elf, &phnum) < 0) {
-                elf_end(elf);
-                return -EBADMSG;
-        }
+        /* segments are bounds-checked against the file size before they are read */
+        r = elf_open_fd(fd, &elf, &phnum);
+        if (r < 0)
+                return r;
+        r = -ENOENT;
         for (size_t i = 0; i < phnum && r == -ENOENT; i++) {
                 GElf_Phdr ph;
 

@@ -36,13 +36,9 @@ static int search(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, const char *name,
         return -ENOENT;
 }
 
-int elf_find_symbol(int fd, const char *name, uint64_t *ret_value, ElfLoad *ret_loads, size_t max_loads,
-                    size_t *ret_n_loads) {
+int elf_open_fd(int fd, Elf **ret, size_t *ret_phnum) {
         Elf *elf;
-        Elf_Scn *scn = NULL;
-        size_t phnum, nl = 0;
-        uint64_t value = 0;
-        int r = -ENOENT;
+        size_t phnum;
 
         if (elf_version(EV_CURRENT) == EV_NONE)
                 return -EIO;
@@ -53,6 +49,24 @@ int elf_find_symbol(int fd, const char *name, uint64_t *ret_value, ElfLoad *ret_
                 elf_end(elf);
                 return -EBADMSG;
         }
+        *ret = elf;
+        if (ret_phnum)
+                *ret_phnum = phnum;
+        return 0;
+}
+
+int elf_find_symbol(int fd, const char *name, uint64_t *ret_value, ElfLoad *ret_loads, size_t max_loads,
+                    size_t *ret_n_loads) {
+        Elf *elf;
+        Elf_Scn *scn = NULL;
+        size_t phnum, nl = 0;
+        uint64_t value = 0;
+        int r;
+
+        r = elf_open_fd(fd, &elf, &phnum);
+        if (r < 0)
+                return r;
+        r = -ENOENT;
         /* dynamic symbols first: what the loader would find */
         for (int pass = 0; pass < 2 && r == -ENOENT; pass++)
                 while ((scn = elf_nextscn(elf, scn))) {
@@ -105,12 +119,9 @@ bool elf_has_usdt_provider(int fd, const char *provider) {
         size_t shstrndx, plen = strlen(provider);
         bool found = false;
 
-        if (elf_version(EV_CURRENT) == EV_NONE)
+        if (elf_open_fd(fd, &elf, NULL) < 0)
                 return false;
-        elf = elf_begin(fd, ELF_C_READ, NULL);
-        if (!elf)
-                return false;
-        if (elf_kind(elf) != ELF_K_ELF || elf_getshdrstrndx(elf, &shstrndx) < 0) {
+        if (elf_getshdrstrndx(elf, &shstrndx) < 0) {
                 elf_end(elf);
                 return false;
         }

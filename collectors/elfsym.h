@@ -1,9 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
+#include <libelf.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+/* Opens the ELF file at fd with libelf, read()-based: a file truncated
+ * under us gives an error, never SIGBUS as a mapping would. -EBADMSG if it
+ * is not an ELF file. The caller ends it with elf_end(). */
+int elf_open_fd(int fd, Elf **ret, size_t *ret_phnum);
 
 typedef struct ElfLoad {
         uint64_t offset;

@@ -45,7 +45,7 @@ int batch_build(Monitor *m, const BatchInfo *info, void **ret_gz, size_t *ret_si
         json_object_object_add(o, "samples_lost", u64(st->samples_lost));
         json_object_object_add(root, "sampling", o);
 
-        r = report_add_rows(m, root);
+        r = report_add_rows(m, monitor_histogram(m), root);
         if (r < 0) {
                 json_object_put(root);
                 return r;

@@ -225,6 +225,30 @@ TotalRow **histogram_sorted_totals(const Histogram *h, size_t *ret_n) {
         return v;
 }
 
+int histogram_merge(Histogram *dst, const Histogram *src) {
+        HistRow *row;
+        TotalRow *t;
+        size_t i;
+
+        HASHMAP_FOREACH(row, src->rows, i) {
+                HistRow *d = histogram_add(dst, &row->key, row->samples);
+
+                if (!d)
+                        return -ENOMEM;
+                d->window_ns += row->window_ns;
+                d->window_samples += row->window_samples;
+                d->multiplexed += row->multiplexed;
+                for (unsigned c = 0; c < LMK_MAX_COUNTERS; c++) {
+                        d->counts[c] += row->counts[c];
+                        d->counted[c] += row->counted[c];
+                }
+        }
+        HASHMAP_FOREACH(t, src->totals, i)
+                if (!histogram_add_total(dst, &t->key, t->cpu_time_ns, t->counts, t->switches))
+                        return -ENOMEM;
+        return 0;
+}
+
 size_t histogram_rows(const Histogram *h) {
         return hashmap_size(h->rows);
 }

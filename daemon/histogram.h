@@ -72,6 +72,9 @@ void histogram_reset(Histogram *h);
  * dropped. Returns the row or NULL on allocation failure. */
 HistRow *histogram_add(Histogram *h, const HistKey *key, uint64_t n);
 
+/* Adds every row and total of src to dst. */
+int histogram_merge(Histogram *dst, const Histogram *src);
+
 /* Adds a sample's counter window to its row. */
 void histogram_add_window(HistRow *row, const struct lmk_sample *s);
 

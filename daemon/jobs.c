@@ -49,6 +49,18 @@ static Job *job_create(JobTable *t, const JobInfo *info, double now) {
         return j;
 }
 
+/* The job a process's reference names, created with what the reference says. */
+static Job *job_for_ref(JobTable *t, const JobRef *ref, double now) {
+        Job *j = jobs_get(t, ref->job);
+        JobInfo info;
+
+        if (j)
+                return j;
+        job_info_init(&info);
+        job_info_from_ref(&info, ref);
+        return job_create(t, &info, now);
+}
+
 static void job_merge(Job *j, const JobInfo *info) {
         if (job_info_merge(&j->info, info) >= 0)
                 job_info_display_id(&j->info, j->display);
@@ -119,14 +131,7 @@ Job *jobs_resolve(JobTable *t, Process *p, uint32_t uid, double now) {
                 }
                 p->job_state = JOB_RESOLVED;
                 if (p->job.job[0]) {
-                        j = jobs_get(t, p->job.job);
-                        if (!j) {
-                                JobInfo info;
-
-                                job_info_init(&info);
-                                job_info_from_ref(&info, &p->job);
-                                j = job_create(t, &info, now);
-                        }
+                        j = job_for_ref(t, &p->job, now);
                         if (j) {
                                 j->live++;
                                 j->ended = false;
@@ -139,15 +144,8 @@ Job *jobs_resolve(JobTable *t, Process *p, uint32_t uid, double now) {
         }
         if (p->job.job[0] == '\0')
                 return NULL;
-        j = jobs_get(t, p->job.job);
-        if (!j) {
-                /* inherited from a parent whose job we already forgot */
-                JobInfo info;
-
-                job_info_init(&info);
-                job_info_from_ref(&info, &p->job);
-                j = job_create(t, &info, now);
-        }
+        /* also for a job inherited from a parent whose job we already forgot */
+        j = job_for_ref(t, &p->job, now);
         if (j) {
                 j->last_seen = now;
                 j->seen = true;

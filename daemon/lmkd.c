@@ -527,6 +527,9 @@ static int run(const LmkdConfig *o) {
         r = monitor_start(m);
         if (r < 0)
                 return r;
+        /* pushing and a report: the report covers every pushed interval */
+        if (o->store_url && o->output && monitor_keep_cumulative(m) < 0)
+                return log_oom();
         t0 = now_ns(CLOCK_MONOTONIC);
         info.start = real_time();
         log_info("Sampling %u CPUs at %g Hz with %s.", monitor_online_cpus(m), o->frequency, monitor_event_name(m));

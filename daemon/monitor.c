@@ -65,6 +65,7 @@ struct Monitor {
         size_t n_acct_gone, alloc_acct_gone;
         JobTable jobs;
         int64_t real_offset_ns;         /* CLOCK_REALTIME - CLOCK_MONOTONIC, for job times */
+        Histogram *cumulative;          /* all intervals, for a report at the end */
 };
 
 static int attribute(Monitor *m, const struct lmk_sample *s, uint64_t now);
@@ -160,6 +161,7 @@ Monitor *monitor_free(Monitor *m) {
         sampler_free(m->sampler);
         sideband_done(&m->sb);
         histogram_free(m->hist);
+        histogram_free(m->cumulative);
         jobs_done(&m->jobs);
         object_table_free(m->objects);
         free(m->pending);
@@ -827,7 +829,15 @@ int monitor_stop(Monitor *m) {
         return monitor_tick(m, true);
 }
 
+int monitor_keep_cumulative(Monitor *m) {
+        if (!m->cumulative)
+                m->cumulative = histogram_new(m->objects, m->cfg.max_rows ?: 100000);
+        return m->cumulative ? 0 : -ENOMEM;
+}
+
 void monitor_reset_interval(Monitor *m) {
+        if (m->cumulative && histogram_merge(m->cumulative, m->hist) < 0)
+                log_warning("Out of memory: the final report will lack an interval.");
         histogram_reset(m->hist);
         m->n_markers_off = 0;
         jobs_end_interval(&m->jobs);
@@ -853,6 +863,17 @@ size_t monitor_markers_off(Monitor *m, const char **ret_job, const char **ret_co
 }
 
 Histogram *monitor_histogram(Monitor *m) {
+        return m->hist;
+}
+
+Histogram *monitor_report_histogram(Monitor *m) {
+        if (m->cumulative) {
+                /* what the last interval added since its flush */
+                if (histogram_merge(m->cumulative, m->hist) < 0)
+                        log_warning("Out of memory: the report lacks the last interval.");
+                histogram_reset(m->hist);
+                return m->cumulative;
+        }
         return m->hist;
 }
 

@@ -54,6 +54,10 @@ int monitor_stop(Monitor *m);
 void monitor_account_idle(Monitor *m, bool final);
 
 Histogram *monitor_histogram(Monitor *m);
+/* Keeps every interval's rows also in a histogram for a final report. */
+int monitor_keep_cumulative(Monitor *m);
+/* The histogram a report covers: all intervals when kept, else the current one. */
+Histogram *monitor_report_histogram(Monitor *m);
 /* Starts a new interval: the histogram (rows and totals) is emptied. */
 void monitor_reset_interval(Monitor *m);
 JobTable *monitor_jobs(Monitor *m);

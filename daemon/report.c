@@ -237,8 +237,7 @@ static json_object *markers_json(Monitor *m) {
         return arr;
 }
 
-int report_add_rows(Monitor *m, json_object *root) {
-        Histogram *h = monitor_histogram(m);
+int report_add_rows(Monitor *m, Histogram *h, json_object *root) {
         _cleanup_free_ HistRow **rows = histogram_sorted(h);
         _cleanup_free_ TotalRow **totals = NULL;
         size_t n = histogram_rows(h), nt;
@@ -285,7 +284,7 @@ json_object *report_lmkd_stats(Monitor *m) {
 }
 
 int report_write_json(Monitor *m, const ReportInfo *info, FILE *f) {
-        Histogram *h = monitor_histogram(m);
+        Histogram *h = monitor_report_histogram(m);
         const MonitorStats *st = monitor_stats(m);
         json_object *root;
         const char *text;
@@ -306,7 +305,7 @@ int report_write_json(Monitor *m, const ReportInfo *info, FILE *f) {
         json_object_object_add(root, "samples_idle_synthesized",
                                json_object_new_int64((int64_t) st->idle_synthesized));
         json_object_object_add(root, "samples_unknown", json_object_new_int64((int64_t) st->unknown));
-        r = report_add_rows(m, root);
+        r = report_add_rows(m, h, root);
         if (r < 0) {
                 json_object_put(root);
                 return r;
@@ -320,7 +319,7 @@ int report_write_json(Monitor *m, const ReportInfo *info, FILE *f) {
 }
 
 int report_write_table(Monitor *m, const ReportInfo *info, FILE *f) {
-        Histogram *h = monitor_histogram(m);
+        Histogram *h = monitor_report_histogram(m);
         const MonitorStats *st = monitor_stats(m);
         _cleanup_free_ HistRow **rows = histogram_sorted(h);
         uint64_t total = histogram_samples(h);

@@ -18,7 +18,7 @@ typedef struct ReportInfo {
 int report_write_json(Monitor *m, const ReportInfo *info, FILE *f);
 /* Adds the interval's "rows", "totals" and "counters" to root (the shape
  * shared by the report and the batch format). */
-int report_add_rows(Monitor *m, json_object *root);
+int report_add_rows(Monitor *m, Histogram *h, json_object *root);
 json_object *report_lmkd_stats(Monitor *m);
 int report_write_table(Monitor *m, const ReportInfo *info, FILE *f);
 

@@ -77,7 +77,8 @@ class Store:
         self.port = None
 
     def start(self, timeout=20.0):
-        cmd = [store_binary(), "--db", self.db, "--listen", "127.0.0.1:0",
+        # a restarted store comes back on the port it had, as a real one would
+        cmd = [store_binary(), "--db", self.db, "--listen", f"127.0.0.1:{self.port or 0}",
                "--token-file", self.token_file, *self.extra]
         log("+", " ".join(cmd))
         self.logf = open(self.log_path, "ab")
