@@ -278,7 +278,8 @@ void sampler_cpu_close(Sampler *s, int cpu) {
 
         if (!c->link)
                 return;
-        c->enabled_base += read_enabled(c->fd);
+        /* an offline CPU's event may no longer answer: keep the last reading */
+        c->enabled_base += MAX(read_enabled(c->fd), c->enabled_last);
         c->enabled_last = 0;
         /* the perf link owns the fd: destroying it disables and closes the event */
         bpf_link__destroy(c->link);

@@ -1,0 +1,69 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""A CPU goes offline and comes back while lmkd samples.
+
+lmkd must stop sampling the CPU, count no idle time for it while it is
+away, and sample it again when it returns: a workload pinned to that CPU
+afterwards is seen, and the sample total matches the CPUs' online time.
+"""
+import os
+import signal
+import subprocess
+import time
+
+from lmktest import build_path, check, lmkd_oneshot, load_json, log, ncpus, require_bpf, skip, tmpdir, wait_ready
+
+HZ = 99
+CPU = "/sys/devices/system/cpu/cpu1/online"
+
+
+def set_online(v):
+    with open(CPU, "w") as f:
+        f.write(str(v))
+
+
+def main():
+    require_bpf()
+    if ncpus() < 2 or not os.path.exists(CPU):
+        skip("needs a second CPU that can go offline (/sys/devices/system/cpu/cpu1/online)")
+    try:
+        set_online(1)
+    except OSError as e:
+        skip(f"CPU hotplug is not allowed here: {e}")
+    d = tmpdir()
+    out, ready = os.path.join(d, "lmkd.json"), os.path.join(d, "ready")
+    lmkd = lmkd_oneshot(HZ, None, out, extra=["--ready-file", ready, "--events", "none"])
+    wait_ready(ready, proc=lmkd)
+    t0 = time.monotonic()
+    try:
+        time.sleep(2)
+        try:
+            set_online(0)
+        except OSError as e:
+            skip(f"CPU 1 cannot go offline here: {e}")
+        t_off = time.monotonic()
+        time.sleep(4)
+        set_online(1)
+        t_on = time.monotonic()
+        time.sleep(2.5)  # lmkd notices within its 1 s tick
+        subprocess.run(["taskset", "-c", "1", build_path("tests", "sampler", "lmk-workload"), "1", "2"],
+                       check=True, stdout=subprocess.DEVNULL)
+    finally:
+        set_online(1)
+        lmkd.send_signal(signal.SIGINT)
+        lmkd.wait(timeout=60)
+    t_end = time.monotonic()
+    rep = load_json(out)
+    online_s = 2 * (t_end - t0) - (t_on - t_off)
+    expected = online_s * HZ
+    pinned = sum(r["samples"] for r in rep["rows"] if r["comm"] == "lmk-workload")
+    log(f"samples {rep['samples_total']}, expected about {expected:.0f} for {online_s:.1f} CPU-seconds online; "
+        f"workload on the returned CPU: {pinned}")
+    check(pinned >= 0.8 * 2 * HZ, f"the CPU that came back is not sampled: {pinned} workload samples")
+    check(abs(rep["samples_total"] - expected) <= 0.06 * expected + 2 * HZ,
+          f"{rep['samples_total']} samples for {online_s:.1f} CPU-seconds online")
+    log("PASS")
+
+
+if __name__ == "__main__":
+    main()
