@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdlib.h>
 #include <signal.h>
@@ -20,6 +21,16 @@
 #define EXIT_GRACE_NS (UINT64_C(1000000000))
 /* A process is re-read from /proc after a miss at most this often. */
 #define RESCAN_INTERVAL_NS (UINT64_C(1000000000))
+
+/* Exact totals are read every few ticks; a process forgotten meanwhile
+ * leaves its name and job here for them. */
+typedef struct GoneIdent {
+        char comm[COMM_LEN];
+        char job[JOB_ID_SIZE];
+        char step[JOB_STEP_SIZE];
+} GoneIdent;
+
+#define ACCT_EVERY_TICKS 5
 
 typedef union PendingEvent {
         struct lmk_event_header h;
@@ -66,6 +77,9 @@ struct Monitor {
         JobTable jobs;
         int64_t real_offset_ns;         /* CLOCK_REALTIME - CLOCK_MONOTONIC, for job times */
         Histogram *cumulative;          /* all intervals, for a report at the end */
+        Hashmap *gone_idents;           /* tgid → GoneIdent: forgotten processes not yet accounted */
+        unsigned ticks;
+        int online_fd;                  /* /sys/devices/system/cpu/online, re-read every tick */
 };
 
 static int attribute(Monitor *m, const struct lmk_sample *s, uint64_t now);
@@ -113,6 +127,9 @@ int monitor_new(const MonitorConfig *cfg, Monitor **ret) {
         if (!m)
                 return -ENOMEM;
         m->epoll_fd = -EBADF;
+        m->online_fd = open("/sys/devices/system/cpu/online", O_RDONLY | O_CLOEXEC);
+        if (m->online_fd < 0)
+                return -errno;
         m->cfg = *cfg;
         m->n_possible = (unsigned) n;
         m->online = calloc(ALIGN_TO((size_t) n, 64) / 64, sizeof(uint64_t));
@@ -121,7 +138,9 @@ int monitor_new(const MonitorConfig *cfg, Monitor **ret) {
         m->bpf_stats = calloc((size_t) n, sizeof(*m->bpf_stats));
         m->objects = object_table_new();
         m->acct_prev = hashmap_new(&uint64_hash_ops);
-        if (!m->online || !m->seen || !m->synth || !m->bpf_stats || !m->objects || !m->acct_prev)
+        m->gone_idents = hashmap_new(&uint64_hash_ops);
+        if (!m->online || !m->seen || !m->synth || !m->bpf_stats || !m->objects || !m->acct_prev ||
+            !m->gone_idents)
                 return -ENOMEM;
         m->hist = histogram_new(m->objects, cfg->max_rows ?: 100000);
         if (!m->hist)
@@ -178,9 +197,18 @@ Monitor *monitor_free(Monitor *m) {
                 hashmap_free(m->acct_prev);
         }
         free(m->acct_gone);
+        if (m->gone_idents) {
+                GoneIdent *g;
+                size_t i;
+
+                HASHMAP_FOREACH(g, m->gone_idents, i)
+                        free(g);
+                hashmap_free(m->gone_idents);
+        }
         free(m->abi_pending);
         free(m->markers_off);
         safe_close(m->epoll_fd);
+        safe_close(m->online_fd);
         free(m);
         return NULL;
 }
@@ -190,16 +218,19 @@ static bool cpu_bit(const uint64_t *set, unsigned cpu) {
 }
 
 int monitor_sync_cpus(Monitor *m) {
-        _cleanup_free_ char *line = NULL;
         _cleanup_free_ uint64_t *now_online = NULL;
+        char line[4096];
+        ssize_t k;
         int r, n_open = 0;
 
         now_online = calloc(ALIGN_TO((size_t) m->n_possible, 64) / 64, sizeof(uint64_t));
         if (!now_online)
                 return -ENOMEM;
-        r = read_one_line("/sys/devices/system/cpu/online", &line);
-        if (r < 0)
-                return log_error_errno(r, "Failed to read /sys/devices/system/cpu/online: %m");
+        /* sysfs renders the file anew at offset 0: one pread a tick, no open */
+        k = pread(m->online_fd, line, sizeof(line) - 1, 0);
+        if (k < 0)
+                return log_error_errno(-errno, "Failed to read /sys/devices/system/cpu/online: %m");
+        line[k] = '\0';
         r = parse_cpu_list(line, now_online, m->n_possible);
         if (r < 0)
                 return log_error_errno(r, "Failed to parse online CPU list \"%s\": %m", line);
@@ -540,6 +571,7 @@ static void account_task(uint32_t tgid, const struct lmk_task_acct *a, void *use
         Monitor *m = userdata;
         struct lmk_task_acct *prev = hashmap_get(m->acct_prev, INT_TO_KEY(tgid));
         Process *p = process_table_get(&m->procs, tgid);
+        const GoneIdent *g = p ? NULL : hashmap_get(m->gone_idents, INT_TO_KEY(tgid));
         uint64_t d[LMK_MAX_COUNTERS], dcpu, dsw;
         char comm[COMM_LEN];
         TotalKey key;
@@ -566,17 +598,21 @@ static void account_task(uint32_t tgid, const struct lmk_task_acct *a, void *use
 
                 memcpy(comm, a->comm, sizeof(comm));
                 comm[sizeof(comm) - 1] = '\0';
-                key = (TotalKey) { .comm = p && p->comm[0] ? p->comm : comm, .uid = a->uid };
+                key = (TotalKey) { .comm = p && p->comm[0] ? p->comm : g && g->comm[0] ? g->comm : comm,
+                                   .uid = a->uid };
                 if (j) {
                         key.job = j->display;
                         key.step = p->job.step[0] ? p->job.step : NULL;
+                } else if (g && g->job[0]) {
+                        key.job = g->job;
+                        key.step = g->step[0] ? g->step : NULL;
                 }
                 (void) histogram_add_total(m->hist, &key, dcpu, d, dsw);
         }
 
         /* Forget a process once it is surely done switching: gone from
          * /proc, or its exit lies beyond the grace period. */
-        gone = p ? p->exit_time != 0 && p->exit_time + EXIT_GRACE_NS < m->last_order_point : !pid_alive(tgid);
+        gone = p ? p->exit_time != 0 && p->exit_time + EXIT_GRACE_NS < m->last_order_point : g || !pid_alive(tgid);
         if (gone && m->n_acct_gone < 4096) {
                 if (m->n_acct_gone == m->alloc_acct_gone) {
                         size_t na = MAX(m->alloc_acct_gone * 2, (size_t) 64);
@@ -592,12 +628,18 @@ static void account_task(uint32_t tgid, const struct lmk_task_acct *a, void *use
 }
 
 static void account_tasks(Monitor *m) {
+        GoneIdent *g;
+        size_t it;
+
         m->n_acct_gone = 0;
         (void) sampler_read_task_acct(m->sampler, account_task, m);
         for (size_t i = 0; i < m->n_acct_gone; i++) {
                 sampler_forget_task(m->sampler, m->acct_gone[i]);
                 free(hashmap_remove(m->acct_prev, INT_TO_KEY(m->acct_gone[i])));
         }
+        HASHMAP_FOREACH(g, m->gone_idents, it)
+                free(g);
+        hashmap_clear(m->gone_idents);
 }
 
 static void queue_abi_read(Monitor *m, uint32_t pid) {
@@ -670,9 +712,25 @@ static void read_pending_abis(Monitor *m, uint64_t now) {
 static void evict_process(void *owner, Process *p) {
         Monitor *m = owner;
         MarkerState *ms = p->userdata;
+        GoneIdent *g;
 
         if (ms && ms->marked && m->sampler)
                 sampler_forget_marked(m->sampler, p->pid);
+        /* its exact totals are read later: keep what they are filed under */
+        if (m->gone_idents && hashmap_size(m->gone_idents) < 65536 && (g = calloc(1, sizeof(*g)))) {
+                Job *j = p->job.job[0] ? jobs_get(&m->jobs, p->job.job) : NULL;
+                GoneIdent *old = NULL;
+
+                memcpy(g->comm, p->comm, sizeof(g->comm));
+                if (j) {
+                        snprintf(g->job, sizeof(g->job), "%s", j->display);
+                        snprintf(g->step, sizeof(g->step), "%s", p->job.step);
+                }
+                if (hashmap_replace(m->gone_idents, INT_TO_KEY(p->pid), g, (void **) &old) < 0)
+                        free(g);
+                else
+                        free(old);
+        }
         jobs_release(&m->jobs, p, wall_time(m, p->exit_time ?: now_ns(CLOCK_MONOTONIC)));
 }
 
@@ -777,7 +835,9 @@ int monitor_tick(Monitor *m, bool final) {
         if (!final)
                 sampler_rejitter(m->sampler);
         m->last_order_point = final ? now : point;
-        account_tasks(m);
+        /* the map walk costs more than a tick's samples at low rates */
+        if (final || ++m->ticks % ACCT_EVERY_TICKS == 0)
+                account_tasks(m);
         if (m->n_abi_pending > 0)
                 read_pending_abis(m, now);
         if (m->last_order_point > EXIT_GRACE_NS)
@@ -798,6 +858,9 @@ void monitor_account_idle(Monitor *m, bool final) {
                 .kind = ROW_IDLE,
         };
         bool have_stats = sampler_stats(m->sampler, m->bpf_stats) >= 0;
+
+        /* a report or batch is due: bring the exact totals up to date too */
+        account_tasks(m);
 
         m->stats.samples_lost = 0;
         m->stats.phase_faults = 0;

@@ -49,8 +49,9 @@ int monitor_sync_cpus(Monitor *m);
 int monitor_tick(Monitor *m, bool final);
 /* Stops sampling on all CPUs and attributes what is left. */
 int monitor_stop(Monitor *m);
-/* Adds the idle samples the CPUs did not take (an idle CPU takes no
- * time-based samples on some kernels and none with cycle events). */
+/* Settles the interval before a report or batch: adds the idle samples the
+ * CPUs did not take (an idle CPU takes no time-based samples on some
+ * kernels and none with cycle events) and reads the exact totals. */
 void monitor_account_idle(Monitor *m, bool final);
 
 Histogram *monitor_histogram(Monitor *m);

@@ -416,20 +416,31 @@ const CounterState *sampler_counters(Sampler *s, size_t *ret_n) {
 }
 
 int sampler_read_task_acct(Sampler *s, task_acct_cb_t cb, void *userdata) {
+        enum { CHUNK = 512 };
         int fd = bpf_map__fd(s->skel->maps.task_acct);
-        uint32_t key, next, *prev = NULL;
-        struct lmk_task_acct a;
+        _cleanup_free_ uint32_t *keys = NULL;
+        _cleanup_free_ struct lmk_task_acct *values = NULL;
+        uint32_t batch = 0, *in = NULL;
 
-        /* Walk with get_next_key: the map changes under us, which at worst
-         * restarts the walk at the beginning (a few keys seen twice is
-         * harmless: the caller keeps differences). */
-        while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-                key = next;
-                prev = &key;
-                if (bpf_map_lookup_elem(fd, &key, &a) == 0)
-                        cb(key, &a, userdata);
+        keys = calloc(CHUNK, sizeof(*keys));
+        values = calloc(CHUNK, sizeof(*values));
+        if (!keys || !values)
+                return -ENOMEM;
+        /* One system call per CHUNK processes: this runs every tick. The
+         * map may change under us; at worst an entry is seen twice or late,
+         * which the caller's differences absorb. */
+        for (;;) {
+                uint32_t n = CHUNK;
+                int r = bpf_map_lookup_batch(fd, in, &batch, keys, values, &n, NULL);
+
+                if (r < 0 && errno != ENOENT)
+                        return -errno;
+                for (uint32_t i = 0; i < n; i++)
+                        cb(keys[i], &values[i], userdata);
+                if (r < 0) /* ENOENT: that was the last chunk */
+                        return 0;
+                in = &batch;
         }
-        return 0;
 }
 
 void sampler_forget_task(Sampler *s, uint32_t tgid) {
