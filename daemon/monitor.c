@@ -804,8 +804,11 @@ int monitor_tick(Monitor *m, bool final) {
                 }
         }
 
-        qsort(m->pending, m->n_pending, sizeof(*m->pending), event_cmp);
-        qsort(m->sb.pending, m->sb.n_pending, sizeof(*m->sb.pending), record_cmp);
+        /* qsort() wants a valid pointer even for nothing: the queues start empty and NULL */
+        if (m->n_pending > 0)
+                qsort(m->pending, m->n_pending, sizeof(*m->pending), event_cmp);
+        if (m->sb.n_pending > 0)
+                qsort(m->sb.pending, m->sb.n_pending, sizeof(*m->sb.pending), record_cmp);
 
         for (;;) {
                 bool rec_ready = i < m->sb.n_pending && m->sb.pending[i].time <= point;
@@ -826,10 +829,12 @@ int monitor_tick(Monitor *m, bool final) {
         }
 
         k = m->sb.n_pending - i;
-        memmove(m->sb.pending, m->sb.pending + i, k * sizeof(*m->sb.pending));
+        if (k > 0 && i > 0)
+                memmove(m->sb.pending, m->sb.pending + i, k * sizeof(*m->sb.pending));
         m->sb.n_pending = k;
         k = m->n_pending - j;
-        memmove(m->pending, m->pending + j, k * sizeof(*m->pending));
+        if (k > 0 && j > 0)
+                memmove(m->pending, m->pending + j, k * sizeof(*m->pending));
         m->n_pending = k;
 
         if (!final)

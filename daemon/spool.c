@@ -160,7 +160,8 @@ static int scan(Spool *s) {
                 if (r < 0)
                         return r;
         }
-        qsort(s->entries, s->n, sizeof(Entry), entry_cmp);
+        if (s->n > 0)
+                qsort(s->entries, s->n, sizeof(Entry), entry_cmp);
         return 0;
 }
 
