@@ -75,13 +75,16 @@ def main():
     check(within(t["cycles"], cpu_ns, 0.02), f"task-clock total {t['cycles']} vs rusage {cpu_ns:.0f}")
     check(within(t["instructions"], faults, 0.02, 5), f"page-faults total {t['instructions']} vs rusage {faults}")
 
-    # Every counted unit is in exactly one sample window or one gap.
+    # Every counted unit is in at most one sample window or gap; only each
+    # CPU's stretch before its first switch or sample and after its last
+    # (lmkd starting and stopping; an idle CPU has few of either) is in none.
     for c in rep["counters"]:
         check(c["available"], f"software counter {c['event']} unavailable: {c}")
         covered = c["in_windows"] + c["in_gaps"]
         log(f"{c['event']}: total {c['total']}, windows {c['in_windows']} + gaps {c['in_gaps']} = {covered}, "
             f"running {c['running_fraction']:.3f}")
-        check(within(covered, c["total"], 0.01, 20), f"{c['event']}: windows+gaps {covered} != total {c['total']}")
+        check(covered <= c["total"] and within(covered, c["total"], 0.03, 20),
+              f"{c['event']}: windows+gaps {covered} vs total {c['total']}")
         check(c["running_fraction"] == 1.0, f"{c['event']} multiplexed: {c['running_fraction']}")
     rows = [r for r in rep["rows"] if r["comm"] == "lmk-workload"]
     check(all(r["cycles"] is not None and r["instructions"] is not None for r in rows),
