@@ -16,7 +16,11 @@ enum lmk_event_type {
         LMK_EVENT_SAMPLE = 1,
         LMK_EVENT_REGION = 2,           /* liblmk registered a region (USDT lmk:region) */
         LMK_EVENT_REGION_OFF = 3,       /* liblmk switched a region off (USDT lmk:region_off) */
+        LMK_EVENT_BURST = 4,            /* a struct lmk_sample of a burst: its window is the
+                                           ~1 ms since the sample or burst sample before */
 };
+
+#define LMK_BURST_SAMPLES 3             /* taken after a sample that starts a burst */
 
 #define LMK_REGION_NAME_LEN 56          /* struct lmk_region of liblmk's ABI v1 */
 #define LMK_REGION_WHERE_LEN 64
@@ -87,6 +91,8 @@ struct lmk_sample_stats {
         __u64 lost;                     /* ring buffer full */
         __u64 phase_faults;             /* marker state unreadable */
         __u64 region_lost;              /* region events the ring could not take */
+        __u64 bursts;                   /* bursts started */
+        __u64 bursts_cut;               /* bursts ended early: another task ran */
         __u64 acct_full;                /* task accounting map full */
         /* What no sample window covered: from the last sample to the next
          * context switch. Windows plus gaps add up to the counters' totals. */

@@ -19,6 +19,8 @@ const volatile __u64 wakeup_bytes = 64 * 1024;
  * CPUs: the counter of role r on CPU c sits at index r * n_cpus + c. */
 const volatile __u32 n_counters = 0;
 const volatile __u32 n_cpus = 1;
+/* A sample starts a burst when a random u32 falls below this: 0 = never. */
+const volatile __u32 burst_threshold = 0;
 
 struct {
         __uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -57,6 +59,13 @@ struct cpu_state {
         __u64 window_counts[LMK_MAX_COUNTERS];
         __u32 valid;                    /* counters read at the baselines */
         __u32 multiplexed;
+        /* a burst in progress: LMK_BURST_SAMPLES more samples of one thread */
+        __u64 burst_time;
+        __u64 burst_counts[LMK_MAX_COUNTERS];
+        __u32 burst_valid;
+        __u32 burst_left;
+        __u32 burst_tid;
+        __u32 _pad;
 };
 
 struct {
@@ -303,21 +312,11 @@ int BPF_PROG(lmk_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm
         return 0;
 }
 
-SEC("perf_event")
-int lmk_sample(struct bpf_perf_event_data *ctx) {
-        __u32 zero = 0;
-        struct lmk_sample_stats *st = bpf_map_lookup_elem(&stats, &zero);
+static __always_inline void fill_sample(struct bpf_perf_event_data *ctx, struct lmk_sample *s, __u32 type,
+                                        struct lmk_sample_stats *st) {
         __u64 id = bpf_get_current_pid_tgid();
-        struct lmk_sample *s;
-        __u64 flags = BPF_RB_NO_WAKEUP;
 
-        s = bpf_ringbuf_reserve(&events, sizeof(*s), 0);
-        if (!s) {
-                if (st)
-                        st->lost++;
-                return 0;
-        }
-        s->type = LMK_EVENT_SAMPLE;
+        s->type = type;
         s->cpu = bpf_get_smp_processor_id();
         s->time_ns = bpf_ktime_get_ns();
         s->ip = PT_REGS_IP(&ctx->regs);
@@ -332,13 +331,98 @@ int lmk_sample(struct bpf_perf_event_data *ctx) {
         bpf_get_current_comm(s->comm, sizeof(s->comm));
         if (s->pid != 0)
                 read_phase(s, st);
-        close_window(s, st);
+}
 
-        if (st)
-                st->samples++;
+static __always_inline void submit(struct lmk_sample *s) {
+        __u64 flags = BPF_RB_NO_WAKEUP;
+
         if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
                 flags = BPF_RB_FORCE_WAKEUP;
         bpf_ringbuf_submit(s, flags);
+}
+
+/* A sample may start a burst: the burst event's next few ticks on this CPU
+ * measure rates (IPC, events per second) over ~1 ms windows at this code
+ * location. */
+static __always_inline void maybe_start_burst(const struct lmk_sample *s, struct lmk_sample_stats *st) {
+        __u32 zero = 0, mux = 0;
+        struct cpu_state *cs;
+
+        if (burst_threshold == 0 || s->pid == 0 || bpf_get_prandom_u32() >= burst_threshold)
+                return;
+        cs = bpf_map_lookup_elem(&cpu_states, &zero);
+        if (!cs)
+                return;
+        cs->burst_time = s->time_ns;
+        cs->burst_valid = read_counters(cs->burst_counts, &mux);
+        cs->burst_left = LMK_BURST_SAMPLES;
+        cs->burst_tid = s->tid;
+        if (st)
+                st->bursts++;
+}
+
+SEC("perf_event")
+int lmk_sample(struct bpf_perf_event_data *ctx) {
+        __u32 zero = 0;
+        struct lmk_sample_stats *st = bpf_map_lookup_elem(&stats, &zero);
+        struct lmk_sample *s;
+
+        s = bpf_ringbuf_reserve(&events, sizeof(*s), 0);
+        if (!s) {
+                if (st)
+                        st->lost++;
+                return 0;
+        }
+        fill_sample(ctx, s, LMK_EVENT_SAMPLE, st);
+        close_window(s, st);
+        maybe_start_burst(s, st);
+        if (st)
+                st->samples++;
+        submit(s);
         /* 0: the perf event itself writes no sample anywhere */
+        return 0;
+}
+
+/* Attached to a fast (1 kHz) event only when bursts are configured; all it
+ * costs outside a burst is this check. */
+SEC("perf_event")
+int lmk_burst(struct bpf_perf_event_data *ctx) {
+        __u32 zero = 0, mux = 0, valid;
+        struct cpu_state *cs = bpf_map_lookup_elem(&cpu_states, &zero);
+        struct lmk_sample_stats *st;
+        __u64 cur[LMK_MAX_COUNTERS];
+        struct lmk_sample *s;
+
+        if (!cs || cs->burst_left == 0)
+                return 0;
+        st = bpf_map_lookup_elem(&stats, &zero);
+        if ((__u32) bpf_get_current_pid_tgid() != cs->burst_tid) {
+                /* another task: the window would mix two */
+                cs->burst_left = 0;
+                if (st)
+                        st->bursts_cut++;
+                return 0;
+        }
+        s = bpf_ringbuf_reserve(&events, sizeof(*s), 0);
+        if (!s) {
+                cs->burst_left = 0;
+                if (st)
+                        st->lost++;
+                return 0;
+        }
+        fill_sample(ctx, s, LMK_EVENT_BURST, st);
+        valid = read_counters(cur, &mux);
+        s->window_ns = s->time_ns - cs->burst_time;
+        s->counts_valid = valid & cs->burst_valid;
+        s->_pad2 = 0;
+        for (__u32 i = 0; i < LMK_MAX_COUNTERS; i++) {
+                s->counts[i] = s->counts_valid & (1u << i) ? cur[i] - cs->burst_counts[i] : 0;
+                cs->burst_counts[i] = cur[i];
+        }
+        s->flags |= LMK_SAMPLE_WINDOW | (mux ? LMK_SAMPLE_MULTIPLEXED : 0);
+        cs->burst_time = s->time_ns;
+        cs->burst_valid = valid;
+        cs->burst_left--;
+        submit(s);
         return 0;
 }

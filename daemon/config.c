@@ -152,6 +152,9 @@ int config_set(LmkdConfig *c, const char *section, const char *key, const char *
                 r = set_double(&c->jitter, value, 0, 50);
                 c->jitter /= r >= 0 ? 100.0 : 1.0;
                 *ret_why = "a percentage from 0 to 50";
+        } else if (KEY("sampling", "burst")) {
+                r = set_double(&c->burst, value, 0, 1);
+                *ret_why = "a fraction of samples from 0 to 1";
         } else if (KEY("sampling", "poll_ms")) {
                 r = set_unsigned(&c->poll_ms, value, 10, 60000);
                 *ret_why = "milliseconds from 10 to 60000";

@@ -14,6 +14,7 @@ typedef struct LmkdConfig {
         double frequency;
         SampleEvent event;
         double jitter;                  /* fraction, 0..0.5 */
+        double burst;                   /* fraction of samples that start a burst, 0..1 */
         unsigned poll_ms;
         EventSpec events[EVENT_MAX];
         size_t n_events;

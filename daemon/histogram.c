@@ -172,6 +172,16 @@ void histogram_add_window(HistRow *row, const struct lmk_sample *s) {
                 row->multiplexed++;
 }
 
+void histogram_add_burst(HistRow *row, const struct lmk_sample *s) {
+        row->burst_samples++;
+        row->burst_ns += s->window_ns;
+        for (unsigned i = 0; i < LMK_MAX_COUNTERS; i++)
+                if (s->counts_valid & (1u << i)) {
+                        row->burst_counts[i] += s->counts[i];
+                        row->burst_counted[i]++;
+                }
+}
+
 TotalRow *histogram_add_total(Histogram *h, const TotalKey *key, uint64_t cpu_time_ns, const uint64_t *counts,
                               uint64_t switches) {
         TotalKey k = *key;
@@ -238,9 +248,13 @@ int histogram_merge(Histogram *dst, const Histogram *src) {
                 d->window_ns += row->window_ns;
                 d->window_samples += row->window_samples;
                 d->multiplexed += row->multiplexed;
+                d->burst_samples += row->burst_samples;
+                d->burst_ns += row->burst_ns;
                 for (unsigned c = 0; c < LMK_MAX_COUNTERS; c++) {
                         d->counts[c] += row->counts[c];
                         d->counted[c] += row->counted[c];
+                        d->burst_counts[c] += row->burst_counts[c];
+                        d->burst_counted[c] += row->burst_counted[c];
                 }
         }
         HASHMAP_FOREACH(t, src->totals, i)

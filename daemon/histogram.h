@@ -43,6 +43,11 @@ typedef struct HistRow {
         uint64_t counts[LMK_MAX_COUNTERS];
         uint64_t counted[LMK_MAX_COUNTERS]; /* samples whose window had counter i */
         uint64_t multiplexed;           /* samples whose window had a multiplexed counter */
+        /* burst samples: ~1 ms windows right after a sample, for rates here */
+        uint64_t burst_samples;
+        uint64_t burst_ns;
+        uint64_t burst_counts[LMK_MAX_COUNTERS];
+        uint64_t burst_counted[LMK_MAX_COUNTERS];
 } HistRow;
 
 /* Exact totals per (job, step, user, command) from context-switch accounting. */
@@ -77,6 +82,8 @@ int histogram_merge(Histogram *dst, const Histogram *src);
 
 /* Adds a sample's counter window to its row. */
 void histogram_add_window(HistRow *row, const struct lmk_sample *s);
+/* Adds a burst sample's window to its row's burst rates. */
+void histogram_add_burst(HistRow *row, const struct lmk_sample *s);
 
 /* Adds exact counts to the (job, step, uid, comm) total. */
 TotalRow *histogram_add_total(Histogram *h, const TotalKey *key, uint64_t cpu_time_ns, const uint64_t *counts,

@@ -45,6 +45,8 @@ static void help(void) {
                "                            (default: cycles,instructions; 'none' for none)\n"
                "      --jitter PERCENT      Vary each CPU's sampling period by up to this much\n"
                "                            so sampling does not lock step with periodic work\n"
+               "      --burst FRACTION      After this fraction of samples (0-1, default 0) take\n"
+               "                            3 more, 1 ms apart, for rates and IPC at that location\n"
                "      --poll-ms MS          How often the rings are drained (default 1000)\n"
                "      --ready-file FILE     Create FILE once sampling has started\n"
                "      --store URL           Push a batch to lmk-store every --push-interval\n"
@@ -84,6 +86,7 @@ enum {
         ARG_METRICS_FILE,
         ARG_LIBLMK,
         ARG_NOTIFY_SOCKET,
+        ARG_BURST,
 };
 
 /* Unknown names are configuration errors; known events this machine cannot
@@ -145,6 +148,7 @@ static const struct option options[] = {
         { "event", required_argument, NULL, ARG_EVENT },
         { "events", required_argument, NULL, 'e' },
         { "jitter", required_argument, NULL, ARG_JITTER },
+        { "burst", required_argument, NULL, ARG_BURST },
         { "poll-ms", required_argument, NULL, ARG_POLL_MS },
         { "ready-file", required_argument, NULL, ARG_READY_FILE },
         { "proc-root", required_argument, NULL, ARG_PROC_ROOT },
@@ -173,6 +177,7 @@ static const struct {
         { ARG_EVENT, "sampling", "event", "--event" },
         { 'e', "sampling", "events", "--events" },
         { ARG_JITTER, "sampling", "jitter", "--jitter" },
+        { ARG_BURST, "sampling", "burst", "--burst" },
         { ARG_POLL_MS, "sampling", "poll_ms", "--poll-ms" },
         { 'd', "report", "duration", "--duration" },
         { 'o', "report", "output", "--output" },
@@ -484,6 +489,7 @@ static int run(const LmkdConfig *o) {
                 .sampler = {
                         .frequency = o->frequency,
                         .jitter = o->jitter,
+                        .burst = o->burst,
                         .event = o->event,
                         .poll_ms = o->poll_ms,
                         .events = o->events,

@@ -95,9 +95,9 @@ static int queue_event(const struct lmk_event_header *e, size_t size, void *user
         Monitor *m = userdata;
         PendingEvent *slot;
 
-        if ((e->type == LMK_EVENT_SAMPLE && size < sizeof(struct lmk_sample)) ||
+        if (((e->type == LMK_EVENT_SAMPLE || e->type == LMK_EVENT_BURST) && size < sizeof(struct lmk_sample)) ||
             ((e->type == LMK_EVENT_REGION || e->type == LMK_EVENT_REGION_OFF) && size < sizeof(struct lmk_region_event)) ||
-            (e->type < LMK_EVENT_SAMPLE || e->type > LMK_EVENT_REGION_OFF))
+            (e->type < LMK_EVENT_SAMPLE || e->type > LMK_EVENT_BURST))
                 return 0;
         if (m->n_pending == m->alloc_pending) {
                 size_t na = MAX(m->alloc_pending * 2, (size_t) 1024);
@@ -385,12 +385,17 @@ static const Mapping *find_mapping(Monitor *m, Process **pp, const struct lmk_sa
         return addrmap_find(&(*pp)->map, s->ip);
 }
 
+/* A sample counts once in its row; a burst sample adds only its ~1 ms
+ * window to the row's burst rates. */
 static int add_sample(Monitor *m, const HistKey *key, const struct lmk_sample *s) {
-        HistRow *row = histogram_add(m->hist, key, 1);
+        HistRow *row = histogram_add(m->hist, key, s->type == LMK_EVENT_SAMPLE ? 1 : 0);
 
         if (!row)
                 return -ENOMEM;
-        histogram_add_window(row, s);
+        if (s->type == LMK_EVENT_SAMPLE)
+                histogram_add_window(row, s);
+        else
+                histogram_add_burst(row, s);
         return 0;
 }
 
@@ -505,7 +510,7 @@ static void apply_region(Monitor *m, const struct lmk_region_event *e, uint64_t 
 }
 
 static int apply_event(Monitor *m, const PendingEvent *e, uint64_t now) {
-        if (e->h.type == LMK_EVENT_SAMPLE)
+        if (e->h.type == LMK_EVENT_SAMPLE || e->h.type == LMK_EVENT_BURST)
                 return attribute(m, &e->s, now);
         apply_region(m, &e->r, now);
         return 0;
@@ -517,9 +522,12 @@ static int attribute(Monitor *m, const struct lmk_sample *s, uint64_t now) {
         char comm[COMM_LEN], phase[1024];
         Process *p = NULL;
 
-        if (s->cpu < m->n_possible)
-                m->seen[s->cpu]++;
-        m->stats.samples++;
+        if (s->type == LMK_EVENT_SAMPLE) {
+                if (s->cpu < m->n_possible)
+                        m->seen[s->cpu]++;
+                m->stats.samples++;
+        } else
+                m->stats.burst_samples++;
 
         if (s->pid == 0) {
                 /* the per-CPU idle tasks are all "swapper/N" */

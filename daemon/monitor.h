@@ -31,6 +31,7 @@ typedef struct MonitorStats {
         uint64_t rescans;               /* /proc re-reads after a miss */
         uint64_t sideband_lost;
         uint64_t regions;               /* region names learned from probes */
+        uint64_t burst_samples;         /* taken in bursts (not counted as samples) */
         uint64_t phase_faults;          /* samples of marked threads whose state was unreadable */
 } MonitorStats;
 

@@ -73,6 +73,36 @@ static void add_counters(json_object *o, Monitor *m, double cpu_time_ns, bool ha
                 json_object_object_add(o, "events", extra);
 }
 
+/* Rates at the row's code location from its burst samples: events per
+ * second of each counter, and IPC. */
+static json_object *burst_json(Monitor *m, const HistRow *row) {
+        json_object *o = json_object_new_object(), *rates = json_object_new_object();
+        const EventSpec *ev;
+        double secs = (double) row->burst_ns / 1e9;
+        int ci = -1, ii = -1;
+        size_t n;
+
+        ev = monitor_events(m, &n);
+        json_object_object_add(o, "samples", json_object_new_int64((int64_t) row->burst_samples));
+        json_object_object_add(o, "window_ns", json_object_new_int64((int64_t) row->burst_ns));
+        for (size_t i = 0; i < n; i++) {
+                bool valid = row->burst_counted[i] > 0 && secs > 0;
+
+                json_object_object_add(rates, ev[i].role,
+                                       valid ? json_object_new_double((double) row->burst_counts[i] / secs) : NULL);
+                if (streq(ev[i].role, "cycles") && valid)
+                        ci = (int) i;
+                if (streq(ev[i].role, "instructions") && valid)
+                        ii = (int) i;
+        }
+        json_object_object_add(o, "per_second", rates);
+        json_object_object_add(o, "ipc", ci >= 0 && ii >= 0 && row->burst_counts[ci] > 0
+                                                 ? json_object_new_double((double) row->burst_counts[ii] /
+                                                                          (double) row->burst_counts[ci])
+                                                 : NULL);
+        return o;
+}
+
 static json_object *row_json(Monitor *m, const HistRow *row) {
         json_object *o = json_object_new_object();
         const Object *obj = row->key.obj;
@@ -100,6 +130,8 @@ static json_object *row_json(Monitor *m, const HistRow *row) {
                      row->window_ns > 0 ? time_ns / (double) row->window_ns : 0.0);
         if (row->multiplexed > 0)
                 json_object_object_add(o, "multiplexed_samples", json_object_new_int64((int64_t) row->multiplexed));
+        if (row->burst_samples > 0)
+                json_object_object_add(o, "burst", burst_json(m, row));
         return o;
 }
 
@@ -274,6 +306,7 @@ json_object *report_lmkd_stats(Monitor *m) {
         json_object_object_add(self, "mmaps", json_object_new_int64((int64_t) ps->mmaps));
         json_object_object_add(self, "records_lost", json_object_new_int64((int64_t) st->sideband_lost));
         json_object_object_add(self, "phase_faults", json_object_new_int64((int64_t) st->phase_faults));
+        json_object_object_add(self, "burst_samples", json_object_new_int64((int64_t) st->burst_samples));
         json_object_object_add(self, "job_notices", json_object_new_int64((int64_t) monitor_jobs(m)->notices));
         json_object_object_add(self, "job_notices_refused",
                                json_object_new_int64((int64_t) monitor_jobs(m)->bad_notices));

@@ -16,6 +16,7 @@
 typedef struct SamplerCpu {
         int fd;                 /* owned by link once attached */
         struct bpf_link *link;
+        struct bpf_link *burst_link; /* the 1 kHz burst event, when bursts are on */
         int counter_fd[LMK_MAX_COUNTERS];
         uint64_t counter_base[LMK_MAX_COUNTERS][3]; /* count, enabled, running of closed opens */
         uint64_t enabled_base;  /* enabled ns accumulated by earlier opens */
@@ -89,7 +90,8 @@ int sampler_new(const SamplerConfig *cfg, unsigned n_possible_cpus, sampler_cb_t
         size_t rsz;
         int r;
 
-        if (cfg->frequency <= 0 || cfg->frequency > 100000 || cfg->jitter < 0 || cfg->jitter > 0.5)
+        if (cfg->frequency <= 0 || cfg->frequency > 100000 || cfg->jitter < 0 || cfg->jitter > 0.5 ||
+            cfg->burst < 0 || cfg->burst > 1)
                 return -EINVAL;
         s = calloc(1, sizeof(*s));
         if (!s)
@@ -120,6 +122,7 @@ int sampler_new(const SamplerConfig *cfg, unsigned n_possible_cpus, sampler_cb_t
         s->skel->rodata->wakeup_bytes = rsz / 4;
         s->skel->rodata->n_counters = (uint32_t) s->n_events;
         s->skel->rodata->n_cpus = n_possible_cpus;
+        s->skel->rodata->burst_threshold = (uint32_t) llround(cfg->burst * (double) UINT32_MAX);
         r = bpf_map__set_max_entries(s->skel->maps.events, (uint32_t) rsz);
         if (r < 0)
                 return r;
@@ -270,6 +273,23 @@ int sampler_cpu_open(Sampler *s, int cpu) {
         }
         c->fd = fd;
         c->enabled_last = 0;
+        if (s->cfg.burst > 0) {
+                /* a burst takes its samples 1 ms apart; outside bursts this
+                 * event's program returns at its first check */
+                struct perf_event_attr battr = {
+                        .size = sizeof(battr),
+                        .type = PERF_TYPE_SOFTWARE,
+                        .config = PERF_COUNT_SW_CPU_CLOCK,
+                        .sample_period = 1000000,
+                };
+                int bfd = perf_event_open_cpu(&battr, cpu, -1);
+
+                if (bfd >= 0) {
+                        c->burst_link = bpf_program__attach_perf_event(s->skel->progs.lmk_burst, bfd);
+                        if (!c->burst_link)
+                                safe_close(bfd);
+                }
+        }
         return 0;
 }
 
@@ -285,6 +305,8 @@ void sampler_cpu_close(Sampler *s, int cpu) {
         bpf_link__destroy(c->link);
         c->link = NULL;
         c->fd = -EBADF;
+        bpf_link__destroy(c->burst_link);
+        c->burst_link = NULL;
         close_counters(s, cpu);
 }
 

@@ -25,6 +25,7 @@ typedef struct SamplerConfig {
         const EventSpec *events; /* counters read with every sample and context switch */
         size_t n_events;
         unsigned max_tasks;     /* processes the exact accounting can track at once */
+        double burst;           /* 0..1: fraction of samples followed by a burst */
 } SamplerConfig;
 
 /* What lmkd knows about one configured counter. */
