@@ -1118,42 +1118,6 @@ static int read_shares(Conn *c, Stmt id, int64_t job_id, int64_t limit, bool wit
         return 0;
 }
 
-static int read_kinds(Conn *c, int64_t job_id, ShareList *ret) {
-        ShareList l = {};
-        size_t alloc = 0;
-        sqlite3_stmt *st;
-        int r, rc;
-
-        r = conn_stmt(c, STMT_JOB_KINDS, &st);
-        if (r < 0 || (r = bind_int(st, 1, job_id)) < 0)
-                return r;
-        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-                Share *x;
-
-                r = grow((void **) &l.items, l.n, &alloc, sizeof(Share));
-                if (r < 0)
-                        break;
-                x = &l.items[l.n++];
-                x->name = column_strdup(st, 0, &r);
-                x->samples = sqlite3_column_int64(st, 1);
-                x->cpu_seconds = sqlite3_column_double(st, 2);
-                x->cpu_time_ns = column_nullable_int(st, 3);
-                x->cycles = column_nullable_int(st, 4);
-                x->instructions = column_nullable_int(st, 5);
-                x->first_seen = x->last_seen = NAN;
-                if (r < 0)
-                        break;
-        }
-        if (r >= 0 && rc != SQLITE_ROW && rc != SQLITE_DONE)
-                r = sqlite_errno(rc);
-        if (r < 0) {
-                share_list_free(&l);
-                return r;
-        }
-        *ret = l;
-        return 0;
-}
-
 static int read_nodes(Conn *c, int64_t job_id, ShareList *ret) {
         ShareList l = {};
         size_t alloc = 0;
@@ -1265,7 +1229,7 @@ static int sqlite_get_job(Storage *base, const char *job, const char *cluster, J
                 r = -ENOTUNIQ;
                 goto finish;
         }
-        if ((r = read_kinds(c, id, &js.kinds)) < 0 ||
+        if ((r = read_shares(c, STMT_JOB_KINDS, id, 0, false, &js.kinds)) < 0 ||
             (r = read_shares(c, STMT_JOB_OBJECTS, id, JOB_SUMMARY_MAX_OBJECTS + 1, true, &js.objects)) < 0 ||
             (r = read_shares(c, STMT_JOB_PHASES, id, 0, false, &js.phases)) < 0 ||
             (r = read_nodes(c, id, &js.nodes)) < 0 ||
