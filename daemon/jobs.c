@@ -134,7 +134,9 @@ Job *jobs_resolve(JobTable *t, Process *p, uint32_t uid, double now) {
                         j = job_for_ref(t, &p->job, now);
                         if (j) {
                                 j->live++;
-                                j->ended = false;
+                                /* a process of a job we thought over; lmkd processes samples
+                                 * up to a tick late, so the epilog's word stands */
+                                j->ended = j->end_notice;
                                 if (have_env && !j->environ_read) {
                                         job_merge(j, &env);
                                         j->environ_read = true;
@@ -187,7 +189,7 @@ void jobs_apply_notice(JobTable *t, const JobNotice *n, double now) {
         }
         j->seen = true;
         if (n->event == JOB_NOTICE_END) {
-                j->ended = true;
+                j->ended = j->end_notice = true;
                 j->last_seen = now;
         }
 }

@@ -20,6 +20,7 @@ typedef struct Job {
         unsigned live;                  /* processes known to be in it */
         bool environ_read;              /* metadata from a process's environment merged */
         bool ended;                     /* the epilog said so, or its last process exited */
+        bool end_notice;                /* the epilog said so: samples processed late do not undo it */
         bool seen;                      /* active in the current interval */
 } Job;
 
