@@ -127,15 +127,3 @@ ObjectKind object_kind_for_path(const char *path) {
                 return OBJECT_ANON;
         return OBJECT_FILE;
 }
-
-const char *object_kind_name(ObjectKind k) {
-        static const char *const names[_OBJECT_KIND_MAX] = {
-                [OBJECT_FILE] = "file",
-                [OBJECT_KERNEL] = "kernel",
-                [OBJECT_IDLE] = "idle",
-                [OBJECT_ANON] = "anon",
-                [OBJECT_VDSO] = "lib",
-                [OBJECT_UNKNOWN] = "unknown",
-        };
-        return k < _OBJECT_KIND_MAX ? names[k] : "unknown";
-}

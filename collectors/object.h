@@ -56,4 +56,3 @@ void object_unref(ObjectTable *t, Object *o);
  * bracketed names ("[heap]", "[stack]") → anon, paths → file. */
 ObjectKind object_kind_for_path(const char *path);
 
-const char *object_kind_name(ObjectKind k);

@@ -82,10 +82,6 @@ static inline int negative_errno(void) {
         return errno > 0 ? -errno : -EIO;
 }
 
-static inline const char *strna(const char *s) {
-        return s ?: "n/a";
-}
-
 #include <dirent.h>
 static inline void closedirp(DIR **d) {
         if (*d)

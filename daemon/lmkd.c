@@ -105,25 +105,6 @@ static int resolve_events(EventSpec *ev, size_t n) {
         return 0;
 }
 
-const char *counter_error_text(int error) {
-        switch (-error) {
-        case ENOENT:
-        case EOPNOTSUPP:
-        case ENODEV:
-                return "perf_event_open: the CPU's PMU does not count this event here "
-                       "(no hardware counters, e.g. in a virtual machine)";
-        case EACCES:
-        case EPERM:
-                return "perf_event_open: permission denied (lmkd needs CAP_PERFMON)";
-        case EBUSY:
-                return "perf_event_open: the counter is in use by another tool";
-        case EINVAL:
-                return "perf_event_open: this PMU rejects the event's encoding";
-        default:
-                return strerror(-error);
-        }
-}
-
 static void report_unavailable_counters(Monitor *m) {
         const CounterState *cs;
         const EventSpec *ev;

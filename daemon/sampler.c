@@ -310,10 +310,6 @@ void sampler_cpu_close(Sampler *s, int cpu) {
         close_counters(s, cpu);
 }
 
-bool sampler_cpu_is_open(const Sampler *s, int cpu) {
-        return cpu >= 0 && (unsigned) cpu < s->n_cpus && s->cpus[cpu].link;
-}
-
 uint64_t sampler_cpu_enabled_ns(Sampler *s, int cpu) {
         SamplerCpu *c = &s->cpus[cpu];
 

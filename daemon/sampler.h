@@ -52,7 +52,6 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(Sampler *, sampler_free);
 int sampler_cpu_open(Sampler *s, int cpu);
 /* Stops sampling on cpu, keeping its accumulated enabled time. */
 void sampler_cpu_close(Sampler *s, int cpu);
-bool sampler_cpu_is_open(const Sampler *s, int cpu);
 
 /* Drains the ring buffer through the callback. */
 int sampler_drain(Sampler *s);
