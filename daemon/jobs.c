@@ -115,7 +115,9 @@ Job *jobs_resolve(JobTable *t, Process *p, uint32_t uid, double now) {
         if (p->job_state == JOB_UNRESOLVED && p->exit_time == 0) {
                 /* cgroup first: a process cannot leave its job's cgroup */
                 r = job_cgroup_read((pid_t) p->pid, &ref);
-                if (r <= 0 && streq(p->comm, "slurmstepd"))
+                /* anyone can name a process slurmstepd and set its title: only
+                 * root's is Slurm's */
+                if (r <= 0 && uid == 0 && streq(p->comm, "slurmstepd"))
                         r = read_stepd_title(p->pid, &ref);
                 if (r > 0 && ref.job[0])
                         p->job = ref;

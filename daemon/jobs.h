@@ -34,8 +34,8 @@ void jobs_done(JobTable *t);
 
 Job *jobs_get(JobTable *t, const char *id);
 
-/* Works out the job of a live process (cgroup, slurmstepd's title, then
- * environ for processes of uid) and files its metadata. Returns the job or
+/* Works out the job of a live process of uid (cgroup; root's slurmstepd's
+ * title; environ, for the job's own user only) and files its metadata. Returns the job or
  * NULL for work outside jobs. */
 Job *jobs_resolve(JobTable *t, Process *p, uint32_t uid, double now);
 
