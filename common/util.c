@@ -200,25 +200,3 @@ int loop_write(int fd, const void *buf, size_t n) {
         }
         return 0;
 }
-
-int write_file_atomic(const char *path, const void *buf, size_t n, mode_t mode) {
-        _cleanup_free_ char *tmp = NULL;
-        _cleanup_close_ int fd = -EBADF;
-        int r;
-
-        if (asprintf(&tmp, "%s.tmpXXXXXX", path) < 0)
-                return -ENOMEM;
-        fd = mkostemp(tmp, O_CLOEXEC);
-        if (fd < 0)
-                return -errno;
-        r = loop_write(fd, buf, n);
-        if (r >= 0 && fchmod(fd, mode) < 0)
-                r = -errno;
-        if (r >= 0 && fsync(fd) < 0)
-                r = -errno;
-        if (r >= 0 && rename(tmp, path) < 0)
-                r = -errno;
-        if (r < 0)
-                (void) unlink(tmp);
-        return r;
-}

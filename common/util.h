@@ -29,6 +29,3 @@ uint64_t now_ns(clockid_t clock);
 
 /* Writes all of buf or fails. */
 int loop_write(int fd, const void *buf, size_t n);
-
-/* Writes a file atomically (temp file + fsync + rename). */
-int write_file_atomic(const char *path, const void *buf, size_t n, mode_t mode);

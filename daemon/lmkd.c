@@ -21,6 +21,7 @@
 #include "log.h"
 #include "monitor.h"
 #include "notices.h"
+#include "output-file.h"
 #include "report.h"
 #include "util.h"
 
@@ -305,31 +306,41 @@ static double real_time(void) {
         return (double) now_ns(CLOCK_REALTIME) / 1e9;
 }
 
+/* Why lmk does not write to a path a user named, in the user's terms. */
+static int log_output_error(int r, const char *what, const char *path) {
+        if (r == -EISDIR)
+                return log_error_errno(r, "Failed to write %s to %s: it is a directory; name a file in it.", what, path);
+        if (r == -EINVAL)
+                return log_error_errno(r, "Failed to write %s to %s: lmkd writes only to a regular file (replaced "
+                                       "atomically), a character device or a FIFO.", what, path);
+        return log_error_errno(r, "Failed to write %s to %s: %m", what, path);
+}
+
 static int write_report(Monitor *m, const LmkdConfig *o, const ReportInfo *info) {
-        _cleanup_fclose_ FILE *f = NULL;
-        _cleanup_free_ char *tmp = NULL;
-        FILE *out = stdout;
+        _cleanup_free_ char *buf = NULL;
+        size_t size = 0;
+        FILE *f;
         int r;
 
-        if (!streq(o->output, "-")) {
-                /* write next to the target and rename: a reader never sees half a report */
-                if (asprintf(&tmp, "%s.tmp", o->output) < 0)
-                        return log_oom();
-                f = fopen(tmp, "we");
-                if (!f)
-                        return log_error_errno(-errno, "Failed to create %s: %m", tmp);
-                out = f;
-        }
-        r = streq(o->format, "json") ? report_write_json(m, info, out) : report_write_table(m, info, out);
-        if (r < 0)
-                return log_error_errno(r, "Failed to write the report to %s: %m", o->output);
-        if (f) {
-                if (fflush(f) != 0 || fsync(fileno(f)) < 0)
-                        return log_error_errno(-errno, "Failed to write %s: %m", tmp);
-                if (rename(tmp, o->output) < 0)
-                        return log_error_errno(-errno, "Failed to rename %s to %s: %m", tmp, o->output);
-        } else
+        if (streq(o->output, "-")) {
+                r = streq(o->format, "json") ? report_write_json(m, info, stdout) : report_write_table(m, info, stdout);
+                if (r < 0)
+                        return log_error_errno(r, "Failed to write the report to standard output: %m");
                 fflush(stdout);
+                return 0;
+        }
+        /* The whole report first: a file is replaced atomically, a device or FIFO gets it in one go. */
+        f = open_memstream(&buf, &size);
+        if (!f)
+                return log_oom();
+        r = streq(o->format, "json") ? report_write_json(m, info, f) : report_write_table(m, info, f);
+        if (fclose(f) != 0 && r >= 0)
+                r = -ENOMEM;
+        if (r < 0)
+                return log_error_errno(r, "Failed to format the report: %m");
+        r = write_file_at_user_path(o->output, buf, size, 0644);
+        if (r < 0)
+                return log_output_error(r, "the report", o->output);
         return 0;
 }
 
@@ -349,15 +360,15 @@ static void pushing_done(Pushing *p) {
 }
 
 static int pushing_start(Pushing *p, const LmkdConfig *o, const char *host) {
-        _cleanup_free_ char *token = NULL;
+        _cleanup_free_ char *token = NULL, *why = NULL;
         const char *spool = o->spool_dir ?: LMK_STATE_DIR "/spool";
         int r;
 
         if (!o->token_file)
                 return log_error_errno(-EINVAL, "--store needs --token-file (or [store] token_file).");
-        r = read_token_file(o->token_file, &token);
-        if (r == -EPERM)
-                return log_error_errno(r, "Token file %s can be read by others; chmod 600 it.", o->token_file);
+        r = read_token_file(o->token_file, &token, &why);
+        if (r < 0 && why)
+                return log_error_errno(r, "%s", why);
         if (r < 0)
                 return log_error_errno(r, "Failed to read token file %s: %m", o->token_file);
         r = read_boot_id(&p->boot_id);
@@ -450,7 +461,7 @@ static void write_metrics(const char *path, Monitor *m, Pushing *p) {
                      ss.corrupt, ss.queued, ss.queued_bytes, ps.failures);
         if (r < 0)
                 return;
-        r = write_file_atomic(path, text, strlen(text), 0644);
+        r = write_file_at_user_path(path, text, strlen(text), 0644);
         if (r < 0)
                 log_warning_errno(r, "Failed to write metrics to %s: %m", path);
 }
@@ -499,6 +510,11 @@ static int run(const LmkdConfig *o) {
         sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
         if (sfd < 0)
                 return log_error_errno(-errno, "Failed to create signalfd: %m");
+
+        if (o->output && !streq(o->output, "-") && (r = user_path_check(o->output)) < 0)
+                return log_output_error(r, "the report", o->output);
+        if (o->metrics_file && (r = user_path_check(o->metrics_file)) < 0)
+                return log_output_error(r, "metrics", o->metrics_file);
 
         if (o->store_url) {
                 r = pushing_start(&push, o, host);
@@ -556,9 +572,9 @@ static int run(const LmkdConfig *o) {
         }
 
         if (o->ready_file) {
-                r = write_file_atomic(o->ready_file, "", 0, 0644);
+                r = write_file_at_user_path(o->ready_file, "", 0, 0644);
                 if (r < 0)
-                        return log_error_errno(r, "Failed to create %s: %m", o->ready_file);
+                        return log_output_error(r, "the ready file", o->ready_file);
         }
         notify("READY=1\nSTATUS=Sampling");
 

@@ -4,11 +4,10 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <fcntl.h>
-#include <sys/stat.h>
 
 #include "log.h"
 #include "push.h"
+#include "token-file.h"
 #include "util.h"
 
 #define BACKOFF_MIN_MS 1000
@@ -235,34 +234,30 @@ void pusher_stats(Pusher *p, PushStats *ret) {
         pthread_mutex_unlock(&p->lock);
 }
 
-int read_token_file(const char *path, char **ret) {
-        _cleanup_free_ char *text = NULL;
-        struct stat st;
+int read_token_file(const char *path, char **ret, char **ret_error) {
+        _cleanup_free_ char *text = NULL, *token = NULL;
         size_t n;
-        int fd, r;
+        int r;
 
-        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-        if (fd < 0)
-                return -errno;
-        if (fstat(fd, &st) < 0) {
-                r = -errno;
-                close(fd);
-                return r;
-        }
-        if (st.st_mode & 0077) {
-                close(fd);
-                return -EPERM; /* a token others can read is no secret */
-        }
-        r = read_full_fd(fd, 4096, &text, &n);
-        close(fd);
+        r = token_file_read(path, &text, ret_error);
         if (r < 0)
                 return r;
-        text[strcspn(text, "\r\n")] = '\0';
-        for (const char *c = text; *c; c++)
-                if (*c <= ' ' || *c > '~')
-                        return -EBADMSG;
-        if (!*text)
-                return -ENODATA;
-        *ret = TAKE_PTR(text);
+        /* the token alone on the first line; blanks after it are the editor's */
+        n = strcspn(text, "\n");
+        while (n > 0 && (text[n - 1] == ' ' || text[n - 1] == '\t'))
+                n--;
+        token = strndup(text, n);
+        token_erase(text);
+        if (!token)
+                return -ENOMEM;
+        if (!token_is_valid(token)) {
+                token_erase(token);
+                if (ret_error && asprintf(ret_error, "Token file %s: expected the token alone on the first line, "
+                                          "%d to %d printable characters without spaces.", path,
+                                          TOKEN_MIN_LENGTH, TOKEN_MAX_LENGTH) < 0)
+                        *ret_error = NULL;
+                return -EBADMSG;
+        }
+        *ret = TAKE_PTR(token);
         return 0;
 }

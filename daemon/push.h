@@ -30,5 +30,7 @@ void pusher_drain(Pusher *p, unsigned timeout_ms);
 Pusher *pusher_stop(Pusher *p);
 void pusher_stats(Pusher *p, PushStats *ret);
 
-/* Reads a token file: one token on its first line. Rejects files others can read. */
-int read_token_file(const char *path, char **ret);
+/* Reads lmkd's token file: the token alone on its first line, under the
+ * policy of common/token-file.h. On failure *ret_error (if not NULL) says
+ * what is wrong with the file and how to fix it. */
+int read_token_file(const char *path, char **ret, char **ret_error);
