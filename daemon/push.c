@@ -76,6 +76,17 @@ static bool permanent(long status) {
                status != 429;
 }
 
+/* Once per file: the spool sets a damaged file aside and hands it over once. */
+static void say_corrupt(Spool *spool) {
+        _cleanup_free_ SpoolCorrupt *c = NULL;
+        size_t n;
+
+        n = spool_take_corrupt(spool, &c);
+        for (size_t i = 0; i < n; i++)
+                log_warning("Spool file %s/%s is damaged (%s); moved it to %s/corrupt/ and will not send it.",
+                            spool_dir(spool), c[i].name, c[i].reason, spool_dir(spool));
+}
+
 static void *run(void *userdata) {
         Pusher *p = userdata;
         unsigned backoff = 0;
@@ -90,6 +101,7 @@ static void *run(void *userdata) {
                 int r;
 
                 pthread_mutex_unlock(&p->lock);
+                say_corrupt(p->spool);
                 r = spool_oldest(p->spool, &seq, &data, &size);
                 if (r >= 0) {
                         status = post(p, data, size, body);

@@ -28,6 +28,8 @@ struct Spool {
         size_t n, alloc;
         uint64_t bytes;
         SpoolStats stats;
+        SpoolCorrupt *corrupt;  /* set aside, not yet taken by spool_take_corrupt() */
+        size_t n_corrupt, alloc_corrupt;
 };
 
 static int parse_name(const char *name, uint64_t *ret) {
@@ -82,22 +84,109 @@ static int move_to(Spool *s, uint64_t seq, const char *subdir) {
         return 0;
 }
 
-/* A whole gzip stream that inflates without error: anything else was cut
- * short (power loss before the rename is impossible, but disks lie) or is
- * not ours. */
-static bool gzip_intact(int fd) {
-        gzFile gz;
-        char buf[65536];
-        int n, err;
+/* Says why a spool file is not a whole gzip stream of one batch, into why
+ * (a sentence fragment), or returns true. Anything but a whole stream was cut
+ * short (power loss before the rename is impossible, but disks lie) or is not
+ * ours. Inflates in gzip-only mode: zlib's gz* readers would pass a file that
+ * is not gzip at all through as is. */
+static bool gzip_intact(int fd, uint64_t size, char *why, size_t why_size) {
+        unsigned char in[16384], out[16384];
+        z_stream z = {};
+        uint64_t at = 0;
+        int zr = Z_OK;
 
-        gz = gzdopen(fcntl(fd, F_DUPFD_CLOEXEC, 0), "rb");
-        if (!gz)
+        if (size == 0) {
+                snprintf(why, why_size, "empty (0 bytes)");
                 return false;
-        while ((n = gzread(gz, buf, sizeof(buf))) > 0)
-                ;
-        (void) gzerror(gz, &err);
-        gzclose(gz);
-        return n == 0 && err == Z_OK;
+        }
+        if (inflateInit2(&z, 15 + 16) != Z_OK) {
+                snprintf(why, why_size, "out of memory to check it");
+                return false;
+        }
+        while (zr != Z_STREAM_END) {
+                ssize_t n = pread(fd, in, sizeof(in), (off_t) at);
+
+                if (n < 0) {
+                        snprintf(why, why_size, "unreadable at byte %" PRIu64 " of %" PRIu64 ": %s", at, size,
+                                 strerror(errno));
+                        goto fail;
+                }
+                if (n == 0) {
+                        snprintf(why, why_size, "truncated: the file ends at byte %" PRIu64 " before its gzip "
+                                 "stream does", at);
+                        goto fail;
+                }
+                z.next_in = in;
+                z.avail_in = (uInt) n;
+                do {
+                        z.next_out = out;
+                        z.avail_out = sizeof(out);
+                        zr = inflate(&z, Z_NO_FLUSH);
+                } while (zr == Z_OK && (z.avail_in > 0 || z.avail_out == 0));
+                if (zr == Z_BUF_ERROR)
+                        zr = Z_OK; /* wants more input */
+                if (zr != Z_OK && zr != Z_STREAM_END) {
+                        uint64_t bad = at + (uint64_t) n - z.avail_in;
+                        const char *msg = z.msg ?: "inflate failed";
+
+                        if (strstr(msg, "incorrect header check") || strstr(msg, "unknown compression method") ||
+                            strstr(msg, "unknown header flags"))
+                                snprintf(why, why_size, "bad header: not a gzip file (%s)", msg);
+                        else if (strstr(msg, "incorrect data check"))
+                                snprintf(why, why_size, "CRC mismatch: the data does not match the gzip CRC-32");
+                        else if (strstr(msg, "incorrect length check"))
+                                snprintf(why, why_size, "length mismatch: the data does not match the gzip trailer");
+                        else
+                                snprintf(why, why_size, "damaged at byte %" PRIu64 " of %" PRIu64 ": %s", bad, size,
+                                         msg);
+                        goto fail;
+                }
+                at += (uint64_t) n;
+                if (zr == Z_STREAM_END && (z.avail_in > 0 || at < size)) {
+                        snprintf(why, why_size, "%" PRIu64 " bytes after the end of the gzip stream at byte %" PRIu64,
+                                 size - (at - z.avail_in), at - z.avail_in);
+                        goto fail;
+                }
+        }
+        inflateEnd(&z);
+        return true;
+fail:
+        inflateEnd(&z);
+        return false;
+}
+
+static int note_corrupt(Spool *s, uint64_t seq, const char *why) {
+        SpoolCorrupt *v;
+
+        s->stats.corrupt++;
+        if (s->n_corrupt == s->alloc_corrupt) {
+                size_t na = MAX(s->alloc_corrupt * 2, (size_t) 8);
+
+                v = realloc(s->corrupt, na * sizeof(*v));
+                if (!v)
+                        return -ENOMEM;
+                s->corrupt = v;
+                s->alloc_corrupt = na;
+        }
+        v = &s->corrupt[s->n_corrupt++];
+        name_of(seq, v->name);
+        snprintf(v->reason, sizeof(v->reason), "%s", why);
+        return 0;
+}
+
+const char *spool_dir(const Spool *s) {
+        return s->dir;
+}
+
+size_t spool_take_corrupt(Spool *s, SpoolCorrupt **ret) {
+        size_t n;
+
+        pthread_mutex_lock(&s->lock);
+        n = s->n_corrupt;
+        *ret = TAKE_PTR(s->corrupt);
+        s->n_corrupt = s->alloc_corrupt = 0;
+        pthread_mutex_unlock(&s->lock);
+        return n;
 }
 
 static int read_state(Spool *s) {
@@ -133,6 +222,7 @@ static int scan(Spool *s) {
                 return -errno;
         }
         while ((de = readdir(d))) {
+                char why[sizeof(((SpoolCorrupt *) NULL)->reason)] = "";
                 uint64_t seq;
                 struct stat st;
                 int f;
@@ -146,16 +236,28 @@ static int scan(Spool *s) {
                         continue;
                 /* never reuse a number the store may have seen, even of a damaged file */
                 s->next_seq = MAX(s->next_seq, seq + 1);
-                f = openat(s->dir_fd, de->d_name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-                if (f < 0)
+                f = openat(s->dir_fd, de->d_name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+                if (f < 0 && errno != ELOOP)
                         continue;
-                if (fstat(f, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > SPOOL_FILE_MAX || !gzip_intact(f)) {
-                        close(f);
+                if (f < 0)
+                        snprintf(why, sizeof(why), "a symlink, not a file lmkd wrote");
+                else if (fstat(f, &st) < 0)
+                        snprintf(why, sizeof(why), "cannot be inspected: %s", strerror(errno));
+                else if (!S_ISREG(st.st_mode))
+                        snprintf(why, sizeof(why), "not a regular file");
+                else if (st.st_size > SPOOL_FILE_MAX)
+                        snprintf(why, sizeof(why), "%jd bytes, more than a batch can be (%u)", (intmax_t) st.st_size,
+                                 SPOOL_FILE_MAX);
+                else if (gzip_intact(f, (uint64_t) st.st_size, why, sizeof(why)))
+                        why[0] = '\0';
+                safe_close(f);
+                if (why[0]) {
                         (void) move_to(s, seq, "corrupt");
-                        s->stats.corrupt++;
+                        r = note_corrupt(s, seq, why);
+                        if (r < 0)
+                                return r;
                         continue;
                 }
-                close(f);
                 r = add_entry(s, seq, (uint64_t) st.st_size);
                 if (r < 0)
                         return r;
@@ -200,6 +302,7 @@ Spool *spool_free(Spool *s) {
         safe_close(s->dir_fd);
         pthread_mutex_destroy(&s->lock);
         free(s->entries);
+        free(s->corrupt);
         free(s->dir);
         free(s);
         return NULL;

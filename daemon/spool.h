@@ -26,6 +26,13 @@ typedef struct SpoolStats {
 
 typedef struct Spool Spool;
 
+/* A file set aside into corrupt/, and why ("truncated at byte N of M",
+ * "CRC mismatch: …", "bad header: …"), for the daemon to say once. */
+typedef struct SpoolCorrupt {
+        char name[32];
+        char reason[160];
+} SpoolCorrupt;
+
 int spool_open(const char *dir, size_t max_bytes, Spool **ret);
 Spool *spool_free(Spool *s);
 
@@ -38,6 +45,10 @@ int spool_oldest(Spool *s, uint64_t *ret_seq, void **ret_data, size_t *ret_size)
 int spool_remove(Spool *s, uint64_t seq);
 int spool_reject(Spool *s, uint64_t seq);
 void spool_stats(Spool *s, SpoolStats *ret);
+/* Hands over (malloc'd, *ret) the files set aside since the last call and
+ * returns how many; each file is handed over once. */
+size_t spool_take_corrupt(Spool *s, SpoolCorrupt **ret);
+const char *spool_dir(const Spool *s);
 
 /* gzip of a buffer (zlib), for batches. */
 int gzip_buffer(const void *in, size_t n, void **ret, size_t *ret_size);

@@ -134,12 +134,90 @@ TEST(bound_drops_oldest) {
         spool_free(s);
 }
 
+/* Each damaged file is handed over once, named, with why it was set aside. */
+static void write_file_at(const char *d, uint64_t seq, const void *data, size_t n) {
+        char path[256];
+        int fd;
+
+        snprintf(path, sizeof(path), "%s/%020" PRIu64 ".json.gz", d, seq);
+        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_OK(loop_write(fd, data, n));
+        close(fd);
+}
+
+static const char *reason_of(SpoolCorrupt *c, size_t n, uint64_t seq) {
+        char name[32];
+
+        snprintf(name, sizeof(name), "%020" PRIu64 ".json.gz", seq);
+        for (size_t i = 0; i < n; i++)
+                if (streq(c[i].name, name))
+                        return c[i].reason;
+        test_fail("%s not reported as corrupt", name);
+}
+
+TEST(corrupt_files_say_why) {
+        _cleanup_free_ unsigned char *gz = NULL;
+        _cleanup_free_ SpoolCorrupt *c = NULL;
+        SpoolCorrupt *again = NULL;
+        unsigned char bad[4096];
+        char d[256];
+        const char *text = "{\"n\":5, \"padding\": \"yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy\"}";
+        SpoolStats st;
+        Spool *s;
+        size_t n, nc;
+
+        snprintf(d, sizeof(d), "%s/damaged", dir);
+        ASSERT_TRUE(mkdir(d, 0700) == 0);
+        ASSERT_OK(gzip_buffer(text, strlen(text), (void **) &gz, &n));
+        ASSERT_TRUE(n < sizeof(bad));
+
+        write_file_at(d, 1, gz, n);                             /* whole */
+        write_file_at(d, 2, gz, n - 6);                         /* truncated */
+        memcpy(bad, gz, n);
+        bad[n - 8] ^= 0x01;                                     /* the CRC-32 in the trailer */
+        write_file_at(d, 3, bad, n);
+        write_file_at(d, 4, text, strlen(text));                /* not gzip'd at all */
+        memcpy(bad, gz, n);
+        memcpy(bad + n, "junk", 4);
+        write_file_at(d, 5, bad, n + 4);                        /* something after the stream */
+        write_file_at(d, 6, "", 0);
+        memcpy(bad, gz, n);
+        bad[n - 1] ^= 0x01;                                     /* the length in the trailer */
+        write_file_at(d, 7, bad, n);
+
+        ASSERT_OK(spool_open(d, 1 << 20, &s));
+        spool_stats(s, &st);
+        ASSERT_EQ(st.queued, 1);
+        ASSERT_EQ(st.corrupt, 6);
+        nc = spool_take_corrupt(s, &c);
+        ASSERT_EQ(nc, 6);
+        ASSERT_TRUE(strstr(reason_of(c, nc, 2), "truncated"));
+        ASSERT_TRUE(strstr(reason_of(c, nc, 2), "byte"));
+        ASSERT_TRUE(strstr(reason_of(c, nc, 3), "CRC mismatch"));
+        ASSERT_TRUE(strstr(reason_of(c, nc, 4), "bad header"));
+        ASSERT_TRUE(strstr(reason_of(c, nc, 5), "4 bytes after the end of the gzip stream"));
+        ASSERT_TRUE(strstr(reason_of(c, nc, 6), "empty"));
+        ASSERT_TRUE(strstr(reason_of(c, nc, 7), "length mismatch"));
+        /* once per file */
+        ASSERT_EQ(spool_take_corrupt(s, &again), 0);
+        free(again);
+        spool_free(s);
+
+        /* set aside: a restart finds nothing new to say */
+        ASSERT_OK(spool_open(d, 1 << 20, &s));
+        ASSERT_EQ(spool_take_corrupt(s, &again), 0);
+        free(again);
+        spool_free(s);
+}
+
 int main(void) {
         char cmd[128];
 
         ASSERT_NOT_NULL(mkdtemp(dir));
         RUN(restart_keeps_order_and_numbers);
         RUN(bound_drops_oldest);
+        RUN(corrupt_files_say_why);
         snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
         ASSERT_EQ(system(cmd), 0);
         return 0;
