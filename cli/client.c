@@ -3,9 +3,9 @@
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
-#include <sys/stat.h>
 
 #include "lmk.h"
+#include "token-file.h"
 #include "util.h"
 
 /* A job summary is a few hundred KiB at most; anything far larger is not
@@ -38,23 +38,27 @@ static size_t on_data(char *ptr, size_t size, size_t nmemb, void *userdata) {
 }
 
 /* The token file holds the token alone, or lmk-store's own "ROLE TOKEN"
- * lines, of which the admin token is the one to use. */
+ * lines, of which the admin token is the one to use. Opening, permissions
+ * and the text are common/token-file.h's policy, the same as lmkd's and
+ * lmk-store's. */
 static int load_token(Cli *cli) {
-        _cleanup_free_ char *text = NULL;
+        _cleanup_free_ char *text = NULL, *why = NULL;
         char *line, *save = NULL;
         int r;
 
         if (!cli->token_file || cli->token)
                 return 0;
-        r = read_full_file(cli->token_file, 1 << 20, &text, NULL);
+        r = token_file_read(cli->token_file, &text, &why);
+        if (r < 0 && why)
+                return cli_error(cli, r, "%s", why);
         if (r < 0)
                 return cli_error(cli, r, "Failed to read token file %s: %s", cli->token_file, strerror(-r));
         for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
                 char *w1, *w2, *s2 = NULL;
 
                 line[strcspn(line, "#")] = '\0';
-                w1 = strtok_r(line, " \t\r", &s2);
-                w2 = strtok_r(NULL, " \t\r", &s2);
+                w1 = strtok_r(line, " \t", &s2);
+                w2 = strtok_r(NULL, " \t", &s2);
                 if (!w1)
                         continue;
                 if (!w2 || streq(w1, "admin")) {
@@ -64,10 +68,13 @@ static int load_token(Cli *cli) {
                         break;
                 }
         }
-        explicit_bzero(text, strlen(text));
+        token_erase(text);
         if (!cli->token)
                 return cli_error(cli, EINVAL, "No token in %s: expected the token alone, or \"admin TOKEN\".",
                                  cli->token_file);
+        if (!token_is_valid(cli->token))
+                return cli_error(cli, EINVAL, "The token in %s is not %d to %d printable characters without spaces.",
+                                 cli->token_file, TOKEN_MIN_LENGTH, TOKEN_MAX_LENGTH);
         return 0;
 }
 

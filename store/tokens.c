@@ -1,5 +1,4 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-#include <ctype.h>
 #include <errno.h>
 #include <string.h>
 
@@ -42,17 +41,6 @@ TokenSet *token_set_free(TokenSet *s) {
         hashmap_free(s->by_token);
         free(s);
         return NULL;
-}
-
-static bool token_valid(const char *t) {
-        size_t n = strlen(t);
-
-        if (n < TOKEN_MIN_LENGTH || n > TOKEN_MAX_LENGTH)
-                return false;
-        for (const char *p = t; *p; p++)
-                if (!isgraph((unsigned char) *p))
-                        return false;
-        return true;
 }
 
 int token_set_load(FILE *f, TokenSet **ret, unsigned *ret_line) {
@@ -99,7 +87,7 @@ int token_set_load(FILE *f, TokenSet **ret, unsigned *ret_line) {
                         *ret_line = lineno;
                         return -EINVAL;
                 }
-                if (!token_valid(words[1])) {
+                if (!token_is_valid(words[1])) {
                         *ret_line = lineno;
                         return -EINVAL;
                 }
@@ -135,6 +123,33 @@ int token_set_load(FILE *f, TokenSet **ret, unsigned *ret_line) {
 
         *ret = TAKE_PTR(s);
         return 0;
+}
+
+int token_set_load_file(const char *path, TokenSet **ret, char **ret_error) {
+        _cleanup_free_ char *text = NULL;
+        unsigned line = 0;
+        FILE *f;
+        int r;
+
+        r = token_file_read(path, &text, ret_error);
+        if (r < 0)
+                return r;
+        f = fmemopen(text, strlen(text), "r");
+        if (!f) {
+                r = -errno;
+                token_erase(text);
+                return r;
+        }
+        r = token_set_load(f, ret, &line);
+        fclose(f);
+        token_erase(text);
+        if (r == -EEXIST && ret_error && asprintf(ret_error, "%s:%u: token listed twice.", path, line) < 0)
+                *ret_error = NULL;
+        if (r == -EINVAL && ret_error &&
+            asprintf(ret_error, "%s:%u: expected \"node TOKEN [NODE]\" or \"admin TOKEN\" with a token of %d to "
+                     "%d printable characters.", path, line, TOKEN_MIN_LENGTH, TOKEN_MAX_LENGTH) < 0)
+                *ret_error = NULL;
+        return r;
 }
 
 size_t token_set_size(const TokenSet *s, Role role) {

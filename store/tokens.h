@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "macro.h"
+#include "token-file.h"
 
 /* Bearer tokens and what they may do. The token file has one
  *   ROLE TOKEN [NODE]
@@ -16,14 +17,16 @@ typedef enum Role {
         ROLE_ADMIN,
 } Role;
 
-#define TOKEN_MIN_LENGTH 16
-#define TOKEN_MAX_LENGTH 512
-
 typedef struct TokenSet TokenSet;
 
 /* Reads the token file from f. On -EINVAL, *ret_line is the offending line
  * number (1-based); -EEXIST for a token listed twice, also with its line. */
 int token_set_load(FILE *f, TokenSet **ret, unsigned *ret_line);
+/* Reads the token file at path under common/token-file.h's policy (mode
+ * 0600, owner, size, strict text) and parses it. On failure, *ret_error
+ * (if not NULL) is a sentence naming the file, what is wrong (with its line)
+ * and how to fix it; free() it. */
+int token_set_load_file(const char *path, TokenSet **ret, char **ret_error);
 TokenSet *token_set_free(TokenSet *s);
 DEFINE_TRIVIAL_CLEANUP_FUNC(TokenSet *, token_set_free);
 

@@ -125,6 +125,12 @@ def main():
         _, err = lmk("jobs", "--store", "http://127.0.0.1:1", "--token-file", tokens, expect=1)
         if "Failed to reach" not in err:
             fail(f"lmk with no store: {err}")
+        # The same token-file policy as lmkd and lmk-store: others must not read it.
+        os.chmod(tokens, 0o644)
+        _, err = lmk("jobs", *opts, expect=1)
+        if f"chmod 600 {tokens}" not in err:
+            fail(f"lmk with a world-readable token file: {err}")
+        os.chmod(tokens, 0o600)
         out, _ = lmk("--help")
         if "lmk [OPTIONS] COMMAND" not in out:
             fail("lmk --help")

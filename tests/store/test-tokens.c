@@ -1,6 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <fcntl.h>
+#include <sys/stat.h>
+
 #include "tests.h"
 #include "tokens.h"
+#include "util.h"
 
 static int load(const char *text, TokenSet **ret, unsigned *ret_line) {
         FILE *f = fmemopen((void *) text, strlen(text), "r");
@@ -63,9 +67,65 @@ TEST(empty) {
         token_set_free(s);
 }
 
+static void write_tokens(const char *path, const char *text, mode_t mode) {
+        int fd;
+
+        (void) unlink(path);
+        fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_OK(loop_write(fd, text, strlen(text)));
+        close(fd);
+        ASSERT_TRUE(chmod(path, mode) == 0);
+}
+
+/* From a file: common/token-file.h's policy first, then the format, each
+ * refusal in a sentence that names the file. */
+TEST(file) {
+        char dir[] = "/tmp/lmk-tokens-XXXXXX", path[64], cmd[96];
+        const char *good = "node node-token-0123456789 cn001\nadmin admin-token-0123456789\n";
+        TokenSet *s = NULL;
+        char *why = NULL;
+
+        ASSERT_NOT_NULL(mkdtemp(dir));
+        snprintf(path, sizeof(path), "%s/tokens", dir);
+
+        write_tokens(path, good, 0600);
+        ASSERT_OK(token_set_load_file(path, &s, &why));
+        ASSERT_NULL(why);
+        ASSERT_EQ(token_set_lookup(s, "admin-token-0123456789", NULL), ROLE_ADMIN);
+        s = token_set_free(s);
+
+        /* group-readable was a warning before; now one policy refuses it */
+        write_tokens(path, good, 0640);
+        ASSERT_ERROR(token_set_load_file(path, &s, &why), EACCES);
+        ASSERT_TRUE(strstr(why, "chmod 600") && strstr(why, path));
+        ASSERT_NULL(s);
+        free(why);
+
+        /* CR was a separator before; a CRLF file is now named as such */
+        write_tokens(path, "admin admin-token-0123456789\r\n", 0600);
+        ASSERT_ERROR(token_set_load_file(path, &s, &why), EBADMSG);
+        ASSERT_TRUE(strstr(why, "carriage return"));
+        free(why);
+
+        write_tokens(path, "admin admin-token-0123456789\nroot x\n", 0600);
+        ASSERT_ERROR(token_set_load_file(path, &s, &why), EINVAL);
+        ASSERT_TRUE(strstr(why, ":2: expected"));
+        free(why);
+
+        write_tokens(path, "admin admin-token-0123456789\nnode admin-token-0123456789\n", 0600);
+        ASSERT_ERROR(token_set_load_file(path, &s, &why), EEXIST);
+        ASSERT_TRUE(strstr(why, ":2: token listed twice"));
+        free(why);
+
+        snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+        ASSERT_EQ(system(cmd), 0);
+}
+
 int main(void) {
         RUN(good);
         RUN(bad);
         RUN(empty);
+        RUN(file);
         return 0;
 }
