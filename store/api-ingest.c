@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
+#include <inttypes.h>
 #include <time.h>
 
 #include "batch.h"
@@ -73,10 +74,23 @@ void api_ingest(Server *s, Request *req, Reply *reply) {
                 return;
         }
 
-        r = s->storage->ops->ingest(s->storage, b, (int64_t) time(NULL), &res);
+        r = s->storage->ops->ingest(s->storage, b, (int64_t) time(NULL), &res, &err);
+        if (r == -EOVERFLOW) {
+                log_debug("Rejected batch of node %s: %s: %s", b->node, err.field, err.message);
+                reply_rejected(reply, -EINVAL, &err);
+                return;
+        }
         if (r < 0) {
                 reply_storage_error(reply, r);
                 return;
+        }
+        if (res.metadata_conflicts > 0) {
+                atomic_fetch_add(&s->metrics.metadata_conflicts, res.metadata_conflicts);
+                /* Every node of a job sends the same claim, so a differing
+                 * one is a misconfigured node or a stolen token: worth a
+                 * warning, once per batch. */
+                log_warning("Node %s claimed metadata that differs from the first claim of %" PRIu64
+                            " job(s), kept the first claim: %s", b->node, res.metadata_conflicts, res.conflict);
         }
         metrics_observe_ingest(&s->metrics, (now_ns(CLOCK_MONOTONIC) - start) / 1000);
         if (res.duplicate)

@@ -76,6 +76,7 @@ static int add_job_info(json_object *o, const JobInfo *j) {
             (r = json_add(o, "tasks", json_int_or_null(j->tasks))) < 0 ||
             (r = json_add(o, "nodes_seen", json_object_new_int64((int64_t) j->n_nodes))) < 0 ||
             (r = json_add(o, "ended", json_object_new_boolean(j->ended))) < 0 ||
+            (r = json_add(o, "metadata_conflicts", json_object_new_int64(j->metadata_conflicts))) < 0 ||
             (r = json_add(o, "first_seen", json_number(j->first_seen, TIME_DECIMALS))) < 0 ||
             (r = json_add(o, "last_seen", json_number(j->last_seen, TIME_DECIMALS))) < 0 ||
             (r = json_add(o, "elapsed_seconds", json_number(elapsed(j->first_seen, j->last_seen), TIME_DECIMALS))) < 0 ||

@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "batch.h"
+#include "utf8.h"
 
 static const char *const object_kinds[_OBJECT_KIND_MAX] = {
         [OBJECT_EXE] = "exe",
@@ -74,10 +75,36 @@ enum {
         OPTIONAL = 0,
         REQUIRED = 1 << 0,
         NULLABLE = 1 << 1,
+        /* An identifier (node, job, user, ...): no control characters. Free
+         * text (paths, phases, job names, comm) may hold them: JSON escapes
+         * them on the way out, and lmkd cannot choose what processes call
+         * themselves. */
+        IDENT = 1 << 2,
 };
 
-/* A string member of min..max bytes without NUL bytes. Absent or null gives
- * NULL where the flags allow it. */
+/* A string of len bytes that the store can keep and serve back as valid
+ * JSON text: strict UTF-8 (common/utf8.h), no NUL (C strings end there),
+ * and for identifiers no control characters. */
+static int check_text(const char *s, size_t len, unsigned flags, Where w, const char *key, BatchError *err) {
+        long bad = utf8_find_invalid(s, len);
+
+        if (bad >= 0)
+                return fail(err, -EINVAL, w, key, "is not valid UTF-8 at byte %ld", bad);
+        if (memchr(s, 0, len))
+                return fail(err, -EINVAL, w, key, "must not contain NUL bytes (at byte %zu)",
+                            (size_t) ((const char *) memchr(s, 0, len) - s));
+        if ((flags & IDENT) && string_has_control(s, len)) {
+                size_t i = 0;
+
+                while (i < len && (unsigned char) s[i] >= 0x20 && s[i] != 0x7f)
+                        i++;
+                return fail(err, -EINVAL, w, key, "must not contain control characters (at byte %zu)", i);
+        }
+        return 0;
+}
+
+/* A string member of min..max bytes, checked by check_text(). Absent or null
+ * gives NULL where the flags allow it. */
 static int get_string(json_object *o, Where w, const char *key, unsigned flags,
                       size_t min, size_t max, const char **ret, BatchError *err) {
         json_object *v = NULL;
@@ -104,8 +131,9 @@ static int get_string(json_object *o, Where w, const char *key, unsigned flags,
         len = json_object_get_string_len(v);
         if ((size_t) len < min || (size_t) len > max)
                 return fail(err, -EINVAL, w, key, "must be %zu to %zu bytes long, is %d", min, max, len);
-        if (strlen(s) != (size_t) len)
-                return fail(err, -EINVAL, w, key, "must not contain NUL bytes");
+        r = check_text(s, (size_t) len, flags, w, key, err);
+        if (r < 0)
+                return r;
         *ret = s;
         return 0;
 }
@@ -232,6 +260,36 @@ static int get_array(json_object *o, const char *key, bool required, size_t max,
 #define MAX_PHASE 1024
 #define MAX_BUILD_ID 40
 
+/* What one node can produce in one interval, with a factor of 2 for clock
+ * skew between the sampling timer and the interval boundaries and for
+ * samples that arrive late: far below where a sum of 100,000 rows could
+ * wrap, yet never below what a real node reports. A zero-length interval
+ * counts as one second. */
+static int64_t per_interval(double cpus, double per_cpu_second, double seconds) {
+        double v = ceil(2.0 * cpus * per_cpu_second * MAX(seconds, 1.0));
+
+        return v >= (double) BATCH_MAX_COUNTER ? (int64_t) BATCH_MAX_COUNTER : (int64_t) v;
+}
+
+void batch_limits(const Batch *b, BatchLimits *ret) {
+        double cpus = (double) b->cpus, seconds = b->end - b->start;
+
+        *ret = (BatchLimits) {
+                .samples = per_interval(cpus, b->frequency_hz, seconds),
+                .cpu_time_ns = per_interval(cpus, 1e9, seconds),
+                .cycles = per_interval(cpus, BATCH_MAX_CYCLES_PER_CPU_SECOND, seconds),
+                .instructions = per_interval(cpus, BATCH_MAX_CYCLES_PER_CPU_SECOND * BATCH_MAX_IPC, seconds),
+        };
+}
+
+/* Adds v (BATCH_NULL: not reported) to a batch total; false when the total
+ * would no longer fit. */
+static bool add_sum(int64_t *sum, int64_t v) {
+        if (v == BATCH_NULL)
+                return true;
+        return !__builtin_add_overflow(*sum, v, sum);
+}
+
 static int parse_header(json_object *root, Batch *b, BatchError *err) {
         json_object *o;
         const char *format;
@@ -252,15 +310,15 @@ static int parse_header(json_object *root, Batch *b, BatchError *err) {
                             version, BATCH_VERSION);
 
         if ((r = get_object(root, TOP, "batch", true, &o, err)) < 0 ||
-            (r = get_string(o, IN("batch"), "node", REQUIRED, 1, MAX_NAME, &b->node, err)) < 0 ||
-            (r = get_string(o, IN("batch"), "boot_id", REQUIRED, 1, MAX_ID, &b->boot_id, err)) < 0 ||
+            (r = get_string(o, IN("batch"), "node", REQUIRED | IDENT, 1, MAX_NAME, &b->node, err)) < 0 ||
+            (r = get_string(o, IN("batch"), "boot_id", REQUIRED | IDENT, 1, MAX_ID, &b->boot_id, err)) < 0 ||
             (r = get_int(o, IN("batch"), "seq", REQUIRED, 0, INT64_MAX - 1, &b->seq, err)) < 0)
                 return r;
 
         if ((r = get_object(root, TOP, "node", true, &o, err)) < 0 ||
-            (r = get_string(o, IN("node"), "hostname", NULLABLE, 1, MAX_NAME, &b->hostname, err)) < 0 ||
+            (r = get_string(o, IN("node"), "hostname", NULLABLE | IDENT, 1, MAX_NAME, &b->hostname, err)) < 0 ||
             (r = get_int(o, IN("node"), "cpus", REQUIRED, 1, 1 << 20, &b->cpus, err)) < 0 ||
-            (r = get_string(o, IN("node"), "cluster", NULLABLE, 1, MAX_NAME, &b->cluster, err)) < 0)
+            (r = get_string(o, IN("node"), "cluster", NULLABLE | IDENT, 1, MAX_NAME, &b->cluster, err)) < 0)
                 return r;
 
         if ((r = get_object(root, TOP, "interval", true, &o, err)) < 0 ||
@@ -269,14 +327,20 @@ static int parse_header(json_object *root, Batch *b, BatchError *err) {
                 return r;
         if (b->start > b->end)
                 return fail(err, -EINVAL, IN("interval"), "end", "must not be before interval.start");
+        if (b->end - b->start > BATCH_MAX_INTERVAL_S)
+                return fail(err, -EINVAL, IN("interval"), "end",
+                            "must be at most %g s after interval.start (lmkd pushes at least daily)",
+                            BATCH_MAX_INTERVAL_S);
 
         if ((r = get_object(root, TOP, "sampling", true, &o, err)) < 0 ||
-            (r = get_string(o, IN("sampling"), "event", REQUIRED, 1, 64, &b->event, err)) < 0 ||
-            (r = get_double(o, IN("sampling"), "frequency_hz", REQUIRED, 0, 1e6, &b->frequency_hz, err)) < 0 ||
-            (r = get_int(o, IN("sampling"), "samples_lost", OPTIONAL, 0, INT64_MAX - 1, &b->samples_lost, err)) < 0)
+            (r = get_string(o, IN("sampling"), "event", REQUIRED | IDENT, 1, 64, &b->event, err)) < 0 ||
+            (r = get_double(o, IN("sampling"), "frequency_hz", REQUIRED, BATCH_MIN_FREQUENCY_HZ,
+                            BATCH_MAX_FREQUENCY_HZ, &b->frequency_hz, err)) < 0)
                 return r;
-        if (b->frequency_hz <= 0)
-                return fail(err, -EINVAL, IN("sampling"), "frequency_hz", "must be greater than 0");
+        batch_limits(b, &b->limits);
+        r = get_int(o, IN("sampling"), "samples_lost", OPTIONAL, 0, b->limits.samples, &b->samples_lost, err);
+        if (r < 0)
+                return r;
         if (b->samples_lost == BATCH_NULL)
                 b->samples_lost = 0;
         return 0;
@@ -294,14 +358,20 @@ static int parse_notes(json_object *o, Where w, BatchJob *j, BatchError *err) {
                 return -ENOMEM;
         json_object_object_foreach(o, key, val) {
                 const char *s;
-                int len;
+                int len, r;
 
                 if (!json_object_is_type(val, json_type_string))
                         return fail(err, -EINVAL, w, "notes", "values must be strings");
                 s = json_object_get_string(val);
                 len = json_object_get_string_len(val);
-                if (strlen(s) != (size_t) len || !*key)
-                        return fail(err, -EINVAL, w, "notes", "keys must be non-empty and values free of NUL bytes");
+                if (!*key)
+                        return fail(err, -EINVAL, w, "notes", "keys must not be empty");
+                r = check_text(key, strlen(key), IDENT, w, "notes", err);
+                if (r < 0)
+                        return r;
+                r = check_text(s, (size_t) len, OPTIONAL, w, "notes", err);
+                if (r < 0)
+                        return r;
                 bytes += strlen(key) + (size_t) len;
                 if (bytes > BATCH_MAX_NOTES_BYTES)
                         return fail(err, -EINVAL, w, "notes", "holds more than %u bytes", BATCH_MAX_NOTES_BYTES);
@@ -328,11 +398,11 @@ static int parse_jobs(json_object *root, Batch *b, BatchError *err) {
 
                 if (!json_object_is_type(o, json_type_object))
                         return fail(err, -EINVAL, w, NULL, "must be an object");
-                if ((r = get_string(o, w, "job", REQUIRED, 1, MAX_ID, &j->job, err)) < 0 ||
-                    (r = get_string(o, w, "cluster", NULLABLE, 1, MAX_NAME, &j->cluster, err)) < 0 ||
-                    (r = get_string(o, w, "user", NULLABLE, 1, MAX_NAME, &j->user, err)) < 0 ||
-                    (r = get_string(o, w, "account", NULLABLE, 1, MAX_NAME, &j->account, err)) < 0 ||
-                    (r = get_string(o, w, "partition", NULLABLE, 1, MAX_NAME, &j->partition, err)) < 0 ||
+                if ((r = get_string(o, w, "job", REQUIRED | IDENT, 1, MAX_ID, &j->job, err)) < 0 ||
+                    (r = get_string(o, w, "cluster", NULLABLE | IDENT, 1, MAX_NAME, &j->cluster, err)) < 0 ||
+                    (r = get_string(o, w, "user", NULLABLE | IDENT, 1, MAX_NAME, &j->user, err)) < 0 ||
+                    (r = get_string(o, w, "account", NULLABLE | IDENT, 1, MAX_NAME, &j->account, err)) < 0 ||
+                    (r = get_string(o, w, "partition", NULLABLE | IDENT, 1, MAX_NAME, &j->partition, err)) < 0 ||
                     (r = get_string(o, w, "name", NULLABLE, 0, MAX_NAME, &j->name, err)) < 0 ||
                     (r = get_int(o, w, "nodes", NULLABLE, 1, 1 << 24, &j->nodes, err)) < 0 ||
                     (r = get_int(o, w, "tasks", NULLABLE, 0, 1 << 30, &j->tasks, err)) < 0 ||
@@ -372,18 +442,18 @@ static int parse_rows(json_object *root, Batch *b, BatchError *err) {
 
                 if (!json_object_is_type(o, json_type_object))
                         return fail(err, -EINVAL, w, NULL, "must be an object");
-                if ((r = get_string(o, w, "job", NULLABLE, 1, MAX_ID, &row->job, err)) < 0 ||
-                    (r = get_string(o, w, "step", NULLABLE, 1, MAX_ID, &row->step, err)) < 0 ||
-                    (r = get_string(o, w, "user", NULLABLE, 1, MAX_NAME, &row->user, err)) < 0 ||
+                if ((r = get_string(o, w, "job", NULLABLE | IDENT, 1, MAX_ID, &row->job, err)) < 0 ||
+                    (r = get_string(o, w, "step", NULLABLE | IDENT, 1, MAX_ID, &row->step, err)) < 0 ||
+                    (r = get_string(o, w, "user", NULLABLE | IDENT, 1, MAX_NAME, &row->user, err)) < 0 ||
                     (r = get_string(o, w, "comm", NULLABLE, 0, MAX_COMM, &row->comm, err)) < 0 ||
                     (r = get_string(o, w, "object", REQUIRED, 1, MAX_OBJECT, &row->object, err)) < 0 ||
-                    (r = get_string(o, w, "kind", REQUIRED, 1, 16, &kind, err)) < 0 ||
-                    (r = get_string(o, w, "build_id", NULLABLE, 0, MAX_BUILD_ID, &row->build_id, err)) < 0 ||
+                    (r = get_string(o, w, "kind", REQUIRED | IDENT, 1, 16, &kind, err)) < 0 ||
+                    (r = get_string(o, w, "build_id", NULLABLE | IDENT, 0, MAX_BUILD_ID, &row->build_id, err)) < 0 ||
                     (r = get_string(o, w, "phase", NULLABLE, 0, MAX_PHASE, &row->phase, err)) < 0 ||
-                    (r = get_int(o, w, "samples", REQUIRED, 0, BATCH_MAX_COUNTER, &row->samples, err)) < 0 ||
-                    (r = get_int(o, w, "cpu_time_ns", NULLABLE, 0, BATCH_MAX_COUNTER, &row->cpu_time_ns, err)) < 0 ||
-                    (r = get_int(o, w, "cycles", NULLABLE, 0, BATCH_MAX_COUNTER, &row->cycles, err)) < 0 ||
-                    (r = get_int(o, w, "instructions", NULLABLE, 0, BATCH_MAX_COUNTER, &row->instructions, err)) < 0)
+                    (r = get_int(o, w, "samples", REQUIRED, 0, b->limits.samples, &row->samples, err)) < 0 ||
+                    (r = get_int(o, w, "cpu_time_ns", NULLABLE, 0, b->limits.cpu_time_ns, &row->cpu_time_ns, err)) < 0 ||
+                    (r = get_int(o, w, "cycles", NULLABLE, 0, b->limits.cycles, &row->cycles, err)) < 0 ||
+                    (r = get_int(o, w, "instructions", NULLABLE, 0, b->limits.instructions, &row->instructions, err)) < 0)
                         return r;
                 if (row->build_id && row->build_id[strspn(row->build_id, "0123456789abcdef")])
                         return fail(err, -EINVAL, w, "build_id", "must be lower-case hex");
@@ -396,9 +466,23 @@ static int parse_rows(json_object *root, Batch *b, BatchError *err) {
                 row->comm = row->comm ?: "";
                 row->build_id = row->build_id ?: "";
                 row->phase = row->phase ?: "";
-                /* The sum stays far below INT64_MAX: at most 10^5 rows of 2^53. */
-                b->total_samples += row->samples;
+                /* 10^5 rows of up to 2^53 can wrap an int64. Every sum the
+                 * store keeps of this batch (per job, object, phase, hour) is
+                 * a part of these totals, so once they fit, so do those. */
+                if (!add_sum(&b->total_samples, row->samples))
+                        return fail(err, -EINVAL, w, "samples", "the batch's samples add up to more than %" PRId64, INT64_MAX);
+                if (!add_sum(&b->total_cpu_time_ns, row->cpu_time_ns))
+                        return fail(err, -EINVAL, w, "cpu_time_ns", "the batch's cpu_time_ns add up to more than %" PRId64, INT64_MAX);
+                if (!add_sum(&b->total_cycles, row->cycles))
+                        return fail(err, -EINVAL, w, "cycles", "the batch's cycles add up to more than %" PRId64, INT64_MAX);
+                if (!add_sum(&b->total_instructions, row->instructions))
+                        return fail(err, -EINVAL, w, "instructions", "the batch's instructions add up to more than %" PRId64, INT64_MAX);
         }
+        /* CPU seconds are derived (samples / frequency): bounded above, but
+         * checked, since an Inf would turn every sum it joins into null. */
+        b->total_cpu_seconds = (double) b->total_samples / b->frequency_hz;
+        if (!isfinite(b->total_cpu_seconds))
+                return fail(err, -EINVAL, IN("sampling"), "frequency_hz", "gives non-finite CPU seconds");
         return 0;
 }
 
@@ -419,10 +503,10 @@ static int parse_markers(json_object *root, Batch *b, BatchError *err) {
 
                 if (!json_object_is_type(o, json_type_object))
                         return fail(err, -EINVAL, w, NULL, "must be an object");
-                if ((r = get_string(o, w, "job", NULLABLE, 1, MAX_ID, &m->job, err)) < 0 ||
+                if ((r = get_string(o, w, "job", NULLABLE | IDENT, 1, MAX_ID, &m->job, err)) < 0 ||
                     (r = get_string(o, w, "comm", NULLABLE, 0, MAX_COMM, &m->comm, err)) < 0 ||
                     (r = get_string(o, w, "phase", REQUIRED, 0, MAX_PHASE, &m->phase, err)) < 0 ||
-                    (r = get_string(o, w, "state", REQUIRED, 1, 32, &m->state, err)) < 0)
+                    (r = get_string(o, w, "state", REQUIRED | IDENT, 1, 32, &m->state, err)) < 0)
                         return r;
                 m->comm = m->comm ?: "";
         }

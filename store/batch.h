@@ -26,6 +26,23 @@
 #define BATCH_MAX_COUNTER (UINT64_C(1) << 53)
 #define BATCH_NULL INT64_C(-1) /* a counter that lmkd did not have */
 
+/* Numbers a node can produce (docs/batch-format.md, "Limits"). Sampling
+ * below once in 1000 s tells nothing; above 100 kHz perf itself throttles. */
+#define BATCH_MIN_FREQUENCY_HZ 0.001
+#define BATCH_MAX_FREQUENCY_HZ 100000.0
+/* lmkd pushes at least once a day (push-interval ≤ 86400 s); twice that
+ * leaves room for a suspended node. */
+#define BATCH_MAX_INTERVAL_S 172800.0
+/* No CPU runs above 10 GHz or retires more than 10 instructions a cycle. */
+#define BATCH_MAX_CYCLES_PER_CPU_SECOND 1e10
+#define BATCH_MAX_IPC 10.0
+
+/* Per-row maxima of one batch, from its node.cpus, sampling.frequency_hz and
+ * interval: 2 × CPUs × rate × seconds (at most BATCH_MAX_COUNTER). */
+typedef struct BatchLimits {
+        int64_t samples, cpu_time_ns, cycles, instructions;
+} BatchLimits;
+
 typedef enum ObjectKind {
         OBJECT_EXE,
         OBJECT_LIB,
@@ -85,7 +102,11 @@ typedef struct Batch {
         BatchMarker *markers;
         size_t n_markers;
 
-        int64_t total_samples;
+        BatchLimits limits;
+        /* Sums over all rows; counters not reported count as 0. Each fits
+         * an int64, so every part of them the store adds up does too. */
+        int64_t total_samples, total_cpu_time_ns, total_cycles, total_instructions;
+        double total_cpu_seconds; /* finite */
         void *json; /* the json_object everything above points into */
 } Batch;
 
@@ -105,6 +126,9 @@ typedef struct BatchError {
  *   -ENOMEM
  * with err filled in for every error but -ENOMEM. */
 int batch_parse(const char *data, size_t size, Batch **ret, BatchError *err);
+
+/* The per-row maxima for b's node.cpus, frequency_hz and interval. */
+void batch_limits(const Batch *b, BatchLimits *ret);
 
 Batch *batch_free(Batch *b);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Batch *, batch_free);

@@ -47,9 +47,13 @@ void metrics_write(const Metrics *m, int64_t db_bytes, FILE *f) {
                 "lmk_store_batches_total{result=\"rejected\"} %" PRIu64 "\n"
                 "# HELP lmk_store_rows_stored_total Rows of stored batches.\n"
                 "# TYPE lmk_store_rows_stored_total counter\n"
-                "lmk_store_rows_stored_total %" PRIu64 "\n",
+                "lmk_store_rows_stored_total %" PRIu64 "\n"
+                "# HELP lmk_store_job_metadata_conflicts_total Job metadata claims that differed from the "
+                "first claim and were not stored.\n"
+                "# TYPE lmk_store_job_metadata_conflicts_total counter\n"
+                "lmk_store_job_metadata_conflicts_total %" PRIu64 "\n",
                 LOAD(m->batches_stored), LOAD(m->batches_duplicate), LOAD(m->batches_rejected),
-                LOAD(m->rows_stored));
+                LOAD(m->rows_stored), LOAD(m->metadata_conflicts));
 
         fputs("# HELP lmk_store_ingest_duration_seconds Time to parse and store a batch.\n"
               "# TYPE lmk_store_ingest_duration_seconds histogram\n", f);
@@ -64,6 +68,18 @@ void metrics_write(const Metrics *m, int64_t db_bytes, FILE *f) {
                 "lmk_store_ingest_duration_seconds_sum %.6f\n"
                 "lmk_store_ingest_duration_seconds_count %" PRIu64 "\n",
                 cumulative, (double) LOAD(m->ingest_latency_sum_us) / 1e6, LOAD(m->ingest_count));
+
+        fprintf(f,
+                "# HELP lmk_store_slow_requests_closed_total Connections closed because a request's headers "
+                "missed their deadline or its body fell below the minimum rate.\n"
+                "# TYPE lmk_store_slow_requests_closed_total counter\n"
+                "lmk_store_slow_requests_closed_total{phase=\"headers\"} %" PRIu64 "\n"
+                "lmk_store_slow_requests_closed_total{phase=\"body\"} %" PRIu64 "\n"
+                "# HELP lmk_store_connections_evicted_total Connections closed to make room for a new one "
+                "from the same address at --max-connections-per-ip.\n"
+                "# TYPE lmk_store_connections_evicted_total counter\n"
+                "lmk_store_connections_evicted_total %" PRIu64 "\n",
+                LOAD(m->slow_headers_closed), LOAD(m->slow_bodies_closed), LOAD(m->connections_evicted));
 
         fprintf(f,
                 "# HELP lmk_store_http_in_flight Requests being received or answered.\n"

@@ -14,9 +14,12 @@ typedef struct Metrics {
         atomic_uint_fast64_t requests[600]; /* by HTTP status */
         atomic_uint_fast64_t batches_stored, batches_duplicate, batches_rejected;
         atomic_uint_fast64_t rows_stored;
+        atomic_uint_fast64_t metadata_conflicts; /* job claims refused since start */
         atomic_uint_fast64_t ingest_latency[METRICS_LATENCY_BUCKETS + 1]; /* last: +Inf */
         atomic_uint_fast64_t ingest_latency_sum_us;
         atomic_uint_fast64_t ingest_count;
+        /* Connections cut by the slow-client guard (conn-guard.h). */
+        atomic_uint_fast64_t slow_headers_closed, slow_bodies_closed, connections_evicted;
         atomic_uint in_flight;
         int64_t start_time;
 } Metrics;

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <sys/stat.h>
@@ -31,6 +32,15 @@
         ADD_NULLABLE(t, "cpu_time_ns") ", " ADD_NULLABLE(t, "cycles") ", "      \
         ADD_NULLABLE(t, "instructions")
 #define ADD(t, c) c " = " t "." c " + excluded." c
+/* Every stored sum is guarded: the update happens only while adding what the
+ * batch brings keeps it within int64 (both sides are ≥ 0; NULL counts as 0).
+ * A refused update changes no row, which the writer takes as overflow and
+ * rolls the batch back. Plain SQL, so PostgreSQL checks the same way. */
+#define INT64_MAX_SQL "9223372036854775807"
+#define FITS(t, c) "coalesce(" t "." c ", 0) <= " INT64_MAX_SQL " - coalesce(excluded." c ", 0)"
+#define FITS_COUNTERS(t)                                                        \
+        FITS(t, "samples") " AND " FITS(t, "cpu_time_ns") " AND "               \
+        FITS(t, "cycles") " AND " FITS(t, "instructions")
 
 typedef enum Stmt {
         /* writer */
@@ -50,6 +60,9 @@ typedef enum Stmt {
         STMT_JOB_NODE_UPSERT,
         STMT_OBJECT_HOUR_UPSERT,
         STMT_MARKER_UPSERT,
+        STMT_NODE_SUMS,
+        STMT_JOB_CURRENT,
+        STMT_NOTE_SELECT,
         /* readers */
         STMT_JOBS_LIST,
         STMT_JOBS_LIST_USER,
@@ -73,7 +86,7 @@ typedef enum Stmt {
         "j.id, j.job, j.cluster, j.user_name, j.account, j.partition_name, "    \
         "j.name, j.nodes_alloc, j.tasks, j.ended, j.first_seen, j.last_seen, "  \
         "j.samples, j.cpu_seconds, j.cpu_time_ns, j.cycles, j.instructions, "   \
-        "(SELECT count(*) FROM job_nodes n WHERE n.job_id = j.id)"
+        "(SELECT count(*) FROM job_nodes n WHERE n.job_id = j.id), j.metadata_conflicts"
 
 static const char *const stmt_sql[_STMT_MAX] = {
         [STMT_NODE_UPSERT] =
@@ -89,6 +102,8 @@ static const char *const stmt_sql[_STMT_MAX] = {
                 "THEN excluded.last_seen ELSE nodes.last_seen END, "
                 "last_push = excluded.last_push, batches = nodes.batches + 1, "
                 ADD("nodes", "samples") ", " ADD("nodes", "samples_lost") " "
+                "WHERE " FITS("nodes", "samples") " AND " FITS("nodes", "samples_lost") " "
+                "AND nodes.batches < " INT64_MAX_SQL " "
                 "RETURNING id",
         [STMT_BATCH_INSERT] =
                 "INSERT INTO batches (node_id, boot_id, seq, received_at, interval_start, "
@@ -97,25 +112,28 @@ static const char *const stmt_sql[_STMT_MAX] = {
         [STMT_JOB_UPSERT] =
                 "INSERT INTO jobs (job, cluster, user_name, account, partition_name, name, "
                 "nodes_alloc, tasks, ended, first_seen, last_seen, samples, cpu_seconds, "
-                "cpu_time_ns, cycles, instructions) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                "cpu_time_ns, cycles, instructions, metadata_conflicts) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
                 "ON CONFLICT (job, cluster) DO UPDATE SET "
-                "user_name = coalesce(excluded.user_name, jobs.user_name), "
-                "account = coalesce(excluded.account, jobs.account), "
-                "partition_name = coalesce(excluded.partition_name, jobs.partition_name), "
-                "name = coalesce(excluded.name, jobs.name), "
-                "nodes_alloc = coalesce(excluded.nodes_alloc, jobs.nodes_alloc), "
-                "tasks = coalesce(excluded.tasks, jobs.tasks), "
+                /* The first claim of each field stays (docs/lmk-store.md, "Trust"). */
+                "user_name = coalesce(jobs.user_name, excluded.user_name), "
+                "account = coalesce(jobs.account, excluded.account), "
+                "partition_name = coalesce(jobs.partition_name, excluded.partition_name), "
+                "name = coalesce(jobs.name, excluded.name), "
+                "nodes_alloc = coalesce(jobs.nodes_alloc, excluded.nodes_alloc), "
+                "tasks = coalesce(jobs.tasks, excluded.tasks), "
+                "metadata_conflicts = jobs.metadata_conflicts + excluded.metadata_conflicts, "
                 "ended = CASE WHEN excluded.ended > jobs.ended THEN excluded.ended ELSE jobs.ended END, "
                 "first_seen = CASE WHEN jobs.first_seen IS NULL OR excluded.first_seen < jobs.first_seen "
                 "THEN excluded.first_seen ELSE jobs.first_seen END, "
                 "last_seen = CASE WHEN jobs.last_seen IS NULL OR excluded.last_seen > jobs.last_seen "
                 "THEN excluded.last_seen ELSE jobs.last_seen END, "
                 ADD("jobs", "samples") ", " ADD("jobs", "cpu_seconds") ", " ADD_COUNTERS("jobs") " "
+                "WHERE " FITS_COUNTERS("jobs") " "
                 "RETURNING id",
         [STMT_NOTE_UPSERT] =
                 "INSERT INTO job_notes (job_id, note_key, note_value) VALUES (?, ?, ?) "
-                "ON CONFLICT (job_id, note_key) DO UPDATE SET note_value = excluded.note_value",
+                "ON CONFLICT (job_id, note_key) DO NOTHING",
         [STMT_OBJECT_SELECT] = "SELECT id FROM objects WHERE path = ? AND kind = ? AND build_id = ?",
         [STMT_OBJECT_INSERT] = "INSERT INTO objects (path, kind, build_id) VALUES (?, ?, ?) RETURNING id",
         [STMT_PHASE_SELECT] = "SELECT id FROM phases WHERE path = ?",
@@ -127,19 +145,20 @@ static const char *const stmt_sql[_STMT_MAX] = {
                 "samples, cpu_seconds, cpu_time_ns, cycles, instructions) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
                 "ON CONFLICT (job_id, bucket, node_id, object_id, phase_id, task_id) DO UPDATE SET "
-                ADD("samples", "samples") ", " ADD("samples", "cpu_seconds") ", " ADD_COUNTERS("samples"),
+                ADD("samples", "samples") ", " ADD("samples", "cpu_seconds") ", " ADD_COUNTERS("samples") " "
+                "WHERE " FITS_COUNTERS("samples"),
         [STMT_JOB_OBJECT_UPSERT] =
                 "INSERT INTO job_objects (job_id, object_id, samples, cpu_seconds, cpu_time_ns, "
                 "cycles, instructions) VALUES (?, ?, ?, ?, ?, ?, ?) "
                 "ON CONFLICT (job_id, object_id) DO UPDATE SET "
                 ADD("job_objects", "samples") ", " ADD("job_objects", "cpu_seconds") ", "
-                ADD_COUNTERS("job_objects"),
+                ADD_COUNTERS("job_objects") " WHERE " FITS_COUNTERS("job_objects"),
         [STMT_JOB_PHASE_UPSERT] =
                 "INSERT INTO job_phases (job_id, phase_id, samples, cpu_seconds, cpu_time_ns, "
                 "cycles, instructions) VALUES (?, ?, ?, ?, ?, ?, ?) "
                 "ON CONFLICT (job_id, phase_id) DO UPDATE SET "
                 ADD("job_phases", "samples") ", " ADD("job_phases", "cpu_seconds") ", "
-                ADD_COUNTERS("job_phases"),
+                ADD_COUNTERS("job_phases") " WHERE " FITS_COUNTERS("job_phases"),
         [STMT_JOB_NODE_UPSERT] =
                 "INSERT INTO job_nodes (job_id, node_id, samples, first_seen, last_seen) "
                 "VALUES (?, ?, ?, ?, ?) "
@@ -147,11 +166,13 @@ static const char *const stmt_sql[_STMT_MAX] = {
                 "first_seen = CASE WHEN excluded.first_seen < job_nodes.first_seen "
                 "THEN excluded.first_seen ELSE job_nodes.first_seen END, "
                 "last_seen = CASE WHEN excluded.last_seen > job_nodes.last_seen "
-                "THEN excluded.last_seen ELSE job_nodes.last_seen END",
+                "THEN excluded.last_seen ELSE job_nodes.last_seen END "
+                "WHERE " FITS("job_nodes", "samples"),
         [STMT_OBJECT_HOUR_UPSERT] =
                 "INSERT INTO object_hours (bucket, object_id, samples, cpu_seconds) VALUES (?, ?, ?, ?) "
                 "ON CONFLICT (bucket, object_id) DO UPDATE SET "
-                ADD("object_hours", "samples") ", " ADD("object_hours", "cpu_seconds"),
+                ADD("object_hours", "samples") ", " ADD("object_hours", "cpu_seconds") " "
+                "WHERE " FITS("object_hours", "samples"),
         [STMT_MARKER_UPSERT] =
                 "INSERT INTO job_markers (job_id, comm, phase, state, first_seen, last_seen, batches) "
                 "VALUES (?, ?, ?, ?, ?, ?, 1) "
@@ -161,6 +182,11 @@ static const char *const stmt_sql[_STMT_MAX] = {
                 "THEN excluded.first_seen ELSE job_markers.first_seen END, "
                 "last_seen = CASE WHEN excluded.last_seen > job_markers.last_seen "
                 "THEN excluded.last_seen ELSE job_markers.last_seen END",
+        [STMT_NODE_SUMS] = "SELECT samples, samples_lost, batches FROM nodes WHERE name = ?",
+        [STMT_JOB_CURRENT] =
+                "SELECT id, user_name, account, partition_name, name, nodes_alloc, tasks, samples, "
+                "cpu_seconds, cpu_time_ns, cycles, instructions FROM jobs WHERE job = ? AND cluster = ?",
+        [STMT_NOTE_SELECT] = "SELECT note_value FROM job_notes WHERE job_id = ? AND note_key = ?",
 
         /* Two statements instead of "? IS NULL OR user_name = ?", so that
          * each can use its own index. */
@@ -344,6 +370,14 @@ static int bind_double(sqlite3_stmt *s, int i, double v) {
         return sqlite_errno(isnan(v) ? sqlite3_bind_null(s, i) : sqlite3_bind_double(s, i, v));
 }
 
+/* A derived sum (CPU seconds): an Inf or NaN stored once would make every
+ * sum it joins null, so it is refused here whatever let it through. */
+static int bind_sum(sqlite3_stmt *s, int i, double v) {
+        if (!isfinite(v))
+                return -EOVERFLOW;
+        return sqlite_errno(sqlite3_bind_double(s, i, v));
+}
+
 /* Steps a statement that returns nothing (or whose rows we do not need). */
 static int step_done(sqlite3_stmt *s) {
         int rc = sqlite3_step(s);
@@ -351,6 +385,16 @@ static int step_done(sqlite3_stmt *s) {
         if (rc == SQLITE_ROW)
                 rc = sqlite3_reset(s);
         return sqlite_errno(rc);
+}
+
+/* Steps a guarded upsert (FITS) that returns nothing: -EOVERFLOW when the
+ * guard refused it. */
+static int step_sum(sqlite3_stmt *s) {
+        int r = step_done(s);
+
+        if (r < 0)
+                return r;
+        return sqlite3_changes(sqlite3_db_handle(s)) > 0 ? 0 : -EOVERFLOW;
 }
 
 /* Steps a statement that returns one integer (an id). -ENOENT for no row. */
@@ -534,6 +578,7 @@ typedef struct JobAcc {
         const char *job;
         const BatchJob *meta;
         int64_t id;
+        int64_t conflicts; /* 1 when meta differs from the stored first claim */
         int64_t samples;
         double cpu_seconds;
         int64_t cpu_time_ns, cycles, instructions;
@@ -547,7 +592,28 @@ typedef struct IngestCtx {
         JobAcc *job_pool;
         size_t n_jobs, max_jobs;
         AccMap job_objects, job_phases, object_hours;
+        BatchError err;        /* for -EOVERFLOW */
+        uint64_t conflicts;
+        char conflict[256];
 } IngestCtx;
+
+_printf_(3, 4)
+static int overflow(IngestCtx *x, const char *field, const char *fmt, ...) {
+        va_list ap;
+
+        snprintf(x->err.field, sizeof(x->err.field), "%s", field);
+        va_start(ap, fmt);
+        vsnprintf(x->err.message, sizeof(x->err.message), fmt, ap);
+        va_end(ap);
+        return -EOVERFLOW;
+}
+
+/* stored + add within int64, where either may be NULL (STORAGE_NULL). */
+static bool sum_fits(int64_t stored, int64_t add) {
+        int64_t t;
+
+        return stored == STORAGE_NULL || add == STORAGE_NULL || !__builtin_add_overflow(stored, add, &t);
+}
 
 static int ctx_job(IngestCtx *x, const char *job, JobAcc **ret) {
         JobAcc *j = hashmap_get(x->jobs, job);
@@ -570,7 +636,28 @@ static int ctx_job(IngestCtx *x, const char *job, JobAcc **ret) {
 static int ingest_node(IngestCtx *x, int64_t now) {
         const Batch *b = x->b;
         sqlite3_stmt *st;
-        int r;
+        int r, rc;
+
+        /* The node's sums first, so that an overflow names its field; the
+         * guard in the upsert is the backstop. */
+        if ((r = conn_stmt(&x->s->writer, STMT_NODE_SUMS, &st)) < 0 ||
+            (r = bind_text(st, 1, b->node)) < 0)
+                return r;
+        rc = sqlite3_step(st);
+        if (rc == SQLITE_ROW) {
+                int64_t samples = sqlite3_column_int64(st, 0), lost = sqlite3_column_int64(st, 1),
+                        batches = sqlite3_column_int64(st, 2);
+
+                sqlite3_reset(st);
+                if (!sum_fits(samples, b->total_samples))
+                        return overflow(x, "rows", "adding this batch's samples to node %s's would overflow", b->node);
+                if (!sum_fits(lost, b->samples_lost))
+                        return overflow(x, "sampling.samples_lost",
+                                        "adding to node %s's lost samples would overflow", b->node);
+                if (!sum_fits(batches, 1))
+                        return overflow(x, "batch.seq", "node %s has stored too many batches to count", b->node);
+        } else if (rc != SQLITE_DONE)
+                return sqlite_errno(rc);
 
         if ((r = conn_stmt(&x->s->writer, STMT_NODE_UPSERT, &st)) < 0 ||
             (r = bind_text(st, 1, b->node)) < 0 ||
@@ -585,7 +672,93 @@ static int ingest_node(IngestCtx *x, int64_t now) {
             (r = bind_int(st, 10, b->total_samples)) < 0 ||
             (r = bind_int(st, 11, b->samples_lost)) < 0)
                 return r;
-        return step_id(st, &x->node_id);
+        r = step_id(st, &x->node_id);
+        if (r == -ENOENT)
+                return overflow(x, "rows", "adding this batch to node %s's sums would overflow", b->node);
+        return r;
+}
+
+static bool text_differs(sqlite3_stmt *st, int col, const char *claim) {
+        const unsigned char *kept = sqlite3_column_text(st, col);
+
+        return claim && kept && !streq((const char *) kept, claim);
+}
+
+static bool int_differs(sqlite3_stmt *st, int col, int64_t claim) {
+        return claim != BATCH_NULL && sqlite3_column_type(st, col) != SQLITE_NULL &&
+                sqlite3_column_int64(st, col) != claim;
+}
+
+/* Reads what is stored of job j: checks that the batch's sums still fit
+ * and whether its metadata claim differs from the kept first claim. A field
+ * the batch leaves null, or that nobody claimed yet, is no conflict; the
+ * same claim again (every node of a multi-node job sends it, a node resends
+ * it after a restart) is none either. Values stay out of the description:
+ * free-text fields may hold control characters that have no place in a log. */
+static int check_job(IngestCtx *x, JobAcc *j, const char *cluster) {
+        const BatchJob *m = j->meta;
+        char differ[128] = "";
+        sqlite3_stmt *st;
+        int64_t id;
+        int r, rc;
+
+        if ((r = conn_stmt(&x->s->writer, STMT_JOB_CURRENT, &st)) < 0 ||
+            (r = bind_text(st, 1, j->job)) < 0 ||
+            (r = bind_text(st, 2, cluster)) < 0)
+                return r;
+        rc = sqlite3_step(st);
+        if (rc == SQLITE_DONE)
+                return 0;
+        if (rc != SQLITE_ROW)
+                return sqlite_errno(rc);
+
+        id = sqlite3_column_int64(st, 0);
+        if (!sum_fits(sqlite3_column_int64(st, 7), j->samples))
+                return overflow(x, "rows", "adding this batch's samples to job %s's would overflow", j->job);
+        if (!isfinite(sqlite3_column_double(st, 8) + j->cpu_seconds))
+                return overflow(x, "rows", "adding this batch's CPU seconds to job %s's would overflow", j->job);
+        if (!sum_fits(column_nullable_int(st, 9), j->cpu_time_ns))
+                return overflow(x, "rows", "adding this batch's cpu_time_ns to job %s's would overflow", j->job);
+        if (!sum_fits(column_nullable_int(st, 10), j->cycles))
+                return overflow(x, "rows", "adding this batch's cycles to job %s's would overflow", j->job);
+        if (!sum_fits(column_nullable_int(st, 11), j->instructions))
+                return overflow(x, "rows", "adding this batch's instructions to job %s's would overflow", j->job);
+        if (!m)
+                return 0;
+
+#define DIFFERS(cond, field) \
+        if (cond) \
+                strncat(differ, differ[0] ? ", " field : field, sizeof(differ) - strlen(differ) - 1)
+        DIFFERS(text_differs(st, 1, m->user), "user");
+        DIFFERS(text_differs(st, 2, m->account), "account");
+        DIFFERS(text_differs(st, 3, m->partition), "partition");
+        DIFFERS(text_differs(st, 4, m->name), "name");
+        DIFFERS(int_differs(st, 5, m->nodes), "nodes");
+        DIFFERS(int_differs(st, 6, m->tasks), "tasks");
+        sqlite3_reset(st);
+        for (size_t k = 0; k < m->n_notes; k++) {
+                if ((r = conn_stmt(&x->s->writer, STMT_NOTE_SELECT, &st)) < 0 ||
+                    (r = bind_int(st, 1, id)) < 0 ||
+                    (r = bind_text(st, 2, m->notes[k].key)) < 0)
+                        return r;
+                rc = sqlite3_step(st);
+                if (rc == SQLITE_ROW && text_differs(st, 0, m->notes[k].value)) {
+                        DIFFERS(true, "notes");
+                        break;
+                }
+                if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+                        return sqlite_errno(rc);
+        }
+#undef DIFFERS
+        sqlite3_reset(st);
+
+        if (differ[0]) {
+                j->conflicts = 1;
+                if (x->conflicts++ == 0)
+                        snprintf(x->conflict, sizeof(x->conflict), "job %s%s%s: %s", j->job,
+                                 cluster[0] ? " on cluster " : "", cluster, differ);
+        }
+        return 0;
 }
 
 /* Returns 1 when the batch is new, 0 when it was stored before. */
@@ -644,13 +817,18 @@ static int ingest_jobs(IngestCtx *x) {
 
         for (i = 0; i < x->n_jobs; i++) {
                 const BatchJob *m;
+                const char *cluster;
                 sqlite3_stmt *st;
 
                 j = &x->job_pool[i];
                 m = j->meta;
+                cluster = (m ? m->cluster : NULL) ?: b->cluster ?: "";
+                r = check_job(x, j, cluster);
+                if (r < 0)
+                        return r;
                 if ((r = conn_stmt(&x->s->writer, STMT_JOB_UPSERT, &st)) < 0 ||
                     (r = bind_text(st, 1, j->job)) < 0 ||
-                    (r = bind_text(st, 2, (m ? m->cluster : NULL) ?: b->cluster ?: "")) < 0)
+                    (r = bind_text(st, 2, cluster)) < 0)
                         return r;
                 if (m && ((r = bind_text(st, 3, m->user)) < 0 ||
                           (r = bind_text(st, 4, m->account)) < 0 ||
@@ -663,11 +841,16 @@ static int ingest_jobs(IngestCtx *x) {
                     (r = bind_double(st, 10, m && !isnan(m->first_seen) ? m->first_seen : b->start)) < 0 ||
                     (r = bind_double(st, 11, m && !isnan(m->last_seen) ? m->last_seen : b->end)) < 0 ||
                     (r = bind_int(st, 12, j->samples)) < 0 ||
-                    (r = bind_double(st, 13, j->cpu_seconds)) < 0 ||
+                    (r = bind_sum(st, 13, j->cpu_seconds)) < 0 ||
                     (r = bind_nullable_int(st, 14, j->cpu_time_ns)) < 0 ||
                     (r = bind_nullable_int(st, 15, j->cycles)) < 0 ||
                     (r = bind_nullable_int(st, 16, j->instructions)) < 0 ||
-                    (r = step_id(st, &j->id)) < 0)
+                    (r = bind_int(st, 17, j->conflicts)) < 0)
+                        return r;
+                r = step_id(st, &j->id);
+                if (r == -ENOENT)
+                        return overflow(x, "rows", "adding this batch to job %s's sums would overflow", j->job);
+                if (r < 0)
                         return r;
 
                 for (size_t k = 0; m && k < m->n_notes; k++)
@@ -684,8 +867,13 @@ static int ingest_jobs(IngestCtx *x) {
                     (r = bind_int(st, 2, x->node_id)) < 0 ||
                     (r = bind_int(st, 3, j->samples)) < 0 ||
                     (r = bind_double(st, 4, b->start)) < 0 ||
-                    (r = bind_double(st, 5, b->end)) < 0 ||
-                    (r = step_done(st)) < 0)
+                    (r = bind_double(st, 5, b->end)) < 0)
+                        return r;
+                r = step_sum(st);
+                if (r == -EOVERFLOW)
+                        return overflow(x, "rows", "adding this batch to job %s's samples on node %s would overflow",
+                                        j->job, b->node);
+                if (r < 0)
                         return r;
         }
         return 0;
@@ -722,11 +910,20 @@ static int ingest_rows(IngestCtx *x) {
                     (r = bind_int(st, 5, phase_id)) < 0 ||
                     (r = bind_int(st, 6, task_id)) < 0 ||
                     (r = bind_int(st, 7, row->samples)) < 0 ||
-                    (r = bind_double(st, 8, cpu_seconds)) < 0 ||
+                    (r = bind_sum(st, 8, cpu_seconds)) < 0 ||
                     (r = bind_nullable_int(st, 9, row->cpu_time_ns)) < 0 ||
                     (r = bind_nullable_int(st, 10, row->cycles)) < 0 ||
-                    (r = bind_nullable_int(st, 11, row->instructions)) < 0 ||
-                    (r = step_done(st)) < 0)
+                    (r = bind_nullable_int(st, 11, row->instructions)) < 0)
+                        return r;
+                r = step_sum(st);
+                if (r == -EOVERFLOW) {
+                        char field[32];
+
+                        snprintf(field, sizeof(field), "rows[%zu]", i);
+                        return overflow(x, field, "adding this row to the stored sums of its job, hour, node, "
+                                        "object, phase and task would overflow");
+                }
+                if (r < 0)
                         return r;
 
                 if (job_id != 0 &&
@@ -740,21 +937,25 @@ static int ingest_rows(IngestCtx *x) {
         return 0;
 }
 
-static int write_rollup(SqliteStorage *s, const AccMap *m, Stmt id) {
+static int write_rollup(IngestCtx *x, const AccMap *m, Stmt id, const char *what) {
         for (size_t i = 0; i < m->n; i++) {
                 const Acc *a = &m->pool[i];
                 sqlite3_stmt *st;
                 int r;
 
-                if ((r = conn_stmt(&s->writer, id, &st)) < 0 ||
+                if ((r = conn_stmt(&x->s->writer, id, &st)) < 0 ||
                     (r = bind_int(st, 1, a->a)) < 0 ||
                     (r = bind_int(st, 2, a->b)) < 0 ||
                     (r = bind_int(st, 3, a->samples)) < 0 ||
-                    (r = bind_double(st, 4, a->cpu_seconds)) < 0 ||
+                    (r = bind_sum(st, 4, a->cpu_seconds)) < 0 ||
                     (r = bind_nullable_int(st, 5, a->cpu_time_ns)) < 0 ||
                     (r = bind_nullable_int(st, 6, a->cycles)) < 0 ||
-                    (r = bind_nullable_int(st, 7, a->instructions)) < 0 ||
-                    (r = step_done(st)) < 0)
+                    (r = bind_nullable_int(st, 7, a->instructions)) < 0)
+                        return r;
+                r = step_sum(st);
+                if (r == -EOVERFLOW)
+                        return overflow(x, "rows", "adding this batch to a job's stored sums per %s would overflow", what);
+                if (r < 0)
                         return r;
         }
         return 0;
@@ -770,8 +971,13 @@ static int write_object_hours(IngestCtx *x) {
                     (r = bind_int(st, 1, x->bucket)) < 0 ||
                     (r = bind_int(st, 2, a->a)) < 0 ||
                     (r = bind_int(st, 3, a->samples)) < 0 ||
-                    (r = bind_double(st, 4, a->cpu_seconds)) < 0 ||
-                    (r = step_done(st)) < 0)
+                    (r = bind_sum(st, 4, a->cpu_seconds)) < 0)
+                        return r;
+                r = step_sum(st);
+                if (r == -EOVERFLOW)
+                        return overflow(x, "rows", "adding this batch to the site-wide samples of an object "
+                                        "in that hour would overflow");
+                if (r < 0)
                         return r;
         }
         return 0;
@@ -814,12 +1020,13 @@ static int ingest_locked(IngestCtx *x, int64_t now, IngestResult *ret) {
         }
         if ((r = ingest_jobs(x)) < 0 ||
             (r = ingest_rows(x)) < 0 ||
-            (r = write_rollup(x->s, &x->job_objects, STMT_JOB_OBJECT_UPSERT)) < 0 ||
-            (r = write_rollup(x->s, &x->job_phases, STMT_JOB_PHASE_UPSERT)) < 0 ||
+            (r = write_rollup(x, &x->job_objects, STMT_JOB_OBJECT_UPSERT, "object")) < 0 ||
+            (r = write_rollup(x, &x->job_phases, STMT_JOB_PHASE_UPSERT, "phase")) < 0 ||
             (r = write_object_hours(x)) < 0 ||
             (r = ingest_markers(x)) < 0)
                 return r;
-        *ret = (IngestResult) { .duplicate = false, .rows = x->b->n_rows };
+        *ret = (IngestResult) { .duplicate = false, .rows = x->b->n_rows, .metadata_conflicts = x->conflicts };
+        memcpy(ret->conflict, x->conflict, sizeof(ret->conflict));
         return 0;
 }
 
@@ -893,7 +1100,7 @@ static Pending *take_group(SqliteStorage *s) {
         return group;
 }
 
-static int sqlite_ingest(Storage *base, const Batch *b, int64_t now, IngestResult *ret) {
+static int sqlite_ingest(Storage *base, const Batch *b, int64_t now, IngestResult *ret, BatchError *err) {
         SqliteStorage *s = (SqliteStorage *) base;
         IngestCtx x = {
                 .s = s,
@@ -949,6 +1156,11 @@ finish:
         acc_map_done(&x.object_hours);
         if (me.r >= 0)
                 *ret = me.res;
+        else if (me.r == -EOVERFLOW) {
+                *err = x.err;
+                if (!err->field[0])
+                        *err = (BatchError) { .field = "rows", .message = "a derived value (CPU seconds) is not finite" };
+        }
         return me.r;
 }
 
@@ -1006,6 +1218,7 @@ static int read_job_info(sqlite3_stmt *st, JobInfo *j, int64_t *ret_id) {
                 .cycles = column_nullable_int(st, 15),
                 .instructions = column_nullable_int(st, 16),
                 .n_nodes = (uint64_t) sqlite3_column_int64(st, 17),
+                .metadata_conflicts = sqlite3_column_int64(st, 18),
         };
         return r;
 }

@@ -29,6 +29,10 @@ typedef struct StorageOptions {
 typedef struct IngestResult {
         bool duplicate;
         uint64_t rows;
+        /* Job claims of this batch whose metadata differed from the first
+         * claim, which was kept; the first of them described for the log. */
+        uint64_t metadata_conflicts;
+        char conflict[256];
 } IngestResult;
 
 /* A line of a breakdown: an object, a phase, a kind or a node. */
@@ -56,6 +60,7 @@ typedef struct JobInfo {
         double cpu_seconds;
         int64_t cpu_time_ns, cycles, instructions;
         uint64_t n_nodes;
+        int64_t metadata_conflicts; /* later claims that differed from the kept one */
 } JobInfo;
 
 typedef struct JobList {
@@ -133,8 +138,10 @@ typedef struct StorageOps {
         void (*close)(Storage *s);
 
         /* Stores a batch in one transaction, or nothing of it. A batch that
-         * was stored before is a no-op with ret->duplicate set. */
-        int (*ingest)(Storage *s, const Batch *b, int64_t now, IngestResult *ret);
+         * was stored before is a no-op with ret->duplicate set. -EOVERFLOW
+         * (err says which sum) when adding the batch would take a stored sum
+         * past INT64_MAX or a derived value out of the finite range. */
+        int (*ingest)(Storage *s, const Batch *b, int64_t now, IngestResult *ret, BatchError *err);
 
         int (*list_jobs)(Storage *s, const JobFilter *f, JobList *ret);
         /* -ENOENT: no such job; -ENOTUNIQ: the id exists on several clusters

@@ -258,7 +258,7 @@ def make_batch(node="cn001", seq=0, boot_id="boot-a", start=START, rows=(), jobs
     return {
         "format": "lmk-batch", "version": 1,
         "batch": {"node": node, "boot_id": boot_id, "seq": seq},
-        "node": {"hostname": node, "cpus": 4, "cluster": cluster},
+        "node": {"hostname": node, "cpus": 64, "cluster": cluster},
         "interval": {"start": start, "end": start + 60},
         "sampling": {"event": "cpu-clock", "frequency_hz": frequency, "samples_lost": 0},
         "jobs": list(jobs), "rows": list(rows), "markers": list(markers),

@@ -86,19 +86,20 @@ TEST(ingest_and_summary) {
         Batch *b1 = make_batch("n1", 1, 1795550400, ROWS1, JOB42);
         Batch *b2 = make_batch("n2", 1, 1795550460, ROWS1, "");
         IngestResult res;
+        BatchError err;
         JobSummary js;
         const Share *x;
 
-        ASSERT_OK(s->ops->ingest(s, b1, 1795550500, &res));
+        ASSERT_OK(s->ops->ingest(s, b1, 1795550500, &res, &err));
         ASSERT_FALSE(res.duplicate);
         ASSERT_EQ(res.rows, 4);
         /* The same batch again, twice: stored once. */
-        ASSERT_OK(s->ops->ingest(s, b1, 1795550501, &res));
+        ASSERT_OK(s->ops->ingest(s, b1, 1795550501, &res, &err));
         ASSERT_TRUE(res.duplicate);
-        ASSERT_OK(s->ops->ingest(s, b1, 1795550502, &res));
+        ASSERT_OK(s->ops->ingest(s, b1, 1795550502, &res, &err));
         ASSERT_TRUE(res.duplicate);
         /* Another node, same seq: a different batch. */
-        ASSERT_OK(s->ops->ingest(s, b2, 1795550503, &res));
+        ASSERT_OK(s->ops->ingest(s, b2, 1795550503, &res, &err));
         ASSERT_FALSE(res.duplicate);
         ASSERT_EQ(count_rows("batches"), 2);
 
@@ -209,7 +210,7 @@ TEST(clusters) {
         JobSummary js;
 
         ASSERT_OK(batch_parse(other, strlen(other), &b, &err));
-        ASSERT_OK(s->ops->ingest(s, b, 1795550500, &res));
+        ASSERT_OK(s->ops->ingest(s, b, 1795550500, &res, &err));
         ASSERT_ERROR(s->ops->get_job(s, "42", NULL, &js), ENOTUNIQ);
         ASSERT_OK(s->ops->get_job(s, "42", "c2", &js));
         ASSERT_EQ(js.info.samples, 7);
@@ -235,8 +236,9 @@ static void *race(void *arg) {
         for (int i = 0; i < RACE_BATCHES; i++) {
                 int k = (i * (t + 1) * 7 + t) % RACE_BATCHES;
                 IngestResult res;
+                BatchError err;
 
-                if (race_storage->ops->ingest(race_storage, race_batches[k], 1795550500, &res) < 0)
+                if (race_storage->ops->ingest(race_storage, race_batches[k], 1795550500, &res, &err) < 0)
                         abort();
                 if (!res.duplicate)
                         race_stored[t]++;
