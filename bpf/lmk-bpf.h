@@ -75,7 +75,10 @@ struct lmk_sample {
         __u32 _pad2;
 };
 
-/* Exact per-process totals from context-switch accounting. */
+/* Exact per-process totals: CPU time and switches from the scheduler's own
+ * per-thread figures, counters from context-switch accounting (only while a
+ * counter is open). lmkd sums the live threads (lmk_thread_acct records of
+ * the task iterator) and the threads that exited (the task_acct map). */
 struct lmk_task_acct {
         __u64 cpu_time_ns;
         __u64 counts[LMK_MAX_COUNTERS];
@@ -83,6 +86,17 @@ struct lmk_task_acct {
         __u32 uid;                      /* of the process when first seen */
         __u32 _pad;
         char comm[LMK_COMM_LEN];        /* of its leader when first seen */
+};
+
+/* One live thread, as the task iterator reports it. */
+struct lmk_thread_acct {
+        __u32 tgid;
+        __u32 uid;                      /* of the thread */
+        __u64 cpu_time_ns;              /* se.sum_exec_runtime */
+        __u64 switches;                 /* voluntary + involuntary */
+        __u64 start_ns;                 /* the process's start, CLOCK_MONOTONIC */
+        __u64 counts[LMK_MAX_COUNTERS]; /* since lmkd opened its counters */
+        char comm[LMK_COMM_LEN];        /* of its leader */
 };
 
 /* Per-CPU counters of the sampling program. */

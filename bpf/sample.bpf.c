@@ -75,13 +75,29 @@ struct {
         __type(value, struct cpu_state);
 } cpu_states SEC(".maps");
 
-/* tgid → exact totals of the process since lmkd started */
+/* tgid → exact totals of the threads that exited since lmkd started; the
+ * live threads are read with the task iterator (lmk_tasks). */
 struct {
         __uint(type, BPF_MAP_TYPE_HASH);
         __uint(max_entries, 65536); /* resized by lmkd */
         __type(key, __u32);
         __type(value, struct lmk_task_acct);
 } task_acct SEC(".maps");
+
+/* Counter totals of each thread, in the thread's own storage: a context
+ * switch finds them through the task, with no hash lookup or insert. */
+struct thread_counts {
+        __u64 counts[LMK_MAX_COUNTERS];
+};
+
+struct {
+        __uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+        __uint(map_flags, BPF_F_NO_PREALLOC);
+        __type(key, int);
+        __type(value, struct thread_counts);
+} thread_counts SEC(".maps");
+
+#define PF_EXITING 0x00000004   /* include/linux/sched.h */
 
 struct lmk_thread_v1 {
         __u32 depth;
@@ -135,9 +151,10 @@ static __always_inline __u32 read_counters(__u64 *out, __u32 *multiplexed) {
         for (__u32 i = 0; i < LMK_MAX_COUNTERS; i++) {
                 struct bpf_perf_event_value v;
 
+                /* every entry written: callers copy all of them */
                 out[i] = 0;
                 if (i >= n_counters)
-                        break;
+                        continue;
                 if (bpf_perf_event_read_value(&counters, i * n_cpus + cpu, &v, sizeof(v)) < 0)
                         continue;
                 out[i] = v.counter;
@@ -148,45 +165,38 @@ static __always_inline __u32 read_counters(__u64 *out, __u32 *multiplexed) {
         return valid;
 }
 
+/* Attached only while a counter is open: it splits the counters at every
+ * context switch, so that a sample's window never spans two tasks and each
+ * thread's counts are exact. CPU time needs no such hook (lmk_tasks). */
 SEC("tp_btf/sched_switch")
 int BPF_PROG(lmk_switch, bool preempt, struct task_struct *prev, struct task_struct *next) {
-        __u32 zero = 0, valid, mux = 0;
+        __u32 zero = 0, valid, both, mux = 0;
         struct cpu_state *cs = bpf_map_lookup_elem(&cpu_states, &zero);
-        struct lmk_sample_stats *st = bpf_map_lookup_elem(&stats, &zero);
+        struct lmk_sample_stats *st;
         __u64 now, cur[LMK_MAX_COUNTERS];
-        __u32 tgid = prev->tgid;
 
         if (!cs)
                 return 0;
         now = bpf_ktime_get_ns();
         valid = read_counters(cur, &mux);
+        both = valid & cs->valid;
 
-        if (cs->switch_time && tgid != 0) {
-                struct lmk_task_acct *a = bpf_map_lookup_elem(&task_acct, &tgid);
+        if (cs->switch_time && prev->pid != 0 && both) {
+                struct thread_counts *tc;
 
-                if (!a) {
-                        struct lmk_task_acct fresh = {};
-
-                        fresh.uid = BPF_CORE_READ(prev, cred, uid.val);
-                        BPF_CORE_READ_STR_INTO(&fresh.comm, prev, group_leader, comm);
-                        bpf_map_update_elem(&task_acct, &tgid, &fresh, BPF_NOEXIST);
-                        a = bpf_map_lookup_elem(&task_acct, &tgid);
-                }
-                if (a) {
-                        /* the same process may switch out on two CPUs at once */
-                        __sync_fetch_and_add(&a->cpu_time_ns, now - cs->switch_time);
-                        __sync_fetch_and_add(&a->switches, 1);
+                tc = bpf_task_storage_get(&thread_counts, prev, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
+                if (tc) {
                         for (__u32 i = 0; i < LMK_MAX_COUNTERS; i++)
-                                if (valid & cs->valid & (1u << i))
-                                        __sync_fetch_and_add(&a->counts[i], cur[i] - cs->switch_counts[i]);
-                } else if (st)
+                                if (both & (1u << i))
+                                        tc->counts[i] += cur[i] - cs->switch_counts[i];
+                } else if ((st = bpf_map_lookup_elem(&stats, &zero)))
                         st->acct_full++;
         }
         /* the part of the slice after its last sample belongs to no window */
-        if (cs->window_time && st) {
+        if (cs->window_time && (st = bpf_map_lookup_elem(&stats, &zero))) {
                 st->gap_ns += now - cs->window_time;
                 for (__u32 i = 0; i < LMK_MAX_COUNTERS; i++)
-                        if (valid & cs->valid & (1u << i))
+                        if (both & (1u << i))
                                 st->gap_counts[i] += cur[i] - cs->window_counts[i];
         }
         cs->switch_time = now;
@@ -197,6 +207,67 @@ int BPF_PROG(lmk_switch, bool preempt, struct task_struct *prev, struct task_str
         }
         cs->valid = valid;
         cs->multiplexed = mux;
+        return 0;
+}
+
+/* A thread's last figures, before it leaves the task list: the iterator
+ * no longer reports it (it skips exiting threads). Exits are rare next to
+ * context switches, so a hash update here costs nothing a job notices. */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(lmk_exit, struct task_struct *p, bool group_dead) {
+        __u32 tgid = p->tgid, zero = 0;
+        struct lmk_task_acct *a;
+        struct thread_counts *tc;
+
+        if (tgid == 0)
+                return 0;
+        a = bpf_map_lookup_elem(&task_acct, &tgid);
+        if (!a) {
+                struct lmk_task_acct fresh = {};
+
+                fresh.uid = BPF_CORE_READ(p, cred, uid.val);
+                BPF_CORE_READ_STR_INTO(&fresh.comm, p, group_leader, comm);
+                bpf_map_update_elem(&task_acct, &tgid, &fresh, BPF_NOEXIST);
+                a = bpf_map_lookup_elem(&task_acct, &tgid);
+        }
+        if (!a) {
+                struct lmk_sample_stats *st = bpf_map_lookup_elem(&stats, &zero);
+
+                if (st)
+                        st->acct_full++;
+                return 0;
+        }
+        /* two threads of one process may exit on two CPUs at once */
+        __sync_fetch_and_add(&a->cpu_time_ns, p->se.sum_exec_runtime);
+        __sync_fetch_and_add(&a->switches, p->nvcsw + p->nivcsw);
+        tc = bpf_task_storage_get(&thread_counts, p, NULL, 0);
+        if (tc)
+                for (__u32 i = 0; i < LMK_MAX_COUNTERS; i++)
+                        __sync_fetch_and_add(&a->counts[i], tc->counts[i]);
+        return 0;
+}
+
+/* Every live thread's exact figures, read by lmkd a few times a minute:
+ * one system call for all of them, and nothing between the reads. */
+SEC("iter/task")
+int lmk_tasks(struct bpf_iter__task *ctx) {
+        struct task_struct *t = ctx->task;
+        struct lmk_thread_acct r = {};
+        struct thread_counts *tc;
+
+        if (!t || (t->flags & PF_EXITING))
+                return 0;
+        r.tgid = t->tgid;
+        r.uid = BPF_CORE_READ(t, cred, uid.val);
+        r.cpu_time_ns = t->se.sum_exec_runtime;
+        r.switches = t->nvcsw + t->nivcsw;
+        r.start_ns = BPF_CORE_READ(t, group_leader, start_time);
+        BPF_CORE_READ_STR_INTO(&r.comm, t, group_leader, comm);
+        tc = bpf_task_storage_get(&thread_counts, t, NULL, 0);
+        if (tc)
+                for (__u32 i = 0; i < LMK_MAX_COUNTERS; i++)
+                        r.counts[i] = tc->counts[i];
+        bpf_seq_write(ctx->meta->seq, &r, sizeof(r));
         return 0;
 }
 

@@ -67,7 +67,8 @@ struct Monitor {
         uint64_t sideband_lost_seen;
         MonitorStats stats;
         int epoll_fd;                   /* the rings' wakeups */
-        Hashmap *acct_prev;             /* tgid → struct lmk_task_acct: what we accounted so far */
+        Hashmap *acct_prev;             /* tgid → TaskTotals: what we accounted so far */
+        uint64_t acct_epoch;            /* exact totals count from here (CLOCK_MONOTONIC) */
         uint32_t *abi_pending;          /* processes whose liblmk descriptor is to be read */
         size_t n_abi_pending, alloc_abi_pending;
         MarkerOff *markers_off;
@@ -90,6 +91,7 @@ static double wall_time(Monitor *m, uint64_t mono_ns) {
 static void queue_abi_read(Monitor *m, uint32_t pid);
 static void read_pending_abis(Monitor *m, uint64_t now);
 static void evict_process(void *owner, Process *p);
+static void account_tasks(Monitor *m);
 
 static int queue_event(const struct lmk_event_header *e, size_t size, void *userdata) {
         Monitor *m = userdata;
@@ -189,7 +191,7 @@ Monitor *monitor_free(Monitor *m) {
         free(m->synth);
         free(m->bpf_stats);
         if (m->acct_prev) {
-                struct lmk_task_acct *a;
+                TaskTotals *a;
                 size_t i;
 
                 HASHMAP_FOREACH(a, m->acct_prev, i)
@@ -331,6 +333,9 @@ int monitor_start(Monitor *m) {
                                                sampler_event_name(m->sampler), c);
         }
         m->last_order_point = now;
+        /* the baselines of every process that runs already */
+        m->acct_epoch = now_ns(CLOCK_MONOTONIC);
+        account_tasks(m);
         return 0;
 }
 
@@ -575,9 +580,18 @@ static bool pid_alive(uint32_t pid) {
         return kill((pid_t) pid, 0) == 0 || errno != ESRCH;
 }
 
-static void account_task(uint32_t tgid, const struct lmk_task_acct *a, void *userdata) {
+static uint64_t advance(uint64_t *prev, uint64_t cur) {
+        uint64_t d = cur > *prev ? cur - *prev : 0;
+
+        /* a figure that dips (a thread between the iterator's view and its
+         * exit hook) is not counted again when it comes back */
+        *prev = MAX(*prev, cur);
+        return d;
+}
+
+static void account_task(uint32_t tgid, const TaskTotals *a, void *userdata) {
         Monitor *m = userdata;
-        struct lmk_task_acct *prev = hashmap_get(m->acct_prev, INT_TO_KEY(tgid));
+        TaskTotals *prev = hashmap_get(m->acct_prev, INT_TO_KEY(tgid));
         Process *p = process_table_get(&m->procs, tgid);
         const GoneIdent *g = p ? NULL : hashmap_get(m->gone_idents, INT_TO_KEY(tgid));
         uint64_t d[LMK_MAX_COUNTERS], dcpu, dsw;
@@ -591,15 +605,15 @@ static void account_task(uint32_t tgid, const struct lmk_task_acct *a, void *use
                         free(prev);
                         return;
                 }
+                /* A process older than lmkd counts from lmkd's start: its
+                 * first reading (taken at the start) is the baseline. */
+                if (a->start_ns != 0 && a->start_ns < m->acct_epoch)
+                        *prev = *a;
         }
-        /* an entry re-created after we forgot it starts from zero again */
-        if (a->cpu_time_ns < prev->cpu_time_ns || a->switches < prev->switches)
-                *prev = (struct lmk_task_acct) {};
-        dcpu = a->cpu_time_ns - prev->cpu_time_ns;
-        dsw = a->switches - prev->switches;
+        dcpu = advance(&prev->cpu_time_ns, a->cpu_time_ns);
+        dsw = advance(&prev->switches, a->switches);
         for (unsigned i = 0; i < LMK_MAX_COUNTERS; i++)
-                d[i] = a->counts[i] >= prev->counts[i] ? a->counts[i] - prev->counts[i] : a->counts[i];
-        *prev = *a;
+                d[i] = advance(&prev->counts[i], a->counts[i]);
 
         if (dcpu || dsw) {
                 Job *j = p ? jobs_resolve(&m->jobs, p, a->uid, wall_time(m, now_ns(CLOCK_MONOTONIC))) : NULL;

@@ -349,6 +349,9 @@ int report_write_json(Monitor *m, const ReportInfo *info, FILE *f) {
         json_object_object_add(root, "event", json_object_new_string(monitor_event_name(m)));
         json_object_object_add(root, "frequency_hz", json_object_new_double(monitor_frequency(m)));
         json_object_object_add(root, "cpus", json_object_new_int((int) monitor_online_cpus(m)));
+        /* whether every context switch ran lmkd's program: only with counters open */
+        json_object_object_add(root, "switch_program",
+                               json_object_new_boolean(sampler_switch_hook_attached(monitor_sampler(m))));
         json_object_object_add(root, "start", json_object_new_double(info->start));
         json_object_object_add(root, "end", json_object_new_double(info->end));
         json_object_object_add(root, "duration_s", json_object_new_double(info->duration));

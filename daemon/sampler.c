@@ -34,7 +34,9 @@ struct Sampler {
         void *userdata;
         uint64_t base_period;   /* cpu-clock: ns between samples */
         unsigned rand_state;
-        struct bpf_link *switch_link, *fork_link, *exec_link;
+        struct bpf_link *switch_link, *fork_link, *exec_link, *exit_link, *iter_link;
+        struct lmk_thread_acct *threads; /* the task iterator's last read */
+        size_t alloc_threads;
         struct {
                 char *path;
                 struct bpf_link *links[3];
@@ -135,9 +137,13 @@ int sampler_new(const SamplerConfig *cfg, unsigned n_possible_cpus, sampler_cb_t
         r = sample_bpf__load(s->skel);
         if (r < 0)
                 return r;
-        /* context-switch accounting runs from now on, before any sampling */
-        s->switch_link = bpf_program__attach(s->skel->progs.lmk_switch);
-        if (!s->switch_link)
+        /* exact totals from now on, before any sampling: threads that exit
+         * leave their figures in task_acct, the live ones are iterated */
+        s->exit_link = bpf_program__attach(s->skel->progs.lmk_exit);
+        if (!s->exit_link)
+                return -errno ?: -EINVAL;
+        s->iter_link = bpf_program__attach_iter(s->skel->progs.lmk_tasks, NULL);
+        if (!s->iter_link)
                 return -errno ?: -EINVAL;
         /* markers: forked children inherit their parent's liblmk state */
         s->fork_link = bpf_program__attach(s->skel->progs.lmk_fork);
@@ -175,6 +181,9 @@ Sampler *sampler_free(Sampler *s) {
         bpf_link__destroy(s->switch_link);
         bpf_link__destroy(s->fork_link);
         bpf_link__destroy(s->exec_link);
+        bpf_link__destroy(s->exit_link);
+        bpf_link__destroy(s->iter_link);
+        free(s->threads);
         for (size_t i = 0; i < s->n_liblmk; i++) {
                 for (int k = 0; k < 3; k++)
                         bpf_link__destroy(s->liblmk[i].links[k]);
@@ -227,6 +236,18 @@ static void open_counters(Sampler *s, int cpu) {
                 s->counters[i].available = true;
                 s->counters[i].error = 0;
         }
+        /* The switch program costs every task on every context switch: it
+         * runs only once there is a counter to split between tasks. */
+        if (!s->switch_link)
+                for (size_t i = 0; i < s->n_events; i++)
+                        if (c->counter_fd[i] >= 0) {
+                                s->switch_link = bpf_program__attach(s->skel->progs.lmk_switch);
+                                break;
+                        }
+}
+
+bool sampler_switch_hook_attached(const Sampler *s) {
+        return s->switch_link;
 }
 
 static void close_counters(Sampler *s, int cpu) {
@@ -433,32 +454,143 @@ const CounterState *sampler_counters(Sampler *s, size_t *ret_n) {
         return s->counters;
 }
 
+/* Reads every live thread's record from the task iterator into s->threads. */
+static int read_threads(Sampler *s, size_t *ret_n) {
+        /* A bound against a runaway read: far more threads than pid_max allows by default. */
+        const size_t max_threads = (size_t) 4 << 20;
+        _cleanup_close_ int fd = -EBADF;
+        size_t n = 0, off = 0;
+
+        fd = bpf_iter_create(bpf_link__fd(s->iter_link));
+        if (fd < 0)
+                return -errno;
+        for (;;) {
+                ssize_t k;
+
+                if ((off + sizeof(*s->threads)) / sizeof(*s->threads) > s->alloc_threads) {
+                        size_t na = MAX(s->alloc_threads * 2, (size_t) 1024);
+                        void *v;
+
+                        if (na > max_threads)
+                                return -E2BIG;
+                        v = realloc(s->threads, na * sizeof(*s->threads));
+                        if (!v)
+                                return -ENOMEM;
+                        s->threads = v;
+                        s->alloc_threads = na;
+                }
+                k = read(fd, (char *) s->threads + off, s->alloc_threads * sizeof(*s->threads) - off);
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if (k == 0)
+                        break;
+                off += (size_t) k;
+        }
+        n = off / sizeof(*s->threads);
+        *ret_n = n;
+        return 0;
+}
+
+static int thread_cmp(const void *a, const void *b) {
+        const struct lmk_thread_acct *x = a, *y = b;
+
+        return (x->tgid > y->tgid) - (x->tgid < y->tgid);
+}
+
+static int u64_cmp(const void *a, const void *b) {
+        uint64_t x = *(const uint64_t *) a, y = *(const uint64_t *) b;
+
+        return (x > y) - (x < y);
+}
+
+static void add_exited(TaskTotals *t, const struct lmk_task_acct *a) {
+        t->cpu_time_ns += a->cpu_time_ns;
+        t->switches += a->switches;
+        for (unsigned i = 0; i < LMK_MAX_COUNTERS; i++)
+                t->counts[i] += a->counts[i];
+        if (!t->comm[0]) {
+                t->uid = a->uid;
+                memcpy(t->comm, a->comm, sizeof(t->comm));
+        }
+}
+
 int sampler_read_task_acct(Sampler *s, task_acct_cb_t cb, void *userdata) {
         enum { CHUNK = 512 };
         int fd = bpf_map__fd(s->skel->maps.task_acct);
         _cleanup_free_ uint32_t *keys = NULL;
+        _cleanup_free_ uint64_t *order = NULL;
         _cleanup_free_ struct lmk_task_acct *values = NULL;
+        size_t n_threads = 0, n_exited = 0, alloc_exited = 0;
         uint32_t batch = 0, *in = NULL;
+        int r;
 
-        keys = calloc(CHUNK, sizeof(*keys));
-        values = calloc(CHUNK, sizeof(*values));
-        if (!keys || !values)
-                return -ENOMEM;
-        /* One system call per CHUNK processes: this runs every tick. The
-         * map may change under us; at worst an entry is seen twice or late,
-         * which the caller's differences absorb. */
+        /* Exited threads first: a thread that exits between the two reads
+         * is then missing from both (a dip the caller rides out) rather
+         * than counted twice. */
         for (;;) {
                 uint32_t n = CHUNK;
-                int r = bpf_map_lookup_batch(fd, in, &batch, keys, values, &n, NULL);
+                void *v;
 
+                if (n_exited + CHUNK > alloc_exited) {
+                        alloc_exited = MAX(alloc_exited * 2, (size_t) CHUNK);
+                        v = realloc(keys, alloc_exited * sizeof(*keys));
+                        if (!v)
+                                return -ENOMEM;
+                        keys = v;
+                        v = realloc(values, alloc_exited * sizeof(*values));
+                        if (!v)
+                                return -ENOMEM;
+                        values = v;
+                }
+                r = bpf_map_lookup_batch(fd, in, &batch, keys + n_exited, values + n_exited, &n, NULL);
                 if (r < 0 && errno != ENOENT)
                         return -errno;
-                for (uint32_t i = 0; i < n; i++)
-                        cb(keys[i], &values[i], userdata);
+                n_exited += n;
                 if (r < 0) /* ENOENT: that was the last chunk */
-                        return 0;
+                        break;
                 in = &batch;
         }
+        r = read_threads(s, &n_threads);
+        if (r < 0)
+                return r;
+        qsort(s->threads, n_threads, sizeof(*s->threads), thread_cmp);
+        /* the exited entries in tgid order: (tgid, index) pairs packed in a u64 */
+        order = calloc(MAX(n_exited, (size_t) 1), sizeof(*order));
+        if (!order)
+                return -ENOMEM;
+        for (size_t i = 0; i < n_exited; i++)
+                order[i] = (uint64_t) keys[i] << 32 | i;
+        qsort(order, n_exited, sizeof(*order), u64_cmp);
+
+        /* merge the two lists, both in tgid order */
+        for (size_t i = 0, e = 0; i < n_threads || e < n_exited;) {
+                uint32_t tgid = i < n_threads ? s->threads[i].tgid : UINT32_MAX;
+                TaskTotals t = {};
+
+                if (e < n_exited && (uint32_t) (order[e] >> 32) < tgid)
+                        tgid = (uint32_t) (order[e] >> 32);
+                for (; i < n_threads && s->threads[i].tgid == tgid; i++) {
+                        const struct lmk_thread_acct *th = &s->threads[i];
+
+                        if (!t.comm[0]) {
+                                t.uid = th->uid;
+                                t.start_ns = th->start_ns;
+                                memcpy(t.comm, th->comm, sizeof(t.comm));
+                        }
+                        t.cpu_time_ns += th->cpu_time_ns;
+                        t.switches += th->switches;
+                        for (unsigned k = 0; k < LMK_MAX_COUNTERS; k++)
+                                t.counts[k] += th->counts[k];
+                }
+                if (e < n_exited && (uint32_t) (order[e] >> 32) == tgid)
+                        add_exited(&t, &values[(uint32_t) order[e++]]);
+                t.comm[sizeof(t.comm) - 1] = '\0';
+                cb(tgid, &t, userdata);
+        }
+        return 0;
 }
 
 void sampler_forget_task(Sampler *s, uint32_t tgid) {

@@ -81,7 +81,23 @@ void sampler_forget_marked(Sampler *s, uint32_t pid);
 /* Reads every open counter fd: totals and multiplexing, per role. */
 const CounterState *sampler_counters(Sampler *s, size_t *ret_n);
 
-/* Hands each process's exact totals (since lmkd started) to cb. */
-typedef void (*task_acct_cb_t)(uint32_t tgid, const struct lmk_task_acct *a, void *userdata);
+/* One process's exact totals: its live threads' figures plus those of the
+ * threads that exited since lmkd started. CPU time and switches count from
+ * each thread's start (take differences); counters from when lmkd opened
+ * them. A figure can dip for a moment while a thread exits: it is left the
+ * iterator's view just before its exit hook adds it. */
+typedef struct TaskTotals {
+        uint64_t cpu_time_ns;
+        uint64_t switches;
+        uint64_t counts[LMK_MAX_COUNTERS];
+        uint64_t start_ns;      /* the process's start, CLOCK_MONOTONIC; 0 if only exited threads */
+        uint32_t uid;
+        char comm[LMK_COMM_LEN];
+} TaskTotals;
+
+/* Hands each process's exact totals to cb, in the order of tgid. */
+typedef void (*task_acct_cb_t)(uint32_t tgid, const TaskTotals *t, void *userdata);
 int sampler_read_task_acct(Sampler *s, task_acct_cb_t cb, void *userdata);
+/* Whether the context-switch program runs: only while a counter is open. */
+bool sampler_switch_hook_attached(const Sampler *s);
 void sampler_forget_task(Sampler *s, uint32_t tgid);

@@ -75,6 +75,8 @@ def main():
     check(within(t["cycles"], cpu_ns, 0.02), f"task-clock total {t['cycles']} vs rusage {cpu_ns:.0f}")
     check(within(t["instructions"], faults, 0.02, 5), f"page-faults total {t['instructions']} vs rusage {faults}")
 
+    check(rep["switch_program"], "counters are open, but no program splits them at context switches")
+
     # Every counted unit is in at most one sample window or gap; only each
     # CPU's stretch before its first switch or sample and after its last
     # (lmkd starting and stopping; an idle CPU has few of either) is in none.
@@ -105,6 +107,8 @@ def main():
             check(err.count(f"Counter {c['role']} ({c['event']}) is unavailable") == 1,
                   f"expected one clear message for {c['event']}, stderr: {err!r}")
     if not has_pmu:
+        # No counter could open: nothing may run on every context switch.
+        check(not rep["switch_program"], "the context-switch program runs although no counter is open")
         check(all(r["cycles"] is None and r["ipc"] is None for r in rep["rows"]), "rows carry values of unavailable counters")
         log("hardware counters unavailable, reported once each: " + err.strip().replace("\n", " | "))
     log("PASS")
