@@ -1,18 +1,21 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Fuzzes job_environ_parse() and job_notes_parse(): every field of the
- * result stays inside its bounds and is what its checks promise. */
+ * result stays inside its bounds and is what its checks promise: text that
+ * lmkd sends on is strict UTF-8 (checked against common/utf8.h, the
+ * validator lmk-store applies) without control characters. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "job-slurm.h"
+#include "utf8.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static void check_text(const char *s, size_t size) {
         size_t n = strnlen(s, size);
 
-        if (n == size)
+        if (n == size || !utf8_is_valid(s, n))
                 abort();
         for (size_t i = 0; i < n; i++)
                 if ((unsigned char) s[i] < 0x20 || s[i] == 0x7f)
