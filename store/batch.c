@@ -537,7 +537,10 @@ static int parse_json(const char *data, size_t size, json_object **ret, BatchErr
         tok = json_tokener_new_ex(BATCH_JSON_DEPTH);
         if (!tok)
                 return -ENOMEM;
-        json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+        /* json-c's own UTF-8 check is lax (it passes overlong forms and
+         * surrogates) and names no field: every string the store uses goes
+         * through check_text() instead; strings it ignores are not kept. */
+        json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
         root = json_tokener_parse_ex(tok, data, (int) size);
         e = json_tokener_get_error(tok);
         end = json_tokener_get_parse_end(tok);

@@ -6,6 +6,7 @@
 
 #include "config.h"
 #include "macro.h"
+#include "utf8.h"
 #include "util.h"
 
 void store_config_init(StoreConfig *c) {
@@ -85,6 +86,12 @@ static int set_string(const char *value, char **ret) {
 
 int store_config_set(StoreConfig *c, const char *key, const char *value) {
         int r;
+
+        /* Paths and addresses end up in logs and in SQLite's file name:
+         * strict UTF-8 (common/utf8.h) without control characters. */
+        if (!utf8_is_valid(key, strlen(key)) || !utf8_is_valid(value, strlen(value)) ||
+            string_has_control(key, strlen(key)) || string_has_control(value, strlen(value)))
+                return -EILSEQ;
 
         if (streq(key, "db"))
                 return set_string(value, &c->db);

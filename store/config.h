@@ -25,7 +25,8 @@ typedef struct StoreConfig {
 void store_config_init(StoreConfig *c);
 void store_config_done(StoreConfig *c);
 
-/* Sets one setting by name. -ENOENT: no such setting; -EINVAL/-ERANGE: bad value. */
+/* Sets one setting by name. -ENOENT: no such setting; -EINVAL/-ERANGE: bad value;
+ * -EILSEQ: key or value not strict UTF-8, or holding control characters. */
 int store_config_set(StoreConfig *c, const char *key, const char *value);
 
 /* Reads a config file. On a syntax error or bad setting, -EINVAL and the line. */

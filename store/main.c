@@ -31,8 +31,16 @@ static void help(void) {
                "     --token-file FILE          Bearer tokens: \"node TOKEN [NODE]\" or \"admin TOKEN\"\n"
                "     --threads N                HTTP worker threads (default 4)\n"
                "     --connection-timeout SEC   Close idle connections after SEC (default 30)\n"
+               "     --header-timeout SEC       Answer 408 to a request whose headers take longer\n"
+               "                                (default 10)\n"
+               "     --body-timeout SEC         Time a body gets before --body-min-rate applies\n"
+               "                                (default 10)\n"
+               "     --body-min-rate BYTES      Answer 408 to a body arriving slower, per second\n"
+               "                                (default 4K, 0 = no limit)\n"
                "     --max-connections N        Connections at once (default 1024)\n"
-               "     --max-connections-per-ip N (default 64, 0 = no limit)\n"
+               "     --max-connections-per-ip N (default 64, 0 = no limit); at the limit a new\n"
+               "                                connection replaces the oldest one still\n"
+               "                                sending headers\n"
                "     --max-body BYTES           Largest batch, before and after gzip (default 32M)\n"
                "     --max-buffered BYTES       All bodies being received together (default 512M)\n"
                "\nSee lmk-store(8).\n");
@@ -47,6 +55,9 @@ static const struct option options[] = {
         { "token-file", required_argument, NULL, 't' },
         { "threads", required_argument, NULL, 'T' },
         { "connection-timeout", required_argument, NULL, 'o' },
+        { "header-timeout", required_argument, NULL, 'H' },
+        { "body-timeout", required_argument, NULL, 'y' },
+        { "body-min-rate", required_argument, NULL, 'r' },
         { "max-connections", required_argument, NULL, 'm' },
         { "max-connections-per-ip", required_argument, NULL, 'p' },
         { "max-body", required_argument, NULL, 'b' },
@@ -254,6 +265,9 @@ int main(int argc, char **argv) {
         s.config = (ServerConfig) {
                 .threads = c.threads,
                 .connection_timeout_s = c.connection_timeout,
+                .header_timeout_s = c.header_timeout,
+                .body_timeout_s = c.body_timeout,
+                .body_min_rate = c.body_min_rate,
                 .max_connections = c.max_connections,
                 .max_connections_per_ip = c.max_connections_per_ip,
                 .max_body = c.max_body,

@@ -7,6 +7,7 @@
 
 #include "log.h"
 #include "server.h"
+#include "utf8.h"
 #include "util.h"
 
 /* How much of a rejected body we read and drop to be able to answer 413. */
@@ -81,14 +82,51 @@ void reply_storage_error(Reply *r, int error) {
         reply_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR, NULL, "database error: %s", strerror(-error));
 }
 
+/* libmicrohttpd decodes %xx in the path and the query into C strings, where
+ * a %00 would silently cut "4711%00" down to "4711". Decoding it as DEL
+ * instead keeps it visible, and DEL is refused like every other control
+ * character (check_text_param()). */
+static size_t unescape(void *cls, struct MHD_Connection *c, char *s) {
+        for (char *p = strstr(s, "%00"); p; p = strstr(p + 3, "%00"))
+                memcpy(p, "%7F", 3);
+        return MHD_http_unescape(s);
+}
+
+/* A decoded path or query parameter: strict UTF-8 (common/utf8.h), no
+ * control characters. On failure, the byte offset of the first bad byte. */
+static bool check_text_param(const char *s, size_t *ret_offset) {
+        size_t n = strlen(s);
+        long bad = utf8_find_invalid(s, n);
+
+        if (bad >= 0) {
+                *ret_offset = (size_t) bad;
+                return false;
+        }
+        for (size_t i = 0; i < n; i++)
+                if ((unsigned char) s[i] < 0x20 || s[i] == 0x7f) {
+                        *ret_offset = i;
+                        return false;
+                }
+        return true;
+}
+
 typedef struct ArgCheck {
         const char *const *allowed;
         const char *unknown;
+        const char *bad;        /* a key whose key or value is not clean text */
+        size_t bad_offset;
+        bool bad_in_key;
 } ArgCheck;
 
 static enum MHD_Result check_arg(void *cls, enum MHD_ValueKind kind, const char *key, const char *value) {
         ArgCheck *a = cls;
 
+        if (!check_text_param(key, &a->bad_offset) ||
+            (value && !check_text_param(value, &a->bad_offset))) {
+                a->bad = key;
+                a->bad_in_key = !check_text_param(key, &a->bad_offset);
+                return MHD_NO;
+        }
         for (const char *const *p = a->allowed; *p; p++)
                 if (streq(*p, key))
                         return MHD_YES;
@@ -100,6 +138,18 @@ bool request_check_args(Request *req, const char *const *allowed, Reply *reply) 
         ArgCheck a = { .allowed = allowed };
 
         MHD_get_connection_values(req->connection, MHD_GET_ARGUMENT_KIND, check_arg, &a);
+        if (a.bad) {
+                /* The name itself may be what is broken: not echoed then. */
+                if (a.bad_in_key)
+                        reply_error(reply, MHD_HTTP_BAD_REQUEST, NULL,
+                                    "a query parameter name holds a control character or invalid UTF-8 at byte %zu",
+                                    a.bad_offset);
+                else
+                        reply_error(reply, MHD_HTTP_BAD_REQUEST, a.bad,
+                                    "query parameter \"%s\" holds a control character or invalid UTF-8 at byte %zu",
+                                    a.bad, a.bad_offset);
+                return false;
+        }
         if (a.unknown) {
                 reply_error(reply, MHD_HTTP_BAD_REQUEST, a.unknown, "unknown query parameter \"%s\"", a.unknown);
                 return false;
@@ -267,6 +317,13 @@ static bool route_request(Server *s, Ctx *ctx, const char *url, const char *meth
 }
 
 static bool request_start(Server *s, Ctx *ctx, const char *url, const char *method, Reply *reply) {
+        size_t bad;
+
+        if (!check_text_param(url, &bad)) {
+                reply_error(reply, MHD_HTTP_BAD_REQUEST, NULL,
+                            "the path holds a control character or invalid UTF-8 at byte %zu", bad);
+                return false;
+        }
         if (!route_request(s, ctx, url, method, reply))
                 return false;
         if (ctx->route->role != ROLE_NONE && !authenticate(s, ctx, reply))
@@ -410,6 +467,7 @@ int server_start(Server *s) {
                                   MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
                                   MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, s,
                                   MHD_OPTION_STRICT_FOR_CLIENT, 1,
+                                  MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL,
                                   MHD_OPTION_END);
         if (!s->mhd)
                 return errno > 0 ? -errno : -EADDRNOTAVAIL;

@@ -7,6 +7,7 @@
 #include <stdatomic.h>
 #include <sys/socket.h>
 
+#include "conn-guard.h"
 #include "metrics.h"
 #include "storage.h"
 #include "tokens.h"
@@ -18,7 +19,10 @@
 typedef struct ServerConfig {
         struct sockaddr_storage listen;
         unsigned threads;
-        unsigned connection_timeout_s;
+        unsigned connection_timeout_s; /* idle: nothing sent or read */
+        unsigned header_timeout_s;     /* request line and headers complete */
+        unsigned body_timeout_s;       /* grace before a body must keep up body_min_rate */
+        uint64_t body_min_rate;        /* bytes per second */
         unsigned max_connections;
         unsigned max_connections_per_ip;
         size_t max_body;        /* bytes as sent (compressed or not) */
@@ -29,6 +33,7 @@ typedef struct ServerConfig {
 typedef struct Server {
         ServerConfig config;
         struct MHD_Daemon *mhd;
+        ConnGuard *guard;
         Storage *storage;
         Metrics metrics;
 

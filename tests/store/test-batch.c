@@ -113,7 +113,7 @@ TEST(not_json) {
         EXPECT_ERROR("{'format':'lmk-batch'}", EBADMSG, "");
         EXPECT_ERROR("{" HEADER ",\"rows\":[]} trailing", EBADMSG, "");
         EXPECT_ERROR("{" HEADER ",\"rows\":[]}{}", EBADMSG, "");
-        EXPECT_ERROR("{\"format\":\"\xff\xfe\"}", EBADMSG, ""); /* not UTF-8 */
+        EXPECT_ERROR("{\"format\":\"\xff\xfe\"}", EINVAL, "format"); /* not UTF-8: names the field */
         EXPECT_ERROR("[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]", EBADMSG, "");
         EXPECT_ERROR("[]", EINVAL, "");
         EXPECT_ERROR("\"lmk-batch\"", EINVAL, "");
@@ -247,7 +247,129 @@ TEST(sql_is_data) {
         batch_free(b);
 }
 
+/* Every kind of string a batch holds, each with every ill-formed UTF-8 form
+ * of table 3-7: refused, naming the field and the byte offset. %s is where
+ * the bad bytes go (after one good byte, so the offset is 1). */
+static const struct {
+        const char *tmpl, *field;
+} string_fields[] = {
+        { "{\"format\":\"lmk-batch\",\"version\":1,\"batch\":{\"node\":\"a%s\",\"boot_id\":\"b\",\"seq\":1}}", "batch.node" },
+        { "{\"format\":\"lmk-batch\",\"version\":1,\"batch\":{\"node\":\"n\",\"boot_id\":\"a%s\",\"seq\":1}}", "batch.boot_id" },
+        { "{" HEADER ",\"jobs\":[{\"job\":\"a%s\"}],\"rows\":[]}", "jobs[0].job" },
+        { "{" HEADER ",\"jobs\":[{\"job\":\"1\",\"user\":\"a%s\"}],\"rows\":[]}", "jobs[0].user" },
+        { "{" HEADER ",\"jobs\":[{\"job\":\"1\",\"account\":\"a%s\"}],\"rows\":[]}", "jobs[0].account" },
+        { "{" HEADER ",\"jobs\":[{\"job\":\"1\",\"partition\":\"a%s\"}],\"rows\":[]}", "jobs[0].partition" },
+        { "{" HEADER ",\"jobs\":[{\"job\":\"1\",\"name\":\"a%s\"}],\"rows\":[]}", "jobs[0].name" },
+        { "{" HEADER ",\"jobs\":[{\"job\":\"1\",\"notes\":{\"k\":\"a%s\"}}],\"rows\":[]}", "jobs[0].notes" },
+        { "{" HEADER ",\"jobs\":[{\"job\":\"1\",\"notes\":{\"a%s\":\"v\"}}],\"rows\":[]}", "jobs[0].notes" },
+        { "{" HEADER ",\"rows\":[" ROW(",\"object\":\"a%s\"") "]}", "rows[0].object" },
+        { "{" HEADER ",\"rows\":[" ROW(",\"phase\":\"a%s\"") "]}", "rows[0].phase" },
+        { "{" HEADER ",\"rows\":[" ROW(",\"comm\":\"a%s\"") "]}", "rows[0].comm" },
+        { "{" HEADER ",\"rows\":[" ROW(",\"user\":\"a%s\"") "]}", "rows[0].user" },
+        { "{" HEADER ",\"rows\":[" ROW(",\"step\":\"a%s\"") "]}", "rows[0].step" },
+        { "{" HEADER ",\"rows\":[],\"markers\":[{\"phase\":\"a%s\",\"state\":\"off-rate\"}]}", "markers[0].phase" },
+        { "{" HEADER ",\"rows\":[],\"markers\":[{\"phase\":\"p\",\"state\":\"a%s\"}]}", "markers[0].state" },
+};
+
+static const char *const ill_formed[] = {
+        "\xc0\xaf",             /* overlong '/' */
+        "\xc1\xbf",             /* overlong */
+        "\xe0\x80\xaf",         /* overlong, 3 bytes */
+        "\xf0\x80\x80\xaf",     /* overlong, 4 bytes */
+        "\xed\xa0\x80",         /* surrogate U+D800 */
+        "\xed\xbf\xbf",         /* surrogate U+DFFF */
+        "\xf4\x90\x80\x80",     /* above U+10FFFF */
+        "\xf5\x80\x80\x80",     /* F5 lead */
+        "\xff",
+        "\x80",                 /* lone continuation */
+        "\xe2\x82",             /* truncated */
+};
+
+TEST(utf8_every_string) {
+        for (size_t i = 0; i < ELEMENTSOF(string_fields); i++)
+                for (size_t k = 0; k < ELEMENTSOF(ill_formed); k++) {
+                        char buf[2048];
+                        BatchError err;
+                        Batch *b = NULL;
+                        const char *at = strstr(string_fields[i].tmpl, "%s");
+
+                        /* Spliced by hand: a format from a table cannot be checked. */
+                        snprintf(buf, sizeof(buf), "%.*s%s%s", (int) (at - string_fields[i].tmpl),
+                                 string_fields[i].tmpl, ill_formed[k], at + 2);
+                        if (batch_parse(buf, strlen(buf), &b, &err) != -EINVAL ||
+                            !streq(err.field, string_fields[i].field) || !strstr(err.message, "UTF-8 at byte 1"))
+                                test_fail("%s with form %zu: %s: %s", string_fields[i].field, k, err.field, err.message);
+                }
+        /* Well-formed: every row of table 3-7 at its edges. */
+        batch_free(parse_ok("{" HEADER ",\"rows\":[" ROW(",\"phase\":\"\xc2\x80\xdf\xbf\xe0\xa0\x80\xed\x9f\xbf"
+                            "\xee\x80\x80\xf0\x90\x80\x80\xf4\x8f\xbf\xbf\"") "]}"));
+}
+
+TEST(control_in_identifiers) {
+        EXPECT_ERROR("{" HEADER ",\"jobs\":[{\"job\":\"47\\u000a11\"}],\"rows\":[]}", EINVAL, "jobs[0].job");
+        EXPECT_ERROR("{" HEADER ",\"rows\":[" ROW(",\"user\":\"a\\u007f\"") "]}", EINVAL, "rows[0].user");
+        EXPECT_ERROR("{" HEADER ",\"jobs\":[{\"job\":\"1\",\"notes\":{\"a\\tb\":\"v\"}}],\"rows\":[]}", EINVAL, "jobs[0].notes");
+        /* free text keeps them */
+        batch_free(parse_ok("{" HEADER ",\"rows\":[" ROW(",\"phase\":\"a\\tb\",\"comm\":\"x\\ny\"") "]}"));
+}
+
+#define SAMPLING(hz) "\"sampling\":{\"event\":\"cpu-clock\",\"frequency_hz\":" hz "}"
+#define HEAD(cpus, end, hz)                                                                     \
+        "{\"format\":\"lmk-batch\",\"version\":1,\"batch\":{\"node\":\"n\",\"boot_id\":\"b\",\"seq\":1}," \
+        "\"node\":{\"cpus\":" cpus "},\"interval\":{\"start\":1795550400,\"end\":" end "}," SAMPLING(hz)
+
+TEST(limits) {
+        /* 4 CPUs, 10 s, 2 Hz: at most 2 x 4 x 2 x 10 = 160 samples a row */
+        batch_free(parse_ok(HEAD("4", "1795550410", "2") ",\"rows\":[" ROW(",\"samples\":160") "]}"));
+        EXPECT_ERROR(HEAD("4", "1795550410", "2") ",\"rows\":[" ROW(",\"samples\":161") "]}", EINVAL, "rows[0].samples");
+        /* a zero-length interval counts as 1 s */
+        batch_free(parse_ok(HEAD("4", "1795550400", "2") ",\"rows\":[" ROW(",\"samples\":16") "]}"));
+        EXPECT_ERROR(HEAD("4", "1795550400", "2") ",\"rows\":[" ROW(",\"samples\":17") "]}", EINVAL, "rows[0].samples");
+        batch_free(parse_ok(HEAD("4", "1795550410", "2") ",\"rows\":[" ROW(",\"cpu_time_ns\":80000000000,"
+                            "\"cycles\":800000000000,\"instructions\":8000000000000") "]}"));
+        EXPECT_ERROR(HEAD("4", "1795550410", "2") ",\"rows\":[" ROW(",\"cpu_time_ns\":80000000001") "]}", EINVAL, "rows[0].cpu_time_ns");
+        EXPECT_ERROR(HEAD("4", "1795550410", "2") ",\"rows\":[" ROW(",\"cycles\":800000000001") "]}", EINVAL, "rows[0].cycles");
+        EXPECT_ERROR(HEAD("4", "1795550410", "2") ",\"rows\":[" ROW(",\"instructions\":8000000000001") "]}", EINVAL, "rows[0].instructions");
+        EXPECT_ERROR("{\"format\":\"lmk-batch\",\"version\":1,\"batch\":{\"node\":\"n\",\"boot_id\":\"b\",\"seq\":1},"
+                     "\"node\":{\"cpus\":4},\"interval\":{\"start\":1795550400,\"end\":1795550410},"
+                     "\"sampling\":{\"event\":\"e\",\"frequency_hz\":2,\"samples_lost\":161},\"rows\":[]}",
+                     EINVAL, "sampling.samples_lost");
+        /* frequencies and intervals no node produces */
+        EXPECT_ERROR(HEAD("4", "1795550410", "1e-300") ",\"rows\":[]}", EINVAL, "sampling.frequency_hz");
+        EXPECT_ERROR(HEAD("4", "1795550410", "0.0009") ",\"rows\":[]}", EINVAL, "sampling.frequency_hz");
+        EXPECT_ERROR(HEAD("4", "1795550410", "100001") ",\"rows\":[]}", EINVAL, "sampling.frequency_hz");
+        batch_free(parse_ok(HEAD("4", "1795550410", "0.001") ",\"rows\":[]}"));
+        batch_free(parse_ok(HEAD("4", "1795550410", "100000") ",\"rows\":[]}"));
+        batch_free(parse_ok(HEAD("4", "1795723200", "1") ",\"rows\":[]}"));
+        EXPECT_ERROR(HEAD("4", "1795723201", "1") ",\"rows\":[]}", EINVAL, "interval.end");
+}
+
+TEST(batch_sums) {
+        /* 1,100 rows of 2^53 on a node that may report that much: the sum
+         * of each kind wraps at row 1023 and is refused there. */
+        static const char *const fields[] = { "samples", "cpu_time_ns", "cycles", "instructions" };
+
+        for (size_t f = 0; f < ELEMENTSOF(fields); f++) {
+                size_t n = 1100;
+                char *s = malloc(n * 128 + 1024), *p, field[32];
+
+                ASSERT_NOT_NULL(s);
+                p = stpcpy(s, HEAD("1048576", "1795636800", "100000") ",\"rows\":[");
+                for (size_t i = 0; i < n; i++)
+                        p += sprintf(p, "%s{\"object\":\"o\",\"kind\":\"lib\",\"samples\":%s,\"%s\":9007199254740992}",
+                                     i ? "," : "", f == 0 ? "9007199254740992" : "1", fields[f]);
+                strcpy(p, "]}");
+                snprintf(field, sizeof(field), "rows[1023].%s", fields[f]);
+                EXPECT_ERROR(s, EINVAL, field);
+                free(s);
+        }
+}
+
 int main(void) {
+        RUN(utf8_every_string);
+        RUN(control_in_identifiers);
+        RUN(limits);
+        RUN(batch_sums);
         RUN(good);
         RUN(minimal);
         RUN(not_json);

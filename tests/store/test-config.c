@@ -3,7 +3,29 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "macro.h"
 #include "tests.h"
+
+/* Settings are strict UTF-8 without control characters, from the file or
+ * the command line alike. */
+TEST(text) {
+        static const char *const bad[] = {
+                "/var/lib/lmk/\xc0\xaf.db", "/var/lib/lmk/\xed\xa0\x80", "/var/lib/lmk/\xf4\x90\x80\x80",
+                "/var/lib/lmk/\xff", "/var/lib/lmk/a\tb", "/var/lib/lmk/a\x1b", "/var/lib/lmk/a\x7f",
+        };
+        StoreConfig c;
+
+        store_config_init(&c);
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                ASSERT_ERROR(store_config_set(&c, "db", bad[i]), EILSEQ);
+                ASSERT_ERROR(store_config_set(&c, "token-file", bad[i]), EILSEQ);
+        }
+        ASSERT_ERROR(store_config_set(&c, "d\xc0\xaf" "b", "x"), EILSEQ);
+        ASSERT_NULL(c.db);
+        ASSERT_OK(store_config_set(&c, "db", "/var/lib/lmk/caf\xc3\xa9.db"));
+        ASSERT_STREQ(c.db, "/var/lib/lmk/caf\xc3\xa9.db");
+        store_config_done(&c);
+}
 
 TEST(listen) {
         struct sockaddr_storage sa;
@@ -86,6 +108,7 @@ TEST(file) {
 }
 
 int main(void) {
+        RUN(text);
         RUN(listen);
         RUN(size);
         RUN(file);

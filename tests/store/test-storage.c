@@ -287,6 +287,127 @@ TEST(migrations_once) {
         s->ops->close(s);
 }
 
+/* Every table's sums together, as one number per table, to compare before
+ * and after a refused batch (total(): a float, which cannot overflow). */
+static double table_sums(const char *sql) {
+        sqlite3 *d;
+        sqlite3_stmt *st;
+        double v;
+
+        ASSERT_EQ(sqlite3_open_v2(db, &d, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+        ASSERT_EQ(sqlite3_prepare_v2(d, sql, -1, &st, NULL), SQLITE_OK);
+        ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+        v = sqlite3_column_double(st, 0);
+        sqlite3_finalize(st);
+        sqlite3_close(d);
+        return v;
+}
+
+#define SUMS_SQL                                                                                \
+        "SELECT (SELECT total(samples) + total(samples_lost) + total(batches) FROM nodes) + "      \
+        "(SELECT total(samples) + total(cycles) + total(cpu_time_ns) + total(instructions) FROM jobs) + " \
+        "(SELECT total(samples) + total(cycles) FROM samples) + "                                 \
+        "(SELECT total(samples) + total(cycles) FROM job_objects) + "                             \
+        "(SELECT total(samples) + total(cycles) FROM job_phases) + "                              \
+        "(SELECT total(samples) FROM job_nodes) + (SELECT total(samples) FROM object_hours) + "  \
+        "(SELECT count(*) FROM batches)"
+
+/* The storage layer guards every stored sum itself, whatever the parser let
+ * through: batches are built in range, then pushed past it by hand. Each sum
+ * kind (samples, each counter) through each owner (a job's sums, system
+ * work's detail rows and the site-wide hour) overflows with the second
+ * batch, which is refused whole with -EOVERFLOW. */
+TEST(stored_sums_overflow) {
+        static const char *const rows[] = {
+                "{\"job\":\"77\",\"object\":\"/bin/o\",\"kind\":\"exe\",\"samples\":1,\"cycles\":1}",
+                "{\"job\":null,\"object\":\"/bin/o\",\"kind\":\"exe\",\"samples\":1,\"cycles\":1}",
+        };
+        Storage *s = open_db(NULL);
+        int seq = 100;
+
+        for (size_t k = 0; k < ELEMENTSOF(rows); k++)
+                for (int which = 0; which < 4; which++) {
+                        Batch *b1 = make_batch("ov", seq++, 1795550400 + 3600 * (int) (k * 4 + which) * 2, rows[k], "");
+                        /* System work's samples from a second node: only the
+                         * site-wide hour of the object holds both. */
+                        Batch *b2 = make_batch(k == 1 && which == 0 ? "ov2" : "ov", seq++, 1795550400 + 3600 * (int) (k * 4 + which) * 2, rows[k], "");
+                        int64_t half = INT64_MAX / 2 + 1;
+                        IngestResult res;
+                        BatchError err = {};
+                        double before;
+
+                        for (Batch *b = b1; b; b = b == b1 ? b2 : NULL) {
+                                BatchRow *r = &b->rows[0];
+
+                                if (which == 0) {
+                                        r->samples = half;
+                                        b->total_samples = half;
+                                        b->total_cpu_seconds = (double) half / b->frequency_hz;
+                                } else
+                                        *(which == 1 ? &r->cycles : which == 2 ? &r->cpu_time_ns : &r->instructions) = half;
+                        }
+                        ASSERT_OK(s->ops->ingest(s, b1, 1795550500, &res, &err));
+                        before = table_sums(SUMS_SQL);
+                        ASSERT_ERROR(s->ops->ingest(s, b2, 1795550500, &res, &err), EOVERFLOW);
+                        if (!strstr(err.message, "overflow") || strncmp(err.field, "rows", 4) != 0)
+                                test_fail("row kind %zu, sum %d: %s: %s", k, which, err.field, err.message);
+                        ASSERT_TRUE(table_sums(SUMS_SQL) == before);
+                        batch_free(b1);
+                        batch_free(b2);
+                        /* The node's sums would overflow next: a fresh node
+                         * per round keeps the sum under test the first. */
+                        s->ops->close(s);
+                        s = open_db(NULL);
+                        {
+                                sqlite3 *d;
+
+                                ASSERT_EQ(sqlite3_open(db, &d), SQLITE_OK);
+                                ASSERT_EQ(sqlite3_exec(d, "UPDATE nodes SET samples = 0 WHERE name = 'ov'", NULL, NULL, NULL), SQLITE_OK);
+                                sqlite3_close(d);
+                        }
+                }
+        s->ops->close(s);
+}
+
+/* A job's metadata keeps its first claim; a different later claim is
+ * counted, the same claim again (another node of the job, a resend) is not. */
+TEST(metadata_first_claim) {
+        Storage *s = open_db(NULL);
+        static const char row[] = "{\"job\":\"4711\",\"object\":\"/bin/a\",\"kind\":\"exe\",\"samples\":5}";
+        static const char alice[] = "{\"job\":\"4711\",\"user\":\"alice\",\"name\":\"lulesh\",\"nodes\":2,"
+                                    "\"notes\":{\"app\":\"lulesh\"}}";
+        static const char evil[] = "{\"job\":\"4711\",\"user\":\"mallory\",\"name\":\"x\",\"ended\":true}";
+        static const char evil_note[] = "{\"job\":\"4711\",\"notes\":{\"app\":\"other\"}}";
+        Batch *b[] = {
+                make_batch("mA", 1, 1795550400, row, alice),
+                make_batch("mB", 1, 1795550400, row, alice),
+                make_batch("mA", 2, 1795550460, row, alice),
+                make_batch("mB", 2, 1795550460, row, "{\"job\":\"4711\"}"),
+                make_batch("mX", 1, 1795550460, row, evil),
+                make_batch("mY", 1, 1795550460, row, evil_note),
+        };
+        uint64_t want[] = { 0, 0, 0, 0, 1, 1 };
+        IngestResult res;
+        BatchError err;
+        JobSummary js;
+
+        for (size_t i = 0; i < ELEMENTSOF(b); i++) {
+                ASSERT_OK(s->ops->ingest(s, b[i], 1795550500, &res, &err));
+                ASSERT_EQ(res.metadata_conflicts, want[i]);
+                batch_free(b[i]);
+        }
+        ASSERT_TRUE(strstr(res.conflict, "4711") && strstr(res.conflict, "notes"));
+        ASSERT_OK(s->ops->get_job(s, "4711", "c1", &js));
+        ASSERT_STREQ(js.info.user, "alice");
+        ASSERT_STREQ(js.info.name, "lulesh");
+        ASSERT_EQ(js.info.nodes_alloc, 2);
+        ASSERT_STREQ(js.notes[0].value, "lulesh");
+        ASSERT_EQ(js.info.metadata_conflicts, 2);
+        ASSERT_EQ(js.info.samples, 30);
+        job_summary_free(&js);
+        s->ops->close(s);
+}
+
 int main(void) {
         char *d = mkdtemp(dir);
         unsigned from = 99;
@@ -303,6 +424,8 @@ int main(void) {
         RUN(clusters);
         RUN(concurrent_retries);
         RUN(migrations_once);
+        RUN(stored_sums_overflow);
+        RUN(metadata_first_claim);
 
         unlink(db);
         rmdir(dir);
