@@ -7,31 +7,18 @@
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
-#include <stddef.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #include "lmk-internal.h"
 #include "probes.h"
 
-/* The layouts are lmkd's ABI (docs/liblmk-abi.md): a change here is a new
- * LMK_ABI_VERSION, never an accident. */
-_Static_assert(sizeof(struct lmk_thread) == 72, "struct lmk_thread layout");
-_Static_assert(_Alignof(struct lmk_thread) == 4, "struct lmk_thread alignment");
-_Static_assert(offsetof(struct lmk_thread, calls) == 68, "struct lmk_thread layout");
-_Static_assert(sizeof(struct lmk_region) == 128, "struct lmk_region layout");
-_Static_assert(offsetof(struct lmk_region, where) == 64, "struct lmk_region layout");
-_Static_assert(offsetof(struct lmk_abi, tls_offset) == 16, "struct lmk_abi layout");
-_Static_assert(offsetof(struct lmk_abi, regions) == 24, "struct lmk_abi layout");
-_Static_assert(offsetof(struct lmk_abi, n_regions) == 32, "struct lmk_abi layout");
-_Static_assert(offsetof(struct lmk_abi, n_mismatched) == 40, "struct lmk_abi layout");
-_Static_assert(offsetof(struct lmk_abi, n_disabled) == 64, "struct lmk_abi layout");
-_Static_assert(sizeof(struct lmk_abi) == 72, "struct lmk_abi layout");
-
+/* lmkd reads both: their layouts are fixed, and checked at compile time,
+ * in lmk-abi.h. */
 _public_ __thread struct lmk_thread lmk_tls __attribute__((tls_model("initial-exec")));
 
 _public_ struct lmk_abi lmk_abi = {
-        .magic = "LMKABI1",
+        .magic = LMK_ABI_MAGIC,
         .version = LMK_ABI_VERSION,
         .thread_size = sizeof(struct lmk_thread),
         .capacity = LMK_REGIONS_MAX,

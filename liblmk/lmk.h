@@ -30,47 +30,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* LMK_ABI_VERSION, LMK_MAX_DEPTH, LMK_REGION_OFF_*, struct lmk_thread,
+ * struct lmk_region, struct lmk_abi: the layout lmkd reads. */
+#include "lmk-abi.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#define LMK_ABI_VERSION 1
-#define LMK_MAX_DEPTH 16
 /* Every LMK_RATE_PERIOD-th BEGIN of a thread checks the thread's call rate. */
 #define LMK_RATE_PERIOD 1024
-
-/* lmk_region.flags and lmk_region_state(): why a region is switched off. */
-#define LMK_REGION_OFF_RATE 1   /* called more often than LMK_MAX_RATE */
-#define LMK_REGION_OFF_ENV 2    /* LMK_DISABLE was set */
-#define LMK_REGION_OFF_FULL 4   /* the region table was full (catch-all entry) */
-
-/* Per-thread state read by lmkd's sampling program. */
-struct lmk_thread {
-        unsigned int depth;                     /* open regions; may exceed LMK_MAX_DEPTH */
-        unsigned int stack[LMK_MAX_DEPTH];      /* region ids, stack[0] outermost */
-        unsigned int calls;                     /* enabled BEGINs on this thread */
-};
-
-struct lmk_region {
-        uint32_t id;                            /* index + 1 */
-        uint32_t flags;                         /* LMK_REGION_OFF_* */
-        char name[56];                          /* NUL-terminated, truncated */
-        char where[64];                         /* "file:line function" of the registering site */
-};
-
-struct lmk_abi {
-        char magic[8];                          /* "LMKABI1\0" */
-        uint32_t version;                       /* LMK_ABI_VERSION */
-        uint32_t thread_size;                   /* sizeof(struct lmk_thread) */
-        int64_t tls_offset;                     /* &lmk_tls - thread pointer; 0 = not yet known */
-        uint64_t regions;                       /* address of struct lmk_region[capacity] */
-        uint32_t n_regions;                     /* entries [0, n_regions) are complete */
-        uint32_t capacity;
-        uint64_t n_mismatched;                  /* END closed regions above its own */
-        uint64_t n_unmatched;                   /* END with no matching BEGIN, ignored */
-        uint64_t n_overflow;                    /* BEGIN beyond LMK_MAX_DEPTH */
-        uint64_t n_disabled;                    /* regions switched off for overhead */
-};
 
 /*
  * A call site (macros) or a caller-owned handle (function API). Zero or

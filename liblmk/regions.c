@@ -18,8 +18,7 @@
  * handlers with a given object handle run when that object is unloaded. */
 int __cxa_atexit(void (*func)(void *), void *arg, void *dso_handle);
 
-#define NAME_MAX_LEN (sizeof(((struct lmk_region *) NULL)->name) - 1)
-#define WHERE_SIZE sizeof(((struct lmk_region *) NULL)->where)
+#define NAME_MAX_LEN (LMK_REGION_NAME_SIZE - 1)
 #define INDEX_SIZE (2 * LMK_REGIONS_MAX)  /* open addressing, load <= 1/2 */
 
 struct lmk_region lmk_regions[LMK_REGIONS_MAX];
@@ -79,9 +78,9 @@ static void format_where(char *where, const char *file, int line, const char *fu
 
         for (;;) {
                 const char *slash;
-                int n = snprintf(where, WHERE_SIZE, "%s:%d %s", f, line, func ?: "");
+                int n = snprintf(where, LMK_REGION_WHERE_SIZE, "%s:%d %s", f, line, func ?: "");
 
-                if (n >= 0 && (size_t) n < WHERE_SIZE)
+                if (n >= 0 && (size_t) n < LMK_REGION_WHERE_SIZE)
                         return;
                 slash = strchr(f, '/');
                 if (!slash)
@@ -136,7 +135,7 @@ static unsigned int region_find_or_add(const char *name, size_t len, const struc
 
         r = region_new(name, len, s->disabled ? LMK_REGION_OFF_ENV : 0);
         if (where)
-                snprintf(r->where, WHERE_SIZE, "%s", where);
+                snprintf(r->where, LMK_REGION_WHERE_SIZE, "%s", where);
         else if (site->file)
                 format_where(r->where, site->file, site->line, site->func);
         name_index[slot] = r->id;
