@@ -7,8 +7,13 @@
 #include <linux/types.h>
 #endif
 
+/* liblmk's ABI: the per-thread state and region table the programs and
+ * lmkd read from applications. By path, so that everything compiled with
+ * bpf/ in its include path (the programs, lmkd, its unit tests) finds it. */
+#include "../liblmk/lmk-abi.h"
+
 #define LMK_COMM_LEN 16
-#define LMK_PHASE_DEPTH 16      /* LMK_MAX_DEPTH of liblmk's ABI v1 */
+#define LMK_PHASE_DEPTH LMK_MAX_DEPTH
 #define LMK_MAX_CPUS 4096
 #define LMK_MAX_COUNTERS 4      /* roles: 0 cycles, 1 instructions, 2-3 extra events */
 
@@ -22,8 +27,8 @@ enum lmk_event_type {
 
 #define LMK_BURST_SAMPLES 3             /* taken after a sample that starts a burst */
 
-#define LMK_REGION_NAME_LEN 56          /* struct lmk_region of liblmk's ABI v1 */
-#define LMK_REGION_WHERE_LEN 64
+#define LMK_REGION_NAME_LEN LMK_REGION_NAME_SIZE
+#define LMK_REGION_WHERE_LEN LMK_REGION_WHERE_SIZE
 
 /* Every ring record starts like this, so they sort by time together. */
 struct lmk_event_header {

@@ -99,11 +99,6 @@ struct {
 
 #define PF_EXITING 0x00000004   /* include/linux/sched.h */
 
-struct lmk_thread_v1 {
-        __u32 depth;
-        __u32 stack[LMK_PHASE_DEPTH];
-};
-
 /* Kernel text lives in the upper half of the address space on every 64-bit
  * architecture we support, and user space in the lower half (the x86-64
  * vsyscall page is the one exception, and executing it traps into the
@@ -125,7 +120,7 @@ static __always_inline __u64 thread_pointer(void) {
 }
 
 static __always_inline void read_phase(struct lmk_sample *s, struct lmk_sample_stats *st) {
-        struct lmk_thread_v1 th;
+        struct lmk_thread th;           /* liblmk's lmk_tls (lmk-abi.h) */
         __s64 *off;
         __u64 tp;
 
