@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""test-header.py INCLUDE_DIR HEADER_C HEADER_CXX [cc=CMD] [cxx=CMD] ...:
+"""test-header.py INCLUDE_DIR HEADER_C HEADER_CXX HEADER_BPF [cc=CMD] [cxx=CMD] [bpf=CMD] ...:
 lmk.h compiles without a warning, with -pedantic -Werror, as C89, C99 and
-C11 and as C++98, C++11 and C++17, by every compiler given (gcc, clang)."""
+C11 and as C++98, C++11 and C++17, by every compiler given (gcc, clang);
+lmk-abi.h, which it includes, also for the BPF target (clang -target bpf)."""
 import shlex
 import subprocess
 import sys
@@ -11,6 +12,7 @@ from lmktest import check, log, skip
 
 C_STDS = ["c89", "gnu89", "c99", "c11", "gnu11"]
 CXX_STDS = ["c++98", "c++11", "c++17"]
+BPF_STDS = ["gnu89", "gnu11"]
 WARNINGS = ["-pedantic", "-Werror", "-Wall", "-Wextra", "-Wshadow", "-Wundef",
             "-Wcast-align", "-Wconversion", "-Wsign-conversion", "-Wredundant-decls"]
 C_WARNINGS = ["-Wstrict-prototypes", "-Wmissing-prototypes", "-Wold-style-definition",
@@ -26,8 +28,8 @@ def compile_one(compiler, std, extra, include, source):
 
 
 def main():
-    include, header_c, header_cxx = sys.argv[1:4]
-    compilers = [a.split("=", 1) for a in sys.argv[4:]]
+    include, header_c, header_cxx, header_bpf = sys.argv[1:5]
+    compilers = [a.split("=", 1) for a in sys.argv[5:]]
     if not compilers:
         skip("no compiler given")
     ran = 0
@@ -36,6 +38,9 @@ def main():
         if kind == "cc":
             for std in C_STDS:
                 compile_one(cmd, std, C_WARNINGS, include, header_c)
+        elif kind == "bpf":
+            for std in BPF_STDS:
+                compile_one(cmd, std, C_WARNINGS, include, header_bpf)
         else:
             for std in CXX_STDS:
                 compile_one(cmd, std, [], include, header_cxx)
