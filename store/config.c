@@ -13,6 +13,9 @@ void store_config_init(StoreConfig *c) {
         *c = (StoreConfig) {
                 .threads = 4,
                 .connection_timeout = 30,
+                .header_timeout = 10,
+                .body_timeout = 10,
+                .body_min_rate = STORE_DEFAULT_BODY_MIN_RATE,
                 .max_connections = 1024,
                 .max_connections_per_ip = 64,
                 .max_body = STORE_DEFAULT_MAX_BODY,
@@ -109,6 +112,22 @@ int store_config_set(StoreConfig *c, const char *key, const char *value) {
                 return set_uint(value, 1, 256, &c->threads);
         if (streq(key, "connection-timeout"))
                 return set_uint(value, 1, 3600, &c->connection_timeout);
+        if (streq(key, "header-timeout"))
+                return set_uint(value, 1, 3600, &c->header_timeout);
+        if (streq(key, "body-timeout"))
+                return set_uint(value, 1, 3600, &c->body_timeout);
+        if (streq(key, "body-min-rate")) {
+                uint64_t v;
+
+                /* 0 lets a body take as long as it likes. */
+                r = parse_size(value, &v);
+                if (r < 0)
+                        return r;
+                if (v > (UINT64_C(1) << 30))
+                        return -ERANGE;
+                c->body_min_rate = v;
+                return 0;
+        }
         if (streq(key, "max-connections"))
                 return set_uint(value, 1, 65536, &c->max_connections);
         if (streq(key, "max-connections-per-ip"))

@@ -14,6 +14,9 @@ typedef struct StoreConfig {
         char *token_file;
         unsigned threads;
         unsigned connection_timeout;
+        unsigned header_timeout;
+        unsigned body_timeout;
+        uint64_t body_min_rate;
         unsigned max_connections;
         unsigned max_connections_per_ip;
         uint64_t max_body;
@@ -21,6 +24,9 @@ typedef struct StoreConfig {
 } StoreConfig;
 
 #define STORE_DEFAULT_MAX_BODY (UINT64_C(32) << 20)
+/* Far below any link a node pushes over (a 1 Gbit/s link shared by 1,000
+ * nodes still gives each 125 KB/s), far above a trickle. */
+#define STORE_DEFAULT_BODY_MIN_RATE (UINT64_C(4) << 10)
 
 void store_config_init(StoreConfig *c);
 void store_config_done(StoreConfig *c);

@@ -163,6 +163,12 @@ const char *request_arg(Request *req, const char *key) {
         return v && *v ? v : NULL;
 }
 
+static GuardedConn *guarded_conn(struct MHD_Connection *c) {
+        const union MHD_ConnectionInfo *i = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+        return i ? i->socket_context : NULL;
+}
+
 static enum MHD_Result send_reply(Server *s, Ctx *ctx, Reply *r) {
         struct MHD_Response *resp;
         enum MHD_Result ret;
@@ -210,6 +216,7 @@ static enum MHD_Result send_reply(Server *s, Ctx *ctx, Reply *r) {
                 snprintf(buf, sizeof(buf), "%u", r->retry_after);
                 MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, buf);
         }
+        conn_guard_replying(s->guard, guarded_conn(ctx->req.connection));
         ret = MHD_queue_response(ctx->req.connection, r->status, resp);
         MHD_destroy_response(resp);
         metrics_count_request(&s->metrics, r->status);
@@ -396,12 +403,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                 ctx->req.connection = c;
                 ctx->start_ns = now_ns(CLOCK_MONOTONIC);
                 atomic_fetch_add(&s->metrics.in_flight, 1);
+                conn_guard_headers_done(s->guard, guarded_conn(c));
                 if (!request_start(s, ctx, url, method, &reply))
                         return send_reply(s, ctx, &reply);
                 return MHD_YES;
         }
 
         if (*upload_data_size > 0) {
+                /* Dropped bytes count too: the client is sending them. */
+                conn_guard_body_progress(s->guard, guarded_conn(c), *upload_data_size);
                 if (ctx->rejected) {
                         /* libmicrohttpd lets us answer only once the body is
                          * in: drop it, but not forever. */
@@ -417,6 +427,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                 return MHD_YES;
         }
 
+        /* The body is in: storing it may take a while, and that is no
+         * client's fault. */
+        conn_guard_replying(s->guard, guarded_conn(c));
         if (ctx->rejected)
                 return send_reply(s, ctx, &ctx->pending);
         ctx->route->handler(s, &ctx->req, &reply);
@@ -429,6 +442,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
         Server *s = cls;
         Ctx *ctx = *con_cls;
 
+        conn_guard_request_done(s->guard, guarded_conn(c));
         if (!ctx)
                 return;
         release_body(s, ctx);
@@ -438,6 +452,29 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
         free(ctx);
         *con_cls = NULL;
         atomic_fetch_sub(&s->metrics.in_flight, 1);
+}
+
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+                          enum MHD_ConnectionNotificationCode code) {
+        Server *s = cls;
+        const union MHD_ConnectionInfo *fd, *addr;
+        GuardedConn *g = NULL;
+
+        if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+                conn_guard_remove(s->guard, *socket_context);
+                *socket_context = NULL;
+                return;
+        }
+        fd = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+        addr = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+        if (fd && conn_guard_add(s->guard, fd->connect_fd, addr ? addr->client_addr : NULL, &g) >= 0)
+                *socket_context = g;
+}
+
+static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr, socklen_t addrlen) {
+        Server *s = cls;
+
+        return conn_guard_admit(s->guard, addr) ? MHD_YES : MHD_NO;
 }
 
 static void on_mhd_log(void *cls, const char *fmt, va_list ap) {
@@ -452,25 +489,40 @@ static void on_mhd_log(void *cls, const char *fmt, va_list ap) {
 
 int server_start(Server *s) {
         unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC | MHD_USE_ERROR_LOG;
+        ConnGuardConfig guard = {
+                .header_timeout_ns = (uint64_t) s->config.header_timeout_s * UINT64_C(1000000000),
+                .body_timeout_ns = (uint64_t) s->config.body_timeout_s * UINT64_C(1000000000),
+                .body_min_rate = s->config.body_min_rate,
+                .max_per_address = s->config.max_connections_per_ip,
+        };
+        int r;
 
         if (s->config.listen.ss_family == AF_INET6)
                 flags |= MHD_USE_IPv6;
         pthread_rwlock_init(&s->tokens_lock, NULL);
         s->metrics.start_time = (int64_t) time(NULL);
+        r = conn_guard_new(&guard, &s->metrics, &s->guard);
+        if (r < 0)
+                return r;
 
-        s->mhd = MHD_start_daemon(flags, 0, NULL, NULL, on_request, s,
+        /* libmicrohttpd's own per-address limit would refuse a new
+         * connection before the guard could make room for it. */
+        s->mhd = MHD_start_daemon(flags, 0, on_accept, s, on_request, s,
                                   MHD_OPTION_SOCK_ADDR, (struct sockaddr *) &s->config.listen,
                                   MHD_OPTION_THREAD_POOL_SIZE, (unsigned) s->config.threads,
                                   MHD_OPTION_CONNECTION_TIMEOUT, (unsigned) s->config.connection_timeout_s,
                                   MHD_OPTION_CONNECTION_LIMIT, (unsigned) s->config.max_connections,
-                                  MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned) s->config.max_connections_per_ip,
                                   MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
+                                  MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
                                   MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, s,
                                   MHD_OPTION_STRICT_FOR_CLIENT, 1,
                                   MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL,
                                   MHD_OPTION_END);
-        if (!s->mhd)
-                return errno > 0 ? -errno : -EADDRNOTAVAIL;
+        if (!s->mhd) {
+                r = errno > 0 ? -errno : -EADDRNOTAVAIL;
+                conn_guard_free(TAKE_PTR(s->guard));
+                return r;
+        }
         return 0;
 }
 
@@ -496,6 +548,8 @@ void server_stop(Server *s, unsigned timeout_s) {
                 log_warning("Stopping with %u requests still in flight.", atomic_load(&s->metrics.in_flight));
         MHD_stop_daemon(s->mhd);
         s->mhd = NULL;
+        /* After the daemon: it removes every connection from the guard. */
+        conn_guard_free(TAKE_PTR(s->guard));
         token_set_free(s->tokens);
         s->tokens = NULL;
         pthread_rwlock_destroy(&s->tokens_lock);
