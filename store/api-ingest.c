@@ -3,7 +3,7 @@
 #include <inttypes.h>
 #include <time.h>
 
-#include "batch.h"
+#include "batch-parse.h"
 #include "inflate.h"
 #include "json-out.h"
 #include "log.h"

@@ -4,7 +4,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "batch.h"
+#include "batch-parse.h"
 #include "macro.h"
 
 /* The storage interface between lmk-store's HTTP side (ingest, queries) and a

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "batch.h"
+#include "batch-parse.h"
 #include "inflate.h"
 #include "utf8.h"
 

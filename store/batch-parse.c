@@ -5,7 +5,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "batch.h"
+#include "batch-parse.h"
 #include "utf8.h"
 
 static const char *const object_kinds[_OBJECT_KIND_MAX] = {

@@ -12,7 +12,7 @@
 #include <systemd/sd-daemon.h>
 #endif
 
-#include "config.h"
+#include "store-config.h"
 #include "log.h"
 #include "server.h"
 #include "storage.h"
@@ -120,40 +120,15 @@ static int parse_argv(int argc, char **argv, StoreConfig *c) {
         return 1;
 }
 
-/* The token file gives access to everything: refuse one that others can read. */
+/* The token file gives access to everything: common/token-file.h's policy
+ * (mode 0600, owner, size, strict text) refuses one others can read. */
 static int load_tokens(const char *path, TokenSet **ret) {
-        _cleanup_close_ int fd = -EBADF;
-        _cleanup_fclose_ FILE *f = NULL;
-        unsigned line = 0;
-        struct stat st;
+        _cleanup_free_ char *why = NULL;
         int r;
 
-        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-        if (fd < 0)
-                return log_error_errno(errno, "Failed to open token file %s: %m", path);
-        if (fstat(fd, &st) < 0)
-                return log_error_errno(errno, "Failed to stat token file %s: %m", path);
-        if (!S_ISREG(st.st_mode))
-                return log_error_errno(-EBADFD, "Token file %s is not a regular file.", path);
-        if (st.st_mode & (S_IROTH | S_IWOTH))
-                return log_error_errno(-EPERM, "Token file %s is accessible to all users (mode %04o), "
-                                               "refusing it: chmod o-rwx %s",
-                                       path, (unsigned) st.st_mode & 07777, path);
-        if (st.st_mode & S_IRGRP)
-                log_warning("Token file %s is readable by its group (mode %04o).",
-                            path, (unsigned) st.st_mode & 07777);
-
-        f = fdopen(fd, "re");
-        if (!f)
-                return log_error_errno(errno, "Failed to open token file %s: %m", path);
-        TAKE_FD(fd);
-        r = token_set_load(f, ret, &line);
-        if (r == -EEXIST)
-                return log_error_errno(r, "%s:%u: token listed twice.", path, line);
-        if (r == -EINVAL)
-                return log_error_errno(r, "%s:%u: expected \"node TOKEN [NODE]\" or \"admin TOKEN\" "
-                                          "with a token of %d to %d printable characters.",
-                                       path, line, TOKEN_MIN_LENGTH, TOKEN_MAX_LENGTH);
+        r = token_set_load_file(path, ret, &why);
+        if (r < 0 && why)
+                return log_error_errno(r, "%s", why);
         if (r < 0)
                 return log_error_errno(r, "Failed to read token file %s: %m", path);
         if (token_set_size(*ret, ROLE_ADMIN) == 0)

@@ -4,7 +4,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 
-#include "config.h"
+#include "store-config.h"
 #include "macro.h"
 #include "utf8.h"
 #include "util.h"

@@ -3,7 +3,7 @@
  * the error code and the field it names. */
 #include <math.h>
 
-#include "batch.h"
+#include "batch-parse.h"
 #include "tests.h"
 
 #define HEADER                                                                          \

@@ -2,7 +2,7 @@
 #include <netinet/in.h>
 #include <unistd.h>
 
-#include "config.h"
+#include "store-config.h"
 #include "macro.h"
 #include "tests.h"
 
