@@ -4,7 +4,7 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "lmk.h"
+#include "cli.h"
 #include "token-file.h"
 #include "util.h"
 

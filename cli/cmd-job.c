@@ -6,7 +6,7 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "lmk.h"
+#include "cli.h"
 
 #define MAX_ROWS 25
 

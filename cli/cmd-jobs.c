@@ -3,7 +3,7 @@
 #include <errno.h>
 #include <stdio.h>
 
-#include "lmk.h"
+#include "cli.h"
 
 int do_jobs(Cli *cli, int argc, char **argv) {
         static const struct option options[] = {

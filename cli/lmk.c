@@ -4,7 +4,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "lmk.h"
+#include "cli.h"
 #include "log.h"
 #include "util.h"
 

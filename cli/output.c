@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <time.h>
 
-#include "lmk.h"
+#include "cli.h"
 
 const char *fmt_time(double t, char *buf, size_t size) {
         time_t tt = (time_t) t;

@@ -1,4 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <stdlib.h>
+#include <string.h>
+
 #include "utf8.h"
 
 /* Table 3-7 of the Unicode Standard, row by row: the lead byte fixes the
@@ -52,4 +55,29 @@ bool string_has_control(const char *str, size_t n) {
                 if (s[i] < 0x20 || s[i] == 0x7F)
                         return true;
         return false;
+}
+
+char *utf8_make_valid(const char *s, size_t n) {
+        /* each bad byte becomes 3 bytes at most */
+        char *out = malloc(n * 3 + 1), *o = out;
+        size_t i = 0;
+
+        if (!out)
+                return NULL;
+        while (i < n) {
+                long bad = utf8_find_invalid(s + i, n - i);
+                size_t good = bad < 0 ? n - i : (size_t) bad;
+
+                memcpy(o, s + i, good);
+                o += good;
+                i += good;
+                if (bad < 0)
+                        break;
+                /* U+FFFD for the one byte that cannot start a sequence here */
+                memcpy(o, "\xEF\xBF\xBD", 3);
+                o += 3;
+                i++;
+        }
+        *o = '\0';
+        return out;
 }

@@ -20,6 +20,12 @@ static inline bool utf8_is_valid(const char *s, size_t n) {
         return utf8_find_invalid(s, n) < 0;
 }
 
+/* A copy of s (n bytes) with every ill-formed sequence replaced by U+FFFD,
+ * for names lmkd reports but does not choose (commands, paths, phases): the
+ * store refuses ill-formed text, and one odd file name must not cost a
+ * node its whole batch. NULL when out of memory. */
+char *utf8_make_valid(const char *s, size_t n);
+
 /* True when s (n bytes) holds a C0 control character (U+0000..U+001F) or
  * DEL, which no name, path segment or parameter lmk accepts. */
 bool string_has_control(const char *s, size_t n);

@@ -3,16 +3,16 @@
 #include <json-c/json.h>
 #include <string.h>
 
-#include "batch.h"
-#include "report.h"
+#include "batch-build.h"
+#include "interval-json.h"
 #include "util.h"
 
 static json_object *u64(uint64_t v) {
         return json_object_new_int64((int64_t) v);
 }
 
-int batch_build(Monitor *m, const BatchInfo *info, void **ret_gz, size_t *ret_size) {
-        const MonitorStats *st = monitor_stats(m);
+int batch_build(const Interval *iv, const BatchInfo *info, void **ret_gz, size_t *ret_size) {
+        const MonitorStats *st = &iv->stats;
         json_object *root, *o, *self;
         const char *text;
         size_t len;
@@ -30,29 +30,29 @@ int batch_build(Monitor *m, const BatchInfo *info, void **ret_gz, size_t *ret_si
 
         o = json_object_new_object();
         json_object_object_add(o, "hostname", json_object_new_string(info->node));
-        json_object_object_add(o, "cpus", json_object_new_int((int) monitor_online_cpus(m)));
+        json_object_object_add(o, "cpus", json_object_new_int((int) iv->cpus));
         json_object_object_add(o, "cluster", info->cluster ? json_object_new_string(info->cluster) : NULL);
         json_object_object_add(root, "node", o);
 
         o = json_object_new_object();
-        json_object_object_add(o, "start", json_object_new_double(info->start));
-        json_object_object_add(o, "end", json_object_new_double(info->end));
+        json_object_object_add(o, "start", json_object_new_double(iv->start));
+        json_object_object_add(o, "end", json_object_new_double(iv->end));
         json_object_object_add(root, "interval", o);
 
         o = json_object_new_object();
-        json_object_object_add(o, "event", json_object_new_string(monitor_event_name(m)));
-        json_object_object_add(o, "frequency_hz", json_object_new_double(monitor_frequency(m)));
+        json_object_object_add(o, "event", json_object_new_string(iv->event));
+        json_object_object_add(o, "frequency_hz", json_object_new_double(iv->frequency_hz));
         json_object_object_add(o, "samples_lost", u64(st->samples_lost));
         json_object_object_add(root, "sampling", o);
 
-        r = report_add_rows(m, monitor_histogram(m), root);
+        r = interval_add_rows(iv, root);
         if (r < 0) {
                 json_object_put(root);
                 return r;
         }
 
         /* lmkd's own health travels with its data */
-        self = report_lmkd_stats(m);
+        self = interval_lmkd_stats(iv);
         if (info->spool) {
                 json_object_object_add(self, "batches_spooled", u64(info->spool->spooled));
                 json_object_object_add(self, "batches_sent", u64(info->spool->sent));

@@ -4,22 +4,23 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "monitor.h"
-#include "push.h"
+#include "interval.h"
+#include "push-thread.h"
 #include "spool.h"
 
-/* One interval as a batch (docs/batch-format.md): JSON, gzip'd. */
+/* A closed interval as a batch (docs/batch-format.md): JSON, gzip'd. The
+ * interval's times are its own; the batch adds who sends it and lmkd's
+ * push health. */
 typedef struct BatchInfo {
         const char *node;
         const char *boot_id;
         const char *cluster;
         uint64_t seq;
-        double start, end;      /* Unix time */
         const SpoolStats *spool;
         const PushStats *push;
 } BatchInfo;
 
-int batch_build(Monitor *m, const BatchInfo *info, void **ret_gz, size_t *ret_size);
+int batch_build(const Interval *iv, const BatchInfo *info, void **ret_gz, size_t *ret_size);
 
 /* /proc/sys/kernel/random/boot_id */
 int read_boot_id(char **ret);

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "jobs.h"
+#include "job-table.h"
 #include "util.h"
 
 int jobs_init(JobTable *t) {

@@ -6,7 +6,7 @@
 #include <sys/uio.h>
 
 #include "macro.h"
-#include "markers.h"
+#include "liblmk-state.h"
 
 MarkerState *markers_of(Process *p, bool create) {
         if (!p->userdata && create)
@@ -112,30 +112,24 @@ static int read_remote(pid_t pid, uint64_t addr, void *buf, size_t n) {
         return (size_t) k == n ? 0 : -EFAULT;
 }
 
-int markers_read_abi(pid_t pid, uint64_t addr, LmkAbiV1 *ret) {
-        LmkAbiV1 a;
+int markers_read_abi(pid_t pid, uint64_t addr, struct lmk_abi *ret) {
+        struct lmk_abi a;
         int r;
 
         r = read_remote(pid, addr, &a, sizeof(a));
         if (r < 0)
                 return r;
-        if (memcmp(a.magic, "LMKABI1", 8) != 0 || a.version != 1 ||
-            a.thread_size < sizeof(uint32_t) * (1 + LMK_PHASE_DEPTH) || a.capacity > LMK_REGIONS_MAX ||
+        if (memcmp(a.magic, LMK_ABI_MAGIC, sizeof(a.magic)) != 0 || a.version != LMK_ABI_VERSION ||
+            a.thread_size < sizeof(struct lmk_thread) || a.capacity > LMK_REGIONS_MAX ||
             a.n_regions > a.capacity)
                 return -EBADMSG;
         *ret = a;
         return 0;
 }
 
-struct remote_region {
-        uint32_t id;
-        uint32_t flags;
-        char name[LMK_REGION_NAME_LEN];
-        char where[LMK_REGION_WHERE_LEN];
-};
 
-int markers_read_regions(MarkerState *ms, pid_t pid, const LmkAbiV1 *abi) {
-        _cleanup_free_ struct remote_region *v = NULL;
+int markers_read_regions(MarkerState *ms, pid_t pid, const struct lmk_abi *abi) {
+        _cleanup_free_ struct lmk_region *v = NULL;
         uint32_t n = abi->n_regions;
         int r;
 
@@ -182,11 +176,11 @@ void markers_path(const MarkerState *ms, const uint32_t *stack, uint32_t depth, 
 }
 
 const char *marker_off_reason(uint32_t reason) {
-        if (reason & 1)
+        if (reason & LMK_REGION_OFF_RATE)
                 return "off-rate";
-        if (reason & 2)
+        if (reason & LMK_REGION_OFF_ENV)
                 return "off-env";
-        if (reason & 4)
+        if (reason & LMK_REGION_OFF_FULL)
                 return "off-full";
         return "on";
 }

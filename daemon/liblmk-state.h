@@ -20,22 +20,8 @@ typedef struct MarkerState {
         bool marked;            /* the sampling program knows its TLS offset */
 } MarkerState;
 
-/* struct lmk_abi and struct lmk_region of liblmk's ABI v1, as read from a
- * process (docs/liblmk-abi.md). */
-typedef struct LmkAbiV1 {
-        char magic[8];
-        uint32_t version;
-        uint32_t thread_size;
-        int64_t tls_offset;
-        uint64_t regions;
-        uint32_t n_regions;
-        uint32_t capacity;
-        uint64_t n_mismatched;
-        uint64_t n_unmatched;
-        uint64_t n_overflow;
-        uint64_t n_disabled;
-} LmkAbiV1;
-
+/* lmkd's bound on a process's region table (struct lmk_abi's capacity): the
+ * ABI itself (lmk-abi.h) leaves the size to liblmk. */
 #define LMK_REGIONS_MAX 1024
 
 MarkerState *markers_of(Process *p, bool create);
@@ -48,8 +34,8 @@ const char *markers_name(const MarkerState *ms, uint32_t id);
 
 /* Reads lmk_abi (and, with regions, the region table) from the process's
  * memory. -ESRCH: gone; -EBADMSG: not an ABI v1 descriptor. */
-int markers_read_abi(pid_t pid, uint64_t addr, LmkAbiV1 *ret);
-int markers_read_regions(MarkerState *ms, pid_t pid, const LmkAbiV1 *abi);
+int markers_read_abi(pid_t pid, uint64_t addr, struct lmk_abi *ret);
+int markers_read_regions(MarkerState *ms, pid_t pid, const struct lmk_abi *abi);
 
 /* "outer/inner" from a sample's stack; unknown ids as "#id". */
 void markers_path(const MarkerState *ms, const uint32_t *stack, uint32_t depth, char *buf, size_t size);

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
+#include "lmkd-config.h"
 #include "util.h"
 
 void config_init(LmkdConfig *c) {

@@ -16,11 +16,13 @@
 #include <systemd/sd-daemon.h>
 #endif
 
-#include "batch.h"
-#include "config.h"
+#include "interval-json.h"
+#include "lmkd-config.h"
 #include "log.h"
 #include "monitor.h"
 #include "notices.h"
+#include "lmkd-metrics.h"
+#include "push-pipeline.h"
 #include "output-file.h"
 #include "report.h"
 #include "util.h"
@@ -111,7 +113,7 @@ static void report_unavailable_counters(Monitor *m) {
         const EventSpec *ev;
         size_t n;
 
-        ev = monitor_events(m, &n);
+        ev = sampler_events(monitor_sampler(m), &n);
         cs = sampler_counters(monitor_sampler(m), &n);
         for (size_t i = 0; i < n; i++)
                 if (!cs[i].available)
@@ -316,14 +318,14 @@ static int log_output_error(int r, const char *what, const char *path) {
         return log_error_errno(r, "Failed to write %s to %s: %m", what, path);
 }
 
-static int write_report(Monitor *m, const LmkdConfig *o, const ReportInfo *info) {
+static int write_report(const Interval *iv, const LmkdConfig *o, const ReportInfo *info) {
         _cleanup_free_ char *buf = NULL;
         size_t size = 0;
         FILE *f;
         int r;
 
         if (streq(o->output, "-")) {
-                r = streq(o->format, "json") ? report_write_json(m, info, stdout) : report_write_table(m, info, stdout);
+                r = streq(o->format, "json") ? report_write_json(iv, info, stdout) : report_write_table(iv, info, stdout);
                 if (r < 0)
                         return log_error_errno(r, "Failed to write the report to standard output: %m");
                 fflush(stdout);
@@ -333,7 +335,7 @@ static int write_report(Monitor *m, const LmkdConfig *o, const ReportInfo *info)
         f = open_memstream(&buf, &size);
         if (!f)
                 return log_oom();
-        r = streq(o->format, "json") ? report_write_json(m, info, f) : report_write_table(m, info, f);
+        r = streq(o->format, "json") ? report_write_json(iv, info, f) : report_write_table(iv, info, f);
         if (fclose(f) != 0 && r >= 0)
                 r = -ENOMEM;
         if (r < 0)
@@ -342,128 +344,6 @@ static int write_report(Monitor *m, const LmkdConfig *o, const ReportInfo *info)
         if (r < 0)
                 return log_output_error(r, "the report", o->output);
         return 0;
-}
-
-/* The push side: spool, pusher and the identity batches carry. */
-typedef struct Pushing {
-        Spool *spool;
-        Pusher *pusher;
-        char *boot_id;
-        char node[256];
-        double interval_start;
-} Pushing;
-
-static void pushing_done(Pushing *p) {
-        pusher_stop(p->pusher);
-        spool_free(p->spool);
-        free(p->boot_id);
-}
-
-static int pushing_start(Pushing *p, const LmkdConfig *o, const char *host) {
-        _cleanup_free_ char *token = NULL, *why = NULL;
-        const char *spool = o->spool_dir ?: LMK_STATE_DIR "/spool";
-        int r;
-
-        if (!o->token_file)
-                return log_error_errno(-EINVAL, "--store needs --token-file (or [store] token_file).");
-        r = read_token_file(o->token_file, &token, &why);
-        if (r < 0 && why)
-                return log_error_errno(r, "%s", why);
-        if (r < 0)
-                return log_error_errno(r, "Failed to read token file %s: %m", o->token_file);
-        r = read_boot_id(&p->boot_id);
-        if (r < 0)
-                return log_error_errno(r, "Failed to read the boot id: %m");
-        snprintf(p->node, sizeof(p->node), "%s", o->node_name ?: host);
-        r = spool_open(spool, o->spool_max_bytes, &p->spool);
-        if (r < 0)
-                return log_error_errno(r, "Failed to open spool directory %s: %m", spool);
-        r = pusher_start(p->spool, o->store_url, token, &p->pusher);
-        explicit_bzero(token, strlen(token));
-        if (r < 0)
-                return log_error_errno(r, "Failed to start pushing to %s: %m", o->store_url);
-        p->interval_start = (double) now_ns(CLOCK_REALTIME) / 1e9;
-        log_info("Pushing to %s every %u s; spool %s.", o->store_url, o->push_interval, spool);
-        return 0;
-}
-
-/* Ends the interval: its histogram becomes a batch in the spool. */
-static int pushing_flush(Pushing *p, Monitor *m, const LmkdConfig *o) {
-        _cleanup_free_ void *gz = NULL;
-        SpoolStats ss;
-        PushStats ps;
-        size_t size;
-        uint64_t seq;
-        BatchInfo info;
-        int r;
-
-        monitor_account_idle(m, false);
-        spool_stats(p->spool, &ss);
-        pusher_stats(p->pusher, &ps);
-        r = spool_next_seq(p->spool, &seq);
-        if (r < 0)
-                return log_error_errno(r, "Failed to reserve a batch number in the spool: %m");
-        info = (BatchInfo) {
-                .node = p->node,
-                .boot_id = p->boot_id,
-                .cluster = o->cluster,
-                .seq = seq,
-                .start = p->interval_start,
-                .end = (double) now_ns(CLOCK_REALTIME) / 1e9,
-                .spool = &ss,
-                .push = &ps,
-        };
-        r = batch_build(m, &info, &gz, &size);
-        if (r < 0)
-                return log_error_errno(r, "Failed to build batch %" PRIu64 ": %m", seq);
-        r = spool_put(p->spool, seq, gz, size);
-        if (r < 0)
-                /* the data of this interval is lost, but sampling goes on */
-                log_error_errno(r, "Failed to spool batch %" PRIu64 ": %m", seq);
-        else
-                pusher_kick(p->pusher);
-        monitor_reset_interval(m);
-        p->interval_start = info.end;
-        return 0;
-}
-
-static void write_metrics(const char *path, Monitor *m, Pushing *p) {
-        _cleanup_free_ char *text = NULL;
-        const MonitorStats *st = monitor_stats(m);
-        SpoolStats ss = {};
-        PushStats ps = {};
-        int r;
-
-        if (p->spool) {
-                spool_stats(p->spool, &ss);
-                pusher_stats(p->pusher, &ps);
-        }
-        r = asprintf(&text,
-                     "# HELP lmkd_samples_total Samples attributed.\n# TYPE lmkd_samples_total counter\n"
-                     "lmkd_samples_total %" PRIu64 "\n"
-                     "# HELP lmkd_samples_lost_total Samples the ring buffer could not take.\n"
-                     "# TYPE lmkd_samples_lost_total counter\nlmkd_samples_lost_total %" PRIu64 "\n"
-                     "# HELP lmkd_records_lost_total Process records the kernel dropped.\n"
-                     "# TYPE lmkd_records_lost_total counter\nlmkd_records_lost_total %" PRIu64 "\n"
-                     "# HELP lmkd_batches_total Batches by what became of them.\n# TYPE lmkd_batches_total counter\n"
-                     "lmkd_batches_total{state=\"spooled\"} %" PRIu64 "\n"
-                     "lmkd_batches_total{state=\"sent\"} %" PRIu64 "\n"
-                     "lmkd_batches_total{state=\"rejected\"} %" PRIu64 "\n"
-                     "lmkd_batches_total{state=\"dropped\"} %" PRIu64 "\n"
-                     "lmkd_batches_total{state=\"corrupt\"} %" PRIu64 "\n"
-                     "# HELP lmkd_spool_batches Batches waiting in the spool.\n# TYPE lmkd_spool_batches gauge\n"
-                     "lmkd_spool_batches %" PRIu64 "\n"
-                     "# HELP lmkd_spool_bytes Bytes waiting in the spool.\n# TYPE lmkd_spool_bytes gauge\n"
-                     "lmkd_spool_bytes %" PRIu64 "\n"
-                     "# HELP lmkd_push_failures_total Pushes that got no answer or a 5xx.\n"
-                     "# TYPE lmkd_push_failures_total counter\nlmkd_push_failures_total %" PRIu64 "\n",
-                     st->samples, st->samples_lost, st->sideband_lost, ss.spooled, ss.sent, ss.rejected, ss.dropped,
-                     ss.corrupt, ss.queued, ss.queued_bytes, ps.failures);
-        if (r < 0)
-                return;
-        r = write_file_at_user_path(path, text, strlen(text), 0644);
-        if (r < 0)
-                log_warning_errno(r, "Failed to write metrics to %s: %m", path);
 }
 
 static void notify(const char *state) {
@@ -492,6 +372,8 @@ static int run(const LmkdConfig *o) {
         };
         char host[256] = "localhost";
         ReportInfo info = { .host = host };
+        double start;
+        Interval iv;
         uint64_t t0;
         sigset_t mask;
         int r;
@@ -534,7 +416,7 @@ static int run(const LmkdConfig *o) {
         if (o->store_url && o->output && monitor_keep_cumulative(m) < 0)
                 return log_oom();
         t0 = now_ns(CLOCK_MONOTONIC);
-        info.start = real_time();
+        start = real_time();
         log_info("Sampling %u CPUs at %g Hz with %s.", monitor_online_cpus(m), o->frequency, monitor_event_name(m));
         report_unavailable_counters(m);
 
@@ -619,7 +501,7 @@ static int run(const LmkdConfig *o) {
                                 return r;
                         notify("WATCHDOG=1");
                         if (o->metrics_file)
-                                write_metrics(o->metrics_file, m, &push);
+                                lmkd_metrics_write(o->metrics_file, m, &push);
                 }
                 if (do_flush) {
                         r = pushing_flush(&push, m, o);
@@ -642,10 +524,10 @@ static int run(const LmkdConfig *o) {
         }
         if (!o->output)
                 return 0;
-        monitor_account_idle(m, true);
-        info.end = real_time();
+        /* the report covers the whole run, every pushed interval included */
+        monitor_close_interval(m, true, true, start, &iv);
         info.duration = (double) (now_ns(CLOCK_MONOTONIC) - t0) / 1e9;
-        return write_report(m, o, &info);
+        return write_report(&iv, o, &info);
 }
 
 int main(int argc, char **argv) {

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "log.h"
-#include "push.h"
+#include "push-thread.h"
 #include "token-file.h"
 #include "util.h"
 

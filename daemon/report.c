@@ -2,342 +2,15 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <json-c/json.h>
-#include <math.h>
-#include <pwd.h>
 #include <string.h>
 
-#include "hashmap.h"
-#include "markers.h"
+#include "interval-json.h"
 #include "report.h"
+#include "util.h"
 
-static Hashmap *user_cache;
-
-const char *user_name(uint32_t uid) {
-        struct passwd pw, *res = NULL;
-        char buf[4096], *name;
-
-        if (!user_cache && !(user_cache = hashmap_new(&uint64_hash_ops)))
-                return "?";
-        name = hashmap_get(user_cache, INT_TO_KEY(uid));
-        if (name)
-                return name;
-        if (getpwuid_r(uid, &pw, buf, sizeof(buf), &res) == 0 && res)
-                name = strdup(res->pw_name);
-        else if (asprintf(&name, "%" PRIu32, uid) < 0)
-                name = NULL;
-        if (!name || hashmap_put(user_cache, INT_TO_KEY(uid), name) < 0) {
-                free(name);
-                return "?";
-        }
-        return name;
-}
-
-const char *counter_error_text(int error) {
-        switch (-error) {
-        case ENOENT:
-        case EOPNOTSUPP:
-        case ENODEV:
-                return "perf_event_open: the CPU's PMU does not count this event here "
-                       "(no hardware counters, e.g. in a virtual machine)";
-        case EACCES:
-        case EPERM:
-                return "perf_event_open: permission denied (lmkd needs CAP_PERFMON)";
-        case EBUSY:
-                return "perf_event_open: the counter is in use by another tool";
-        case EINVAL:
-                return "perf_event_open: this PMU rejects the event's encoding";
-        default:
-                return strerror(-error);
-        }
-}
-
-static json_object *str_or_null(const char *s) {
-        return s ? json_object_new_string(s) : NULL;
-}
-
-static json_object *u64_or_null(bool valid, double v) {
-        return valid ? json_object_new_int64((int64_t) llround(v)) : NULL;
-}
-
-/* Adds cpu_time_ns, cycles, instructions, ipc and "events" for the extra
- * counters. For sampled rows, times are samples x period and counts are the
- * windows' rates scaled to that time; for exact totals, scale is 1. */
-static void add_counters(json_object *o, Monitor *m, double cpu_time_ns, bool have_time, const uint64_t *counts,
-                         const bool *valid, double scale) {
-        size_t n;
-        const EventSpec *ev = monitor_events(m, &n);
-        json_object *extra = NULL;
-        int ci = -1, ii = -1;
-
-        json_object_object_add(o, "cpu_time_ns", u64_or_null(have_time, cpu_time_ns));
-        for (size_t i = 0; i < n; i++) {
-                if (streq(ev[i].role, "cycles"))
-                        ci = (int) i;
-                else if (streq(ev[i].role, "instructions"))
-                        ii = (int) i;
-                else {
-                        if (!extra)
-                                extra = json_object_new_object();
-                        json_object_object_add(extra, ev[i].role, u64_or_null(valid[i], (double) counts[i] * scale));
-                }
-        }
-        json_object_object_add(o, "cycles", u64_or_null(ci >= 0 && valid[ci], ci >= 0 ? (double) counts[ci] * scale : 0));
-        json_object_object_add(o, "instructions",
-                               u64_or_null(ii >= 0 && valid[ii], ii >= 0 ? (double) counts[ii] * scale : 0));
-        if (ci >= 0 && ii >= 0 && valid[ci] && valid[ii] && counts[ci] > 0)
-                json_object_object_add(o, "ipc", json_object_new_double((double) counts[ii] / (double) counts[ci]));
-        else
-                json_object_object_add(o, "ipc", NULL);
-        if (extra)
-                json_object_object_add(o, "events", extra);
-}
-
-/* Rates at the row's code location from its burst samples: events per
- * second of each counter, and IPC. */
-static json_object *burst_json(Monitor *m, const HistRow *row) {
-        json_object *o = json_object_new_object(), *rates = json_object_new_object();
-        const EventSpec *ev;
-        double secs = (double) row->burst_ns / 1e9;
-        int ci = -1, ii = -1;
-        size_t n;
-
-        ev = monitor_events(m, &n);
-        json_object_object_add(o, "samples", json_object_new_int64((int64_t) row->burst_samples));
-        json_object_object_add(o, "window_ns", json_object_new_int64((int64_t) row->burst_ns));
-        for (size_t i = 0; i < n; i++) {
-                bool valid = row->burst_counted[i] > 0 && secs > 0;
-
-                json_object_object_add(rates, ev[i].role,
-                                       valid ? json_object_new_double((double) row->burst_counts[i] / secs) : NULL);
-                if (streq(ev[i].role, "cycles") && valid)
-                        ci = (int) i;
-                if (streq(ev[i].role, "instructions") && valid)
-                        ii = (int) i;
-        }
-        json_object_object_add(o, "per_second", rates);
-        json_object_object_add(o, "ipc", ci >= 0 && ii >= 0 && row->burst_counts[ci] > 0
-                                                 ? json_object_new_double((double) row->burst_counts[ii] /
-                                                                          (double) row->burst_counts[ci])
-                                                 : NULL);
-        return o;
-}
-
-static json_object *row_json(Monitor *m, const HistRow *row) {
-        json_object *o = json_object_new_object();
-        const Object *obj = row->key.obj;
-        char hex[2 * BUILD_ID_MAX + 1];
-        double time_ns = (double) row->samples * 1e9 / monitor_frequency(m);
-        bool valid[LMK_MAX_COUNTERS];
-
-        json_object_object_add(o, "job", str_or_null(row->key.job));
-        json_object_object_add(o, "step", str_or_null(row->key.step));
-        json_object_object_add(o, "user", json_object_new_string(user_name(row->key.uid)));
-        json_object_object_add(o, "uid", json_object_new_int64(row->key.uid));
-        json_object_object_add(o, "comm", json_object_new_string(row->key.comm));
-        json_object_object_add(o, "object", json_object_new_string(obj->path));
-        json_object_object_add(o, "kind", json_object_new_string(row_kind_name(row->key.kind)));
-        if (obj->build_id_size > 0) {
-                buildid_to_hex(obj->build_id, obj->build_id_size, hex);
-                json_object_object_add(o, "build_id", json_object_new_string(hex));
-        } else
-                json_object_object_add(o, "build_id", NULL);
-        json_object_object_add(o, "phase", json_object_new_string(row->key.phase));
-        json_object_object_add(o, "samples", json_object_new_int64((int64_t) row->samples));
-        for (unsigned i = 0; i < LMK_MAX_COUNTERS; i++)
-                valid[i] = row->counted[i] > 0;
-        add_counters(o, m, time_ns, true, row->counts, valid,
-                     row->window_ns > 0 ? time_ns / (double) row->window_ns : 0.0);
-        if (row->multiplexed > 0)
-                json_object_object_add(o, "multiplexed_samples", json_object_new_int64((int64_t) row->multiplexed));
-        if (row->burst_samples > 0)
-                json_object_object_add(o, "burst", burst_json(m, row));
-        return o;
-}
-
-static json_object *total_json(Monitor *m, const TotalRow *t) {
-        json_object *o = json_object_new_object();
-        bool valid[LMK_MAX_COUNTERS];
-        const CounterState *cs;
-        size_t n;
-
-        cs = sampler_counters(monitor_sampler(m), &n);
-        for (unsigned i = 0; i < LMK_MAX_COUNTERS; i++)
-                valid[i] = i < n && cs[i].available;
-        json_object_object_add(o, "job", str_or_null(t->key.job));
-        json_object_object_add(o, "step", str_or_null(t->key.step));
-        json_object_object_add(o, "user", json_object_new_string(user_name(t->key.uid)));
-        json_object_object_add(o, "uid", json_object_new_int64(t->key.uid));
-        json_object_object_add(o, "comm", json_object_new_string(t->key.comm));
-        add_counters(o, m, (double) t->cpu_time_ns, true, t->counts, valid, 1.0);
-        json_object_object_add(o, "switches", json_object_new_int64((int64_t) t->switches));
-        return o;
-}
-
-static json_object *counters_json(Monitor *m) {
-        json_object *arr = json_object_new_array();
-        struct lmk_sample_stats sum = {};
-        const struct lmk_sample_stats *st;
-        const CounterState *cs;
-        const EventSpec *ev;
-        size_t n, ncpu;
-
-        ev = monitor_events(m, &n);
-        cs = sampler_counters(monitor_sampler(m), &n);
-        st = monitor_cpu_stats(m, &ncpu);
-        for (size_t c = 0; c < ncpu; c++)
-                for (unsigned i = 0; i < LMK_MAX_COUNTERS; i++) {
-                        sum.window_counts[i] += st[c].window_counts[i];
-                        sum.gap_counts[i] += st[c].gap_counts[i];
-                }
-        for (size_t i = 0; i < n; i++) {
-                json_object *o = json_object_new_object();
-
-                json_object_object_add(o, "role", json_object_new_string(ev[i].role));
-                json_object_object_add(o, "event", json_object_new_string(ev[i].name));
-                json_object_object_add(o, "source", str_or_null(ev[i].source));
-                json_object_object_add(o, "available", json_object_new_boolean(cs[i].available));
-                if (!cs[i].available) {
-                        json_object_object_add(o, "error", json_object_new_string(
-                                ev[i].detail[0] ? ev[i].detail : counter_error_text(cs[i].error)));
-                        json_object_array_add(arr, o);
-                        continue;
-                }
-                json_object_object_add(o, "total", json_object_new_int64((int64_t) cs[i].total));
-                json_object_object_add(o, "in_windows", json_object_new_int64((int64_t) sum.window_counts[i]));
-                json_object_object_add(o, "in_gaps", json_object_new_int64((int64_t) sum.gap_counts[i]));
-                json_object_object_add(o, "running_fraction",
-                                       json_object_new_double(cs[i].enabled_ns ? (double) cs[i].running_ns /
-                                                                                         (double) cs[i].enabled_ns : 0.0));
-                json_object_array_add(arr, o);
-        }
-        return arr;
-}
-
-static json_object *text_or_null(const char *s) {
-        return s && *s ? json_object_new_string(s) : NULL;
-}
-
-static json_object *count_or_null(uint32_t v) {
-        return v == JOB_UNSET || v == 0 ? NULL : json_object_new_int64(v);
-}
-
-static json_object *jobs_json(Monitor *m, TotalRow **totals, size_t nt) {
-        JobTable *t = monitor_jobs(m);
-        json_object *arr = json_object_new_array();
-        const CounterState *cs;
-        size_t n;
-        Job *j;
-        size_t i;
-
-        cs = sampler_counters(monitor_sampler(m), &n);
-        HASHMAP_FOREACH(j, t->jobs, i) {
-                json_object *o, *notes;
-                uint64_t cpu = 0, counts[LMK_MAX_COUNTERS] = {};
-                bool valid[LMK_MAX_COUNTERS];
-
-                if (!j->seen)
-                        continue;
-                /* exact totals: the sum of the job's (step, user, command) totals */
-                for (size_t k = 0; k < nt; k++)
-                        if (totals[k]->key.job && streq(totals[k]->key.job, j->display)) {
-                                cpu += totals[k]->cpu_time_ns;
-                                for (unsigned c = 0; c < LMK_MAX_COUNTERS; c++)
-                                        counts[c] += totals[k]->counts[c];
-                        }
-                for (unsigned c = 0; c < LMK_MAX_COUNTERS; c++)
-                        valid[c] = c < n && cs[c].available;
-                o = json_object_new_object();
-                json_object_object_add(o, "job", json_object_new_string(j->display));
-                json_object_object_add(o, "user", text_or_null(j->info.user[0] ? j->info.user :
-                                                               j->info.uid != JOB_UNSET ? user_name(j->info.uid) : NULL));
-                json_object_object_add(o, "uid", j->info.uid == JOB_UNSET ? NULL : json_object_new_int64(j->info.uid));
-                json_object_object_add(o, "account", text_or_null(j->info.account));
-                json_object_object_add(o, "partition", text_or_null(j->info.partition));
-                json_object_object_add(o, "name", text_or_null(j->info.name));
-                json_object_object_add(o, "nodes", count_or_null(j->info.nodes));
-                json_object_object_add(o, "tasks", count_or_null(j->info.tasks));
-                json_object_object_add(o, "cluster", text_or_null(j->info.cluster));
-                notes = json_object_new_object();
-                for (size_t k = 0; k < j->info.notes.n; k++)
-                        json_object_object_add(notes, job_notes_key(&j->info.notes, k),
-                                               json_object_new_string(job_notes_value(&j->info.notes, k)));
-                json_object_object_add(o, "notes", notes);
-                json_object_object_add(o, "first_seen", json_object_new_double(j->first_seen));
-                json_object_object_add(o, "last_seen", json_object_new_double(j->last_seen));
-                json_object_object_add(o, "ended", json_object_new_boolean(j->ended));
-                add_counters(o, m, (double) cpu, true, counts, valid, 1.0);
-                json_object_array_add(arr, o);
-        }
-        return arr;
-}
-
-static json_object *markers_json(Monitor *m) {
-        json_object *arr = json_object_new_array();
-        const char *job = NULL, *comm, *name;
-        uint32_t reason;
-
-        for (size_t i = 0; i < monitor_markers_off(m, &job, &comm, &name, &reason, i); i++) {
-                json_object *o = json_object_new_object();
-
-                json_object_object_add(o, "job", job ? json_object_new_string(job) : NULL);
-                json_object_object_add(o, "comm", json_object_new_string(comm));
-                json_object_object_add(o, "phase", json_object_new_string(name));
-                json_object_object_add(o, "state", json_object_new_string(marker_off_reason(reason)));
-                json_object_array_add(arr, o);
-        }
-        return arr;
-}
-
-int report_add_rows(Monitor *m, Histogram *h, json_object *root) {
-        _cleanup_free_ HistRow **rows = histogram_sorted(h);
-        _cleanup_free_ TotalRow **totals = NULL;
-        size_t n = histogram_rows(h), nt;
-        json_object *arr;
-
-        totals = histogram_sorted_totals(h, &nt);
-        if (!rows || !totals)
-                return -ENOMEM;
-        arr = json_object_new_array_ext((int) n);
-        for (size_t i = 0; i < n; i++)
-                json_object_array_add(arr, row_json(m, rows[i]));
-        json_object_object_add(root, "rows", arr);
-        arr = json_object_new_array_ext((int) nt);
-        for (size_t i = 0; i < nt; i++)
-                json_object_array_add(arr, total_json(m, totals[i]));
-        json_object_object_add(root, "totals", arr);
-        json_object_object_add(root, "counters", counters_json(m));
-        json_object_object_add(root, "markers", markers_json(m));
-        json_object_object_add(root, "jobs", jobs_json(m, totals, nt));
-        return 0;
-}
-
-json_object *report_lmkd_stats(Monitor *m) {
-        const MonitorStats *st = monitor_stats(m);
-        const ProcessTableStats *ps = monitor_process_stats(m);
-        json_object *self = json_object_new_object();
-
-        json_object_object_add(self, "proc_scans", json_object_new_int64((int64_t) ps->scans));
-        json_object_object_add(self, "proc_rescans", json_object_new_int64((int64_t) st->rescans));
-        json_object_object_add(self, "bad_map_lines", json_object_new_int64((int64_t) ps->bad_map_lines));
-        json_object_object_add(self, "forks", json_object_new_int64((int64_t) ps->forks));
-        json_object_object_add(self, "execs", json_object_new_int64((int64_t) ps->execs));
-        json_object_object_add(self, "exits", json_object_new_int64((int64_t) ps->exits));
-        json_object_object_add(self, "mmaps", json_object_new_int64((int64_t) ps->mmaps));
-        json_object_object_add(self, "records_lost", json_object_new_int64((int64_t) st->sideband_lost));
-        json_object_object_add(self, "phase_faults", json_object_new_int64((int64_t) st->phase_faults));
-        json_object_object_add(self, "burst_samples", json_object_new_int64((int64_t) st->burst_samples));
-        json_object_object_add(self, "job_notices", json_object_new_int64((int64_t) monitor_jobs(m)->notices));
-        json_object_object_add(self, "job_notices_refused",
-                               json_object_new_int64((int64_t) monitor_jobs(m)->bad_notices));
-        json_object_object_add(self, "regions_learned", json_object_new_int64((int64_t) st->regions));
-        json_object_object_add(self, "rows_overflowed",
-                               json_object_new_int64((int64_t) histogram_overflowed(monitor_histogram(m))));
-        return self;
-}
-
-int report_write_json(Monitor *m, const ReportInfo *info, FILE *f) {
-        Histogram *h = monitor_report_histogram(m);
-        const MonitorStats *st = monitor_stats(m);
+int report_write_json(const Interval *iv, const ReportInfo *info, FILE *f) {
+        Histogram *h = iv->hist;
+        const MonitorStats *st = &iv->stats;
         json_object *root;
         const char *text;
         int r;
@@ -346,26 +19,26 @@ int report_write_json(Monitor *m, const ReportInfo *info, FILE *f) {
         json_object_object_add(root, "format", json_object_new_string("lmk-oneshot"));
         json_object_object_add(root, "version", json_object_new_int(1));
         json_object_object_add(root, "host", json_object_new_string(info->host));
-        json_object_object_add(root, "event", json_object_new_string(monitor_event_name(m)));
-        json_object_object_add(root, "frequency_hz", json_object_new_double(monitor_frequency(m)));
-        json_object_object_add(root, "cpus", json_object_new_int((int) monitor_online_cpus(m)));
+        json_object_object_add(root, "event", json_object_new_string(iv->event));
+        json_object_object_add(root, "frequency_hz", json_object_new_double(iv->frequency_hz));
+        json_object_object_add(root, "cpus", json_object_new_int((int) iv->cpus));
         /* whether every context switch ran lmkd's program: only with counters open */
         json_object_object_add(root, "switch_program",
-                               json_object_new_boolean(sampler_switch_hook_attached(monitor_sampler(m))));
-        json_object_object_add(root, "start", json_object_new_double(info->start));
-        json_object_object_add(root, "end", json_object_new_double(info->end));
+                               json_object_new_boolean(iv->switch_program));
+        json_object_object_add(root, "start", json_object_new_double(iv->start));
+        json_object_object_add(root, "end", json_object_new_double(iv->end));
         json_object_object_add(root, "duration_s", json_object_new_double(info->duration));
         json_object_object_add(root, "samples_total", json_object_new_int64((int64_t) histogram_samples(h)));
         json_object_object_add(root, "samples_lost", json_object_new_int64((int64_t) st->samples_lost));
         json_object_object_add(root, "samples_idle_synthesized",
                                json_object_new_int64((int64_t) st->idle_synthesized));
         json_object_object_add(root, "samples_unknown", json_object_new_int64((int64_t) st->unknown));
-        r = report_add_rows(m, h, root);
+        r = interval_add_rows(iv, root);
         if (r < 0) {
                 json_object_put(root);
                 return r;
         }
-        json_object_object_add(root, "lmkd", report_lmkd_stats(m));
+        json_object_object_add(root, "lmkd", interval_lmkd_stats(iv));
 
         text = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
         r = fputs(text, f) < 0 || fputc('\n', f) < 0 ? -EIO : 0;
@@ -373,9 +46,9 @@ int report_write_json(Monitor *m, const ReportInfo *info, FILE *f) {
         return r;
 }
 
-int report_write_table(Monitor *m, const ReportInfo *info, FILE *f) {
-        Histogram *h = monitor_report_histogram(m);
-        const MonitorStats *st = monitor_stats(m);
+int report_write_table(const Interval *iv, const ReportInfo *info, FILE *f) {
+        Histogram *h = iv->hist;
+        const MonitorStats *st = &iv->stats;
         _cleanup_free_ HistRow **rows = histogram_sorted(h);
         uint64_t total = histogram_samples(h);
         size_t n = histogram_rows(h);
@@ -384,7 +57,7 @@ int report_write_table(Monitor *m, const ReportInfo *info, FILE *f) {
                 return -ENOMEM;
         fprintf(f, "%s: %.1f s at %g Hz on %u CPUs (%s): %" PRIu64 " samples, %" PRIu64 " lost, %" PRIu64
                    " idle synthesized\n\n",
-                info->host, info->duration, monitor_frequency(m), monitor_online_cpus(m), monitor_event_name(m),
+                info->host, info->duration, iv->frequency_hz, iv->cpus, iv->event,
                 total, st->samples_lost, st->idle_synthesized);
         fprintf(f, "%9s %6s  %-7s %-10s %-16s %-16s %s\n", "SAMPLES", "SHARE", "KIND", "USER", "COMM", "PHASE",
                 "OBJECT");

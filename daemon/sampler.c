@@ -517,7 +517,7 @@ static void add_exited(TaskTotals *t, const struct lmk_task_acct *a) {
         }
 }
 
-int sampler_read_task_acct(Sampler *s, task_acct_cb_t cb, void *userdata) {
+int sampler_read_task_acct(Sampler *s, task_totals_cb_t cb, void *userdata) {
         enum { CHUNK = 512 };
         int fd = bpf_map__fd(s->skel->maps.task_acct);
         _cleanup_free_ uint32_t *keys = NULL;

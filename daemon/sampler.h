@@ -5,6 +5,8 @@
 #include <stdint.h>
 
 #include "events.h"
+#include "exact-totals.h"
+#include "interval.h"
 #include "lmk-bpf.h"
 #include "macro.h"
 
@@ -27,15 +29,6 @@ typedef struct SamplerConfig {
         unsigned max_tasks;     /* processes the exact accounting can track at once */
         double burst;           /* 0..1: fraction of samples followed by a burst */
 } SamplerConfig;
-
-/* What lmkd knows about one configured counter. */
-typedef struct CounterState {
-        bool available;         /* opened on at least one CPU */
-        int error;              /* the first perf_event_open error, negative errno */
-        uint64_t total;         /* sum over CPUs of the count since each was opened */
-        uint64_t enabled_ns;    /* sum over CPUs */
-        uint64_t running_ns;    /* less than enabled_ns: the PMU multiplexed it */
-} CounterState;
 
 typedef struct Sampler Sampler;
 
@@ -81,23 +74,8 @@ void sampler_forget_marked(Sampler *s, uint32_t pid);
 /* Reads every open counter fd: totals and multiplexing, per role. */
 const CounterState *sampler_counters(Sampler *s, size_t *ret_n);
 
-/* One process's exact totals: its live threads' figures plus those of the
- * threads that exited since lmkd started. CPU time and switches count from
- * each thread's start (take differences); counters from when lmkd opened
- * them. A figure can dip for a moment while a thread exits: it is left the
- * iterator's view just before its exit hook adds it. */
-typedef struct TaskTotals {
-        uint64_t cpu_time_ns;
-        uint64_t switches;
-        uint64_t counts[LMK_MAX_COUNTERS];
-        uint64_t start_ns;      /* the process's start, CLOCK_MONOTONIC; 0 if only exited threads */
-        uint32_t uid;
-        char comm[LMK_COMM_LEN];
-} TaskTotals;
-
 /* Hands each process's exact totals to cb, in the order of tgid. */
-typedef void (*task_acct_cb_t)(uint32_t tgid, const TaskTotals *t, void *userdata);
-int sampler_read_task_acct(Sampler *s, task_acct_cb_t cb, void *userdata);
+int sampler_read_task_acct(Sampler *s, task_totals_cb_t cb, void *userdata);
 /* Whether the context-switch program runs: only while a counter is open. */
 bool sampler_switch_hook_attached(const Sampler *s);
 void sampler_forget_task(Sampler *s, uint32_t tgid);

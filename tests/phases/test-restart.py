@@ -30,8 +30,14 @@ def main():
     marked_share = 100.0 * (truth["solve_ns"] + truth["io_ns"]) / (truth["solve_ns"] + truth["io_ns"] + truth["unmarked_ns"])
     mine = 100.0 * (got.get("timestep/solve", 0) + got.get("timestep/io", 0)) / max(n, 1)
     log(f"marked share: truth {marked_share:.1f}%, lmkd {mine:.1f}%")
-    check(n > 1000, f"only {n} samples")
-    check(abs(mine - marked_share) <= 4.0, f"phases of a process older than lmkd: {mine:.1f}% vs {marked_share:.1f}%")
+    # At 199 Hz for 5 s the workload's two threads are due ~2,000 samples
+    # when they have both CPUs; a busy machine gives them fewer. The bound
+    # follows the count: 4 points, or 3 standard errors of the share.
+    check(n >= 200, f"only {n} samples")
+    p = marked_share / 100.0
+    tol = max(4.0, 300.0 * (p * (1 - p) / n) ** 0.5)
+    check(abs(mine - marked_share) <= tol,
+          f"phases of a process older than lmkd: {mine:.1f}% vs {marked_share:.1f}% (bound {tol:.1f} points at {n} samples)")
     check(not any(p.startswith("#") or "/#" in p for p in got), f"phase names not learned: {got}")
     log("PASS")
 

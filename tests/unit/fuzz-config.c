@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
+#include "lmkd-config.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* daemon/jobs.c: slurmstepd's title as outside input, and a job's life from
+/* daemon/job-table.c: slurmstepd's title as outside input, and a job's life from
  * its processes and the epilog's notice. */
 #include <unistd.h>
 
-#include "jobs.h"
+#include "job-table.h"
 #include "tests.h"
 
 #define T(lit) (lit), (sizeof(lit) - 1)

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-#include "config.h"
+#include "lmkd-config.h"
 #include "tests.h"
 
 TEST(defaults_and_file) {

@@ -137,10 +137,40 @@ TEST(controls) {
         ASSERT_TRUE(string_has_control("\x7f", 1));
 }
 
+TEST(make_valid) {
+        static const struct {
+                const char *in, *out;
+        } cases[] = {
+                { "ok", "ok" },
+                { "\xC3\xA9t\xC3\xA9", "\xC3\xA9t\xC3\xA9" },
+                { "a\xFF" "b", "a\xEF\xBF\xBD" "b" },
+                { "\xC0\xAF", "\xEF\xBF\xBD\xEF\xBF\xBD" },
+                { "x\xED\xA0\x80", "x\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD" },
+                { "\xE2\x82", "\xEF\xBF\xBD\xEF\xBF\xBD" },
+        };
+
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+                char *v = utf8_make_valid(cases[i].in, strlen(cases[i].in));
+
+                ASSERT_STREQ(v, cases[i].out);
+                ASSERT_TRUE(utf8_is_valid(v, strlen(v)));
+                free(v);
+        }
+        /* every byte string of two bytes comes out well-formed */
+        for (unsigned a = 1; a < 256; a++)
+                for (unsigned b = 1; b < 256; b++) {
+                        char in[2] = { (char) a, (char) b }, *v = utf8_make_valid(in, 2);
+
+                        ASSERT_TRUE(utf8_is_valid(v, strlen(v)));
+                        free(v);
+                }
+}
+
 int main(void) {
         RUN(table_rows);
         RUN(all_scalar_values);
         RUN(hostile_examples);
         RUN(controls);
+        RUN(make_valid);
         return 0;
 }

@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
+#include <string.h>
+
+#include "attribution.h"
+#include "macro.h"
+
+/* A process is re-read from /proc after a miss at most this often. */
+#define RESCAN_INTERVAL_NS (UINT64_C(1000000000))
+
+static RowKind row_kind(const Process *p, const Object *o) {
+        switch (o->kind) {
+        case OBJECT_FILE:
+                return p && p->exe == o ? ROW_EXE : ROW_LIB;
+        case OBJECT_VDSO:
+                return ROW_LIB;
+        case OBJECT_ANON:
+                return ROW_ANON;
+        case OBJECT_KERNEL:
+                return ROW_KERNEL;
+        case OBJECT_IDLE:
+                return ROW_IDLE;
+        default:
+                return ROW_UNKNOWN;
+        }
+}
+
+/* A process we have no entry for (records lost, or it predates us and
+ * escaped the scan): read it now, or remember that it is gone. */
+static Process *process_for_sample(Attribution *a, const struct lmk_sample *s, uint64_t now) {
+        Process *p = process_table_get(a->procs, s->pid);
+        char comm[COMM_LEN];
+
+        if (p)
+                return p;
+        a->rescans++;
+        if (process_table_scan(a->procs, s->pid, s->tid, now, &p) >= 0)
+                return p;
+        memcpy(comm, s->comm, sizeof(comm));
+        comm[sizeof(comm) - 1] = '\0';
+        return process_table_add_gone(a->procs, s->pid, comm, now);
+}
+
+static const Mapping *find_mapping(Attribution *a, Process **pp, const struct lmk_sample *s, uint64_t now) {
+        Process *p = *pp;
+        const Mapping *map = addrmap_find(&p->map, s->ip);
+
+        if (map || p->exit_time != 0)
+                return map;
+        if (p->scan_time != 0 && now - p->scan_time < RESCAN_INTERVAL_NS)
+                return NULL;
+        /* An address we have no record of: mappings were missed (lost
+         * records, or a process from before we started). Re-read it. */
+        a->rescans++;
+        if (process_table_scan(a->procs, s->pid, s->tid, now, pp) < 0) {
+                p->scan_time = now;
+                return NULL;
+        }
+        return addrmap_find(&(*pp)->map, s->ip);
+}
+
+/* A sample counts once in its row; a burst sample adds only its ~1 ms
+ * window to the row's burst rates. */
+static int add_sample(Histogram *h, const HistKey *key, const struct lmk_sample *s) {
+        HistRow *row = histogram_add(h, key, s->type == LMK_EVENT_SAMPLE ? 1 : 0);
+
+        if (!row)
+                return -ENOMEM;
+        if (s->type == LMK_EVENT_SAMPLE)
+                histogram_add_window(row, s);
+        else
+                histogram_add_burst(row, s);
+        return 0;
+}
+
+int attribute_sample(Attribution *a, Histogram *h, const struct lmk_sample *s, uint64_t now,
+                     int64_t real_offset_ns) {
+        HistKey key = { .phase = "" };
+        const Mapping *map = NULL;
+        char comm[COMM_LEN], phase[1024];
+        Process *p = NULL;
+
+        if (s->pid == 0) {
+                /* the per-CPU idle tasks are all "swapper/N" */
+                key.comm = "swapper";
+                key.obj = object_table_get_special(a->objects, OBJECT_IDLE);
+                key.kind = ROW_IDLE;
+                return add_sample(h, &key, s);
+        }
+
+        p = process_for_sample(a, s, now);
+        if (s->flags & LMK_SAMPLE_KERNEL)
+                key.obj = object_table_get_special(a->objects, OBJECT_KERNEL);
+        else if (p && (map = find_mapping(a, &p, s, now))) {
+                key.obj = map->obj;
+                if (key.obj->kind == OBJECT_FILE)
+                        process_table_load_build_id(a->procs, p, map);
+        } else {
+                key.obj = object_table_get_special(a->objects, OBJECT_UNKNOWN);
+                a->unknown++;
+        }
+        key.kind = row_kind(p, key.obj);
+
+        if (p && p->comm[0])
+                key.comm = p->comm;
+        else {
+                memcpy(comm, s->comm, sizeof(comm));
+                comm[sizeof(comm) - 1] = '\0';
+                key.comm = comm;
+        }
+        key.uid = s->uid;
+        if ((s->flags & LMK_SAMPLE_PHASE) && s->phase_depth > 0 && p)
+                key.phase = phases_of_sample(a->phases, p, s, now, phase, sizeof(phase));
+        if (p) {
+                Job *j = jobs_resolve(a->jobs, p, s->uid, (double) ((int64_t) s->time_ns + real_offset_ns) / 1e9);
+
+                if (j) {
+                        key.job = j->display;
+                        key.step = p->job.step[0] ? p->job.step : NULL;
+                }
+        }
+        return add_sample(h, &key, s);
+}
+

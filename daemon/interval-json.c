@@ -1,0 +1,339 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
+#include <inttypes.h>
+#include <json-c/json.h>
+#include <math.h>
+#include <pwd.h>
+#include <string.h>
+
+#include "hashmap.h"
+#include "interval-json.h"
+#include "liblmk-state.h"
+#include "utf8.h"
+#include "util.h"
+
+/* Every string of a batch is well-formed UTF-8: command names, paths and
+ * phase names come from processes, and the store refuses the whole batch
+ * for one ill-formed byte. */
+static json_object *json_text(const char *s) {
+        size_t n = strlen(s);
+        _cleanup_free_ char *fixed = NULL;
+
+        if (utf8_is_valid(s, n))
+                return json_object_new_string_len(s, (int) n);
+        fixed = utf8_make_valid(s, n);
+        return fixed ? json_object_new_string(fixed) : NULL;
+}
+
+static Hashmap *user_cache;
+
+const char *user_name(uint32_t uid) {
+        struct passwd pw, *res = NULL;
+        char buf[4096], *name;
+
+        if (!user_cache && !(user_cache = hashmap_new(&uint64_hash_ops)))
+                return "?";
+        name = hashmap_get(user_cache, INT_TO_KEY(uid));
+        if (name)
+                return name;
+        if (getpwuid_r(uid, &pw, buf, sizeof(buf), &res) == 0 && res)
+                name = strdup(res->pw_name);
+        else if (asprintf(&name, "%" PRIu32, uid) < 0)
+                name = NULL;
+        if (!name || hashmap_put(user_cache, INT_TO_KEY(uid), name) < 0) {
+                free(name);
+                return "?";
+        }
+        return name;
+}
+
+const char *counter_error_text(int error) {
+        switch (-error) {
+        case ENOENT:
+        case EOPNOTSUPP:
+        case ENODEV:
+                return "perf_event_open: the CPU's PMU does not count this event here "
+                       "(no hardware counters, e.g. in a virtual machine)";
+        case EACCES:
+        case EPERM:
+                return "perf_event_open: permission denied (lmkd needs CAP_PERFMON)";
+        case EBUSY:
+                return "perf_event_open: the counter is in use by another tool";
+        case EINVAL:
+                return "perf_event_open: this PMU rejects the event's encoding";
+        default:
+                return strerror(-error);
+        }
+}
+
+static json_object *str_or_null(const char *s) {
+        return s ? json_text(s) : NULL;
+}
+
+static json_object *u64_or_null(bool valid, double v) {
+        return valid ? json_object_new_int64((int64_t) llround(v)) : NULL;
+}
+
+/* Adds cpu_time_ns, cycles, instructions, ipc and "events" for the extra
+ * counters. For sampled rows, times are samples x period and counts are the
+ * windows' rates scaled to that time; for exact totals, scale is 1. */
+static void add_counters(json_object *o, const Interval *iv, double cpu_time_ns, bool have_time, const uint64_t *counts,
+                         const bool *valid, double scale) {
+        const EventSpec *ev = iv->events;
+        size_t n = iv->n_events;
+        json_object *extra = NULL;
+        int ci = -1, ii = -1;
+
+        json_object_object_add(o, "cpu_time_ns", u64_or_null(have_time, cpu_time_ns));
+        for (size_t i = 0; i < n; i++) {
+                if (streq(ev[i].role, "cycles"))
+                        ci = (int) i;
+                else if (streq(ev[i].role, "instructions"))
+                        ii = (int) i;
+                else {
+                        if (!extra)
+                                extra = json_object_new_object();
+                        json_object_object_add(extra, ev[i].role, u64_or_null(valid[i], (double) counts[i] * scale));
+                }
+        }
+        json_object_object_add(o, "cycles", u64_or_null(ci >= 0 && valid[ci], ci >= 0 ? (double) counts[ci] * scale : 0));
+        json_object_object_add(o, "instructions",
+                               u64_or_null(ii >= 0 && valid[ii], ii >= 0 ? (double) counts[ii] * scale : 0));
+        if (ci >= 0 && ii >= 0 && valid[ci] && valid[ii] && counts[ci] > 0)
+                json_object_object_add(o, "ipc", json_object_new_double((double) counts[ii] / (double) counts[ci]));
+        else
+                json_object_object_add(o, "ipc", NULL);
+        if (extra)
+                json_object_object_add(o, "events", extra);
+}
+
+/* Rates at the row's code location from its burst samples: events per
+ * second of each counter, and IPC. */
+static json_object *burst_json(const Interval *iv, const HistRow *row) {
+        json_object *o = json_object_new_object(), *rates = json_object_new_object();
+        const EventSpec *ev;
+        double secs = (double) row->burst_ns / 1e9;
+        int ci = -1, ii = -1;
+        size_t n;
+
+        ev = iv->events;
+        n = iv->n_events;
+        json_object_object_add(o, "samples", json_object_new_int64((int64_t) row->burst_samples));
+        json_object_object_add(o, "window_ns", json_object_new_int64((int64_t) row->burst_ns));
+        for (size_t i = 0; i < n; i++) {
+                bool valid = row->burst_counted[i] > 0 && secs > 0;
+
+                json_object_object_add(rates, ev[i].role,
+                                       valid ? json_object_new_double((double) row->burst_counts[i] / secs) : NULL);
+                if (streq(ev[i].role, "cycles") && valid)
+                        ci = (int) i;
+                if (streq(ev[i].role, "instructions") && valid)
+                        ii = (int) i;
+        }
+        json_object_object_add(o, "per_second", rates);
+        json_object_object_add(o, "ipc", ci >= 0 && ii >= 0 && row->burst_counts[ci] > 0
+                                                 ? json_object_new_double((double) row->burst_counts[ii] /
+                                                                          (double) row->burst_counts[ci])
+                                                 : NULL);
+        return o;
+}
+
+static json_object *row_json(const Interval *iv, const HistRow *row) {
+        json_object *o = json_object_new_object();
+        const Object *obj = row->key.obj;
+        char hex[2 * BUILD_ID_MAX + 1];
+        double time_ns = (double) row->samples * 1e9 / iv->frequency_hz;
+        bool valid[LMK_MAX_COUNTERS];
+
+        json_object_object_add(o, "job", str_or_null(row->key.job));
+        json_object_object_add(o, "step", str_or_null(row->key.step));
+        json_object_object_add(o, "user", json_text(user_name(row->key.uid)));
+        json_object_object_add(o, "uid", json_object_new_int64(row->key.uid));
+        json_object_object_add(o, "comm", json_text(row->key.comm));
+        json_object_object_add(o, "object", json_text(obj->path));
+        json_object_object_add(o, "kind", json_text(row_kind_name(row->key.kind)));
+        if (obj->build_id_size > 0) {
+                buildid_to_hex(obj->build_id, obj->build_id_size, hex);
+                json_object_object_add(o, "build_id", json_text(hex));
+        } else
+                json_object_object_add(o, "build_id", NULL);
+        json_object_object_add(o, "phase", json_text(row->key.phase));
+        json_object_object_add(o, "samples", json_object_new_int64((int64_t) row->samples));
+        for (unsigned i = 0; i < LMK_MAX_COUNTERS; i++)
+                valid[i] = row->counted[i] > 0;
+        add_counters(o, iv, time_ns, true, row->counts, valid,
+                     row->window_ns > 0 ? time_ns / (double) row->window_ns : 0.0);
+        if (row->multiplexed > 0)
+                json_object_object_add(o, "multiplexed_samples", json_object_new_int64((int64_t) row->multiplexed));
+        if (row->burst_samples > 0)
+                json_object_object_add(o, "burst", burst_json(iv, row));
+        return o;
+}
+
+static json_object *total_json(const Interval *iv, const TotalRow *t) {
+        json_object *o = json_object_new_object();
+        bool valid[LMK_MAX_COUNTERS];
+
+        for (unsigned i = 0; i < LMK_MAX_COUNTERS; i++)
+                valid[i] = i < iv->n_events && iv->counters[i].available;
+        json_object_object_add(o, "job", str_or_null(t->key.job));
+        json_object_object_add(o, "step", str_or_null(t->key.step));
+        json_object_object_add(o, "user", json_text(user_name(t->key.uid)));
+        json_object_object_add(o, "uid", json_object_new_int64(t->key.uid));
+        json_object_object_add(o, "comm", json_text(t->key.comm));
+        add_counters(o, iv, (double) t->cpu_time_ns, true, t->counts, valid, 1.0);
+        json_object_object_add(o, "switches", json_object_new_int64((int64_t) t->switches));
+        return o;
+}
+
+static json_object *counters_json(const Interval *iv) {
+        json_object *arr = json_object_new_array();
+        const CounterState *cs = iv->counters;
+        const EventSpec *ev = iv->events;
+        size_t n = iv->n_events;
+
+        for (size_t i = 0; i < n; i++) {
+                json_object *o = json_object_new_object();
+
+                json_object_object_add(o, "role", json_text(ev[i].role));
+                json_object_object_add(o, "event", json_text(ev[i].name));
+                json_object_object_add(o, "source", str_or_null(ev[i].source));
+                json_object_object_add(o, "available", json_object_new_boolean(cs[i].available));
+                if (!cs[i].available) {
+                        json_object_object_add(o, "error", json_text(
+                                ev[i].detail[0] ? ev[i].detail : counter_error_text(cs[i].error)));
+                        json_object_array_add(arr, o);
+                        continue;
+                }
+                json_object_object_add(o, "total", json_object_new_int64((int64_t) cs[i].total));
+                json_object_object_add(o, "in_windows", json_object_new_int64((int64_t) iv->window_counts[i]));
+                json_object_object_add(o, "in_gaps", json_object_new_int64((int64_t) iv->gap_counts[i]));
+                json_object_object_add(o, "running_fraction",
+                                       json_object_new_double(cs[i].enabled_ns ? (double) cs[i].running_ns /
+                                                                                         (double) cs[i].enabled_ns : 0.0));
+                json_object_array_add(arr, o);
+        }
+        return arr;
+}
+
+static json_object *text_or_null(const char *s) {
+        return s && *s ? json_text(s) : NULL;
+}
+
+static json_object *count_or_null(uint32_t v) {
+        return v == JOB_UNSET || v == 0 ? NULL : json_object_new_int64(v);
+}
+
+static json_object *jobs_json(const Interval *iv, TotalRow **totals, size_t nt) {
+        const JobTable *t = iv->jobs;
+        const CounterState *cs = iv->counters;
+        json_object *arr = json_object_new_array();
+        size_t n = iv->n_events;
+        Job *j;
+        size_t i;
+
+        HASHMAP_FOREACH(j, t->jobs, i) {
+                json_object *o, *notes;
+                uint64_t cpu = 0, counts[LMK_MAX_COUNTERS] = {};
+                bool valid[LMK_MAX_COUNTERS];
+
+                if (!j->seen)
+                        continue;
+                /* exact totals: the sum of the job's (step, user, command) totals */
+                for (size_t k = 0; k < nt; k++)
+                        if (totals[k]->key.job && streq(totals[k]->key.job, j->display)) {
+                                cpu += totals[k]->cpu_time_ns;
+                                for (unsigned c = 0; c < LMK_MAX_COUNTERS; c++)
+                                        counts[c] += totals[k]->counts[c];
+                        }
+                for (unsigned c = 0; c < LMK_MAX_COUNTERS; c++)
+                        valid[c] = c < n && cs[c].available;
+                o = json_object_new_object();
+                json_object_object_add(o, "job", json_text(j->display));
+                json_object_object_add(o, "user", text_or_null(j->info.user[0] ? j->info.user :
+                                                               j->info.uid != JOB_UNSET ? user_name(j->info.uid) : NULL));
+                json_object_object_add(o, "uid", j->info.uid == JOB_UNSET ? NULL : json_object_new_int64(j->info.uid));
+                json_object_object_add(o, "account", text_or_null(j->info.account));
+                json_object_object_add(o, "partition", text_or_null(j->info.partition));
+                json_object_object_add(o, "name", text_or_null(j->info.name));
+                json_object_object_add(o, "nodes", count_or_null(j->info.nodes));
+                json_object_object_add(o, "tasks", count_or_null(j->info.tasks));
+                json_object_object_add(o, "cluster", text_or_null(j->info.cluster));
+                notes = json_object_new_object();
+                for (size_t k = 0; k < j->info.notes.n; k++)
+                        json_object_object_add(notes, job_notes_key(&j->info.notes, k),
+                                               json_text(job_notes_value(&j->info.notes, k)));
+                json_object_object_add(o, "notes", notes);
+                json_object_object_add(o, "first_seen", json_object_new_double(j->first_seen));
+                json_object_object_add(o, "last_seen", json_object_new_double(j->last_seen));
+                json_object_object_add(o, "ended", json_object_new_boolean(j->ended));
+                add_counters(o, iv, (double) cpu, true, counts, valid, 1.0);
+                json_object_array_add(arr, o);
+        }
+        return arr;
+}
+
+static json_object *markers_json(const Interval *iv) {
+        json_object *arr = json_object_new_array();
+
+        for (size_t i = 0; i < iv->n_markers_off; i++) {
+                const MarkerOff *x = &iv->markers_off[i];
+                json_object *o = json_object_new_object();
+
+                json_object_object_add(o, "job", x->job[0] ? json_text(x->job) : NULL);
+                json_object_object_add(o, "comm", json_text(x->comm));
+                json_object_object_add(o, "phase", json_text(x->name));
+                json_object_object_add(o, "state", json_text(marker_off_reason(x->reason)));
+                json_object_array_add(arr, o);
+        }
+        return arr;
+}
+
+int interval_add_rows(const Interval *iv, json_object *root) {
+        Histogram *h = iv->hist;
+        _cleanup_free_ HistRow **rows = histogram_sorted(h);
+        _cleanup_free_ TotalRow **totals = NULL;
+        size_t n = histogram_rows(h), nt;
+        json_object *arr;
+
+        totals = histogram_sorted_totals(h, &nt);
+        if (!rows || !totals)
+                return -ENOMEM;
+        arr = json_object_new_array_ext((int) n);
+        for (size_t i = 0; i < n; i++)
+                json_object_array_add(arr, row_json(iv, rows[i]));
+        json_object_object_add(root, "rows", arr);
+        arr = json_object_new_array_ext((int) nt);
+        for (size_t i = 0; i < nt; i++)
+                json_object_array_add(arr, total_json(iv, totals[i]));
+        json_object_object_add(root, "totals", arr);
+        json_object_object_add(root, "counters", counters_json(iv));
+        json_object_object_add(root, "markers", markers_json(iv));
+        json_object_object_add(root, "jobs", jobs_json(iv, totals, nt));
+        return 0;
+}
+
+json_object *interval_lmkd_stats(const Interval *iv) {
+        const MonitorStats *st = &iv->stats;
+        const ProcessTableStats *ps = &iv->procs;
+        json_object *self = json_object_new_object();
+
+        json_object_object_add(self, "proc_scans", json_object_new_int64((int64_t) ps->scans));
+        json_object_object_add(self, "proc_rescans", json_object_new_int64((int64_t) st->rescans));
+        json_object_object_add(self, "bad_map_lines", json_object_new_int64((int64_t) ps->bad_map_lines));
+        json_object_object_add(self, "forks", json_object_new_int64((int64_t) ps->forks));
+        json_object_object_add(self, "execs", json_object_new_int64((int64_t) ps->execs));
+        json_object_object_add(self, "exits", json_object_new_int64((int64_t) ps->exits));
+        json_object_object_add(self, "mmaps", json_object_new_int64((int64_t) ps->mmaps));
+        json_object_object_add(self, "records_lost", json_object_new_int64((int64_t) st->sideband_lost));
+        json_object_object_add(self, "phase_faults", json_object_new_int64((int64_t) st->phase_faults));
+        json_object_object_add(self, "burst_samples", json_object_new_int64((int64_t) st->burst_samples));
+        json_object_object_add(self, "job_notices", json_object_new_int64((int64_t) iv->jobs->notices));
+        json_object_object_add(self, "job_notices_refused",
+                               json_object_new_int64((int64_t) iv->jobs->bad_notices));
+        json_object_object_add(self, "regions_learned", json_object_new_int64((int64_t) st->regions));
+        json_object_object_add(self, "rows_overflowed",
+                               json_object_new_int64((int64_t) histogram_overflowed(iv->hist)));
+        return self;
+}
+

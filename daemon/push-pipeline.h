@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include "lmkd-config.h"
+#include "monitor.h"
+#include "push-thread.h"
+#include "spool.h"
+
+/* The push pipeline: at the end of each interval its batch goes into the
+ * on-disk spool, and the push thread sends the spool to lmk-store. */
+typedef struct Pushing {
+        Spool *spool;
+        Pusher *pusher;
+        char *boot_id;
+        char node[256];
+        double interval_start;          /* Unix time */
+} Pushing;
+
+/* Reads the token, opens the spool and starts the push thread. */
+int pushing_start(Pushing *p, const LmkdConfig *o, const char *host);
+void pushing_done(Pushing *p);
+/* Ends the interval: its batch goes to the spool, and the store is asked. */
+int pushing_flush(Pushing *p, Monitor *m, const LmkdConfig *o);

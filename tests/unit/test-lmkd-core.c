@@ -1,0 +1,277 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* lmkd's middle without BPF or root: samples through attribution into the
+ * histogram, the exact totals from scripted kernel figures, and a closed
+ * interval written as a batch that the store's rules accept. */
+#include <json-c/json.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "attribution.h"
+#include "batch-build.h"
+#include "exact-totals.h"
+#include "histogram.h"
+#include "interval-json.h"
+#include "job-table.h"
+#include "phases.h"
+#include "tests.h"
+#include "utf8.h"
+#include "util.h"
+
+static int no_probes(void *u, const char *path) {
+        return 0;
+}
+
+static int no_marked(void *u, uint32_t pid, int64_t off) {
+        return 0;
+}
+
+static void no_forget(void *u, uint32_t pid) {
+}
+
+typedef struct Node {
+        char proc[64];                  /* an empty /proc: every scan misses */
+        ObjectTable *objects;
+        ProcessTable procs;
+        JobTable jobs;
+        Phases phases;
+        Attribution attribution;
+        Histogram *hist;
+} Node;
+
+static void node_init(Node *n) {
+        snprintf(n->proc, sizeof(n->proc), "/tmp/lmk-test-proc-XXXXXX");
+        ASSERT_NOT_NULL(mkdtemp(n->proc));
+        n->objects = object_table_new();
+        ASSERT_NOT_NULL(n->objects);
+        ASSERT_OK(process_table_init(&n->procs, n->objects, n->proc));
+        ASSERT_OK(jobs_init(&n->jobs));
+        phases_init(&n->phases, &n->procs, &n->jobs, &(const PhaseHooks) {
+                .attach_probes = no_probes, .set_marked = no_marked, .forget_marked = no_forget });
+        n->attribution = (Attribution) { .objects = n->objects, .procs = &n->procs, .jobs = &n->jobs,
+                                         .phases = &n->phases };
+        n->hist = histogram_new(n->objects, 1000);
+        ASSERT_NOT_NULL(n->hist);
+}
+
+static void node_done(Node *n) {
+        histogram_free(n->hist);
+        phases_done(&n->phases);
+        process_table_done(&n->procs);
+        jobs_done(&n->jobs);
+        object_table_free(n->objects);
+        rmdir(n->proc);
+}
+
+static struct lmk_sample sample(uint32_t pid, uint64_t ip, bool kernel) {
+        struct lmk_sample s = {
+                .type = LMK_EVENT_SAMPLE, .pid = pid, .tid = pid, .uid = 1000, .ip = ip, .time_ns = 1000,
+                .flags = kernel ? LMK_SAMPLE_KERNEL : 0,
+        };
+        snprintf(s.comm, sizeof(s.comm), "from-sample");
+        return s;
+}
+
+static const HistRow *row_of(Histogram *h, const char *path) {
+        _cleanup_free_ HistRow **rows = histogram_sorted(h);
+
+        for (size_t i = 0; i < histogram_rows(h); i++)
+                if (streq(rows[i]->key.obj->path, path))
+                        return rows[i];
+        return NULL;
+}
+
+/* Each sample lands in the object its address maps to, or in [kernel],
+ * [idle] or [unknown]; the process's own command name wins over the
+ * sample's. */
+TEST(attribution) {
+        Node n;
+        struct lmk_sample s;
+
+        node_init(&n);
+        ASSERT_OK(process_table_comm(&n.procs, 42, 42, "solver", true));
+        ASSERT_OK(process_table_mmap(&n.procs, 42, 0x400000, 0x10000, 0, 8, 1, 100, "/opt/app/bin/solver"));
+        ASSERT_OK(process_table_mmap(&n.procs, 42, 0x7f0000000000, 0x200000, 0, 8, 1, 101,
+                                     "/usr/lib/libopenblas.so.0"));
+        for (int i = 0; i < 30; i++) {
+                s = sample(42, 0x7f0000001000 + (uint64_t) i * 64, false);
+                ASSERT_OK(attribute_sample(&n.attribution, n.hist, &s, 2000, 0));
+        }
+        for (int i = 0; i < 10; i++) {
+                s = sample(42, 0x401000, false);
+                ASSERT_OK(attribute_sample(&n.attribution, n.hist, &s, 2000, 0));
+        }
+        s = sample(42, 0xffffffff81000000, true);
+        ASSERT_OK(attribute_sample(&n.attribution, n.hist, &s, 2000, 0));
+        s = sample(0, 0xffffffff81000000, true);
+        ASSERT_OK(attribute_sample(&n.attribution, n.hist, &s, 2000, 0));
+        s = sample(42, 0x900000, false); /* nothing mapped there, and no /proc to ask */
+        ASSERT_OK(attribute_sample(&n.attribution, n.hist, &s, 2000, 0));
+
+        ASSERT_EQ(histogram_samples(n.hist), 43);
+        ASSERT_EQ(row_of(n.hist, "/usr/lib/libopenblas.so.0")->samples, 30);
+        ASSERT_EQ(row_of(n.hist, "/usr/lib/libopenblas.so.0")->key.kind, ROW_LIB);
+        ASSERT_STREQ(row_of(n.hist, "/usr/lib/libopenblas.so.0")->key.comm, "solver");
+        ASSERT_EQ(row_of(n.hist, "/opt/app/bin/solver")->samples, 10);
+        ASSERT_EQ(row_of(n.hist, "/opt/app/bin/solver")->key.kind, ROW_EXE);
+        ASSERT_EQ(row_of(n.hist, "[kernel]")->samples, 1);
+        ASSERT_EQ(row_of(n.hist, "[idle]")->samples, 1);
+        ASSERT_EQ(row_of(n.hist, "[unknown]")->samples, 1);
+        ASSERT_EQ(n.attribution.unknown, 1);
+        node_done(&n);
+}
+
+/* Scripted kernel figures: what each walk of the exact totals reads. */
+typedef struct Script {
+        TaskTotals t[4];
+        uint32_t tgid[4];
+        size_t n;
+        uint32_t forgotten[8];
+        size_t n_forgotten;
+} Script;
+
+static int script_read(void *userdata, task_totals_cb_t cb, void *cb_userdata) {
+        Script *sc = userdata;
+
+        for (size_t i = 0; i < sc->n; i++)
+                cb(sc->tgid[i], &sc->t[i], cb_userdata);
+        return 0;
+}
+
+static void script_forget(void *userdata, uint32_t tgid) {
+        Script *sc = userdata;
+
+        if (sc->n_forgotten < 8)
+                sc->forgotten[sc->n_forgotten++] = tgid;
+}
+
+static const TotalRow *total_of(Histogram *h, const char *comm) {
+        _cleanup_free_ TotalRow **t = NULL;
+        size_t n;
+
+        t = histogram_sorted_totals(h, &n);
+        for (size_t i = 0; i < n; i++)
+                if (streq(t[i]->key.comm, comm))
+                        return t[i];
+        return NULL;
+}
+
+/* A process older than lmkd counts from lmkd's start; one born later from
+ * its own start; a figure that dips while a thread exits is not counted
+ * twice when it comes back. */
+TEST(exact_totals) {
+        Script sc = { .n = 2, .tgid = { 7, 8 } };
+        ExactTotals x;
+        Node n;
+
+        node_init(&n);
+        ASSERT_OK(exact_totals_init(&x, &(const TotalsSource) { script_read, script_forget, &sc }, &n.procs, &n.jobs,
+                                    n.hist));
+        x.epoch = 1000;
+        sc.t[0] = (TaskTotals) { .cpu_time_ns = 5000, .switches = 3, .start_ns = 10, .uid = 1, .comm = "old" };
+        sc.t[1] = (TaskTotals) { .cpu_time_ns = 700, .switches = 2, .start_ns = 2000, .uid = 1, .comm = "young" };
+        exact_totals_account(&x);
+        ASSERT_NULL(total_of(n.hist, "old"));           /* a baseline only */
+        ASSERT_EQ(total_of(n.hist, "young")->cpu_time_ns, 700);
+
+        sc.t[0].cpu_time_ns = 6000;
+        sc.t[1].cpu_time_ns = 600;                      /* a thread between the two views */
+        exact_totals_account(&x);
+        ASSERT_EQ(total_of(n.hist, "old")->cpu_time_ns, 1000);
+        ASSERT_EQ(total_of(n.hist, "young")->cpu_time_ns, 700);
+
+        sc.t[1].cpu_time_ns = 900;                      /* back, and 200 ns more */
+        exact_totals_account(&x);
+        ASSERT_EQ(total_of(n.hist, "young")->cpu_time_ns, 900);
+        ASSERT_EQ(total_of(n.hist, "old")->switches, 0);
+
+        /* neither process exists (no /proc, not alive): both are forgotten */
+        ASSERT_EQ(sc.n_forgotten, 0);
+        exact_totals_done(&x);
+        node_done(&n);
+}
+
+static char *gunzip(const void *gz, size_t size) {
+        z_stream z = { .next_in = (Bytef *) gz, .avail_in = (uInt) size };
+        size_t cap = 1 << 20;
+        char *out = malloc(cap);
+
+        ASSERT_NOT_NULL(out);
+        ASSERT_EQ(inflateInit2(&z, 16 + MAX_WBITS), Z_OK);
+        z.next_out = (Bytef *) out;
+        z.avail_out = (uInt) cap - 1;
+        ASSERT_EQ(inflate(&z, Z_FINISH), Z_STREAM_END);
+        out[z.total_out] = '\0';
+        inflateEnd(&z);
+        return out;
+}
+
+static void all_strings_valid(json_object *o) {
+        if (json_object_is_type(o, json_type_string)) {
+                ASSERT_TRUE(utf8_is_valid(json_object_get_string(o), (size_t) json_object_get_string_len(o)));
+        } else if (json_object_is_type(o, json_type_array)) {
+                for (size_t i = 0; i < json_object_array_length(o); i++)
+                        all_strings_valid(json_object_array_get_idx(o, i));
+        } else if (json_object_is_type(o, json_type_object)) {
+                json_object_object_foreach(o, k, v) {
+                        ASSERT_TRUE(utf8_is_valid(k, strlen(k)));
+                        all_strings_valid(v);
+                }
+        }
+}
+
+/* One closed interval, written as a batch: the rows and totals it holds,
+ * and only well-formed UTF-8 even for a process named with stray bytes. */
+TEST(batch_from_interval) {
+        _cleanup_free_ void *gz = NULL;
+        _cleanup_free_ char *text = NULL;
+        json_object *root, *rows, *v;
+        uint64_t sum = 0;
+        Interval iv;
+        size_t size;
+        Node n;
+
+        node_init(&n);
+        ASSERT_OK(process_table_comm(&n.procs, 9, 9, "bad\xff\xfe", true));
+        ASSERT_OK(process_table_mmap(&n.procs, 9, 0x400000, 0x1000, 0, 8, 1, 7, "/tmp/caf\xe9/a.out"));
+        for (int i = 0; i < 5; i++) {
+                struct lmk_sample s = sample(9, 0x400100, false);
+                ASSERT_OK(attribute_sample(&n.attribution, n.hist, &s, 2000, 0));
+        }
+        ASSERT_NOT_NULL(histogram_add_total(n.hist, &(TotalKey) { .comm = "bad\xff", .uid = 0 }, 5000000000,
+                                            (uint64_t[LMK_MAX_COUNTERS]) {}, 4));
+        iv = (Interval) {
+                .start = 1700000000.0, .end = 1700000060.0, .event = "cpu-clock", .frequency_hz = 1.0, .cpus = 2,
+                .hist = n.hist, .jobs = &n.jobs,
+        };
+        ASSERT_OK(batch_build(&iv, &(const BatchInfo) { .node = "cn001", .boot_id = "b", .seq = 3 }, &gz, &size));
+        text = gunzip(gz, size);
+        root = json_tokener_parse(text);
+        ASSERT_NOT_NULL(root);
+        all_strings_valid(root);
+        ASSERT_TRUE(json_object_object_get_ex(root, "format", &v));
+        ASSERT_STREQ(json_object_get_string(v), "lmk-batch");
+        ASSERT_TRUE(json_object_object_get_ex(root, "rows", &rows));
+        for (size_t i = 0; i < json_object_array_length(rows); i++) {
+                json_object *r = json_object_array_get_idx(rows, i);
+
+                ASSERT_TRUE(json_object_object_get_ex(r, "samples", &v));
+                sum += (uint64_t) json_object_get_int64(v);
+                ASSERT_TRUE(json_object_object_get_ex(r, "comm", &v));
+                ASSERT_STREQ(json_object_get_string(v), "bad\xef\xbf\xbd\xef\xbf\xbd");
+                ASSERT_TRUE(json_object_object_get_ex(r, "object", &v));
+                ASSERT_STREQ(json_object_get_string(v), "/tmp/caf\xef\xbf\xbd/a.out");
+        }
+        ASSERT_EQ(sum, 5);
+        ASSERT_TRUE(json_object_object_get_ex(root, "totals", &v));
+        ASSERT_EQ(json_object_array_length(v), 1);
+        json_object_put(root);
+        node_done(&n);
+}
+
+int main(void) {
+        RUN(attribution);
+        RUN(exact_totals);
+        RUN(batch_from_interval);
+        return 0;
+}
