@@ -8,20 +8,20 @@
 /* A process is re-read from /proc after a miss at most this often. */
 #define RESCAN_INTERVAL_NS (UINT64_C(1000000000))
 
-static RowKind row_kind(const Process *p, const Object *o) {
+static CodeKind row_kind(const Process *p, const Object *o) {
         switch (o->kind) {
         case OBJECT_FILE:
-                return p && p->exe == o ? ROW_EXE : ROW_LIB;
+                return p && p->exe == o ? CODE_EXE : CODE_LIB;
         case OBJECT_VDSO:
-                return ROW_LIB;
+                return CODE_LIB;
         case OBJECT_ANON:
-                return ROW_ANON;
+                return CODE_ANON;
         case OBJECT_KERNEL:
-                return ROW_KERNEL;
+                return CODE_KERNEL;
         case OBJECT_IDLE:
-                return ROW_IDLE;
+                return CODE_IDLE;
         default:
-                return ROW_UNKNOWN;
+                return CODE_UNKNOWN;
         }
 }
 
@@ -84,7 +84,7 @@ int attribute_sample(Attribution *a, Histogram *h, const struct lmk_sample *s, u
                 /* the per-CPU idle tasks are all "swapper/N" */
                 key.comm = "swapper";
                 key.obj = object_table_get_special(a->objects, OBJECT_IDLE);
-                key.kind = ROW_IDLE;
+                key.kind = CODE_IDLE;
                 return add_sample(h, &key, s);
         }
 

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "batch-build.h"
+#include "batch-format.h"
 #include "interval-json.h"
 #include "util.h"
 
@@ -19,8 +20,8 @@ int batch_build(const Interval *iv, const BatchInfo *info, void **ret_gz, size_t
         int r;
 
         root = json_object_new_object();
-        json_object_object_add(root, "format", json_object_new_string("lmk-batch"));
-        json_object_object_add(root, "version", json_object_new_int(1));
+        json_object_object_add(root, "format", json_object_new_string(LMK_BATCH_FORMAT));
+        json_object_object_add(root, "version", json_object_new_int(LMK_BATCH_VERSION));
 
         o = json_object_new_object();
         json_object_object_add(o, "node", json_object_new_string(info->node));

@@ -309,10 +309,3 @@ HistRow **histogram_sorted(const Histogram *h) {
         return v;
 }
 
-const char *row_kind_name(RowKind k) {
-        static const char *const names[_ROW_KIND_MAX] = {
-                [ROW_EXE] = "exe", [ROW_LIB] = "lib", [ROW_KERNEL] = "kernel",
-                [ROW_IDLE] = "idle", [ROW_ANON] = "anon", [ROW_UNKNOWN] = "unknown",
-        };
-        return k < _ROW_KIND_MAX ? names[k] : "unknown";
-}

@@ -4,6 +4,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "batch-format.h"
 #include "hashmap.h"
 #include "lmk-bpf.h"
 #include "object.h"
@@ -13,15 +14,6 @@
  * histogram, so a key compares by pointer; everything is released when the
  * interval is flushed, which bounds memory to one interval's distinct rows. */
 
-typedef enum RowKind {
-        ROW_EXE,
-        ROW_LIB,
-        ROW_KERNEL,
-        ROW_IDLE,
-        ROW_ANON,
-        ROW_UNKNOWN,
-        _ROW_KIND_MAX,
-} RowKind;
 
 typedef struct HistKey {
         const char *job;        /* NULL: not in a job */
@@ -30,7 +22,7 @@ typedef struct HistKey {
         const char *phase;      /* "" outside markers */
         Object *obj;
         uint32_t uid;
-        RowKind kind;
+        CodeKind kind;
 } HistKey;
 
 typedef struct HistRow {
@@ -98,4 +90,4 @@ uint64_t histogram_overflowed(const Histogram *h);
  * next change. The caller frees the array, not the rows. */
 HistRow **histogram_sorted(const Histogram *h);
 
-const char *row_kind_name(RowKind k);
+const char *code_kind_to_string(CodeKind k);

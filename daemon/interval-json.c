@@ -151,7 +151,7 @@ static json_object *row_json(const Interval *iv, const HistRow *row) {
         json_object_object_add(o, "uid", json_object_new_int64(row->key.uid));
         json_object_object_add(o, "comm", json_text(row->key.comm));
         json_object_object_add(o, "object", json_text(obj->path));
-        json_object_object_add(o, "kind", json_text(row_kind_name(row->key.kind)));
+        json_object_object_add(o, "kind", json_text(code_kind_to_string(row->key.kind)));
         if (obj->build_id_size > 0) {
                 buildid_to_hex(obj->build_id, obj->build_id_size, hex);
                 json_object_object_add(o, "build_id", json_text(hex));

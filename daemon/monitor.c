@@ -456,7 +456,7 @@ static void settle_interval(Monitor *m, bool final) {
                 .comm = "swapper",
                 .phase = "",
                 .obj = object_table_get_special(m->objects, OBJECT_IDLE),
-                .kind = ROW_IDLE,
+                .kind = CODE_IDLE,
         };
         bool have_stats = sampler_stats(m->sampler, m->bpf_stats) >= 0;
 

@@ -65,7 +65,7 @@ int report_write_table(const Interval *iv, const ReportInfo *info, FILE *f) {
                 const HistRow *row = rows[i];
 
                 fprintf(f, "%9" PRIu64 " %5.1f%%  %-7s %-10.10s %-16s %-16s %s\n", row->samples,
-                        total ? 100.0 * (double) row->samples / (double) total : 0.0, row_kind_name(row->key.kind),
+                        total ? 100.0 * (double) row->samples / (double) total : 0.0, code_kind_to_string(row->key.kind),
                         user_name(row->key.uid), row->key.comm, row->key.phase[0] ? row->key.phase : "-",
                         row->key.obj->path);
         }

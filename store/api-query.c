@@ -63,7 +63,7 @@ static double elapsed(double first, double last) {
         return isnan(first) || isnan(last) ? NAN : last - first;
 }
 
-static int add_job_info(json_object *o, const JobInfo *j) {
+static int add_job_info(json_object *o, const StoredJob *j) {
         int r;
 
         if ((r = json_add(o, "job", json_object_new_string(j->job))) < 0 ||
@@ -192,8 +192,8 @@ static int add_kinds(json_object *o, const JobSummary *js) {
 
         /* Every kind, zero or not, so that clients need not guess. */
         r = json_add(o, "kinds", k);
-        for (int i = 0; r >= 0 && i < _OBJECT_KIND_MAX; i++) {
-                const char *name = object_kind_to_string(i);
+        for (int i = 0; r >= 0 && i < _CODE_KIND_MAX; i++) {
+                const char *name = code_kind_to_string(i);
                 const Share *x = NULL;
                 json_object *e;
 
@@ -322,7 +322,7 @@ void api_objects(Server *s, Request *req, Reply *reply) {
             !arg_time(req, "until", NULL, now, &f.until, reply) ||
             !arg_uint(req, "limit", 1, MAX_LIMIT, &f.limit, reply))
                 return;
-        if (kind && (f.kind = object_kind_from_string(kind)) < 0) {
+        if (kind && (f.kind = code_kind_from_string(kind)) < 0) {
                 reply_error(reply, MHD_HTTP_BAD_REQUEST, "kind",
                             "kind=%s: expected exe, lib, kernel, idle, anon or unknown", kind);
                 return;

@@ -8,25 +8,6 @@
 #include "batch-parse.h"
 #include "utf8.h"
 
-static const char *const object_kinds[_OBJECT_KIND_MAX] = {
-        [OBJECT_EXE] = "exe",
-        [OBJECT_LIB] = "lib",
-        [OBJECT_KERNEL] = "kernel",
-        [OBJECT_IDLE] = "idle",
-        [OBJECT_ANON] = "anon",
-        [OBJECT_UNKNOWN] = "unknown",
-};
-
-const char *object_kind_to_string(ObjectKind k) {
-        return k >= 0 && k < _OBJECT_KIND_MAX ? object_kinds[k] : NULL;
-}
-
-int object_kind_from_string(const char *s) {
-        for (int i = 0; i < _OBJECT_KIND_MAX; i++)
-                if (streq(object_kinds[i], s))
-                        return i;
-        return -EINVAL;
-}
 
 /* Where in the batch we are, so errors can name the field without building a
  * path string for every one of 100,000 valid rows. */
@@ -299,15 +280,15 @@ static int parse_header(json_object *root, Batch *b, BatchError *err) {
         r = get_string(root, TOP, "format", REQUIRED, 0, 64, &format, err);
         if (r < 0)
                 return r;
-        if (!streq(format, BATCH_FORMAT))
-                return fail(err, -EPROTONOSUPPORT, TOP, "format", "must be \"%s\"", BATCH_FORMAT);
+        if (!streq(format, LMK_BATCH_FORMAT))
+                return fail(err, -EPROTONOSUPPORT, TOP, "format", "must be \"%s\"", LMK_BATCH_FORMAT);
         r = get_int(root, TOP, "version", REQUIRED, 0, INT32_MAX, &version, err);
         if (r < 0)
                 return r;
-        if (version != BATCH_VERSION)
+        if (version != LMK_BATCH_VERSION)
                 return fail(err, -EPROTONOSUPPORT, TOP, "version",
                             "version %" PRId64 " is not supported, this store knows version %d",
-                            version, BATCH_VERSION);
+                            version, LMK_BATCH_VERSION);
 
         if ((r = get_object(root, TOP, "batch", true, &o, err)) < 0 ||
             (r = get_string(o, IN("batch"), "node", REQUIRED | IDENT, 1, MAX_NAME, &b->node, err)) < 0 ||
@@ -457,7 +438,7 @@ static int parse_rows(json_object *root, Batch *b, BatchError *err) {
                         return r;
                 if (row->build_id && row->build_id[strspn(row->build_id, "0123456789abcdef")])
                         return fail(err, -EINVAL, w, "build_id", "must be lower-case hex");
-                k = object_kind_from_string(kind);
+                k = code_kind_from_string(kind);
                 if (k < 0)
                         return fail(err, -EINVAL, w, "kind", "must be one of exe, lib, kernel, idle, anon, unknown");
                 row->kind = k;

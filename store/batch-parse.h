@@ -5,15 +5,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "batch-format.h"
 #include "macro.h"
 
 /* A batch as lmkd pushes it (docs/batch-format.md), parsed and validated but
  * not yet stored. Parsing needs no database, so the fuzz target and the unit
  * tests exercise it alone. Strings point into the parsed JSON tree, which the
  * Batch owns: they live until batch_free(). */
-
-#define BATCH_FORMAT "lmk-batch"
-#define BATCH_VERSION 1
 
 #define BATCH_MAX_ROWS 100000u
 #define BATCH_MAX_JOBS 10000u
@@ -43,18 +41,6 @@ typedef struct BatchLimits {
         int64_t samples, cpu_time_ns, cycles, instructions;
 } BatchLimits;
 
-typedef enum ObjectKind {
-        OBJECT_EXE,
-        OBJECT_LIB,
-        OBJECT_KERNEL,
-        OBJECT_IDLE,
-        OBJECT_ANON,
-        OBJECT_UNKNOWN,
-        _OBJECT_KIND_MAX,
-} ObjectKind;
-
-const char *object_kind_to_string(ObjectKind k);
-int object_kind_from_string(const char *s); /* ObjectKind or -EINVAL */
 
 typedef struct BatchNote {
         const char *key;
@@ -75,7 +61,7 @@ typedef struct BatchJob {
 typedef struct BatchRow {
         const char *job; /* NULL: system work */
         const char *step, *user, *comm, *object, *build_id, *phase; /* never NULL; "" when absent */
-        ObjectKind kind;
+        CodeKind kind;
         int64_t samples;
         int64_t cpu_time_ns, cycles, instructions; /* BATCH_NULL when null */
 } BatchRow;

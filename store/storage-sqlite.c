@@ -894,7 +894,7 @@ static int ingest_rows(IngestCtx *x) {
                 if (row->job)
                         job_id = ((JobAcc *) hashmap_get(x->jobs, row->job))->id;
                 if ((r = intern(s, s->object_ids, STMT_OBJECT_SELECT, STMT_OBJECT_INSERT,
-                                row->object, object_kind_to_string(row->kind), row->build_id, 3,
+                                row->object, code_kind_to_string(row->kind), row->build_id, 3,
                                 &object_id)) < 0 ||
                     (r = intern(s, s->phase_ids, STMT_PHASE_SELECT, STMT_PHASE_INSERT,
                                 row->phase, NULL, NULL, 1, &phase_id)) < 0 ||
@@ -1196,11 +1196,11 @@ static void reader_release(SqliteStorage *s, Conn *c) {
         pthread_mutex_unlock(&s->readers_lock);
 }
 
-static int read_job_info(sqlite3_stmt *st, JobInfo *j, int64_t *ret_id) {
+static int read_job_info(sqlite3_stmt *st, StoredJob *j, int64_t *ret_id) {
         int r = 0;
 
         *ret_id = sqlite3_column_int64(st, 0);
-        *j = (JobInfo) {
+        *j = (StoredJob) {
                 .job = column_strdup(st, 1, &r),
                 .cluster = column_strdup(st, 2, &r),
                 .user = column_strdup(st, 3, &r),
@@ -1267,7 +1267,7 @@ static int sqlite_list_jobs(Storage *base, const JobFilter *f, JobList *ret) {
                         l.more = true;
                         break;
                 }
-                r = grow((void **) &l.items, l.n, &alloc, sizeof(JobInfo));
+                r = grow((void **) &l.items, l.n, &alloc, sizeof(StoredJob));
                 if (r < 0)
                         goto finish;
                 r = read_job_info(st, &l.items[l.n++], &id);
@@ -1499,7 +1499,7 @@ static int sqlite_list_objects(Storage *base, const ObjectFilter *f, ObjectList 
         if (r < 0 ||
             (r = bind_int(st, i++, ol.since)) < 0 ||
             (r = bind_int(st, i++, ol.until)) < 0 ||
-            (f->kind >= 0 && (r = bind_text(st, i++, object_kind_to_string(f->kind))) < 0) ||
+            (f->kind >= 0 && (r = bind_text(st, i++, code_kind_to_string(f->kind))) < 0) ||
             (r = bind_int(st, i++, f->limit)) < 0)
                 goto finish;
         while ((rc = sqlite3_step(st)) == SQLITE_ROW) {

@@ -31,25 +31,25 @@ void share_list_free(ShareList *l) {
         *l = (ShareList) {};
 }
 
-void job_info_free(JobInfo *j) {
+void stored_job_free(StoredJob *j) {
         free(j->job);
         free(j->cluster);
         free(j->user);
         free(j->account);
         free(j->partition);
         free(j->name);
-        *j = (JobInfo) {};
+        *j = (StoredJob) {};
 }
 
 void job_list_free(JobList *l) {
         for (size_t i = 0; i < l->n; i++)
-                job_info_free(&l->items[i]);
+                stored_job_free(&l->items[i]);
         free(l->items);
         *l = (JobList) {};
 }
 
 void job_summary_free(JobSummary *s) {
-        job_info_free(&s->info);
+        stored_job_free(&s->info);
         share_list_free(&s->kinds);
         share_list_free(&s->objects);
         share_list_free(&s->phases);

@@ -51,7 +51,7 @@ typedef struct ShareList {
         size_t n;
 } ShareList;
 
-typedef struct JobInfo {
+typedef struct StoredJob {
         char *job, *cluster, *user, *account, *partition, *name;
         int64_t nodes_alloc, tasks; /* STORAGE_NULL when unknown */
         bool ended;
@@ -61,10 +61,10 @@ typedef struct JobInfo {
         int64_t cpu_time_ns, cycles, instructions;
         uint64_t n_nodes;
         int64_t metadata_conflicts; /* later claims that differed from the kept one */
-} JobInfo;
+} StoredJob;
 
 typedef struct JobList {
-        JobInfo *items;
+        StoredJob *items;
         size_t n;
         bool more; /* there are jobs beyond limit */
 } JobList;
@@ -80,7 +80,7 @@ typedef struct Marker {
 } Marker;
 
 typedef struct JobSummary {
-        JobInfo info;
+        StoredJob info;
         ShareList kinds, objects, phases, nodes;
         bool objects_truncated;
         KeyValue *notes;
@@ -98,7 +98,7 @@ typedef struct JobFilter {
 
 typedef struct ObjectFilter {
         int64_t since, until;
-        int kind; /* ObjectKind, or -1 for all */
+        int kind; /* CodeKind, or -1 for all */
         unsigned limit;
 } ObjectFilter;
 
@@ -164,7 +164,7 @@ struct Storage {
 };
 
 void share_list_free(ShareList *l);
-void job_info_free(JobInfo *j);
+void stored_job_free(StoredJob *j);
 void job_list_free(JobList *l);
 void job_summary_free(JobSummary *s);
 void object_list_free(ObjectList *l);

@@ -79,7 +79,7 @@ static void check_batch(const Batch *b) {
                 check_ident(r->build_id);
                 check(r->build_id[strspn(r->build_id, "0123456789abcdef")] == '\0');
                 check_text(r->phase);
-                check(object_kind_to_string(r->kind) != NULL);
+                check(code_kind_to_string(r->kind) != NULL);
                 check(r->samples >= 0 && r->samples <= limits.samples);
                 check_counter(r->cpu_time_ns, limits.cpu_time_ns);
                 check_counter(r->cycles, limits.cycles);

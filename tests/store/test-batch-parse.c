@@ -80,7 +80,7 @@ TEST(good) {
 
         ASSERT_EQ(b->n_rows, 2);
         ASSERT_STREQ(b->rows[0].phase, "timestep/solve");
-        ASSERT_EQ(b->rows[0].kind, OBJECT_EXE);
+        ASSERT_EQ(b->rows[0].kind, CODE_EXE);
         ASSERT_EQ(b->rows[0].samples, 2051);
         ASSERT_EQ(b->rows[0].cpu_time_ns, BATCH_NULL);
         ASSERT_EQ(b->rows[0].cycles, 1000);
@@ -88,7 +88,7 @@ TEST(good) {
         ASSERT_NULL(b->rows[1].job);
         ASSERT_STREQ(b->rows[1].step, "");
         ASSERT_STREQ(b->rows[1].build_id, "");
-        ASSERT_EQ(b->rows[1].kind, OBJECT_IDLE);
+        ASSERT_EQ(b->rows[1].kind, CODE_IDLE);
         ASSERT_EQ(b->total_samples, 2361);
 
         ASSERT_EQ(b->n_markers, 1);

@@ -175,7 +175,7 @@ TEST(lists) {
         ASSERT_STREQ(ol.objects.items[0].name, "[idle]");
         ASSERT_EQ(ol.objects.items[0].samples, 200);
         object_list_free(&ol);
-        of.kind = OBJECT_LIB;
+        of.kind = CODE_LIB;
         ASSERT_OK(s->ops->list_objects(s, &of, &ol));
         ASSERT_EQ(ol.objects.n, 1);
         ASSERT_STREQ(ol.objects.items[0].name, "/lib/libm.so.6");

@@ -110,10 +110,10 @@ TEST(attribution) {
 
         ASSERT_EQ(histogram_samples(n.hist), 43);
         ASSERT_EQ(row_of(n.hist, "/usr/lib/libopenblas.so.0")->samples, 30);
-        ASSERT_EQ(row_of(n.hist, "/usr/lib/libopenblas.so.0")->key.kind, ROW_LIB);
+        ASSERT_EQ(row_of(n.hist, "/usr/lib/libopenblas.so.0")->key.kind, CODE_LIB);
         ASSERT_STREQ(row_of(n.hist, "/usr/lib/libopenblas.so.0")->key.comm, "solver");
         ASSERT_EQ(row_of(n.hist, "/opt/app/bin/solver")->samples, 10);
-        ASSERT_EQ(row_of(n.hist, "/opt/app/bin/solver")->key.kind, ROW_EXE);
+        ASSERT_EQ(row_of(n.hist, "/opt/app/bin/solver")->key.kind, CODE_EXE);
         ASSERT_EQ(row_of(n.hist, "[kernel]")->samples, 1);
         ASSERT_EQ(row_of(n.hist, "[idle]")->samples, 1);
         ASSERT_EQ(row_of(n.hist, "[unknown]")->samples, 1);

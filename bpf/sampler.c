@@ -10,7 +10,7 @@
 
 #include "macro.h"
 #include "perf-ring.h"
-#include "sample.skel.h"
+#include "sampler.skel.h"
 #include "sampler.h"
 
 typedef struct SamplerCpu {
@@ -24,7 +24,7 @@ typedef struct SamplerCpu {
 } SamplerCpu;
 
 struct Sampler {
-        struct sample_bpf *skel;
+        struct sampler_bpf *skel;
         struct ring_buffer *rb;
         SamplerConfig cfg;
         SampleEvent event;      /* resolved: never AUTO */
@@ -117,7 +117,7 @@ int sampler_new(const SamplerConfig *cfg, unsigned n_possible_cpus, sampler_cb_t
                         s->cpus[c].counter_fd[i] = -EBADF;
         }
 
-        s->skel = sample_bpf__open();
+        s->skel = sampler_bpf__open();
         if (!s->skel)
                 return -errno ?: -EINVAL;
         rsz = ring_size(cfg, n_possible_cpus);
@@ -134,7 +134,7 @@ int sampler_new(const SamplerConfig *cfg, unsigned n_possible_cpus, sampler_cb_t
         r = bpf_map__set_max_entries(s->skel->maps.task_acct, cfg->max_tasks ?: 65536);
         if (r < 0)
                 return r;
-        r = sample_bpf__load(s->skel);
+        r = sampler_bpf__load(s->skel);
         if (r < 0)
                 return r;
         /* exact totals from now on, before any sampling: threads that exit
@@ -191,7 +191,7 @@ Sampler *sampler_free(Sampler *s) {
         }
         free(s->liblmk);
         ring_buffer__free(s->rb);
-        sample_bpf__destroy(s->skel);
+        sampler_bpf__destroy(s->skel);
         free(s->cpus);
         free(s);
         return NULL;

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+/* The batch format (docs/batch-format.md): the contract between lmkd, which
+ * writes batches, and lmk-store, which reads them. What both sides must
+ * spell the same lives here and nowhere else. */
+
+#define LMK_BATCH_FORMAT "lmk-batch"
+#define LMK_BATCH_VERSION 1
+
+/* What kind of code a sample ran in: a row's "kind". */
+typedef enum CodeKind {
+        CODE_EXE,               /* the process's main executable */
+        CODE_LIB,               /* a shared library (or the vDSO) */
+        CODE_KERNEL,
+        CODE_IDLE,
+        CODE_ANON,              /* anonymous executable memory: JIT code */
+        CODE_UNKNOWN,           /* no mapping known for the address */
+        _CODE_KIND_MAX,
+} CodeKind;
+
+/* "exe", "lib", "kernel", "idle", "anon", "unknown"; NULL out of range. */
+const char *code_kind_to_string(CodeKind k);
+/* The kind a batch names, or -EINVAL. */
+int code_kind_from_string(const char *s);
