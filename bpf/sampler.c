@@ -75,10 +75,15 @@ static void event_attr(const Sampler *s, SampleEvent ev, struct perf_event_attr 
         }
 }
 
-static size_t ring_size(const SamplerConfig *cfg, unsigned n_cpus) {
-        /* Room for 4 drain intervals of samples from every CPU, so a late
-         * timer does not lose samples; a power of two of at least 64 KiB. */
-        double bytes = cfg->frequency * n_cpus * (cfg->poll_ms / 1000.0) * 4 * (sizeof(struct lmk_sample) + 8);
+static size_t ring_size(const SamplerConfig *cfg, unsigned n_possible_cpus) {
+        /* One drain interval of samples from every CPU: the
+         * program wakes lmkd when a quarter is full, so only a lmkd kept
+         * from running for most of an interval loses samples (counted).
+         * The kernel maps the data twice (for wrap-around), and resident
+         * memory counts both: a larger ring costs lmkd's RSS twice over.
+         * A power of two of at least 64 KiB. */
+        double bytes = cfg->frequency * n_possible_cpus * (cfg->poll_ms / 1000.0) *
+                       (sizeof(struct lmk_sample) + 8) * (1.0 + cfg->burst * LMK_BURST_SAMPLES);
         size_t sz = 64 * 1024;
 
         while (sz < bytes && sz < (size_t) 256 * 1024 * 1024)

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <ctype.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -148,26 +149,64 @@ static int resolve_pfm(EventSpec *e, const char *native) {
 }
 
 #if HAVE_PAPI
-static bool papi_ready;
+/* PAPI is opened when a PAPI_* name needs it, not linked (see events-pfm.c:
+ * the same resident cost for what most configurations never use). */
+static struct {
+        void *dl;
+        int (*disable_component_by_name)(const char *name);
+        int (*library_init)(int version);
+        char *(*strerror)(int code);
+        int (*event_name_to_code)(const char *in, int *out);
+        int (*get_event_info)(int code, PAPI_event_info_t *info);
+        void (*shutdown)(void);
+} papi;
+
+static int papi_open(EventSpec *e) {
+        int r;
+
+        if (papi.dl)
+                return 0;
+        papi.dl = dlopen(PAPI_SONAME, RTLD_NOW | RTLD_LOCAL);
+        if (!papi.dl) {
+                snprintf(e->detail, sizeof(e->detail), "PAPI (%s) cannot be loaded: %s", PAPI_SONAME, dlerror());
+                return -EOPNOTSUPP;
+        }
+        papi.disable_component_by_name = (int (*)(const char *)) dlsym(papi.dl, "PAPI_disable_component_by_name");
+        papi.library_init = (int (*)(int)) dlsym(papi.dl, "PAPI_library_init");
+        papi.strerror = (char *(*)(int)) dlsym(papi.dl, "PAPI_strerror");
+        papi.event_name_to_code = (int (*)(const char *, int *)) dlsym(papi.dl, "PAPI_event_name_to_code");
+        papi.get_event_info = (int (*)(int, PAPI_event_info_t *)) dlsym(papi.dl, "PAPI_get_event_info");
+        papi.shutdown = (void (*)(void)) dlsym(papi.dl, "PAPI_shutdown");
+        if (!papi.disable_component_by_name || !papi.library_init || !papi.strerror || !papi.event_name_to_code ||
+            !papi.get_event_info || !papi.shutdown) {
+                snprintf(e->detail, sizeof(e->detail), "%s lacks the PAPI functions lmkd uses", PAPI_SONAME);
+                dlclose(papi.dl);
+                papi = (typeof(papi)) {};
+                return -EOPNOTSUPP;
+        }
+        /* Only the CPU components matter here; the GPU ones print noise
+         * on machines without GPUs when they initialise. */
+        static const char *const gpu[] = { "rocm", "rocm_smi", "cuda", "nvml", "intel_gpu" };
+        for (size_t i = 0; i < ELEMENTSOF(gpu); i++)
+                (void) papi.disable_component_by_name(gpu[i]);
+        r = papi.library_init(PAPI_VER_CURRENT);
+        if (r != PAPI_VER_CURRENT) {
+                snprintf(e->detail, sizeof(e->detail), "PAPI does not initialise: %s", papi.strerror(r));
+                dlclose(papi.dl);
+                papi = (typeof(papi)) {};
+                return -EOPNOTSUPP;
+        }
+        return 0;
+}
 
 static int resolve_papi(EventSpec *e) {
         PAPI_event_info_t info;
         int code, r;
 
-        if (!papi_ready) {
-                /* Only the CPU components matter here; the GPU ones print
-                 * noise on machines without GPUs when they initialise. */
-                static const char *const gpu[] = { "rocm", "rocm_smi", "cuda", "nvml", "intel_gpu" };
-                for (size_t i = 0; i < ELEMENTSOF(gpu); i++)
-                        (void) PAPI_disable_component_by_name(gpu[i]);
-                r = PAPI_library_init(PAPI_VER_CURRENT);
-                if (r != PAPI_VER_CURRENT) {
-                        snprintf(e->detail, sizeof(e->detail), "PAPI does not initialise: %s", PAPI_strerror(r));
-                        return -EOPNOTSUPP;
-                }
-                papi_ready = true;
-        }
-        if (PAPI_event_name_to_code(e->name, &code) != PAPI_OK || PAPI_get_event_info(code, &info) != PAPI_OK)
+        r = papi_open(e);
+        if (r < 0)
+                return r;
+        if (papi.event_name_to_code(e->name, &code) != PAPI_OK || papi.get_event_info(code, &info) != PAPI_OK)
                 return -ENOENT;
         if (info.count == 0) {
                 snprintf(e->detail, sizeof(e->detail), "PAPI knows %s but finds no native event for it on this machine",
@@ -233,9 +272,11 @@ int event_resolve(EventSpec *e) {
 
 void event_resolve_done(void) {
 #if HAVE_PAPI
-        if (papi_ready)
-                PAPI_shutdown();
-        papi_ready = false;
+        if (papi.dl) {
+                papi.shutdown();
+                dlclose(papi.dl);
+                papi = (typeof(papi)) {};
+        }
 #endif
         pfm_done();
 }

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <malloc.h>
 #include <math.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -419,6 +420,9 @@ static int run(const LmkdConfig *o) {
         start = real_time();
         log_info("Sampling %u CPUs at %g Hz with %s.", monitor_online_cpus(m), o->frequency, monitor_event_name(m));
         report_unavailable_counters(m);
+        /* Loading the BPF object parsed the kernel's BTF (megabytes, freed
+         * since): give those pages back, lmkd lives on the users' budget. */
+        (void) malloc_trim(0);
 
         ep = epoll_create1(EPOLL_CLOEXEC);
         if (ep < 0)
