@@ -113,6 +113,7 @@ struct lmk_sample_stats {
         __u64 bursts;                   /* bursts started */
         __u64 bursts_cut;               /* bursts ended early: another task ran */
         __u64 acct_full;                /* task accounting map full */
+        __u64 thread_exits;             /* recorded in task_acct */
         /* What no sample window covered: from the last sample to the next
          * context switch. Windows plus gaps add up to the counters' totals. */
         __u64 gap_ns;

@@ -239,6 +239,31 @@ int BPF_PROG(lmk_exit, struct task_struct *p, bool group_dead) {
         if (tc)
                 for (__u32 i = 0; i < LMK_MAX_COUNTERS; i++)
                         __sync_fetch_and_add(&a->counts[i], tc->counts[i]);
+        if (n_counters > 0) {
+                /* The thread's last slice: its final switch-out comes after
+                 * this, too late for these totals. From here on the CPU's
+                 * counts belong to whatever runs next. */
+                struct cpu_state *cs = bpf_map_lookup_elem(&cpu_states, &zero);
+                __u64 cur[LMK_MAX_COUNTERS];
+                __u32 mux = 0, both;
+
+                if (cs && cs->switch_time) {
+                        both = read_counters(cur, &mux) & cs->valid;
+                        for (__u32 i = 0; i < LMK_MAX_COUNTERS; i++)
+                                if (both & (1u << i)) {
+                                        __sync_fetch_and_add(&a->counts[i], cur[i] - cs->switch_counts[i]);
+                                        cs->switch_counts[i] = cur[i];
+                                }
+                }
+        }
+        {
+                struct lmk_sample_stats *st = bpf_map_lookup_elem(&stats, &zero);
+
+                /* last: lmkd reads task_acct again only when this moved,
+                 * so the entry must be complete by then */
+                if (st)
+                        __sync_fetch_and_add(&st->thread_exits, 1);
+        }
         return 0;
 }
 

@@ -37,6 +37,14 @@ struct Sampler {
         struct bpf_link *switch_link, *fork_link, *exec_link, *exit_link, *iter_link;
         struct lmk_thread_acct *threads; /* the task iterator's last read */
         size_t alloc_threads;
+        /* task_acct as last read: walking a hash map costs every bucket,
+         * so it is read again only after threads exited or entries went */
+        uint32_t *exited_keys;
+        struct lmk_task_acct *exited_values;
+        size_t n_exited, alloc_exited;
+        uint64_t exits_seen;
+        bool exited_stale;
+        struct lmk_sample_stats *stats_buf;
         struct {
                 char *path;
                 struct bpf_link *links[3];
@@ -122,6 +130,7 @@ int sampler_new(const SamplerConfig *cfg, unsigned n_possible_cpus, sampler_cb_t
                         s->cpus[c].counter_fd[i] = -EBADF;
         }
 
+        s->exited_stale = true;
         s->skel = sampler_bpf__open();
         if (!s->skel)
                 return -errno ?: -EINVAL;
@@ -189,6 +198,9 @@ Sampler *sampler_free(Sampler *s) {
         bpf_link__destroy(s->exit_link);
         bpf_link__destroy(s->iter_link);
         free(s->threads);
+        free(s->exited_keys);
+        free(s->exited_values);
+        free(s->stats_buf);
         for (size_t i = 0; i < s->n_liblmk; i++) {
                 for (int k = 0; k < 3; k++)
                         bpf_link__destroy(s->liblmk[i].links[k]);
@@ -522,42 +534,73 @@ static void add_exited(TaskTotals *t, const struct lmk_task_acct *a) {
         }
 }
 
-int sampler_read_task_acct(Sampler *s, task_totals_cb_t cb, void *userdata) {
+static int read_exited(Sampler *s) {
         enum { CHUNK = 512 };
         int fd = bpf_map__fd(s->skel->maps.task_acct);
-        _cleanup_free_ uint32_t *keys = NULL;
-        _cleanup_free_ uint64_t *order = NULL;
-        _cleanup_free_ struct lmk_task_acct *values = NULL;
-        size_t n_threads = 0, n_exited = 0, alloc_exited = 0;
         uint32_t batch = 0, *in = NULL;
+        uint64_t exits = 0;
+        size_t n = 0;
+
+        if (!s->stats_buf) {
+                s->stats_buf = calloc(s->n_cpus, sizeof(*s->stats_buf));
+                if (!s->stats_buf)
+                        return -ENOMEM;
+        }
+        /* the count first: an exit during the walk makes the next read walk again */
+        if (sampler_stats(s, s->stats_buf) >= 0) {
+                for (unsigned c = 0; c < s->n_cpus; c++)
+                        exits += s->stats_buf[c].thread_exits;
+                if (!s->exited_stale && exits == s->exits_seen)
+                        return 0;
+        }
+        for (;;) {
+                uint32_t k = CHUNK;
+                int r;
+
+                if (n + CHUNK > s->alloc_exited) {
+                        size_t na = MAX(s->alloc_exited * 2, (size_t) CHUNK);
+                        void *v;
+
+                        v = realloc(s->exited_keys, na * sizeof(*s->exited_keys));
+                        if (!v)
+                                return -ENOMEM;
+                        s->exited_keys = v;
+                        v = realloc(s->exited_values, na * sizeof(*s->exited_values));
+                        if (!v)
+                                return -ENOMEM;
+                        s->exited_values = v;
+                        s->alloc_exited = na;
+                }
+                r = bpf_map_lookup_batch(fd, in, &batch, s->exited_keys + n, s->exited_values + n, &k, NULL);
+                if (r < 0 && errno != ENOENT)
+                        return -errno;
+                n += k;
+                if (r < 0) /* ENOENT: that was the last chunk */
+                        break;
+                in = &batch;
+        }
+        s->n_exited = n;
+        s->exits_seen = exits;
+        s->exited_stale = false;
+        return 0;
+}
+
+int sampler_read_task_acct(Sampler *s, task_totals_cb_t cb, void *userdata) {
+        _cleanup_free_ uint64_t *order = NULL;
+        size_t n_threads = 0, n_exited;
+        uint32_t *keys;
+        struct lmk_task_acct *values;
         int r;
 
         /* Exited threads first: a thread that exits between the two reads
          * is then missing from both (a dip the caller rides out) rather
          * than counted twice. */
-        for (;;) {
-                uint32_t n = CHUNK;
-                void *v;
-
-                if (n_exited + CHUNK > alloc_exited) {
-                        alloc_exited = MAX(alloc_exited * 2, (size_t) CHUNK);
-                        v = realloc(keys, alloc_exited * sizeof(*keys));
-                        if (!v)
-                                return -ENOMEM;
-                        keys = v;
-                        v = realloc(values, alloc_exited * sizeof(*values));
-                        if (!v)
-                                return -ENOMEM;
-                        values = v;
-                }
-                r = bpf_map_lookup_batch(fd, in, &batch, keys + n_exited, values + n_exited, &n, NULL);
-                if (r < 0 && errno != ENOENT)
-                        return -errno;
-                n_exited += n;
-                if (r < 0) /* ENOENT: that was the last chunk */
-                        break;
-                in = &batch;
-        }
+        r = read_exited(s);
+        if (r < 0)
+                return r;
+        keys = s->exited_keys;
+        values = s->exited_values;
+        n_exited = s->n_exited;
         r = read_threads(s, &n_threads);
         if (r < 0)
                 return r;
@@ -599,5 +642,6 @@ int sampler_read_task_acct(Sampler *s, task_totals_cb_t cb, void *userdata) {
 }
 
 void sampler_forget_task(Sampler *s, uint32_t tgid) {
-        (void) bpf_map_delete_elem(bpf_map__fd(s->skel->maps.task_acct), &tgid);
+        if (bpf_map_delete_elem(bpf_map__fd(s->skel->maps.task_acct), &tgid) >= 0)
+                s->exited_stale = true;
 }

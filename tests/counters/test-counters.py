@@ -72,7 +72,11 @@ def main():
     log(f"workload: rusage cpu {cpu_ns / 1e9:.3f} s, {faults} faults; lmkd totals cpu {t['cpu_time_ns'] / 1e9:.3f} s, "
         f"task-clock {t['cycles'] / 1e9:.3f} s, page-faults {t['instructions']}")
     check(within(t["cpu_time_ns"], cpu_ns, 0.02), f"cpu_time_ns {t['cpu_time_ns']} vs rusage {cpu_ns:.0f}")
-    check(within(t["cycles"], cpu_ns, 0.02), f"task-clock total {t['cycles']} vs rusage {cpu_ns:.0f}")
+    # task-clock runs on the CPU's clock, including time the hypervisor
+    # stole while the workload was on the CPU; the kernel's CPU time (and so
+    # rusage) leaves steal out (PARAVIRT_TIME_ACCOUNTING): 1-2% here when
+    # the host is busy (see "steal" in /proc/stat).
+    check(within(t["cycles"], cpu_ns, 0.04), f"task-clock total {t['cycles']} vs rusage {cpu_ns:.0f}")
     check(within(t["instructions"], faults, 0.02, 5), f"page-faults total {t['instructions']} vs rusage {faults}")
 
     check(rep["switch_program"], "counters are open, but no program splits them at context switches")
