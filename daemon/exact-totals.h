@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "hashmap.h"
@@ -58,6 +59,12 @@ void exact_totals_done(ExactTotals *x);
 /* Every process's figures from the source: what is new since the last walk
  * goes into the histogram's totals. The first walk sets the baselines. */
 void exact_totals_account(ExactTotals *x);
+/* Whether processes left since the last walk: their figures and names wait
+ * for one. Without any, walks can wait for the interval's end. */
+static inline bool exact_totals_pending(const ExactTotals *x) {
+        return hashmap_size(x->gone) > 0;
+}
+
 /* p leaves the process table before its last figures are read: remember
  * its command and job for them. */
 void exact_totals_process_gone(ExactTotals *x, const Process *p);

@@ -20,8 +20,10 @@
 #define ORDER_MARGIN_NS (20 * UINT64_C(1000000))
 /* An exited process stays this long for samples taken during its exit. */
 #define EXIT_GRACE_NS (UINT64_C(1000000000))
-/* The exact totals are read every few ticks: the walk costs more than a
- * tick's samples at low rates. */
+/* The exact totals are read when an interval closes, and every few ticks
+ * while processes that left wait for their last figures (their names and
+ * jobs are kept until then): a walk visits every thread on the node, which
+ * costs more than a tick's samples at low rates. */
 #define TOTALS_EVERY_TICKS 5
 
 typedef union PendingEvent {
@@ -368,6 +370,36 @@ static int record_cmp(const void *a, const void *b) {
         return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
+/* The ring hands samples over nearly in time order (CPUs interleave only by
+ * the moments between reserving a record and stamping it): an insertion
+ * sort is linear then, where qsort() paid n log n for every tick. A queue
+ * far from order (many adjacent pairs reversed) goes to qsort(). */
+static void sort_events(PendingEvent *v, size_t n) {
+        size_t reversed = 0;
+
+        for (size_t i = 1; i < n; i++)
+                reversed += event_cmp(&v[i - 1], &v[i]) > 0;
+        if (reversed == 0)
+                return;
+        if (reversed > n / 16 + 8) {
+                qsort(v, n, sizeof(*v), event_cmp);
+                return;
+        }
+        for (size_t i = 1; i < n; i++) {
+                PendingEvent e;
+                size_t j = i;
+
+                if (event_cmp(&v[i - 1], &v[i]) <= 0)
+                        continue;
+                e = v[i];
+                while (j > 0 && event_cmp(&v[j - 1], &e) > 0) {
+                        v[j] = v[j - 1];
+                        j--;
+                }
+                v[j] = e;
+        }
+}
+
 int monitor_tick(Monitor *m, bool final) {
         uint64_t now = now_ns(CLOCK_MONOTONIC), point;
         size_t i = 0, j = 0, k;
@@ -403,7 +435,7 @@ int monitor_tick(Monitor *m, bool final) {
 
         /* qsort() wants a valid pointer even for nothing: the queues start empty and NULL */
         if (m->n_pending > 0)
-                qsort(m->pending, m->n_pending, sizeof(*m->pending), event_cmp);
+                sort_events(m->pending, m->n_pending);
         if (m->sb.n_pending > 0)
                 qsort(m->sb.pending, m->sb.n_pending, sizeof(*m->sb.pending), record_cmp);
 
@@ -437,7 +469,7 @@ int monitor_tick(Monitor *m, bool final) {
         if (!final)
                 sampler_rejitter(m->sampler);
         m->last_order_point = final ? now : point;
-        if (final || ++m->ticks % TOTALS_EVERY_TICKS == 0)
+        if (final || (++m->ticks % TOTALS_EVERY_TICKS == 0 && exact_totals_pending(&m->totals)))
                 settle_totals(m);
         phases_tick(&m->phases, now);
         if (m->last_order_point > EXIT_GRACE_NS)

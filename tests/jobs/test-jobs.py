@@ -10,7 +10,9 @@ and a background lmk-workload outside Slurm. lmkd must put each job's
 samples in its own rows (no binary or library of another job), report C's
 steps separately, record B's notes and metadata, keep the background
 process in the system bucket, hear the Prolog/Epilog, and account A's CPU
-time exactly (task-clock in the cycles role against wait4's rusage, 2%).
+time exactly (CPU time against wait4's rusage, 2%; task-clock in the cycles
+role, 4%: it runs on the CPU's clock, steal time included, which rusage
+leaves out).
 
 Usage: test-jobs.py cgroup|linuxproc LMK_NOTIFY SLURM_DIR
 """
@@ -125,7 +127,10 @@ def main():
     log(f"job A lmk-workload: rusage {truth_a['cpu_s']:.3f} s {truth_a['faults']} faults; "
         f"lmkd {cpu:.3f} s, task-clock {clock:.3f} s, {faults} faults")
     check(abs(cpu - truth_a["cpu_s"]) <= 0.02 * truth_a["cpu_s"], "job A CPU time off by more than 2%")
-    check(abs(clock - truth_a["cpu_s"]) <= 0.02 * truth_a["cpu_s"], "job A task-clock off by more than 2%")
+    # task-clock includes time the hypervisor stole, which rusage leaves
+    # out (PARAVIRT_TIME_ACCOUNTING): never below, up to a few per cent above
+    check(-0.02 * truth_a["cpu_s"] <= clock - truth_a["cpu_s"] <= 0.04 * truth_a["cpu_s"],
+          "job A task-clock off by more than its bounds (-2%, +4%)")
     check(jobs[a]["cpu_time_ns"] / 1e9 >= cpu, "job total below its processes' totals")
     log("PASS")
 
