@@ -347,6 +347,16 @@ static int write_report(const Interval *iv, const LmkdConfig *o, const ReportInf
         return 0;
 }
 
+/* A storm of short processes leaves the heap with megabytes free but not
+ * returned (glibc keeps freed pages below live ones): give them back once
+ * there is at least a megabyte of it, so lmkd's RSS returns after a storm. */
+static void trim_heap(void) {
+        struct mallinfo2 mi = mallinfo2();
+
+        if (mi.fordblks > (size_t) 1 << 20)
+                (void) malloc_trim(0);
+}
+
 static void notify(const char *state) {
 #if HAVE_LIBSYSTEMD
         (void) sd_notify(0, state);
@@ -504,6 +514,7 @@ static int run(const LmkdConfig *o) {
                         if (r < 0)
                                 return r;
                         notify("WATCHDOG=1");
+                        trim_heap();
                         if (o->metrics_file)
                                 lmkd_metrics_write(o->metrics_file, m, &push);
                 }

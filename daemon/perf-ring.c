@@ -24,7 +24,10 @@ int perf_ring_open(PerfRing *ring, struct perf_event_attr *attr, int cpu, unsign
         fd = perf_event_open_cpu(attr, cpu, -1);
         if (fd < 0)
                 return fd;
-        base = mmap(NULL, page + data, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        /* The kernel allocated the ring's pages already: mapping them all
+         * now makes lmkd's RSS say so from the start, instead of growing by
+         * the ring's size the first time a process storm fills it. */
+        base = mmap(NULL, page + data, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
         if (base == MAP_FAILED)
                 return -errno;
         *ring = (PerfRing) {
