@@ -19,6 +19,10 @@ const volatile __u64 wakeup_bytes = 64 * 1024;
  * CPUs: the counter of role r on CPU c sits at index r * n_cpus + c. */
 const volatile __u32 n_counters = 0;
 const volatile __u32 n_cpus = 1;
+/* Whether the context-switch program runs (lmkd's --exact-counters): then
+ * it ends every window at a switch; otherwise a sample checks that its
+ * window saw no switch. */
+const volatile __u32 exact_counters = 0;
 /* A sample starts a burst when a random u32 falls below this: 0 = never. */
 const volatile __u32 burst_threshold = 0;
 
@@ -59,6 +63,9 @@ struct cpu_state {
         __u64 window_counts[LMK_MAX_COUNTERS];
         __u32 valid;                    /* counters read at the baselines */
         __u32 multiplexed;
+        __u32 window_tid;               /* the thread the window began with */
+        __u32 _pad0;
+        __u64 window_switches;          /* and its context switches then */
         /* a burst in progress: LMK_BURST_SAMPLES more samples of one thread */
         __u64 burst_time;
         __u64 burst_counts[LMK_MAX_COUNTERS];
@@ -291,11 +298,22 @@ int lmk_tasks(struct bpf_iter__task *ctx) {
         return 0;
 }
 
-/* Closes the current window at a sample. */
+static __always_inline __u64 current_switches(void) {
+        struct task_struct *t = bpf_get_current_task_btf();
+
+        return t->nvcsw + t->nivcsw;
+}
+
+/* Closes the current window at a sample. A window is whole when one thread
+ * ran on this CPU for all of it: with the switch program, every switch
+ * starts a new window; without it, the sample checks that the thread is
+ * the one the window began with and that it did not switch meanwhile. A
+ * window that is not whole counts as a gap. */
 static __always_inline void close_window(struct lmk_sample *s, struct lmk_sample_stats *st) {
         __u32 zero = 0, valid, mux = 0;
         struct cpu_state *cs = bpf_map_lookup_elem(&cpu_states, &zero);
-        __u64 cur[LMK_MAX_COUNTERS];
+        __u64 cur[LMK_MAX_COUNTERS], switches;
+        bool whole;
 
         s->window_ns = 0;
         s->counts_valid = 0;
@@ -305,7 +323,9 @@ static __always_inline void close_window(struct lmk_sample *s, struct lmk_sample
         if (!cs)
                 return;
         valid = read_counters(cur, &mux);
-        if (cs->window_time) {
+        switches = current_switches();
+        whole = exact_counters || (cs->window_tid == s->tid && cs->window_switches == switches);
+        if (cs->window_time && whole) {
                 s->window_ns = s->time_ns - cs->window_time;
                 s->flags |= LMK_SAMPLE_WINDOW;
                 s->counts_valid = valid & cs->valid;
@@ -319,8 +339,15 @@ static __always_inline void close_window(struct lmk_sample *s, struct lmk_sample
                         for (__u32 i = 0; i < LMK_MAX_COUNTERS; i++)
                                 st->window_counts[i] += s->counts[i];
                 }
+        } else if (cs->window_time && st) {
+                st->gap_ns += s->time_ns - cs->window_time;
+                for (__u32 i = 0; i < LMK_MAX_COUNTERS; i++)
+                        if (valid & cs->valid & (1u << i))
+                                st->gap_counts[i] += cur[i] - cs->window_counts[i];
         }
         cs->window_time = s->time_ns;
+        cs->window_tid = s->tid;
+        cs->window_switches = switches;
         for (__u32 i = 0; i < LMK_MAX_COUNTERS; i++)
                 cs->window_counts[i] = cur[i];
         cs->valid = valid;

@@ -139,6 +139,7 @@ int sampler_new(const SamplerConfig *cfg, unsigned n_possible_cpus, sampler_cb_t
         s->skel->rodata->n_counters = (uint32_t) s->n_events;
         s->skel->rodata->n_cpus = n_possible_cpus;
         s->skel->rodata->burst_threshold = (uint32_t) llround(cfg->burst * (double) UINT32_MAX);
+        s->skel->rodata->exact_counters = cfg->exact_counters;
         r = bpf_map__set_max_entries(s->skel->maps.events, (uint32_t) rsz);
         if (r < 0)
                 return r;
@@ -254,8 +255,9 @@ static void open_counters(Sampler *s, int cpu) {
                 s->counters[i].error = 0;
         }
         /* The switch program costs every task on every context switch: it
-         * runs only once there is a counter to split between tasks. */
-        if (!s->switch_link)
+         * runs only when asked for, and once there is a counter to split
+         * between tasks. */
+        if (!s->switch_link && s->cfg.exact_counters)
                 for (size_t i = 0; i < s->n_events; i++)
                         if (c->counter_fd[i] >= 0) {
                                 s->switch_link = bpf_program__attach(s->skel->progs.lmk_switch);

@@ -28,6 +28,7 @@ typedef struct SamplerConfig {
         size_t n_events;
         unsigned max_tasks;     /* processes the exact accounting can track at once */
         double burst;           /* 0..1: fraction of samples followed by a burst */
+        bool exact_counters;    /* split counters at context switches (a program on every switch) */
 } SamplerConfig;
 
 typedef struct Sampler Sampler;

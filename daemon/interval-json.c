@@ -175,7 +175,7 @@ static json_object *total_json(const Interval *iv, const TotalRow *t) {
         bool valid[LMK_MAX_COUNTERS];
 
         for (unsigned i = 0; i < LMK_MAX_COUNTERS; i++)
-                valid[i] = i < iv->n_events && iv->counters[i].available;
+                valid[i] = i < iv->n_events && iv->counters[i].available && iv->switch_program;
         json_object_object_add(o, "job", str_or_null(t->key.job));
         json_object_object_add(o, "step", str_or_null(t->key.step));
         json_object_object_add(o, "user", json_text(user_name(t->key.uid)));
@@ -247,7 +247,7 @@ static json_object *jobs_json(const Interval *iv, TotalRow **totals, size_t nt) 
                                         counts[c] += totals[k]->counts[c];
                         }
                 for (unsigned c = 0; c < LMK_MAX_COUNTERS; c++)
-                        valid[c] = c < n && cs[c].available;
+                        valid[c] = c < n && cs[c].available && iv->switch_program;
                 o = json_object_new_object();
                 json_object_object_add(o, "job", json_text(j->display));
                 json_object_object_add(o, "user", text_or_null(j->info.user[0] ? j->info.user :

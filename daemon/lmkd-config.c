@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "lmkd-config.h"
 #include "util.h"
@@ -93,6 +94,17 @@ static int set_double(double *field, const char *value, double lo, double hi) {
         return 0;
 }
 
+static int set_bool(bool *field, const char *value) {
+        static const char *const yes[] = { "yes", "true", "on", "1" }, *const no[] = { "no", "false", "off", "0" };
+
+        for (size_t i = 0; i < ELEMENTSOF(yes); i++)
+                if (strcasecmp(value, yes[i]) == 0 || strcasecmp(value, no[i]) == 0) {
+                        *field = strcasecmp(value, yes[i]) == 0;
+                        return 0;
+                }
+        return -EINVAL;
+}
+
 static int set_unsigned(unsigned *field, const char *value, unsigned lo, unsigned hi) {
         uint32_t v;
 
@@ -155,6 +167,9 @@ int config_set(LmkdConfig *c, const char *section, const char *key, const char *
         } else if (KEY("sampling", "burst")) {
                 r = set_double(&c->burst, value, 0, 1);
                 *ret_why = "a fraction of samples from 0 to 1";
+        } else if (KEY("sampling", "exact_counters")) {
+                r = set_bool(&c->exact_counters, value);
+                *ret_why = "yes or no";
         } else if (KEY("sampling", "poll_ms")) {
                 r = set_unsigned(&c->poll_ms, value, 10, 60000);
                 *ret_why = "milliseconds from 10 to 60000";

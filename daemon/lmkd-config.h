@@ -15,6 +15,7 @@ typedef struct LmkdConfig {
         SampleEvent event;
         double jitter;                  /* fraction, 0..0.5 */
         double burst;                   /* fraction of samples that start a burst, 0..1 */
+        bool exact_counters;            /* split counters at every context switch */
         unsigned poll_ms;
         EventSpec events[EVENT_MAX];
         size_t n_events;

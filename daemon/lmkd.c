@@ -43,10 +43,13 @@ static void help(void) {
                "      --format json|table   Report format (default: json, table for '-')\n"
                "      --event EVENT         auto, cpu-clock or ref-cycles (default auto:\n"
                "                            unhalted reference cycles where the PMU has them)\n"
-               "  -e, --events LIST         Counters read with each sample and context switch:\n"
+               "  -e, --events LIST         Counters read with each sample:\n"
                "                            perf, PAPI or libpfm4 names, optionally with roles,\n"
                "                            e.g. cycles=task-clock,instructions=page-faults\n"
                "                            (default: cycles,instructions; 'none' for none)\n"
+               "      --exact-counters BOOL Also split the counters at every context switch, for\n"
+               "                            exact counts per process and job (default no: it\n"
+               "                            costs every context switch of every task)\n"
                "      --jitter PERCENT      Vary each CPU's sampling period by up to this much\n"
                "                            so sampling does not lock step with periodic work\n"
                "      --burst FRACTION      After this fraction of samples (0-1, default 0) take\n"
@@ -91,6 +94,7 @@ enum {
         ARG_LIBLMK,
         ARG_NOTIFY_SOCKET,
         ARG_BURST,
+        ARG_EXACT_COUNTERS,
 };
 
 /* Unknown names are configuration errors; known events this machine cannot
@@ -134,6 +138,7 @@ static const struct option options[] = {
         { "events", required_argument, NULL, 'e' },
         { "jitter", required_argument, NULL, ARG_JITTER },
         { "burst", required_argument, NULL, ARG_BURST },
+        { "exact-counters", required_argument, NULL, ARG_EXACT_COUNTERS },
         { "poll-ms", required_argument, NULL, ARG_POLL_MS },
         { "ready-file", required_argument, NULL, ARG_READY_FILE },
         { "proc-root", required_argument, NULL, ARG_PROC_ROOT },
@@ -163,6 +168,7 @@ static const struct {
         { 'e', "sampling", "events", "--events" },
         { ARG_JITTER, "sampling", "jitter", "--jitter" },
         { ARG_BURST, "sampling", "burst", "--burst" },
+        { ARG_EXACT_COUNTERS, "sampling", "exact_counters", "--exact-counters" },
         { ARG_POLL_MS, "sampling", "poll_ms", "--poll-ms" },
         { 'd', "report", "duration", "--duration" },
         { 'o', "report", "output", "--output" },
@@ -373,6 +379,7 @@ static int run(const LmkdConfig *o) {
                         .frequency = o->frequency,
                         .jitter = o->jitter,
                         .burst = o->burst,
+                        .exact_counters = o->exact_counters,
                         .event = o->event,
                         .poll_ms = o->poll_ms,
                         .events = o->events,

@@ -18,12 +18,13 @@ from lmktest import build_path, check, fail, load_json, log, require_bpf, tmpdir
 HZ = 99
 
 
-def run_lmkd(d, events, workload=None):
+def run_lmkd(d, events, workload=None, exact=True):
     out = os.path.join(d, "lmkd.json")
     ready = os.path.join(d, "ready")
     if os.path.exists(ready):
         os.unlink(ready)
-    cmd = [build_path("daemon", "lmkd"), "-F", str(HZ), "-o", out, "--ready-file", ready, "--events", events]
+    cmd = [build_path("daemon", "lmkd"), "-F", str(HZ), "-o", out, "--ready-file", ready, "--events", events,
+           "--exact-counters", "yes" if exact else "no"]
     lmkd = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True)
     wait_ready(ready, proc=lmkd)
     ru = None
@@ -99,10 +100,30 @@ def main():
     est = sum(r["cpu_time_ns"] for r in rows)
     check(within(est, cpu_ns, 0.15), f"sampled cpu_time_ns {est} vs rusage {cpu_ns:.0f}")
 
+    # By default nothing runs at a context switch, even with counters open:
+    # CPU time stays exact (the scheduler's figures), counts per process are
+    # not kept, and windows are only those no switch interrupted (the rest
+    # are gaps, so windows and gaps never exceed the totals).
+    rep, ru, _ = run_lmkd(d, "cycles=task-clock,instructions=page-faults",
+                          [build_path("tests", "sampler", "lmk-workload"), "2", "3"], exact=False)
+    check(not rep["switch_program"], "the context-switch program runs without --exact-counters")
+    cpu_ns = (ru.ru_utime + ru.ru_stime) * 1e9
+    t = [t for t in rep["totals"] if t["comm"] == "lmk-workload"][0]
+    check(within(t["cpu_time_ns"], cpu_ns, 0.02), f"default: cpu_time_ns {t['cpu_time_ns']} vs rusage {cpu_ns:.0f}")
+    check(t["cycles"] is None and t["instructions"] is None, f"default: per-process counts reported: {t}")
+    for c in rep["counters"]:
+        covered = c["in_windows"] + c["in_gaps"]
+        check(c["available"] and c["in_windows"] > 0 and covered <= c["total"],
+              f"default: {c['event']}: windows {c['in_windows']} + gaps {c['in_gaps']} vs total {c['total']}")
+    rows = [r for r in rep["rows"] if r["comm"] == "lmk-workload" and r["cycles"] is not None]
+    check(rows, "default: no row of the workload has a whole window")
+    log(f"default: no switch program; workload cpu {t['cpu_time_ns'] / 1e9:.3f} s vs rusage {cpu_ns / 1e9:.3f} s; "
+        f"{len(rows)} rows with counter windows")
+
     # Hardware events: where the machine cannot count them, lmkd says so once and samples on.
     hw = subprocess.run(["perf", "stat", "-x,", "-e", "cycles", "true"], capture_output=True, text=True)
     has_pmu = "not supported" not in hw.stderr and "<not" not in hw.stderr and hw.returncode == 0
-    rep, _, err = run_lmkd(d, "cycles,instructions")
+    rep, _, err = run_lmkd(d, "cycles,instructions", exact=False)
     check(rep["samples_total"] > 0, "no samples with hardware counters configured")
     for c in rep["counters"]:
         if has_pmu:

@@ -59,6 +59,7 @@ def main():
                      script_env={"LMK_NOTIFY": notify, "LMK_SOCKET": sock}) as s:
         lmkd = subprocess.Popen([build_path("daemon", "lmkd"), "-F", "99", "--notify-socket", sock,
                                  "--events", "cycles=task-clock,instructions=page-faults",
+                                 "--exact-counters", "yes",
                                  "--liblmk", build_path("liblmk", "liblmk.so.1"),
                                  "-o", out, "--ready-file", ready])
         wait_ready(ready, proc=lmkd)

@@ -29,6 +29,11 @@ def main():
     n = sum(got.values())
     log(f"{n} samples of lmk-marked by phase: {got}")
     check(n >= 2000, f"only {n} samples")
+    # Between END("solve") and BEGIN("io") a thread is in "timestep" alone
+    # for a few instructions, outside the time the workload measures: a
+    # sample may land there, rarely (more so under sanitizers).
+    between = got.pop("timestep", 0)
+    check(between <= max(3, 0.005 * n), f"{between} samples between the inner phases")
     check(set(got) <= set(want), f"unexpected phases: {set(got) - set(want)}")
     for phase, share in want.items():
         mine = 100.0 * got.get(phase, 0) / n
