@@ -13,7 +13,7 @@ import signal
 import subprocess
 import time
 
-from lmktest import build_path, check, fail, load_json, log, require_bpf, tmpdir, wait_ready
+from lmktest import StealMeter, build_path, check, fail, load_json, log, require_bpf, tmpdir, wait_ready
 
 HZ = 99
 
@@ -63,8 +63,10 @@ def main():
     log(f"unknown event: {p.stderr.strip()}")
 
     # Software events in the counter roles.
+    steal = StealMeter().start()
     rep, ru, _ = run_lmkd(d, "cycles=task-clock,instructions=page-faults",
                           [build_path("tests", "sampler", "lmk-workload"), "2", "3"])
+    stolen = steal.share()
     cpu_ns = (ru.ru_utime + ru.ru_stime) * 1e9
     faults = ru.ru_minflt + ru.ru_majflt
     tot = [t for t in rep["totals"] if t["comm"] == "lmk-workload"]
@@ -75,10 +77,13 @@ def main():
     check(within(t["cpu_time_ns"], cpu_ns, 0.02), f"cpu_time_ns {t['cpu_time_ns']} vs rusage {cpu_ns:.0f}")
     # task-clock runs on the CPU's clock, including time the hypervisor
     # stole while the workload was on the CPU; the kernel's CPU time (and so
-    # rusage) leaves steal out (PARAVIRT_TIME_ACCOUNTING): 1-2% here when
-    # the host is busy (see "steal" in /proc/stat).
-    check(-0.02 * cpu_ns <= t["cycles"] - cpu_ns <= 0.04 * cpu_ns,
-          f"task-clock total {t['cycles']} vs rusage {cpu_ns:.0f} (bounds -2%, +4%)")
+    # rusage) leaves steal out (PARAVIRT_TIME_ACCOUNTING). The bound allows
+    # twice the node's stolen share meanwhile (the workload's own is not
+    # known), on top of 2%.
+    hi = 0.02 + 2 * stolen
+    log(f"steal meanwhile: {100 * stolen:.2f}% of the node's CPU time")
+    check(-0.02 * cpu_ns <= t["cycles"] - cpu_ns <= hi * cpu_ns,
+          f"task-clock total {t['cycles']} vs rusage {cpu_ns:.0f} (bounds -2%, +{100 * hi:.1f}%)")
     check(within(t["instructions"], faults, 0.02, 5), f"page-faults total {t['instructions']} vs rusage {faults}")
 
     check(rep["switch_program"], "counters are open, but no program splits them at context switches")

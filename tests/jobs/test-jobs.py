@@ -25,7 +25,7 @@ import time
 
 import lmktest
 import slurm
-from lmktest import build_path, check, load_json, log, require_bpf, tmpdir, wait_ready
+from lmktest import StealMeter, build_path, check, load_json, log, require_bpf, tmpdir, wait_ready
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -63,6 +63,7 @@ def main():
                                  "--liblmk", build_path("liblmk", "liblmk.so.1"),
                                  "-o", out, "--ready-file", ready])
         wait_ready(ready, proc=lmkd)
+        steal = StealMeter().start()
         try:
             background = subprocess.Popen([workload, "1", "4"], stdout=subprocess.DEVNULL)
             ru_a = os.path.join(s.workdir(), "rusage-a.json")
@@ -75,6 +76,7 @@ def main():
                 s.wait_done(job, timeout=90)
                 check(s.job_state(job) == "COMPLETED", f"job {job}: {s.job_state(job)}\n{s.output(job)}")
             background.wait(timeout=60)
+            stolen = steal.share()
             time.sleep(2)  # the epilogs' notices and the last exits
         finally:
             lmkd.send_signal(signal.SIGINT)
@@ -129,9 +131,12 @@ def main():
         f"lmkd {cpu:.3f} s, task-clock {clock:.3f} s, {faults} faults")
     check(abs(cpu - truth_a["cpu_s"]) <= 0.02 * truth_a["cpu_s"], "job A CPU time off by more than 2%")
     # task-clock includes time the hypervisor stole, which rusage leaves
-    # out (PARAVIRT_TIME_ACCOUNTING): never below, up to a few per cent above
-    check(-0.02 * truth_a["cpu_s"] <= clock - truth_a["cpu_s"] <= 0.04 * truth_a["cpu_s"],
-          "job A task-clock off by more than its bounds (-2%, +4%)")
+    # out (PARAVIRT_TIME_ACCOUNTING): the bound allows twice the node's
+    # stolen share meanwhile on top of 2%
+    hi = 0.02 + 2 * stolen
+    log(f"steal meanwhile: {100 * stolen:.2f}% of the node's CPU time")
+    check(-0.02 * truth_a["cpu_s"] <= clock - truth_a["cpu_s"] <= hi * truth_a["cpu_s"],
+          f"job A task-clock off by more than its bounds (-2%, +{100 * hi:.1f}%)")
     check(jobs[a]["cpu_time_ns"] / 1e9 >= cpu, "job total below its processes' totals")
     log("PASS")
 
