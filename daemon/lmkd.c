@@ -271,6 +271,7 @@ static int parse_args(int argc, char **argv, LmkdConfig *cfg) {
         return 1;
 }
 
+_printf_(2, 0)
 static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap) {
         static char buf[64 * 1024]; /* verifier logs come in one piece */
         size_t n;

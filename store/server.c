@@ -477,6 +477,7 @@ static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr, socklen
         return conn_guard_admit(s->guard, addr) ? MHD_YES : MHD_NO;
 }
 
+_printf_(2, 0)
 static void on_mhd_log(void *cls, const char *fmt, va_list ap) {
         char buf[512];
 
