@@ -478,7 +478,7 @@ static int read_threads(Sampler *s, size_t *ret_n) {
         /* A bound against a runaway read: far more threads than pid_max allows by default. */
         const size_t max_threads = (size_t) 4 << 20;
         _cleanup_close_ int fd = -EBADF;
-        size_t n = 0, off = 0;
+        size_t off = 0;
 
         fd = bpf_iter_create(bpf_link__fd(s->iter_link));
         if (fd < 0)
@@ -486,7 +486,8 @@ static int read_threads(Sampler *s, size_t *ret_n) {
         for (;;) {
                 ssize_t k;
 
-                if ((off + sizeof(*s->threads)) / sizeof(*s->threads) > s->alloc_threads) {
+                /* room for at least one more record */
+                if (s->alloc_threads * sizeof(*s->threads) - off < sizeof(*s->threads)) {
                         size_t na = MAX(s->alloc_threads * 2, (size_t) 1024);
                         void *v;
 
@@ -508,8 +509,7 @@ static int read_threads(Sampler *s, size_t *ret_n) {
                         break;
                 off += (size_t) k;
         }
-        n = off / sizeof(*s->threads);
-        *ret_n = n;
+        *ret_n = off / sizeof(*s->threads);
         return 0;
 }
 
