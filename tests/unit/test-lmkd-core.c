@@ -165,6 +165,10 @@ TEST(exact_totals) {
         Node n;
 
         node_init(&n);
+        /* both live in the process table: whether some pid 7 or 8 happens
+         * to exist on this machine must not matter */
+        ASSERT_OK(process_table_comm(&n.procs, 7, 7, "old", true));
+        ASSERT_OK(process_table_comm(&n.procs, 8, 8, "young", true));
         ASSERT_OK(exact_totals_init(&x, &(const TotalsSource) { script_read, script_forget, &sc }, &n.procs, &n.jobs,
                                     n.hist));
         x.epoch = 1000;
@@ -185,8 +189,14 @@ TEST(exact_totals) {
         ASSERT_EQ(total_of(n.hist, "young")->cpu_time_ns, 900);
         ASSERT_EQ(total_of(n.hist, "old")->switches, 0);
 
-        /* neither process exists (no /proc, not alive): both are forgotten */
-        ASSERT_EQ(sc.n_forgotten, 0);
+        ASSERT_EQ(sc.n_forgotten, 0);                   /* both still run */
+
+        /* "old" exited long before the order point: its figures go */
+        process_table_exit(&n.procs, 7, 7, 5000);
+        x.order_point = UINT64_C(10000000000);
+        exact_totals_account(&x);
+        ASSERT_EQ(sc.n_forgotten, 1);
+        ASSERT_EQ(sc.forgotten[0], 7);
         exact_totals_done(&x);
         node_done(&n);
 }
