@@ -171,6 +171,7 @@ class Slurm:
         self._start_munge()
         self._write_config()
         self._note_cgroups()
+        self._widen_top_cpuset()
         self._start_daemon("slurmctld", [_find("slurmctld"), "-D", "-c", "-f", self.conf])
         self._start_daemon("slurmd", [_find("slurmd"), "-D", "-N", self.node, "-f", self.conf])
         self._wait_idle()
@@ -380,6 +381,33 @@ class Slurm:
                 if not os.path.exists(p):
                     self._created_cgroups.append(p)
 
+    def _widen_top_cpuset(self):
+        """Gives a top cpuset left by an earlier run every CPU the machine has.
+        In cgroup v1 a CPU taken offline leaves every cpuset but the root and
+        does not come back when it is online again; slurmstepd then cannot
+        give a job's uid cgroup more than what is left, and the job fails with
+        "Slurmd could not execve job" (EACCES on cpuset.cpus)."""
+        if self.mode != "cgroup":
+            return
+        base = "/sys/fs/cgroup/cpuset"
+        try:
+            with open(os.path.join(base, "cpuset.cpus")) as f:
+                cpus = f.read().strip()
+            with open(os.path.join(base, "cpuset.mems")) as f:
+                mems = f.read().strip()
+        except OSError:
+            return
+        for top in ("slurm", "slurm_" + self.node):
+            for name, value in (("cpuset.mems", mems), ("cpuset.cpus", cpus)):
+                p = os.path.join(base, top, name)
+                if not os.path.exists(p):
+                    continue
+                try:
+                    with open(p, "w") as f:
+                        f.write(value)
+                except OSError as e:
+                    raise SlurmError(f"cannot give {p} the machine's {value}: {e}")
+
     def _remove_cgroups(self):
         for top in self._created_cgroups:
             for root, dirs, _ in os.walk(top, topdown=False):
@@ -502,8 +530,13 @@ class Slurm:
         return d
 
     def output(self, job):
-        with open(os.path.join(self.workdir(), f"slurm-{job}.out"), errors="replace") as f:
-            return f.read()
+        """The job's output file, or (when the job never ran far enough to
+        write one) a note and the daemons' logs, for failure messages."""
+        try:
+            with open(os.path.join(self.workdir(), f"slurm-{job}.out"), errors="replace") as f:
+                return f.read()
+        except FileNotFoundError:
+            return f"(job {job} wrote no output file)\n{self.logs()}"
 
     def show_job(self, job):
         """'scontrol show job' as a dict (JobState, UserId, Partition, ...)."""

@@ -5,6 +5,10 @@
 lmkd must stop sampling the CPU, count no idle time for it while it is
 away, and sample it again when it returns: a workload pinned to that CPU
 afterwards is seen, and the sample total matches the CPUs' online time.
+
+Taking a CPU offline removes it from every cgroup v1 cpuset but the root,
+and bringing it back does not return it; the test puts back what it took,
+so later tests (Slurm's task/cgroup) find the machine as it was.
 """
 import os
 import signal
@@ -22,6 +26,37 @@ def set_online(v):
         f.write(str(v))
 
 
+CPUSET_V1 = "/sys/fs/cgroup/cpuset"
+
+
+def cpusets():
+    """Every cgroup v1 cpuset's directory and CPU list, parents first."""
+    out = []
+    if not os.path.exists(os.path.join(CPUSET_V1, "cpuset.cpus")):
+        return out
+    for root, _, files in os.walk(CPUSET_V1):
+        if "cpuset.cpus" in files:
+            try:
+                with open(os.path.join(root, "cpuset.cpus")) as f:
+                    out.append((root, f.read().strip()))
+            except OSError:
+                pass
+    return out
+
+
+def restore_cpusets(saved):
+    for d, cpus in saved:
+        if d == CPUSET_V1:
+            continue  # the root follows the online CPUs by itself
+        try:
+            with open(os.path.join(d, "cpuset.cpus"), "w") as f:
+                f.write(cpus)
+        except FileNotFoundError:
+            pass  # removed meanwhile by its owner
+        except OSError as e:
+            log(f"could not give {d} back its CPUs {cpus}: {e}")
+
+
 def main():
     require_bpf()
     if ncpus() < 2 or not os.path.exists(CPU):
@@ -30,6 +65,7 @@ def main():
         set_online(1)
     except OSError as e:
         skip(f"CPU hotplug is not allowed here: {e}")
+    saved = cpusets()
     d = tmpdir()
     out, ready = os.path.join(d, "lmkd.json"), os.path.join(d, "ready")
     lmkd = lmkd_oneshot(HZ, None, out, extra=["--ready-file", ready, "--events", "none"])
@@ -50,6 +86,7 @@ def main():
                        check=True, stdout=subprocess.DEVNULL)
     finally:
         set_online(1)
+        restore_cpusets(saved)
         lmkd.send_signal(signal.SIGINT)
         lmkd.wait(timeout=60)
     t_end = time.monotonic()
