@@ -58,7 +58,11 @@ int64_t jint(json_object *o, const char *key);       /* -1 when absent or null *
 double jnum(json_object *o, const char *key);        /* NAN when absent or null */
 json_object *jget(json_object *o, const char *key);
 
+/* A job's findings, with their advice when asked (cmd-flagged.c). */
+void print_findings(json_object *findings, bool advice);
+
 int do_jobs(Cli *cli, int argc, char **argv);
 int do_job(Cli *cli, int argc, char **argv);
 int do_top(Cli *cli, int argc, char **argv);
 int do_nodes(Cli *cli, int argc, char **argv);
+int do_flagged(Cli *cli, int argc, char **argv);

@@ -186,5 +186,6 @@ int do_job(Cli *cli, int argc, char **argv) {
         print_objects(o);
         print_phases(o);
         print_notes_markers(o);
+        print_findings(jget(o, "findings"), true);
         return 0;
 }

@@ -18,6 +18,7 @@ static const struct {
         { "job", do_job },
         { "top", do_top },
         { "nodes", do_nodes },
+        { "flagged", do_flagged },
 };
 
 static void help(void) {
@@ -27,7 +28,9 @@ static void help(void) {
                "  jobs [--user U] [--since T] [--until T] [--limit N]   List jobs\n"
                "  job ID [--cluster C]                                  Summary of one job\n"
                "  top --libs|--exes|--kind K [--since T] [--limit N]    Site-wide time per object\n"
-               "  nodes                                                 Nodes and their last push\n\n"
+               "  nodes                                                 Nodes and their last push\n"
+               "  flagged [--since T] [--user U] [--rule R] [--severity S] [--limit N]\n"
+               "                                                        Jobs that waste their allocation\n\n"
                "Options (before or after the command):\n"
                "  -j --json              Print the store's JSON answer\n"
                "     --store URL         lmk-store to ask (env LMK_STORE, default %s)\n"

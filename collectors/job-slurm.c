@@ -438,6 +438,7 @@ void job_info_init(JobInfo *info) {
                 .uid = JOB_UNSET,
                 .nodes = JOB_UNSET,
                 .tasks = JOB_UNSET,
+                .cpus_on_node = JOB_UNSET,
         };
 }
 
@@ -493,6 +494,7 @@ int job_info_merge(JobInfo *dst, const JobInfo *src) {
         FILL_STR(dst, src, name);
         FILL_U32(dst, src, nodes);
         FILL_U32(dst, src, tasks);
+        FILL_U32(dst, src, cpus_on_node);
         if (dst->notes.n == 0 && dst->notes.rejected == 0)
                 dst->notes = src->notes;
         return 0;
@@ -526,6 +528,7 @@ typedef enum EnvVar {
         ENV_JOB_NUM_NODES,
         ENV_NNODES,
         ENV_NTASKS,
+        ENV_CPUS_ON_NODE,
         ENV_CLUSTER_NAME,
         ENV_LMK_NOTES,
         _ENV_MAX,
@@ -548,6 +551,7 @@ static const char *const env_names[_ENV_MAX] = {
         [ENV_JOB_NUM_NODES] = "SLURM_JOB_NUM_NODES=",
         [ENV_NNODES] = "SLURM_NNODES=",
         [ENV_NTASKS] = "SLURM_NTASKS=",
+        [ENV_CPUS_ON_NODE] = "SLURM_CPUS_ON_NODE=",
         [ENV_CLUSTER_NAME] = "SLURM_CLUSTER_NAME=",
         [ENV_LMK_NOTES] = "LMK_NOTES=",
 };
@@ -660,6 +664,8 @@ int job_environ_parse(const char *buf, size_t len, JobInfo *ret) {
                 info.nodes = env_u32(val[ENV_NNODES], vlen[ENV_NNODES], false);
         if (val[ENV_NTASKS])
                 info.tasks = env_u32(val[ENV_NTASKS], vlen[ENV_NTASKS], false);
+        if (val[ENV_CPUS_ON_NODE])
+                info.cpus_on_node = env_u32(val[ENV_CPUS_ON_NODE], vlen[ENV_CPUS_ON_NODE], false);
 
         if (val[ENV_JOB_USER])
                 job_text_copy(info.user, sizeof(info.user), val[ENV_JOB_USER], vlen[ENV_JOB_USER]);

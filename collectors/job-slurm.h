@@ -75,6 +75,7 @@ typedef struct JobInfo {
         char cluster[JOB_TEXT_SIZE];
         char name[JOB_NAME_SIZE];
         uint32_t nodes, tasks;
+        uint32_t cpus_on_node;          /* SLURM_CPUS_ON_NODE: the job's CPUs on this node */
         JobNotes notes;
 } JobInfo;
 
@@ -105,8 +106,8 @@ int job_cgroup_read(pid_t pid, JobRef *ret);
  * SLURM_STEP_ID (or SLURM_STEPID), SLURM_ARRAY_JOB_ID, SLURM_ARRAY_TASK_ID,
  * SLURM_HET_JOB_ID, SLURM_HET_JOB_OFFSET, SLURM_JOB_USER, SLURM_JOB_UID,
  * SLURM_JOB_ACCOUNT, SLURM_JOB_PARTITION, SLURM_JOB_NAME,
- * SLURM_JOB_NUM_NODES (or SLURM_NNODES), SLURM_NTASKS, SLURM_CLUSTER_NAME
- * and LMK_NOTES. Ids and numbers that do not parse are left unset; text is
+ * SLURM_JOB_NUM_NODES (or SLURM_NNODES), SLURM_NTASKS, SLURM_CPUS_ON_NODE,
+ * SLURM_CLUSTER_NAME and LMK_NOTES. Ids and numbers that do not parse are left unset; text is
  * cut to its field at a UTF-8 boundary, with control characters and
  * invalid UTF-8 replaced by '?'.
  * Returns 1 and fills *ret when SLURM_JOB_ID holds a valid job id, 0 when

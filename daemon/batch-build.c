@@ -33,6 +33,19 @@ int batch_build(const Interval *iv, const BatchInfo *info, void **ret_gz, size_t
         json_object_object_add(o, "hostname", json_object_new_string(info->node));
         json_object_object_add(o, "cpus", json_object_new_int((int) iv->cpus));
         json_object_object_add(o, "cluster", info->cluster ? json_object_new_string(info->cluster) : NULL);
+        if (info->software) {
+                json_object *a = json_object_new_array();
+
+                for (size_t i = 0; i < info->software->n; i++) {
+                        const NodeFamily *f = &info->software->v[i];
+                        json_object *e = json_object_new_object();
+
+                        json_object_object_add(e, "purpose", json_object_new_string(f->purpose));
+                        json_object_object_add(e, "family", json_object_new_string(f->family));
+                        json_object_array_add(a, e);
+                }
+                json_object_object_add(o, "installed", a);
+        }
         json_object_object_add(root, "node", o);
 
         o = json_object_new_object();

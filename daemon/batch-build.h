@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "interval.h"
+#include "node-software.h"
 #include "push-thread.h"
 #include "spool.h"
 
@@ -18,6 +19,7 @@ typedef struct BatchInfo {
         uint64_t seq;
         const SpoolStats *spool;
         const PushStats *push;
+        const NodeSoftware *software;   /* NULL: not looked */
 } BatchInfo;
 
 int batch_build(const Interval *iv, const BatchInfo *info, void **ret_gz, size_t *ret_size);

@@ -258,6 +258,7 @@ static json_object *jobs_json(const Interval *iv, TotalRow **totals, size_t nt) 
                 json_object_object_add(o, "name", text_or_null(j->info.name));
                 json_object_object_add(o, "nodes", count_or_null(j->info.nodes));
                 json_object_object_add(o, "tasks", count_or_null(j->info.tasks));
+                json_object_object_add(o, "cpus_allocated", count_or_null(job_cpus_allocated(j)));
                 json_object_object_add(o, "cluster", text_or_null(j->info.cluster));
                 notes = json_object_new_object();
                 for (size_t k = 0; k < j->info.notes.n; k++)

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "job-cpuset.h"
 #include "job-table.h"
 #include "util.h"
 
@@ -25,6 +26,10 @@ void jobs_done(JobTable *t) {
         *t = (JobTable) {};
 }
 
+uint32_t job_cpus_allocated(const Job *j) {
+        return j->cpus_cgroup != JOB_UNSET ? j->cpus_cgroup : j->info.cpus_on_node;
+}
+
 Job *jobs_get(JobTable *t, const char *id) {
         return hashmap_get(t->jobs, id);
 }
@@ -40,6 +45,7 @@ static Job *job_create(JobTable *t, const JobInfo *info, double now) {
         if (!j)
                 return NULL;
         j->info = *info;
+        j->cpus_cgroup = JOB_UNSET;
         job_info_display_id(&j->info, j->display);
         j->first_seen = j->last_seen = now;
         if (hashmap_put(t->jobs, j->info.job, j) < 0) {
@@ -119,7 +125,8 @@ Job *jobs_resolve(JobTable *t, Process *p, uint32_t uid, double now) {
                  * root's is Slurm's */
                 if (r <= 0 && uid == 0 && streq(p->comm, "slurmstepd"))
                         r = read_stepd_title(p->pid, &ref);
-                if (r > 0 && ref.job[0])
+                bool in_cgroup = r > 0 && ref.job[0];
+                if (in_cgroup)
                         p->job = ref;
                 r = job_environ_read((pid_t) p->pid, &env);
                 /* the environment is the process's to change: believe its job
@@ -139,6 +146,10 @@ Job *jobs_resolve(JobTable *t, Process *p, uint32_t uid, double now) {
                                 /* a process of a job we thought over; lmkd processes samples
                                  * up to a tick late, so the epilog's word stands */
                                 j->ended = j->end_notice;
+                                unsigned cpus;
+                                if (in_cgroup && j->cpus_cgroup == JOB_UNSET &&
+                                    job_cpuset_read((pid_t) p->pid, &cpus) >= 0)
+                                        j->cpus_cgroup = cpus;
                                 if (have_env && !j->environ_read) {
                                         job_merge(j, &env);
                                         j->environ_read = true;

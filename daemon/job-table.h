@@ -18,6 +18,7 @@ typedef struct Job {
         char display[JOB_ID_SIZE];      /* "4711", "4711_3", "4711+1" */
         double first_seen, last_seen;   /* Unix time */
         unsigned live;                  /* processes known to be in it */
+        uint32_t cpus_cgroup;           /* CPUs in its cgroup's cpuset here, JOB_UNSET if unknown */
         bool environ_read;              /* metadata from a process's environment merged */
         bool ended;                     /* the epilog said so, or its last process exited */
         bool end_notice;                /* the epilog said so: samples processed late do not undo it */
@@ -28,6 +29,10 @@ typedef struct JobTable {
         Hashmap *jobs;                  /* info.job → Job* */
         uint64_t notices, bad_notices;
 } JobTable;
+
+/* The CPUs the job was given on this node: its cgroup's cpuset where
+ * Slurm constrains cores, else SLURM_CPUS_ON_NODE; JOB_UNSET when unknown. */
+uint32_t job_cpus_allocated(const Job *j);
 
 int jobs_init(JobTable *t);
 void jobs_done(JobTable *t);

@@ -3,6 +3,7 @@
 
 #include "lmkd-config.h"
 #include "monitor.h"
+#include "node-software.h"
 #include "push-thread.h"
 #include "spool.h"
 
@@ -14,6 +15,7 @@ typedef struct Pushing {
         char *boot_id;
         char node[256];
         double interval_start;          /* Unix time */
+        NodeSoftware software;          /* library families installed here */
 } Pushing;
 
 /* Reads the token, opens the spool and starts the push thread. */

@@ -224,6 +224,8 @@ static int add_nodes(json_object *o, const JobSummary *js) {
                     (r = json_add(e, "node", json_object_new_string(x->name))) < 0 ||
                     (r = json_add(e, "samples", json_object_new_int64(x->samples))) < 0 ||
                     (r = json_add(e, "share", share_of(x->samples, js->info.samples))) < 0 ||
+                    (r = json_add(e, "cpu_seconds", json_number(x->cpu_seconds, TIME_DECIMALS))) < 0 ||
+                    (r = json_add(e, "cpus_allocated", json_int_or_null(x->cpus_alloc))) < 0 ||
                     (r = json_add(e, "first_seen", json_number(x->first_seen, TIME_DECIMALS))) < 0 ||
                     (r = json_add(e, "last_seen", json_number(x->last_seen, TIME_DECIMALS))) < 0)
                         return r;
@@ -297,7 +299,8 @@ void api_job(Server *s, Request *req, Reply *reply) {
             add_share_list(o, "objects", "object", &js.objects, js.info.samples, true) < 0 ||
             json_add(o, "objects_truncated", json_object_new_boolean(js.objects_truncated)) < 0 ||
             add_share_list(o, "phases", "phase", &js.phases, js.info.samples, false) < 0 ||
-            add_notes_markers(o, &js) < 0) {
+            add_notes_markers(o, &js) < 0 ||
+            api_job_findings(s, &js, o) < 0) {
                 job_summary_free(&js);
                 reply_oom(reply);
                 return;

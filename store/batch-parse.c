@@ -271,6 +271,61 @@ static bool add_sum(int64_t *sum, int64_t v) {
         return !__builtin_add_overflow(*sum, v, sum);
 }
 
+/* node.installed: the library families lmkd found on the node
+ * (daemon/node-software.h), as short identifiers. */
+static bool family_name_ok(const char *s) {
+        size_t n = strlen(s);
+
+        if (n == 0 || n > BATCH_MAX_FAMILY_NAME)
+                return false;
+        for (size_t i = 0; i < n; i++)
+                if (!strchr("abcdefghijklmnopqrstuvwxyz0123456789_.+-", s[i]))
+                        return false;
+        return true;
+}
+
+static int parse_installed(json_object *node, Batch *b, BatchError *err) {
+        json_object *a;
+        size_t n;
+
+        if (!json_object_object_get_ex(node, "installed", &a) || json_object_is_type(a, json_type_null))
+                return 0;
+        if (!json_object_is_type(a, json_type_array))
+                return fail(err, -EINVAL, IN("node"), "installed", "must be an array");
+        n = json_object_array_length(a);
+        if (n > BATCH_MAX_INSTALLED)
+                return fail(err, -EINVAL, IN("node"), "installed", "has %zu elements, at most %u are allowed",
+                            n, BATCH_MAX_INSTALLED);
+        if (n == 0) {
+                b->has_installed = true;
+                return 0;
+        }
+        b->installed = calloc(n, sizeof(BatchFamily));
+        if (!b->installed)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                json_object *o = json_object_array_get_idx(a, i);
+                Where w = AT("node.installed", i);
+                BatchFamily *f = &b->installed[i];
+                int r;
+
+                if (!json_object_is_type(o, json_type_object))
+                        return fail(err, -EINVAL, w, NULL, "must be an object");
+                if ((r = get_string(o, w, "purpose", REQUIRED | IDENT, 1, BATCH_MAX_FAMILY_NAME, &f->purpose, err)) < 0 ||
+                    (r = get_string(o, w, "family", REQUIRED | IDENT, 1, BATCH_MAX_FAMILY_NAME, &f->family, err)) < 0)
+                        return r;
+                if (!family_name_ok(f->purpose))
+                        return fail(err, -EINVAL, w, "purpose", "must be 1-%u characters of a-z 0-9 _ . + -",
+                                    BATCH_MAX_FAMILY_NAME);
+                if (!family_name_ok(f->family))
+                        return fail(err, -EINVAL, w, "family", "must be 1-%u characters of a-z 0-9 _ . + -",
+                                    BATCH_MAX_FAMILY_NAME);
+        }
+        b->n_installed = n;
+        b->has_installed = true;
+        return 0;
+}
+
 static int parse_header(json_object *root, Batch *b, BatchError *err) {
         json_object *o;
         const char *format;
@@ -299,7 +354,8 @@ static int parse_header(json_object *root, Batch *b, BatchError *err) {
         if ((r = get_object(root, TOP, "node", true, &o, err)) < 0 ||
             (r = get_string(o, IN("node"), "hostname", NULLABLE | IDENT, 1, MAX_NAME, &b->hostname, err)) < 0 ||
             (r = get_int(o, IN("node"), "cpus", REQUIRED, 1, 1 << 20, &b->cpus, err)) < 0 ||
-            (r = get_string(o, IN("node"), "cluster", NULLABLE | IDENT, 1, MAX_NAME, &b->cluster, err)) < 0)
+            (r = get_string(o, IN("node"), "cluster", NULLABLE | IDENT, 1, MAX_NAME, &b->cluster, err)) < 0 ||
+            (r = parse_installed(o, b, err)) < 0)
                 return r;
 
         if ((r = get_object(root, TOP, "interval", true, &o, err)) < 0 ||
@@ -387,6 +443,7 @@ static int parse_jobs(json_object *root, Batch *b, BatchError *err) {
                     (r = get_string(o, w, "name", NULLABLE, 0, MAX_NAME, &j->name, err)) < 0 ||
                     (r = get_int(o, w, "nodes", NULLABLE, 1, 1 << 24, &j->nodes, err)) < 0 ||
                     (r = get_int(o, w, "tasks", NULLABLE, 0, 1 << 30, &j->tasks, err)) < 0 ||
+                    (r = get_int(o, w, "cpus_allocated", NULLABLE, 1, b->cpus, &j->cpus_allocated, err)) < 0 ||
                     (r = get_double(o, w, "first_seen", OPTIONAL, TIME_MIN, TIME_MAX, &j->first_seen, err)) < 0 ||
                     (r = get_double(o, w, "last_seen", OPTIONAL, TIME_MIN, TIME_MAX, &j->last_seen, err)) < 0 ||
                     (r = get_bool(o, w, "ended", &j->ended, err)) < 0)
@@ -502,6 +559,7 @@ Batch *batch_free(Batch *b) {
         free(b->jobs);
         free(b->rows);
         free(b->markers);
+        free(b->installed);
         json_object_put(b->json);
         free(b);
         return NULL;

@@ -19,6 +19,8 @@
 #define BATCH_MAX_NOTES 32u
 #define BATCH_MAX_NOTES_BYTES 1024u
 #define BATCH_JSON_DEPTH 16
+#define BATCH_MAX_INSTALLED 64u    /* node.installed entries */
+#define BATCH_MAX_FAMILY_NAME 32u
 /* Counter values above 2^53 would lose precision in JSON clients and cannot
  * occur in one interval (2^53 cycles is 35 days of one CPU at 3 GHz). */
 #define BATCH_MAX_COUNTER (UINT64_C(1) << 53)
@@ -52,6 +54,7 @@ typedef struct BatchJob {
         const char *cluster; /* NULL: the node's cluster */
         const char *user, *account, *partition, *name;
         int64_t nodes, tasks;          /* BATCH_NULL when absent */
+        int64_t cpus_allocated;        /* the job's CPUs on this node; BATCH_NULL when absent */
         double first_seen, last_seen;  /* NAN when absent */
         bool ended;
         BatchNote *notes;
@@ -71,6 +74,11 @@ typedef struct BatchMarker {
         const char *comm, *phase, *state;
 } BatchMarker;
 
+/* A library family installed on the node (node.installed[]). */
+typedef struct BatchFamily {
+        const char *purpose, *family;
+} BatchFamily;
+
 typedef struct Batch {
         const char *node, *boot_id;
         int64_t seq;
@@ -80,6 +88,9 @@ typedef struct Batch {
         const char *event;
         double frequency_hz;
         int64_t samples_lost;
+        BatchFamily *installed;
+        size_t n_installed;
+        bool has_installed; /* node.installed was there (maybe empty) */
 
         BatchJob *jobs;
         size_t n_jobs;

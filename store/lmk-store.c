@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #if HAVE_LIBSYSTEMD
 #include <systemd/sd-daemon.h>
@@ -29,6 +30,10 @@ static void help(void) {
                "     --db PATH                  SQLite database (created if missing)\n"
                "     --listen ADDR:PORT         Address to listen on ([::1]:8470, *:8470)\n"
                "     --token-file FILE          Bearer tokens: \"node TOKEN [NODE]\" or \"admin TOKEN\"\n"
+               "     --findings FILE            Rules, thresholds and advice of the findings\n"
+               "                                (default " LMK_SYSCONF_DIR "/findings.conf if there)\n"
+               "     --families FILE            The site's library families (default\n"
+               "                                " LMK_SYSCONF_DIR "/families.conf if there)\n"
                "     --threads N                HTTP worker threads (default 4)\n"
                "     --connection-timeout SEC   Close idle connections after SEC (default 30)\n"
                "     --header-timeout SEC       Answer 408 to a request whose headers take longer\n"
@@ -53,6 +58,8 @@ static const struct option options[] = {
         { "db", required_argument, NULL, 'd' },
         { "listen", required_argument, NULL, 'l' },
         { "token-file", required_argument, NULL, 't' },
+        { "findings", required_argument, NULL, 'f' },
+        { "families", required_argument, NULL, 'F' },
         { "threads", required_argument, NULL, 'T' },
         { "connection-timeout", required_argument, NULL, 'o' },
         { "header-timeout", required_argument, NULL, 'H' },
@@ -166,6 +173,55 @@ static uint64_t watchdog_usec(void) {
         return 0;
 }
 
+/* The findings' rules and the library families, from the configured files
+ * or, where none was named, the defaults in LMK_SYSCONF_DIR when they
+ * exist. A file that cannot be read or parsed is an error: a site that
+ * wrote rules must not silently get the built-in ones. */
+static int load_findings(const StoreConfig *c, FindingsConfig **ret_findings, LibFamilies **ret_families) {
+        _cleanup_free_ FindingsConfig *fc = NULL;
+        _cleanup_free_ LibFamilies *lf = NULL;
+        _cleanup_free_ char *why = NULL;
+        const char *path;
+        int r;
+
+        fc = calloc(1, sizeof(*fc));
+        lf = calloc(1, sizeof(*lf));
+        if (!fc || !lf)
+                return log_oom();
+        r = findings_config_init(fc);
+        if (r < 0)
+                return log_oom();
+        path = c->findings_file ?: LMK_SYSCONF_DIR "/findings.conf";
+        if (c->findings_file || access(path, F_OK) == 0) {
+                r = findings_config_load(fc, path, &why);
+                if (r < 0) {
+                        findings_config_done(fc);
+                        return log_error_errno(r, "Failed to load findings: %s", why ?: path);
+                }
+                log_info("Findings from %s.", path);
+        }
+        r = lib_families_init(lf);
+        if (r < 0) {
+                findings_config_done(fc);
+                return log_oom();
+        }
+        path = c->families_file ?: LMK_SYSCONF_DIR "/families.conf";
+        if (c->families_file || access(path, F_OK) == 0) {
+                r = lib_families_add_file(lf, path, &why);
+                if (r < 0) {
+                        findings_config_done(fc);
+                        lib_families_done(lf);
+                        if (why)
+                                return log_error_errno(r, "Failed to load library families: %s", why);
+                        return log_error_errno(r, "Failed to read library families %s: %m", path);
+                }
+                log_info("Library families from %s: %zu of the site's own.", path, lf->n_site);
+        }
+        *ret_findings = TAKE_PTR(fc);
+        *ret_families = TAKE_PTR(lf);
+        return 0;
+}
+
 /* Waits for signals; pings the watchdog while the database still answers,
  * so that a wedged store gets restarted by systemd. */
 static int run(Server *s, const StoreConfig *c, const sigset_t *mask) {
@@ -193,6 +249,8 @@ static int run(Server *s, const StoreConfig *c, const sigset_t *mask) {
                         return log_error_errno(errno, "Failed to wait for signals: %m");
                 }
                 if (sig == SIGHUP) {
+                        FindingsConfig *fc = NULL;
+                        LibFamilies *lf = NULL;
                         TokenSet *t = NULL;
 
                         notify("RELOADING=1");
@@ -201,6 +259,10 @@ static int run(Server *s, const StoreConfig *c, const sigset_t *mask) {
                                 log_info("Reloaded tokens from %s.", c->token_file);
                         } else
                                 log_warning("Keeping the previous tokens.");
+                        if (load_findings(c, &fc, &lf) >= 0)
+                                server_set_findings(s, fc, lf);
+                        else
+                                log_warning("Keeping the previous findings and library families.");
                         notify("READY=1");
                         continue;
                 }
@@ -255,6 +317,10 @@ int main(int argc, char **argv) {
 
         if (load_tokens(c.token_file, &tokens) < 0)
                 return EXIT_FAILURE;
+        if (load_findings(&c, &s.findings, &s.families) < 0) {
+                token_set_free(tokens);
+                return EXIT_FAILURE;
+        }
 
         r = storage_ops_for(c.db, &ops, &location);
         if (r < 0) {

@@ -29,6 +29,7 @@ static const Route routes[] = {
         { "/api/v1/jobs/", true, "GET", ROLE_ADMIN, api_job },
         { "/api/v1/objects", false, "GET", ROLE_ADMIN, api_objects },
         { "/api/v1/nodes", false, "GET", ROLE_ADMIN, api_nodes },
+        { "/api/v1/findings", false, "GET", ROLE_ADMIN, api_findings },
         { "/metrics", false, "GET", ROLE_NONE, api_metrics },
         { "/healthz", false, "GET", ROLE_NONE, api_healthz },
 };
@@ -501,6 +502,7 @@ int server_start(Server *s) {
         if (s->config.listen.ss_family == AF_INET6)
                 flags |= MHD_USE_IPv6;
         pthread_rwlock_init(&s->tokens_lock, NULL);
+        pthread_rwlock_init(&s->findings_lock, NULL);
         s->metrics.start_time = (int64_t) time(NULL);
         r = conn_guard_new(&guard, &s->metrics, &s->guard);
         if (r < 0)
@@ -533,12 +535,21 @@ uint16_t server_port(Server *s) {
         return info ? info->port : 0;
 }
 
+static void free_findings(Server *s) {
+        findings_config_done(s->findings);
+        free(TAKE_PTR(s->findings));
+        lib_families_done(s->families);
+        free(TAKE_PTR(s->families));
+}
+
 void server_stop(Server *s, unsigned timeout_s) {
         uint64_t deadline;
         MHD_socket fd;
 
-        if (!s->mhd)
+        if (!s->mhd) {
+                free_findings(s); /* handed over, never served */
                 return;
+        }
         fd = MHD_quiesce_daemon(s->mhd);
         if (fd != MHD_INVALID_SOCKET)
                 close(fd);
@@ -554,6 +565,24 @@ void server_stop(Server *s, unsigned timeout_s) {
         token_set_free(s->tokens);
         s->tokens = NULL;
         pthread_rwlock_destroy(&s->tokens_lock);
+        free_findings(s);
+        pthread_rwlock_destroy(&s->findings_lock);
+}
+
+void server_set_findings(Server *s, FindingsConfig *findings, LibFamilies *families) {
+        FindingsConfig *old_findings;
+        LibFamilies *old_families;
+
+        pthread_rwlock_wrlock(&s->findings_lock);
+        old_findings = s->findings;
+        old_families = s->families;
+        s->findings = findings;
+        s->families = families;
+        pthread_rwlock_unlock(&s->findings_lock);
+        findings_config_done(old_findings);
+        free(old_findings);
+        lib_families_done(old_families);
+        free(old_families);
 }
 
 void server_set_tokens(Server *s, TokenSet *tokens) {

@@ -10,6 +10,7 @@
 #include "conn-guard.h"
 #include "metrics.h"
 #include "storage.h"
+#include "findings.h"
 #include "tokens.h"
 
 /* The HTTP side of lmk-store: libmicrohttpd with a pool of worker threads on
@@ -39,6 +40,12 @@ typedef struct Server {
 
         pthread_rwlock_t tokens_lock;
         TokenSet *tokens;
+
+        /* the findings' rules and the library families they use; SIGHUP
+         * swaps both under the write lock */
+        pthread_rwlock_t findings_lock;
+        FindingsConfig *findings;
+        LibFamilies *families;
 
         atomic_size_t buffered;
 } Server;
@@ -89,5 +96,10 @@ void api_jobs(Server *s, Request *req, Reply *reply);
 void api_job(Server *s, Request *req, Reply *reply);
 void api_objects(Server *s, Request *req, Reply *reply);
 void api_nodes(Server *s, Request *req, Reply *reply);
+void api_findings(Server *s, Request *req, Reply *reply);
+/* Adds "findings" to a job's summary. */
+int api_job_findings(Server *s, const JobSummary *js, json_object *o);
+/* Replaces the findings' rules and families (SIGHUP); takes ownership. */
+void server_set_findings(Server *s, FindingsConfig *findings, LibFamilies *families);
 void api_metrics(Server *s, Request *req, Reply *reply);
 void api_healthz(Server *s, Request *req, Reply *reply);

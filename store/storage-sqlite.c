@@ -61,6 +61,7 @@ typedef enum Stmt {
         STMT_OBJECT_HOUR_UPSERT,
         STMT_MARKER_UPSERT,
         STMT_NODE_SUMS,
+        STMT_NODE_INSTALLED,
         STMT_JOB_CURRENT,
         STMT_NOTE_SELECT,
         /* readers */
@@ -160,9 +161,12 @@ static const char *const stmt_sql[_STMT_MAX] = {
                 ADD("job_phases", "samples") ", " ADD("job_phases", "cpu_seconds") ", "
                 ADD_COUNTERS("job_phases") " WHERE " FITS_COUNTERS("job_phases"),
         [STMT_JOB_NODE_UPSERT] =
-                "INSERT INTO job_nodes (job_id, node_id, samples, first_seen, last_seen) "
-                "VALUES (?, ?, ?, ?, ?) "
+                "INSERT INTO job_nodes (job_id, node_id, samples, first_seen, last_seen, cpu_seconds, cpus_alloc) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?) "
                 "ON CONFLICT (job_id, node_id) DO UPDATE SET " ADD("job_nodes", "samples") ", "
+                ADD("job_nodes", "cpu_seconds") ", "
+                "cpus_alloc = CASE WHEN job_nodes.cpus_alloc IS NULL OR excluded.cpus_alloc > job_nodes.cpus_alloc "
+                "THEN coalesce(excluded.cpus_alloc, job_nodes.cpus_alloc) ELSE job_nodes.cpus_alloc END, "
                 "first_seen = CASE WHEN excluded.first_seen < job_nodes.first_seen "
                 "THEN excluded.first_seen ELSE job_nodes.first_seen END, "
                 "last_seen = CASE WHEN excluded.last_seen > job_nodes.last_seen "
@@ -183,6 +187,7 @@ static const char *const stmt_sql[_STMT_MAX] = {
                 "last_seen = CASE WHEN excluded.last_seen > job_markers.last_seen "
                 "THEN excluded.last_seen ELSE job_markers.last_seen END",
         [STMT_NODE_SUMS] = "SELECT samples, samples_lost, batches FROM nodes WHERE name = ?",
+        [STMT_NODE_INSTALLED] = "UPDATE nodes SET installed = ?2 WHERE id = ?1 AND installed IS NOT ?2",
         [STMT_JOB_CURRENT] =
                 "SELECT id, user_name, account, partition_name, name, nodes_alloc, tasks, samples, "
                 "cpu_seconds, cpu_time_ns, cycles, instructions FROM jobs WHERE job = ? AND cluster = ?",
@@ -216,7 +221,7 @@ static const char *const stmt_sql[_STMT_MAX] = {
                 "FROM job_phases jp JOIN phases p ON p.id = jp.phase_id WHERE jp.job_id = ? "
                 "ORDER BY jp.samples DESC, p.path",
         [STMT_JOB_NODES] =
-                "SELECT n.name, jn.samples, jn.first_seen, jn.last_seen "
+                "SELECT n.name, jn.samples, jn.first_seen, jn.last_seen, jn.cpu_seconds, jn.cpus_alloc, n.installed "
                 "FROM job_nodes jn JOIN nodes n ON n.id = jn.node_id WHERE jn.job_id = ? "
                 "ORDER BY n.name",
         [STMT_JOB_NOTES] =
@@ -675,7 +680,23 @@ static int ingest_node(IngestCtx *x, int64_t now) {
         r = step_id(st, &x->node_id);
         if (r == -ENOENT)
                 return overflow(x, "rows", "adding this batch to node %s's sums would overflow", b->node);
-        return r;
+        if (r < 0 || !b->has_installed)
+                return r;
+
+        /* what the node has installed: rewritten only when it changed */
+        _cleanup_free_ char *installed = NULL;
+        size_t len = 0;
+        installed = calloc(1, b->n_installed * (2 * BATCH_MAX_FAMILY_NAME + 2) + 1);
+        if (!installed)
+                return -ENOMEM;
+        for (size_t i = 0; i < b->n_installed; i++)
+                len += (size_t) sprintf(installed + len, "%s%s:%s", i ? " " : "", b->installed[i].purpose,
+                                        b->installed[i].family);
+        if ((r = conn_stmt(&x->s->writer, STMT_NODE_INSTALLED, &st)) < 0 ||
+            (r = bind_int(st, 1, x->node_id)) < 0 ||
+            (r = bind_text(st, 2, installed)) < 0)
+                return r;
+        return step_done(st);
 }
 
 static bool text_differs(sqlite3_stmt *st, int col, const char *claim) {
@@ -866,8 +887,11 @@ static int ingest_jobs(IngestCtx *x) {
                     (r = bind_int(st, 1, j->id)) < 0 ||
                     (r = bind_int(st, 2, x->node_id)) < 0 ||
                     (r = bind_int(st, 3, j->samples)) < 0 ||
-                    (r = bind_double(st, 4, b->start)) < 0 ||
-                    (r = bind_double(st, 5, b->end)) < 0)
+                    /* lmkd's first and last sight of the job here, else the interval */
+                    (r = bind_double(st, 4, m && !isnan(m->first_seen) ? m->first_seen : b->start)) < 0 ||
+                    (r = bind_double(st, 5, m && !isnan(m->last_seen) ? m->last_seen : b->end)) < 0 ||
+                    (r = bind_sum(st, 6, j->cpu_seconds)) < 0 ||
+                    (r = bind_nullable_int(st, 7, m ? m->cpus_allocated : BATCH_NULL)) < 0)
                         return r;
                 r = step_sum(st);
                 if (r == -EOVERFLOW)
@@ -1351,6 +1375,10 @@ static int read_nodes(Conn *c, int64_t job_id, ShareList *ret) {
                 x->samples = sqlite3_column_int64(st, 1);
                 x->first_seen = sqlite3_column_double(st, 2);
                 x->last_seen = sqlite3_column_double(st, 3);
+                x->cpu_seconds = sqlite3_column_double(st, 4);
+                x->cpus_alloc = column_nullable_int(st, 5);
+                if (sqlite3_column_type(st, 6) != SQLITE_NULL && r >= 0)
+                        x->installed = column_strdup(st, 6, &r);
                 x->cpu_time_ns = x->cycles = x->instructions = STORAGE_NULL;
                 if (r < 0)
                         break;

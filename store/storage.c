@@ -26,6 +26,7 @@ void share_list_free(ShareList *l) {
                 free(l->items[i].name);
                 free(l->items[i].kind);
                 free(l->items[i].build_id);
+                free(l->items[i].installed);
         }
         free(l->items);
         *l = (ShareList) {};

@@ -44,6 +44,8 @@ typedef struct Share {
         double cpu_seconds;
         int64_t cpu_time_ns, cycles, instructions;
         double first_seen, last_seen; /* nodes only */
+        int64_t cpus_alloc;           /* nodes only: the job's CPUs there, STORAGE_NULL if unknown */
+        char *installed;              /* nodes only: "purpose:family ..." installed there, or NULL */
 } Share;
 
 typedef struct ShareList {

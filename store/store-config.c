@@ -27,6 +27,8 @@ void store_config_done(StoreConfig *c) {
         free(c->db);
         free(c->listen);
         free(c->token_file);
+        free(c->findings_file);
+        free(c->families_file);
         *c = (StoreConfig) {};
 }
 
@@ -108,6 +110,10 @@ int store_config_set(StoreConfig *c, const char *key, const char *value) {
         }
         if (streq(key, "token-file"))
                 return set_string(value, &c->token_file);
+        if (streq(key, "findings"))
+                return set_string(value, &c->findings_file);
+        if (streq(key, "families"))
+                return set_string(value, &c->families_file);
         if (streq(key, "threads"))
                 return set_uint(value, 1, 256, &c->threads);
         if (streq(key, "connection-timeout"))

@@ -12,6 +12,8 @@ typedef struct StoreConfig {
         char *db;
         char *listen;
         char *token_file;
+        char *findings_file;    /* NULL: LMK_SYSCONF_DIR/findings.conf if it exists */
+        char *families_file;    /* NULL: LMK_SYSCONF_DIR/families.conf if it exists */
         unsigned threads;
         unsigned connection_timeout;
         unsigned header_timeout;
