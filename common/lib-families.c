@@ -219,6 +219,8 @@ int lib_families_add_text(LibFamilies *t, const char *text, size_t len, char **r
         r = parse_table("site table", text, len, &v, &n, ret_error);
         if (r < 0)
                 return r;
+        if (n == 0)
+                return 0; /* comments only, or empty */
         all = reallocarray(NULL, t->n + n, sizeof(*all));
         if (!all) {
                 for (size_t i = 0; i < n; i++)

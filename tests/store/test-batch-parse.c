@@ -106,6 +106,56 @@ TEST(minimal) {
         batch_free(b);
 }
 
+#define NODE_WITH(installed)                                                            \
+        "{\"format\":\"lmk-batch\",\"version\":1,"                                       \
+        "\"batch\":{\"node\":\"cn001\",\"boot_id\":\"b1\",\"seq\":17},"                 \
+        "\"node\":{\"cpus\":48,\"installed\":" installed "},"                               \
+        "\"interval\":{\"start\":1795550400.0,\"end\":1795550460.0},"                   \
+        "\"sampling\":{\"event\":\"cpu-clock\",\"frequency_hz\":1},\"rows\":[]}"
+
+#define JOB_WITH(cpus) "{" HEADER ",\"jobs\":[{\"job\":\"7\",\"cpus_allocated\":" cpus "}],\"rows\":[]}"
+
+/* What the findings need: the job's CPUs on the node, what the node has. */
+TEST(allocation_and_installed) {
+        Batch *b = parse_ok(NODE_WITH("[{\"purpose\":\"blas\",\"family\":\"openblas\"},"
+                                      "{\"purpose\":\"blas-reference\",\"family\":\"netlib\"}]"));
+
+        ASSERT_TRUE(b->has_installed);
+        ASSERT_EQ(b->n_installed, 2);
+        ASSERT_STREQ(b->installed[1].family, "netlib");
+        batch_free(b);
+        b = parse_ok(NODE_WITH("[]"));
+        ASSERT_TRUE(b->has_installed);
+        ASSERT_EQ(b->n_installed, 0);
+        batch_free(b);
+        b = parse_ok(NODE_WITH("null"));
+        ASSERT_FALSE(b->has_installed);
+        batch_free(b);
+        b = parse_ok("{" HEADER ",\"rows\":[]}");
+        ASSERT_FALSE(b->has_installed);
+        batch_free(b);
+
+#define BAD_NODE(x, field) expect_error(NODE_WITH(x), strlen(NODE_WITH(x)), EINVAL, field)
+        BAD_NODE("{}", "node.installed");
+        BAD_NODE("[1]", "node.installed[0]");
+        BAD_NODE("[{\"purpose\":\"blas\"}]", "node.installed[0].family");
+        BAD_NODE("[{\"purpose\":\"BLAS\",\"family\":\"x\"}]", "node.installed[0].purpose");
+        BAD_NODE("[{\"purpose\":\"blas\",\"family\":\"a/b\"}]", "node.installed[0].family");
+        BAD_NODE("[{\"purpose\":\"blas\",\"family\":\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"}]",
+                 "node.installed[0].family");
+#undef BAD_NODE
+
+        b = parse_ok(JOB_WITH("48"));
+        ASSERT_EQ(b->jobs[0].cpus_allocated, 48);
+        batch_free(b);
+        b = parse_ok(JOB_WITH("null"));
+        ASSERT_EQ(b->jobs[0].cpus_allocated, BATCH_NULL);
+        batch_free(b);
+        expect_error(JOB_WITH("49"), strlen(JOB_WITH("49")), EINVAL, "jobs[0].cpus_allocated");
+        expect_error(JOB_WITH("0"), strlen(JOB_WITH("0")), EINVAL, "jobs[0].cpus_allocated");
+        expect_error(JOB_WITH("2.5"), strlen(JOB_WITH("2.5")), EINVAL, "jobs[0].cpus_allocated");
+}
+
 TEST(not_json) {
         EXPECT_ERROR("", EBADMSG, "");
         EXPECT_ERROR("{", EBADMSG, "");
@@ -370,6 +420,7 @@ int main(void) {
         RUN(control_in_identifiers);
         RUN(limits);
         RUN(batch_sums);
+        RUN(allocation_and_installed);
         RUN(good);
         RUN(minimal);
         RUN(not_json);
