@@ -471,10 +471,11 @@ int findings_evaluate(const FindingsConfig *c, const LibFamilies *families, cons
                       FindingList *ret) {
         Eval e = { .c = c, .families = families, .js = js };
 
-        if ((double) js->info.samples >= c->min_samples) {
-                rules_allocation(&e);
+        /* an allocation left idle has no samples at all: only its time on
+         * the node counts (min-elapsed, per node) */
+        rules_allocation(&e);
+        if ((double) js->info.samples >= c->min_samples)
                 rules_time(&e);
-        }
         rule_markers(&e);
         if (e.error < 0) {
                 finding_list_done(&e.out);

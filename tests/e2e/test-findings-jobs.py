@@ -10,6 +10,9 @@ flag the job that triggers each and not its control:
   C  dd with tiny blocks: mostly syscalls  kernel-time
   D  dgemm in the reference BLAS           reference-blas (OpenBLAS is installed)
   E  dgemm in OpenBLAS                     nothing (control for D)
+  F  sleep in a 2-CPU allocation           idle-cores
+  G  all its time in a library the site's  communication
+     families file calls communication
 
 The referee for "how many cores did it keep busy" is each job's own rusage
 over its own wall-clock time (rusage-run.py): lmk's figure must agree with
@@ -24,7 +27,7 @@ import lmktest
 import slurm
 import storetest
 from e2etest import Lmkd
-from lmktest import build_path, check, log, require_bpf, tmpdir
+from lmktest import build_path, check, fail, log, require_bpf, tmpdir
 
 REF_BLAS = "/usr/lib/x86_64-linux-gnu/blas/libblas.so.3"
 OPENBLAS = "/usr/lib/x86_64-linux-gnu/openblas-pthread/libblas.so.3"
@@ -42,14 +45,18 @@ def main():
     os.chmod(d, 0o755)
     sock = os.path.join(d, "lmkd.sock")
     rules = os.path.join(d, "findings.conf")
+    families = os.path.join(d, "families.conf")
     with open(rules, "w") as f:
-        f.write("[general]\nmin-elapsed = 3\nmin-samples = 100\n")
+        # communication above 90%: G (all in liblmktest-a) but not A and B (60%)
+        f.write("[general]\nmin-elapsed = 3\nmin-samples = 100\n[communication]\nthreshold = 0.9\n")
+    with open(families, "w") as f:
+        f.write("comm test-comm liblmktest-a.so*\n")
     mode = "linuxproc" if slurm.cgroup_v1_missing() else "cgroup"
     workload = build_path("tests", "sampler", "lmk-workload")
     dgemm = build_path("tests", "e2e", "lmk-dgemm")
     rusage = os.path.join(lmktest.SOURCE_ROOT, "tests", "jobs", "rusage-run.py")
     env = {"LD_LIBRARY_PATH": build_path("tests", "sampler"), "OPENBLAS_NUM_THREADS": "1"}
-    with storetest.Store(extra=["--findings", rules]) as store, slurm.Slurm(
+    with storetest.Store(extra=["--findings", rules, "--families", families]) as store, slurm.Slurm(
             mode=mode, prolog=os.path.join(lmktest.SOURCE_ROOT, "slurm", "lmk-prolog"),
             epilog=os.path.join(lmktest.SOURCE_ROOT, "slurm", "lmk-epilog"),
             script_env={"LMK_NOTIFY": build_path("slurm", "lmk-notify"), "LMK_SOCKET": sock}) as s:
@@ -63,6 +70,9 @@ def main():
             "C": s.sbatch(f"#!/bin/sh\ntimeout {SECONDS} dd if=/dev/zero of=/dev/null bs=16 status=none\n"
                           "exit 0\n", env=env),
         }
+        jobs["F"] = s.sbatch(f"#!/bin/sh\nsleep {SECONDS}\n", env=env, args=["--cpus-per-task=2"])
+        jobs["G"] = s.sbatch(f"#!/bin/sh\nexec {build_path('tests', 'sampler', 'lmk-shortproc')} {SECONDS * 1000}\n",
+                             env=env)
         if blas:
             jobs["D"] = s.sbatch(f"#!/bin/sh\nexec {dgemm} {REF_BLAS} 160 {SECONDS}\n", env=env)
             jobs["E"] = s.sbatch(f"#!/bin/sh\nexec {dgemm} {OPENBLAS} 160 {SECONDS}\n", env=env)
@@ -75,6 +85,8 @@ def main():
         for name, job in jobs.items():
             summary = store.get_ok(f"/api/v1/jobs/{job}")
             found[name] = {f["rule"]: f for f in summary["findings"]}
+            if not summary["nodes"]:
+                fail(f"job {name} ({job}) has no node in the store: {summary}")
             node = summary["nodes"][0]
             sj = s.show_job(job)
             log(f"job {name}: slurm {sj.get('StartTime')}..{sj.get('EndTime')}, lmk {node['first_seen']}..{node['last_seen']}")
@@ -108,6 +120,11 @@ def main():
           f"job A: {found['A']}")
     check("kernel-time" not in found["A"] and "kernel-time" not in found["B"], f"A, B: {found['A']} {found['B']}")
     check("kernel-time" in found["C"], f"job C (dd, bs=16) not flagged for kernel time: {found['C']}")
+    check(set(found["F"]) == {"idle-cores"} and "uses 0.0 of 2 allocated cores" in found["F"]["idle-cores"]["message"],
+          f"job F (sleep): {found['F']}")
+    check("communication" in found["G"] and "liblmktest-a.so" in found["G"]["communication"]["message"],
+          f"job G (all in the site's communication library): {found['G']}")
+    check(not any("communication" in found[k] for k in "AB"), f"A, B: {found['A']} {found['B']}")
     if blas:
         check("reference-blas" in found["D"], f"job D (reference BLAS) not flagged: {found['D']}")
         check("openblas is installed" in found["D"]["reference-blas"]["message"],
