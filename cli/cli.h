@@ -16,6 +16,7 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(json_object *, json_object_put);
 typedef struct Cli {
         const char *store;      /* base URL */
         const char *token_file;
+        const char *munge_socket;       /* NULL: munged's default */
         char *token;
         bool json;
 } Cli;
@@ -30,6 +31,7 @@ int cli_error(const Cli *cli, int error, const char *fmt, ...);
         { "json", no_argument, NULL, 'j' },                             \
         { "store", required_argument, NULL, 's' },                      \
         { "token-file", required_argument, NULL, 'k' },                 \
+        { "munge-socket", required_argument, NULL, 'm' },               \
         { "help", no_argument, NULL, 'h' }
 #define CLI_COMMON_SHORT "+hj"
 

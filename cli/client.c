@@ -6,6 +6,10 @@
 
 #include "cli.h"
 #include "token-file.h"
+
+#if HAVE_MUNGE
+#include <munge.h>
+#endif
 #include "util.h"
 
 /* A job summary is a few hundred KiB at most; anything far larger is not
@@ -111,6 +115,50 @@ static int build_url(CURL *c, const char *base, const char *path, const char *co
         return 0;
 }
 
+/* Without a token, the user proves who they are with a MUNGE credential
+ * made for this one request (store/identity.h): its payload names the
+ * method and the path as the store sees it, %-decoded. */
+static int munge_header(Cli *cli, const char *path, char **ret) {
+#if HAVE_MUNGE
+        _cleanup_free_ char *payload = NULL;
+        char *decoded, *cred = NULL;
+        munge_ctx_t ctx;
+        munge_err_t e;
+        int r;
+
+        decoded = curl_easy_unescape(NULL, path, 0, NULL);
+        if (!decoded)
+                return cli_error(cli, ENOMEM, "Out of memory.");
+        r = asprintf(&payload, "lmk-store GET %s", decoded);
+        curl_free(decoded);
+        if (r < 0)
+                return cli_error(cli, ENOMEM, "Out of memory.");
+        ctx = munge_ctx_create();
+        if (!ctx)
+                return cli_error(cli, ENOMEM, "Out of memory.");
+        if (cli->munge_socket && munge_ctx_set(ctx, MUNGE_OPT_SOCKET, cli->munge_socket) != EMUNGE_SUCCESS) {
+                munge_ctx_destroy(ctx);
+                return cli_error(cli, EINVAL, "Invalid munged socket %s.", cli->munge_socket);
+        }
+        e = munge_encode(&cred, ctx, payload, (int) strlen(payload));
+        if (e != EMUNGE_SUCCESS) {
+                r = cli_error(cli, EACCES, "Failed to get a MUNGE credential to prove who you are: %s "
+                              "(is munged running? an admin may give --token-file instead)",
+                              munge_ctx_strerror(ctx) ?: munge_strerror(e));
+                munge_ctx_destroy(ctx);
+                free(cred);
+                return r;
+        }
+        munge_ctx_destroy(ctx);
+        r = asprintf(ret, "Authorization: MUNGE %s", cred);
+        free(cred);
+        return r < 0 ? cli_error(cli, ENOMEM, "Out of memory.") : 0;
+#else
+        *ret = NULL;
+        return 0;
+#endif
+}
+
 int cli_get(Cli *cli, const char *path, const char *const *query, json_object **ret) {
         _cleanup_free_ char *url = NULL, *auth = NULL;
         struct curl_slist *headers = NULL;
@@ -138,6 +186,14 @@ int cli_get(Cli *cli, const char *path, const char *const *query, json_object **
                         return cli_error(cli, ENOMEM, "Out of memory.");
                 }
                 headers = curl_slist_append(headers, auth);
+        } else {
+                r = munge_header(cli, path, &auth);
+                if (r < 0) {
+                        curl_easy_cleanup(c);
+                        return r;
+                }
+                if (auth)
+                        headers = curl_slist_append(headers, auth);
         }
         headers = curl_slist_append(headers, "Accept: application/json");
         curl_easy_setopt(c, CURLOPT_URL, url);
@@ -170,8 +226,9 @@ int cli_get(Cli *cli, const char *path, const char *const *query, json_object **
                 const char *msg = jstr(o, "error"), *field = jstr(o, "field");
 
                 if (status == 401)
-                        r = cli_error(cli, EACCES, "%s: %s (give the admin token with --token-file or LMK_TOKEN_FILE)",
-                                      path, msg ?: "unauthorized");
+                        r = cli_error(cli, EACCES, "%s: %s (%s)", path, msg ?: "unauthorized",
+                                      cli->token ? "check the token in --token-file or LMK_TOKEN_FILE" :
+                                      "the store did not accept your MUNGE credential; admins give --token-file");
                 else
                         r = cli_error(cli, status == 404 ? ENOENT : EIO, "%s: %s%s%s (HTTP %ld)", path,
                                       msg ?: "error", field ? ", field " : "", field ?: "", status);

@@ -34,7 +34,10 @@ static void help(void) {
                "Options (before or after the command):\n"
                "  -j --json              Print the store's JSON answer\n"
                "     --store URL         lmk-store to ask (env LMK_STORE, default %s)\n"
-               "     --token-file FILE   File with the admin token (env LMK_TOKEN_FILE)\n"
+               "     --token-file FILE   File with the admin token (env LMK_TOKEN_FILE); without\n"
+               "                         one, lmk proves who you are with MUNGE and the store\n"
+               "                         shows your jobs and those of the accounts you lead\n"
+               "     --munge-socket PATH munged's socket (env LMK_MUNGE_SOCKET)\n"
                "  -h --help              Show this help\n"
                "     --version           Show the version\n\n"
                "T is Unix seconds or an age: 90m, 24h, 7d, 2w. See lmk(1).\n", DEFAULT_STORE);
@@ -67,6 +70,9 @@ int cli_common_option(Cli *cli, int opt, const char *arg) {
         case 's':
                 cli->store = arg;
                 return 1;
+        case 'm':
+                cli->munge_socket = arg;
+                return 1;
         case 'k':
                 cli->token_file = arg;
                 return 1;
@@ -86,6 +92,7 @@ int main(int argc, char **argv) {
         Cli cli = {
                 .store = getenv("LMK_STORE") ?: DEFAULT_STORE,
                 .token_file = getenv("LMK_TOKEN_FILE"),
+                .munge_socket = getenv("LMK_MUNGE_SOCKET"),
         };
         int opt, r;
 

@@ -172,6 +172,7 @@ void api_findings(Server *s, Request *req, Reply *reply) {
         const char *since_arg = request_arg(req, "since") ?: "7d", *until_arg = request_arg(req, "until");
         unsigned limit = FINDINGS_DEFAULT_LIMIT;
         int rule = -1, min_severity = SEVERITY_INFO;
+        _cleanup_free_ char *accounts = NULL;
         SiteFinding *v = NULL;
         size_t n = 0, alloc = 0, scanned = 0, flagged_jobs = 0;
         bool truncated = false;
@@ -210,6 +211,11 @@ void api_findings(Server *s, Request *req, Reply *reply) {
                         return;
                 }
                 limit = (unsigned) l;
+        }
+
+        if (!api_viewer(req, &jf, &accounts)) {
+                reply_oom(reply);
+                return;
         }
 
         /* page through the jobs in the range, most recently seen first; the

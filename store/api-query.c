@@ -107,6 +107,17 @@ static int array_add(json_object *a, json_object *v) {
         return 0;
 }
 
+bool api_viewer(const Request *req, JobFilter *f, char **ret_accounts) {
+        if (req->identity.admin)
+                return true;
+        *ret_accounts = identity_accounts_json(&req->identity);
+        if (!*ret_accounts)
+                return false;
+        f->viewer = req->identity.user;
+        f->viewer_accounts = *ret_accounts;
+        return true;
+}
+
 static const char *const jobs_args[] = { "user", "cluster", "since", "until", "limit", "offset", NULL };
 
 void api_jobs(Server *s, Request *req, Reply *reply) {
@@ -120,6 +131,7 @@ void api_jobs(Server *s, Request *req, Reply *reply) {
                 .until = INT64_MAX,
                 .limit = DEFAULT_LIMIT,
         };
+        _cleanup_free_ char *accounts = NULL;
         JobList l = {};
         int r;
 
@@ -129,6 +141,10 @@ void api_jobs(Server *s, Request *req, Reply *reply) {
             !arg_uint(req, "limit", 1, MAX_LIMIT, &f.limit, reply) ||
             !arg_uint(req, "offset", 0, MAX_OFFSET, &f.offset, reply))
                 return;
+        if (!api_viewer(req, &f, &accounts)) {
+                reply_oom(reply);
+                return;
+        }
 
         r = s->storage->ops->list_jobs(s->storage, &f, &l);
         if (r < 0) {
@@ -287,6 +303,13 @@ void api_job(Server *s, Request *req, Reply *reply) {
         }
         if (r < 0) {
                 reply_storage_error(reply, r);
+                return;
+        }
+        /* someone else's job: as if it did not exist */
+        if (!identity_may_see(&req->identity, js.info.user, js.info.account)) {
+                job_summary_free(&js);
+                server_denied(s, req, "not-yours");
+                reply_error(reply, MHD_HTTP_NOT_FOUND, NULL, "no such job: %s", id);
                 return;
         }
 

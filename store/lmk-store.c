@@ -34,6 +34,11 @@ static void help(void) {
                "                                (default " LMK_SYSCONF_DIR "/findings.conf if there)\n"
                "     --families FILE            The site's library families (default\n"
                "                                " LMK_SYSCONF_DIR "/families.conf if there)\n"
+               "     --leads FILE               Who leads which Slurm account: \"ACCOUNT USER...\"\n"
+               "                                (default " LMK_SYSCONF_DIR "/leads.conf if there)\n"
+               "     --munge-socket PATH        munged's socket for people's credentials\n"
+               "     --site-views all|admin     Who sees site-wide time per object and the nodes\n"
+               "                                (default all: every authenticated person)\n"
                "     --threads N                HTTP worker threads (default 4)\n"
                "     --connection-timeout SEC   Close idle connections after SEC (default 30)\n"
                "     --header-timeout SEC       Answer 408 to a request whose headers take longer\n"
@@ -60,6 +65,9 @@ static const struct option options[] = {
         { "token-file", required_argument, NULL, 't' },
         { "findings", required_argument, NULL, 'f' },
         { "families", required_argument, NULL, 'F' },
+        { "leads", required_argument, NULL, 'L' },
+        { "munge-socket", required_argument, NULL, 'M' },
+        { "site-views", required_argument, NULL, 'v' },
         { "threads", required_argument, NULL, 'T' },
         { "connection-timeout", required_argument, NULL, 'o' },
         { "header-timeout", required_argument, NULL, 'H' },
@@ -222,6 +230,23 @@ static int load_findings(const StoreConfig *c, FindingsConfig **ret_findings, Li
         return 0;
 }
 
+/* Who leads which account; no file (and none named) is an empty list. */
+static int load_leads(const StoreConfig *c, Leads **ret) {
+        _cleanup_free_ char *why = NULL;
+        const char *path = c->leads_file ?: LMK_SYSCONF_DIR "/leads.conf";
+        int r;
+
+        if (!c->leads_file && access(path, F_OK) < 0) {
+                *ret = leads_new();
+                return *ret ? 0 : log_oom();
+        }
+        r = leads_load_file(path, ret, &why);
+        if (r < 0)
+                return log_error_errno(r, "Failed to load the account leads: %s", why ?: path);
+        log_info("Account leads from %s.", path);
+        return 0;
+}
+
 /* Waits for signals; pings the watchdog while the database still answers,
  * so that a wedged store gets restarted by systemd. */
 static int run(Server *s, const StoreConfig *c, const sigset_t *mask) {
@@ -259,6 +284,11 @@ static int run(Server *s, const StoreConfig *c, const sigset_t *mask) {
                                 log_info("Reloaded tokens from %s.", c->token_file);
                         } else
                                 log_warning("Keeping the previous tokens.");
+                        Leads *leads = NULL;
+                        if (load_leads(c, &leads) >= 0)
+                                server_set_leads(s, leads);
+                        else
+                                log_warning("Keeping the previous account leads.");
                         if (load_findings(c, &fc, &lf) >= 0)
                                 server_set_findings(s, fc, lf);
                         else
@@ -310,6 +340,8 @@ int main(int argc, char **argv) {
                 .max_body = c.max_body,
                 .max_inflated = c.max_body,
                 .max_buffered = c.max_buffered,
+                .munge_socket = c.munge_socket,
+                .site_views_admin_only = c.site_views_admin_only,
         };
         r = parse_listen(c.listen, &s.config.listen, NULL);
         if (r < 0)
@@ -317,8 +349,9 @@ int main(int argc, char **argv) {
 
         if (load_tokens(c.token_file, &tokens) < 0)
                 return EXIT_FAILURE;
-        if (load_findings(&c, &s.findings, &s.families) < 0) {
+        if (load_findings(&c, &s.findings, &s.families) < 0 || load_leads(&c, &s.leads) < 0) {
                 token_set_free(tokens);
+                server_stop(&s, 0);
                 return EXIT_FAILURE;
         }
 

@@ -3,6 +3,7 @@
 
 #include "macro.h"
 #include "metrics.h"
+#include "util.h"
 
 /* Upper bounds in microseconds: a batch of a few hundred rows takes about a
  * millisecond, a 100,000-row one a second. */
@@ -23,6 +24,18 @@ void metrics_observe_ingest(Metrics *m, uint64_t usec) {
         atomic_fetch_add_explicit(&m->ingest_latency[i], 1, memory_order_relaxed);
         atomic_fetch_add_explicit(&m->ingest_latency_sum_us, usec, memory_order_relaxed);
         atomic_fetch_add_explicit(&m->ingest_count, 1, memory_order_relaxed);
+}
+
+static const char *const denied_reasons[] = {
+        "no-identity", "bad-token", "bad-credential", "wrong-role", "site-view", "not-yours",
+};
+
+void metrics_count_denied(Metrics *m, const char *reason) {
+        for (size_t i = 0; i < ELEMENTSOF(denied_reasons); i++)
+                if (streq(reason, denied_reasons[i])) {
+                        atomic_fetch_add_explicit(&m->denied[i], 1, memory_order_relaxed);
+                        return;
+                }
 }
 
 #define LOAD(x) ((uint64_t) atomic_load_explicit(&(x), memory_order_relaxed))
@@ -80,6 +93,13 @@ void metrics_write(const Metrics *m, int64_t db_bytes, FILE *f) {
                 "# TYPE lmk_store_connections_evicted_total counter\n"
                 "lmk_store_connections_evicted_total %" PRIu64 "\n",
                 LOAD(m->slow_headers_closed), LOAD(m->slow_bodies_closed), LOAD(m->connections_evicted));
+
+        fprintf(f, "# HELP lmk_store_denied_total Requests refused for who asked (no identity, a bad token "
+                "or MUNGE credential, the wrong role, a site view closed to people, someone else's job).\n"
+                "# TYPE lmk_store_denied_total counter\n");
+        for (size_t i = 0; i < ELEMENTSOF(denied_reasons); i++)
+                fprintf(f, "lmk_store_denied_total{reason=\"%s\"} %" PRIu64 "\n", denied_reasons[i],
+                        LOAD(m->denied[i]));
 
         fprintf(f,
                 "# HELP lmk_store_http_in_flight Requests being received or answered.\n"

@@ -20,12 +20,16 @@ typedef struct Metrics {
         atomic_uint_fast64_t ingest_count;
         /* Connections cut by the slow-client guard (conn-guard.h). */
         atomic_uint_fast64_t slow_headers_closed, slow_bodies_closed, connections_evicted;
+        /* requests refused for who asked, by reason (metrics_denied_reasons) */
+        atomic_uint_fast64_t denied[8];
         atomic_uint in_flight;
         int64_t start_time;
 } Metrics;
 
 void metrics_count_request(Metrics *m, unsigned status);
 void metrics_observe_ingest(Metrics *m, uint64_t usec);
+/* reason: no-identity, bad-token, bad-credential, wrong-role, site-view, not-yours */
+void metrics_count_denied(Metrics *m, const char *reason);
 
 /* Writes the exposition text; db_bytes < 0 leaves the size out. */
 void metrics_write(const Metrics *m, int64_t db_bytes, FILE *f);

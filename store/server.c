@@ -17,8 +17,9 @@ typedef struct Route {
         const char *path;
         bool prefix; /* path is a prefix and what follows is the argument */
         const char *method;
-        Role role;   /* ROLE_NONE: open to anyone */
+        Role role;   /* ROLE_NONE: open to anyone; ROLE_ADMIN: queries (admins and people) */
         void (*handler)(Server *s, Request *req, Reply *reply);
+        bool site_view; /* site-wide aggregates: people see them unless the site says no */
 } Route;
 
 /* Query routes are read-only and need an admin token; ingest needs a node
@@ -27,8 +28,8 @@ static const Route routes[] = {
         { "/api/v1/ingest", false, "POST", ROLE_NODE, api_ingest },
         { "/api/v1/jobs", false, "GET", ROLE_ADMIN, api_jobs },
         { "/api/v1/jobs/", true, "GET", ROLE_ADMIN, api_job },
-        { "/api/v1/objects", false, "GET", ROLE_ADMIN, api_objects },
-        { "/api/v1/nodes", false, "GET", ROLE_ADMIN, api_nodes },
+        { "/api/v1/objects", false, "GET", ROLE_ADMIN, api_objects, true },
+        { "/api/v1/nodes", false, "GET", ROLE_ADMIN, api_nodes, true },
         { "/api/v1/findings", false, "GET", ROLE_ADMIN, api_findings },
         { "/metrics", false, "GET", ROLE_NONE, api_metrics },
         { "/healthz", false, "GET", ROLE_NONE, api_healthz },
@@ -233,14 +234,86 @@ static enum MHD_Result send_reply(Server *s, Ctx *ctx, Reply *r) {
         return ret;
 }
 
+void server_denied(Server *s, Request *req, const char *reason) {
+        metrics_count_denied(&s->metrics, reason);
+        log_debug("Denied (%s) to %s%s: %s", reason, req->identity.admin ? "an admin token" :
+                  req->identity.user ? "user " : "an unidentified client", req->identity.user ?: "",
+                  req->url ?: "?");
+}
+
+/* The accounts user leads, copied: SIGHUP may replace the list meanwhile. */
+static int copy_accounts(Server *s, const char *user, char ***ret) {
+        const char *const *a;
+        char **v = NULL;
+        size_t n;
+
+        pthread_rwlock_rdlock(&s->leads_lock);
+        a = leads_accounts_of(s->leads, user, &n);
+        if (a) {
+                v = calloc(n + 1, sizeof(char *));
+                for (size_t i = 0; v && i < n; i++)
+                        if (!(v[i] = strdup(a[i]))) {
+                                for (size_t k = 0; k < i; k++)
+                                        free(v[k]);
+                                free(TAKE_PTR(v));
+                        }
+        }
+        pthread_rwlock_unlock(&s->leads_lock);
+        if (a && !v)
+                return -ENOMEM;
+        *ret = v;
+        return 0;
+}
+
+/* A person: "Authorization: MUNGE <credential>" made for this request. */
+static bool authenticate_munge(Server *s, Ctx *ctx, const char *cred, Reply *reply) {
+        _cleanup_free_ char *why = NULL;
+        int r;
+
+        if (ctx->route->role != ROLE_ADMIN) {
+                server_denied(s, &ctx->req, "wrong-role");
+                reply_error(reply, MHD_HTTP_FORBIDDEN, NULL, "a person may not use %s %s, only nodes may",
+                            ctx->route->method, ctx->route->path);
+                return false;
+        }
+        r = identity_from_munge(s->config.munge_socket, cred, ctx->route->method, ctx->req.url,
+                                &ctx->req.identity, &why);
+        if (r == -EHOSTDOWN || r == -EOPNOTSUPP) {
+                log_warning("Cannot check a MUNGE credential: %s", why ?: "unknown error");
+                reply_error(reply, MHD_HTTP_SERVICE_UNAVAILABLE, NULL, "%s", why ?: "cannot check MUNGE credentials");
+                reply->retry_after = 5;
+                return false;
+        }
+        if (r < 0) {
+                server_denied(s, &ctx->req, "bad-credential");
+                reply_error(reply, MHD_HTTP_UNAUTHORIZED, NULL, "%s", why ?: "invalid MUNGE credential");
+                reply->www_authenticate = true;
+                return false;
+        }
+        if (copy_accounts(s, ctx->req.identity.user, &ctx->req.identity.accounts) < 0) {
+                reply_oom(reply);
+                return false;
+        }
+        if (ctx->route->site_view && s->config.site_views_admin_only) {
+                server_denied(s, &ctx->req, "site-view");
+                reply_error(reply, MHD_HTTP_FORBIDDEN, NULL, "site-wide views are for admins on this store");
+                return false;
+        }
+        return true;
+}
+
 static bool authenticate(Server *s, Ctx *ctx, Reply *reply) {
         const char *h, *token, *node = NULL;
         Role role;
 
         h = MHD_lookup_connection_value(ctx->req.connection, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+        if (h && strncasecmp(h, "MUNGE ", 6) == 0)
+                return authenticate_munge(s, ctx, h + 6 + strspn(h + 6, " "), reply);
         if (!h || strncasecmp(h, "Bearer ", 7) != 0) {
+                server_denied(s, &ctx->req, "no-identity");
                 reply_error(reply, MHD_HTTP_UNAUTHORIZED, NULL,
-                            h ? "Authorization must be \"Bearer TOKEN\"" : "missing Authorization: Bearer TOKEN");
+                            h ? "Authorization must be \"Bearer TOKEN\" or \"MUNGE CREDENTIAL\"" :
+                                "missing Authorization: Bearer TOKEN or MUNGE CREDENTIAL");
                 reply->www_authenticate = true;
                 return false;
         }
@@ -257,15 +330,18 @@ static bool authenticate(Server *s, Ctx *ctx, Reply *reply) {
         pthread_rwlock_unlock(&s->tokens_lock);
 
         if (role == ROLE_NONE) {
+                server_denied(s, &ctx->req, "bad-token");
                 reply_error(reply, MHD_HTTP_UNAUTHORIZED, NULL, "invalid token");
                 reply->www_authenticate = true;
                 return false;
         }
         if (role != ctx->route->role) {
+                server_denied(s, &ctx->req, "wrong-role");
                 reply_error(reply, MHD_HTTP_FORBIDDEN, NULL, "tokens of role %s may not use %s %s",
                             role_to_string(role), ctx->route->method, ctx->route->path);
                 return false;
         }
+        ctx->req.identity.admin = role == ROLE_ADMIN;
         return true;
 }
 
@@ -313,6 +389,7 @@ static bool route_request(Server *s, Ctx *ctx, const char *url, const char *meth
                 if (streq(method, rt->method) || (streq(rt->method, "GET") && streq(method, "HEAD"))) {
                         ctx->route = rt;
                         ctx->req.path_arg = rt->prefix ? url + n : NULL;
+                        ctx->req.url = url;
                         return true;
                 }
         }
@@ -450,6 +527,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
         json_object_put(ctx->pending.json);
         free(ctx->pending.text);
         free(ctx->req.token_node);
+        identity_done(&ctx->req.identity);
         free(ctx);
         *con_cls = NULL;
         atomic_fetch_sub(&s->metrics.in_flight, 1);
@@ -503,6 +581,7 @@ int server_start(Server *s) {
                 flags |= MHD_USE_IPv6;
         pthread_rwlock_init(&s->tokens_lock, NULL);
         pthread_rwlock_init(&s->findings_lock, NULL);
+        pthread_rwlock_init(&s->leads_lock, NULL);
         s->metrics.start_time = (int64_t) time(NULL);
         r = conn_guard_new(&guard, &s->metrics, &s->guard);
         if (r < 0)
@@ -535,7 +614,18 @@ uint16_t server_port(Server *s) {
         return info ? info->port : 0;
 }
 
+void server_set_leads(Server *s, Leads *leads) {
+        Leads *old;
+
+        pthread_rwlock_wrlock(&s->leads_lock);
+        old = s->leads;
+        s->leads = leads;
+        pthread_rwlock_unlock(&s->leads_lock);
+        leads_free(old);
+}
+
 static void free_findings(Server *s) {
+        s->leads = leads_free(s->leads);
         findings_config_done(s->findings);
         free(TAKE_PTR(s->findings));
         lib_families_done(s->families);
@@ -567,6 +657,7 @@ void server_stop(Server *s, unsigned timeout_s) {
         pthread_rwlock_destroy(&s->tokens_lock);
         free_findings(s);
         pthread_rwlock_destroy(&s->findings_lock);
+        pthread_rwlock_destroy(&s->leads_lock);
 }
 
 void server_set_findings(Server *s, FindingsConfig *findings, LibFamilies *families) {

@@ -11,6 +11,8 @@
 #include "metrics.h"
 #include "storage.h"
 #include "findings.h"
+#include "identity.h"
+#include "leads.h"
 #include "tokens.h"
 
 /* The HTTP side of lmk-store: libmicrohttpd with a pool of worker threads on
@@ -29,6 +31,8 @@ typedef struct ServerConfig {
         size_t max_body;        /* bytes as sent (compressed or not) */
         size_t max_inflated;    /* bytes after decompression */
         size_t max_buffered;    /* bodies of all requests together */
+        const char *munge_socket;      /* munged's socket; NULL: the default */
+        bool site_views_admin_only;    /* site-wide views only for admin tokens */
 } ServerConfig;
 
 typedef struct Server {
@@ -46,6 +50,10 @@ typedef struct Server {
         pthread_rwlock_t findings_lock;
         FindingsConfig *findings;
         LibFamilies *families;
+
+        /* who leads which account (SIGHUP) */
+        pthread_rwlock_t leads_lock;
+        Leads *leads;
 
         atomic_size_t buffered;
 } Server;
@@ -66,7 +74,9 @@ typedef struct Reply {
 typedef struct Request {
         struct MHD_Connection *connection;
         char *token_node; /* the node a node token is bound to, or NULL */
+        Identity identity; /* who asks, for query routes */
         const char *path_arg; /* what follows a route's prefix ("/api/v1/jobs/ID") */
+        const char *url;      /* the path, %-decoded, without the query */
         char *body;
         size_t body_size;
         bool gzip;
@@ -97,8 +107,14 @@ void api_job(Server *s, Request *req, Reply *reply);
 void api_objects(Server *s, Request *req, Reply *reply);
 void api_nodes(Server *s, Request *req, Reply *reply);
 void api_findings(Server *s, Request *req, Reply *reply);
+/* Narrows a job filter to what the request's identity may see; false on ENOMEM. */
+bool api_viewer(const Request *req, JobFilter *f, char **ret_accounts);
 /* Adds "findings" to a job's summary. */
 int api_job_findings(Server *s, const JobSummary *js, json_object *o);
+/* Replaces who leads which account (SIGHUP); takes ownership. */
+void server_set_leads(Server *s, Leads *leads);
+/* Counts and logs (at debug level) a request refused for who asked. */
+void server_denied(Server *s, Request *req, const char *reason);
 /* Replaces the findings' rules and families (SIGHUP); takes ownership. */
 void server_set_findings(Server *s, FindingsConfig *findings, LibFamilies *families);
 void api_metrics(Server *s, Request *req, Reply *reply);

@@ -83,6 +83,11 @@ typedef enum Stmt {
         _STMT_MAX,
 } Stmt;
 
+/* What a person may see (store/identity.h): ?6 the viewer's user name
+ * (NULL: everything), ?7 the accounts they lead as a JSON array. */
+#define JOBS_VISIBLE                                                            \
+        "AND (?6 IS NULL OR j.user_name = ?6 OR j.account IN (SELECT value FROM json_each(?7))) "
+
 #define JOB_COLUMNS                                                             \
         "j.id, j.job, j.cluster, j.user_name, j.account, j.partition_name, "    \
         "j.name, j.nodes_alloc, j.tasks, j.ended, j.first_seen, j.last_seen, "  \
@@ -197,13 +202,15 @@ static const char *const stmt_sql[_STMT_MAX] = {
          * each can use its own index. */
         [STMT_JOBS_LIST] =
                 "SELECT " JOB_COLUMNS " FROM jobs j "
-                "WHERE j.last_seen >= ? AND j.first_seen <= ? AND (? IS NULL OR j.cluster = ?) "
-                "ORDER BY j.last_seen DESC, j.id DESC LIMIT ? OFFSET ?",
+                "WHERE j.last_seen >= ?1 AND j.first_seen <= ?2 AND (?3 IS NULL OR j.cluster = ?3) "
+                JOBS_VISIBLE
+                "ORDER BY j.last_seen DESC, j.id DESC LIMIT ?4 OFFSET ?5",
         [STMT_JOBS_LIST_USER] =
                 "SELECT " JOB_COLUMNS " FROM jobs j "
-                "WHERE j.user_name = ? AND j.last_seen >= ? AND j.first_seen <= ? "
-                "AND (? IS NULL OR j.cluster = ?) "
-                "ORDER BY j.last_seen DESC, j.id DESC LIMIT ? OFFSET ?",
+                "WHERE j.user_name = ?8 AND j.last_seen >= ?1 AND j.first_seen <= ?2 "
+                "AND (?3 IS NULL OR j.cluster = ?3) "
+                JOBS_VISIBLE
+                "ORDER BY j.last_seen DESC, j.id DESC LIMIT ?4 OFFSET ?5",
         [STMT_JOB_FIND] = "SELECT " JOB_COLUMNS " FROM jobs j WHERE j.job = ? LIMIT 2",
         [STMT_JOB_FIND_CLUSTER] = "SELECT " JOB_COLUMNS " FROM jobs j WHERE j.job = ? AND j.cluster = ?",
         [STMT_JOB_KINDS] =
@@ -1265,23 +1272,29 @@ static int grow(void **items, size_t n, size_t *alloc, size_t size) {
 
 static int sqlite_list_jobs(Storage *base, const JobFilter *f, JobList *ret) {
         SqliteStorage *s = (SqliteStorage *) base;
+        const char *user = f->user;
         JobList l = {};
         size_t alloc = 0;
         sqlite3_stmt *st;
         Conn *c;
-        int r, rc, i = 1;
+        int r, rc;
 
+        /* a viewer who leads no account sees only their own jobs: the
+         * user index answers that */
+        if (!f->user && f->viewer && (!f->viewer_accounts || streq(f->viewer_accounts, "[]")))
+                user = f->viewer;
         reader_acquire(s, &c);
-        r = conn_stmt(c, f->user ? STMT_JOBS_LIST_USER : STMT_JOBS_LIST, &st);
+        r = conn_stmt(c, user ? STMT_JOBS_LIST_USER : STMT_JOBS_LIST, &st);
         if (r < 0)
                 goto finish;
-        if ((f->user && (r = bind_text(st, i++, f->user)) < 0) ||
-            (r = bind_int(st, i++, f->since)) < 0 ||
-            (r = bind_int(st, i++, f->until)) < 0 ||
-            (r = bind_text(st, i++, f->cluster)) < 0 ||
-            (r = bind_text(st, i++, f->cluster)) < 0 ||
-            (r = bind_int(st, i++, (int64_t) f->limit + 1)) < 0 ||
-            (r = bind_int(st, i++, f->offset)) < 0)
+        if ((r = bind_int(st, 1, f->since)) < 0 ||
+            (r = bind_int(st, 2, f->until)) < 0 ||
+            (r = bind_text(st, 3, f->cluster)) < 0 ||
+            (r = bind_int(st, 4, (int64_t) f->limit + 1)) < 0 ||
+            (r = bind_int(st, 5, f->offset)) < 0 ||
+            (r = bind_text(st, 6, f->viewer)) < 0 ||
+            (r = bind_text(st, 7, f->viewer_accounts ?: "[]")) < 0 ||
+            (user && (r = bind_text(st, 8, user)) < 0))
                 goto finish;
 
         while ((rc = sqlite3_step(st)) == SQLITE_ROW) {

@@ -96,6 +96,11 @@ typedef struct JobFilter {
         const char *cluster; /* NULL: any */
         int64_t since, until; /* jobs seen in [since, until] */
         unsigned limit, offset;
+        /* Who asks (store/identity.h): NULL sees every job; else only the
+         * viewer's own jobs and those of the accounts in viewer_accounts
+         * (a JSON array of names, NULL for none). */
+        const char *viewer;
+        const char *viewer_accounts;
 } JobFilter;
 
 typedef struct ObjectFilter {

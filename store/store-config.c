@@ -29,6 +29,8 @@ void store_config_done(StoreConfig *c) {
         free(c->token_file);
         free(c->findings_file);
         free(c->families_file);
+        free(c->leads_file);
+        free(c->munge_socket);
         *c = (StoreConfig) {};
 }
 
@@ -114,6 +116,19 @@ int store_config_set(StoreConfig *c, const char *key, const char *value) {
                 return set_string(value, &c->findings_file);
         if (streq(key, "families"))
                 return set_string(value, &c->families_file);
+        if (streq(key, "leads"))
+                return set_string(value, &c->leads_file);
+        if (streq(key, "munge-socket"))
+                return set_string(value, &c->munge_socket);
+        if (streq(key, "site-views")) {
+                if (streq(value, "all"))
+                        c->site_views_admin_only = false;
+                else if (streq(value, "admin"))
+                        c->site_views_admin_only = true;
+                else
+                        return -EINVAL;
+                return 0;
+        }
         if (streq(key, "threads"))
                 return set_uint(value, 1, 256, &c->threads);
         if (streq(key, "connection-timeout"))

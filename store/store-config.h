@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/socket.h>
 
@@ -14,6 +15,9 @@ typedef struct StoreConfig {
         char *token_file;
         char *findings_file;    /* NULL: LMK_SYSCONF_DIR/findings.conf if it exists */
         char *families_file;    /* NULL: LMK_SYSCONF_DIR/families.conf if it exists */
+        char *leads_file;       /* NULL: LMK_SYSCONF_DIR/leads.conf if it exists */
+        char *munge_socket;     /* NULL: munged's default socket */
+        bool site_views_admin_only;
         unsigned threads;
         unsigned connection_timeout;
         unsigned header_timeout;

@@ -39,6 +39,7 @@ import tempfile
 import time
 
 import lmktest
+import munged
 
 SBIN_CANDIDATES = ("/usr/sbin", "/usr/bin", "/sbin", "/bin")
 # Controllers the cgroup mode uses: freezer (proctrack/cgroup), cpuset and
@@ -245,37 +246,9 @@ class Slurm:
     # -- munge --------------------------------------------------------------
 
     def _start_munge(self):
-        munge = pwd.getpwnam("munge")
-        mdir = os.path.join(self.dir, "munge")
-        os.makedirs(mdir)
-        # Clients of every user reach the socket, so the directory must be
-        # searchable by all; munged refuses anything group/other-writable.
-        os.chmod(mdir, 0o755)
-        key = os.path.join(mdir, "munge.key")
-        # A key of our own: /etc/munge/munge.key may be missing, or belong to a
-        # real cluster whose credentials a test has no business minting.
-        fd = os.open(key, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o400)
-        with os.fdopen(fd, "wb") as f:
-            f.write(os.urandom(1024))
-        for p in (mdir, key):
-            os.chown(p, munge.pw_uid, munge.pw_gid)
-        self.munge_socket = os.path.join(mdir, "munge.socket")
-
-        def drop():
-            os.setgid(munge.pw_gid)
-            os.setgroups([])
-            os.setuid(munge.pw_uid)
-
-        log = open(os.path.join(self.dir, "log", "munged.out"), "wb")
-        self.procs["munged"] = subprocess.Popen(
-            [_find("munged"), "-F", "--socket", self.munge_socket, "--key-file", key,
-             "--pid-file", os.path.join(mdir, "munged.pid"),
-             "--seed-file", os.path.join(mdir, "munged.seed"),
-             "--log-file", os.path.join(mdir, "munged.log"), "--num-threads", "2"],
-            preexec_fn=drop, stdout=log, stderr=subprocess.STDOUT, close_fds=True)
-        log.close()
-        self._wait(lambda: os.path.exists(self.munge_socket), 10, "munged socket",
-                   proc="munged")
+        m = munged.Munged(self.dir, log_path=os.path.join(self.dir, "log", "munged.out")).start()
+        self.munge_socket = m.socket
+        self.procs["munged"] = m.proc
 
     # -- configuration ------------------------------------------------------
 

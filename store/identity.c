@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
+#include <pwd.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#if HAVE_MUNGE
+#include <munge.h>
+#endif
+
+#include "identity.h"
+#include "macro.h"
+#include "util.h"
+
+void identity_done(Identity *id) {
+        if (!id)
+                return;
+        free(id->user);
+        for (char **a = id->accounts; a && *a; a++)
+                free(*a);
+        free(id->accounts);
+        *id = (Identity) {};
+}
+
+bool identity_may_see(const Identity *id, const char *user, const char *account) {
+        if (id->admin)
+                return true;
+        if (user && id->user && streq(user, id->user))
+                return true;
+        for (char **a = id->accounts; account && a && *a; a++)
+                if (streq(*a, account))
+                        return true;
+        return false;
+}
+
+char *identity_accounts_json(const Identity *id) {
+        size_t len = 3;
+        char *s, *p;
+
+        for (char **a = id->accounts; a && *a; a++)
+                len += strlen(*a) + 3;
+        s = malloc(len);
+        if (!s)
+                return NULL;
+        p = s;
+        *p++ = '[';
+        /* account names are [A-Za-z0-9_.@+-] (leads.h): nothing to escape */
+        for (char **a = id->accounts; a && *a; a++)
+                p += sprintf(p, "%s\"%s\"", a == id->accounts ? "" : ",", *a);
+        *p++ = ']';
+        *p = '\0';
+        return s;
+}
+
+_printf_(3, 4)
+static int why(char **ret_why, int r, const char *fmt, ...) {
+        va_list ap;
+
+        if (ret_why) {
+                va_start(ap, fmt);
+                if (vasprintf(ret_why, fmt, ap) < 0)
+                        *ret_why = NULL;
+                va_end(ap);
+        }
+        return r;
+}
+
+static char *user_name(uid_t uid) {
+        struct passwd pw, *res = NULL;
+        char buf[4096], *s;
+
+        if (getpwuid_r(uid, &pw, buf, sizeof(buf), &res) == 0 && res && res->pw_name[0])
+                return strdup(res->pw_name);
+        if (asprintf(&s, "%u", (unsigned) uid) < 0)
+                return NULL;
+        return s;
+}
+
+int identity_from_munge(const char *socket, const char *credential, const char *method, const char *path,
+                        Identity *ret, char **ret_why) {
+#if HAVE_MUNGE
+        _cleanup_free_ char *want = NULL;
+        void *payload = NULL;
+        munge_ctx_t ctx;
+        munge_err_t e;
+        uid_t uid;
+        gid_t gid;
+        int len = 0, r = 0;
+
+        if (strlen(credential) > IDENTITY_CREDENTIAL_MAX)
+                return why(ret_why, -EACCES, "the MUNGE credential is over %d bytes", IDENTITY_CREDENTIAL_MAX);
+        if (asprintf(&want, IDENTITY_PAYLOAD_PREFIX "%s %s", method, path) < 0)
+                return -ENOMEM;
+        ctx = munge_ctx_create();
+        if (!ctx)
+                return -ENOMEM;
+        if (socket && munge_ctx_set(ctx, MUNGE_OPT_SOCKET, socket) != EMUNGE_SUCCESS) {
+                munge_ctx_destroy(ctx);
+                return -EINVAL;
+        }
+        e = munge_decode(credential, ctx, &payload, &len, &uid, &gid);
+        if (e == EMUNGE_SOCKET || e == EMUNGE_TIMEOUT)
+                r = why(ret_why, -EHOSTDOWN, "munged does not answer: %s", munge_ctx_strerror(ctx) ?: munge_strerror(e));
+        else if (e != EMUNGE_SUCCESS)
+                r = why(ret_why, -EACCES, "the MUNGE credential is refused: %s",
+                        munge_ctx_strerror(ctx) ?: munge_strerror(e));
+        else if (len < 0 || (size_t) len != strlen(want) || memcmp(payload, want, (size_t) len) != 0)
+                r = why(ret_why, -EACCES, "the MUNGE credential was made for another request than %s", want);
+        munge_ctx_destroy(ctx);
+        free(payload);
+        if (r < 0)
+                return r;
+        *ret = (Identity) { .uid = uid, .user = user_name(uid) };
+        return ret->user ? 0 : -ENOMEM;
+#else
+        return why(ret_why, -EOPNOTSUPP, "%s", "this lmk-store was built without MUNGE");
+#endif
+}
