@@ -1,0 +1,128 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""POP metrics from samples against an MPI program that measures its own.
+
+lmk-mpi-imbalance (mpi-imbalance.c) runs as 2 Open MPI ranks with mpirun
+inside a real Slurm batch job (tests/lib/slurm.py), under lmkd sampling at
+200 Hz. Rank 0 computes 1.0 units per iteration, rank 1 0.6, and each
+waits for the other inside MPI (Open MPI's shared-memory transport spins
+while it waits, so the waits are samples in its libraries). The program
+measures its own time in MPI with MPI_Wtime and writes its load balance
+(LB) and communication efficiency (CE); lmk's, from lmkd's per-rank
+figures (ranks[] of the report), must be within 0.05 of them, resting on
+at least 2,000 samples.
+
+Samples see CPU time, the program's clocks see wall time: when the machine
+takes CPU time from the ranks (other work on a 2-CPU machine), a rank
+waiting for a descheduled partner spins longer and the two measures part.
+The program therefore also measures the same split in its CPU time. The
+wall-clock referee (MPI_Wtime) is used when each rank had its CPU for at
+least 90% of its elapsed time; otherwise the CPU-time referee is used and
+the log says so. The bound is 0.05 either way.
+
+Usage: test-pop.py PATH-TO-lmk-mpi-imbalance ('' when built without MPI)
+"""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import lmktest
+import slurm
+from lmktest import build_path, check, load_json, log, require_bpf, tmpdir, wait_ready
+
+HZ = 200
+ITERATIONS = 800
+LOOPS_PER_UNIT = 4000000
+BOUND = 0.05
+MIN_SAMPLES = 2000
+CPU_SHARE_FOR_WALL = 0.9
+
+
+def pop_from_ranks(rows, job, hz):
+    """LB and CE from lmkd's ranks[] rows of one job, summed over phases
+    and steps: useful = samples outside communication libraries, elapsed =
+    the busiest rank's samples (docs/pop.md)."""
+    per = {}
+    for r in rows:
+        if r["job"] != job:
+            continue
+        s = per.setdefault(r["rank"], [0, 0])
+        s[0] += r["samples"]
+        s[1] += r["comm_samples"]
+    useful = {k: (v[0] - v[1]) / hz for k, v in per.items()}
+    elapsed = max(v[0] for v in per.values()) / hz
+    mx = max(useful.values())
+    lb = sum(useful.values()) / len(useful) / mx
+    return per, lb, mx / elapsed
+
+
+def main():
+    prog = sys.argv[1] if len(sys.argv) > 1 else ""
+    require_bpf()
+    slurm.require_slurm()
+    if not prog or not os.path.exists(prog):
+        lmktest.skip("built without MPI (meson found no 'mpi' dependency: install openmpi-bin libopenmpi-dev)")
+    mpirun = lmktest.which("mpirun")
+    if not mpirun:
+        lmktest.skip("mpirun not installed (Debian package openmpi-bin)")
+    d = tmpdir()
+    os.chmod(d, 0o755)
+    out = os.path.join(d, "lmkd.json")
+    ready = os.path.join(d, "ready")
+
+    with slurm.Slurm(mode="linuxproc") as s:
+        ref = os.path.join(s.workdir(), "referee.json")
+        lmkd = subprocess.Popen([build_path("daemon", "lmkd"), "-F", str(HZ), "--notify-socket", "none",
+                                 "-o", out, "--ready-file", ready])
+        wait_ready(ready, proc=lmkd)
+        try:
+            # Not oversubscribed (2 ranks, 2 slots): Open MPI then spins in
+            # its waits instead of yielding the CPU.
+            job = s.sbatch(f"#!/bin/sh\nexec {mpirun} -np 2 --bind-to none {prog} "
+                           f"{ITERATIONS} {LOOPS_PER_UNIT} {ref}\n",
+                           env={"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
+                                "OMPI_MCA_btl": "self,vader"},
+                           args=["--ntasks=2", "--job-name=pop-referee"])
+            s.wait_done(job, timeout=180)
+            check(s.job_state(job) == "COMPLETED", f"job {job}: {s.job_state(job)}\n{s.output(job)}")
+            time.sleep(1)
+        finally:
+            lmkd.send_signal(signal.SIGINT)
+            lmkd.wait(timeout=60)
+        check(lmkd.returncode == 0, f"lmkd exited with {lmkd.returncode}")
+        rep = load_json(out)
+        truth = load_json(ref)
+
+    log(f"referee (job {job}): " + json.dumps(truth))
+    check("ranks" in rep, "lmkd's report has no ranks[]")
+    rows = [r for r in rep["ranks"] if r["job"] == job]
+    for r in rows:
+        log(f"lmkd rank row: {r}")
+    per, lb, ce = pop_from_ranks(rep["ranks"], job, rep["frequency_hz"])
+    check(sorted(per) == [0, 1], f"ranks seen: {sorted(per)} (expected 0 and 1, and no launcher)")
+    total = sum(v[0] for v in per.values())
+    log(f"lmk: {total} samples of ranks ({', '.join(f'rank {k}: {v[0]} ({v[1]} comm)' for k, v in sorted(per.items()))}); "
+        f"LB {lb:.3f} CE {ce:.3f}")
+    check(total >= MIN_SAMPLES, f"only {total} samples of ranks, need {MIN_SAMPLES}")
+    check(rep["lmkd"]["rank_samples_overflowed"] == 0, "rank rows overflowed")
+
+    share = min(r["cpu"] / r["elapsed"] for r in truth["ranks"])
+    if share >= CPU_SHARE_FOR_WALL:
+        kind, t_lb, t_ce = "wall clock (MPI_Wtime)", truth["load_balance"], truth["communication_efficiency"]
+    else:
+        kind, t_lb, t_ce = ("CPU time (the machine took CPU time from the ranks: "
+                            f"least share {share:.2f} < {CPU_SHARE_FOR_WALL})",
+                            truth["load_balance_cpu"], truth["communication_efficiency_cpu"])
+    log(f"referee by {kind}: LB {t_lb:.3f} CE {t_ce:.3f}; wall LB {truth['load_balance']:.3f} "
+        f"CE {truth['communication_efficiency']:.3f}, CPU LB {truth['load_balance_cpu']:.3f} "
+        f"CE {truth['communication_efficiency_cpu']:.3f}")
+    check(abs(lb - t_lb) <= BOUND, f"load balance {lb:.3f}, referee {t_lb:.3f}: off by more than {BOUND}")
+    check(abs(ce - t_ce) <= BOUND, f"communication efficiency {ce:.3f}, referee {t_ce:.3f}: off by more than {BOUND}")
+    log("PASS")
+
+
+if __name__ == "__main__":
+    main()
