@@ -73,6 +73,15 @@ def main():
     out = os.path.join(d, "lmkd.json")
     ready = os.path.join(d, "ready")
 
+    # a malformed site table of library families stops lmkd at start, naming the line
+    bad = os.path.join(d, "families.conf")
+    with open(bad, "w") as f:
+        f.write("comm site-mpi libsitempi.so*\nCOMM broken libx.so\n")
+    r = subprocess.run([build_path("daemon", "lmkd"), "-F", "10", "-d", "1", "-o", out, "--families", bad],
+                       capture_output=True, text=True, timeout=60)
+    check(r.returncode == 1 and "line 2" in r.stderr and bad in r.stderr,
+          f"lmkd with a malformed families file: exit {r.returncode}, {r.stderr!r}")
+
     with slurm.Slurm(mode="linuxproc") as s:
         ref = os.path.join(s.workdir(), "referee.json")
         lmkd = subprocess.Popen([build_path("daemon", "lmkd"), "-F", str(HZ), "--notify-socket", "none",
