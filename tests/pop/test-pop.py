@@ -4,13 +4,14 @@
 
 lmk-mpi-imbalance (mpi-imbalance.c) runs as 2 Open MPI ranks with mpirun
 inside a real Slurm batch job (tests/lib/slurm.py), under lmkd sampling at
-200 Hz. Rank 0 computes 1.0 units per iteration, rank 1 0.6, and each
+200 Hz and pushing every 2 s to lmk-store. Rank 0 computes 1.0 units per iteration, rank 1 0.6, and each
 waits for the other inside MPI (Open MPI's shared-memory transport spins
 while it waits, so the waits are samples in its libraries). The program
 measures its own time in MPI with MPI_Wtime and writes its load balance
 (LB) and communication efficiency (CE); lmk's, from lmkd's per-rank
-figures (ranks[] of the report), must be within 0.05 of them, resting on
-at least 2,000 samples.
+figures (ranks[] of its report) and from the store's job summary (pop),
+must be within 0.05 of them, resting on at least 2,000 samples; the store
+must hold exactly the samples lmkd reported.
 
 Samples see CPU time, the program's clocks see wall time: when the machine
 takes CPU time from the ranks (other work on a 2-CPU machine), a rank
@@ -24,14 +25,15 @@ Usage: test-pop.py PATH-TO-lmk-mpi-imbalance ('' when built without MPI)
 """
 import json
 import os
-import signal
 import subprocess
 import sys
 import time
 
 import lmktest
 import slurm
-from lmktest import build_path, check, load_json, log, require_bpf, tmpdir, wait_ready
+import storetest
+from e2etest import Lmkd
+from lmktest import build_path, check, load_json, log, require_bpf, tmpdir
 
 HZ = 200
 ITERATIONS = 800
@@ -71,7 +73,6 @@ def main():
     d = tmpdir()
     os.chmod(d, 0o755)
     out = os.path.join(d, "lmkd.json")
-    ready = os.path.join(d, "ready")
 
     # a malformed site table of library families stops lmkd at start, naming the line
     bad = os.path.join(d, "families.conf")
@@ -82,11 +83,15 @@ def main():
     check(r.returncode == 1 and "line 2" in r.stderr and bad in r.stderr,
           f"lmkd with a malformed families file: exit {r.returncode}, {r.stderr!r}")
 
-    with slurm.Slurm(mode="linuxproc") as s:
+    sock = os.path.join(d, "lmkd.sock")
+    # lmk's Prolog/Epilog, as a site runs them: the job's metadata (its
+    # cluster among them) before its first sample
+    with storetest.Store() as store, slurm.Slurm(
+            mode="linuxproc", prolog=os.path.join(lmktest.SOURCE_ROOT, "slurm", "lmk-prolog"),
+            epilog=os.path.join(lmktest.SOURCE_ROOT, "slurm", "lmk-epilog"),
+            script_env={"LMK_NOTIFY": build_path("slurm", "lmk-notify"), "LMK_SOCKET": sock}) as s:
         ref = os.path.join(s.workdir(), "referee.json")
-        lmkd = subprocess.Popen([build_path("daemon", "lmkd"), "-F", str(HZ), "--notify-socket", "none",
-                                 "-o", out, "--ready-file", ready])
-        wait_ready(ready, proc=lmkd)
+        lmkd = Lmkd(d, store, interval=2, hz=HZ, notify_socket=sock).start()
         try:
             # Not oversubscribed (2 ranks, 2 slots): Open MPI then spins in
             # its waits instead of yielding the CPU.
@@ -97,13 +102,15 @@ def main():
                            args=["--ntasks=2", "--job-name=pop-referee"])
             s.wait_done(job, timeout=180)
             check(s.job_state(job) == "COMPLETED", f"job {job}: {s.job_state(job)}\n{s.output(job)}")
-            time.sleep(1)
+            time.sleep(3)  # the last interval
         finally:
-            lmkd.send_signal(signal.SIGINT)
-            lmkd.wait(timeout=60)
-        check(lmkd.returncode == 0, f"lmkd exited with {lmkd.returncode}")
-        rep = load_json(out)
+            lmkd.stop()
+        rep = lmkd.report()
         truth = load_json(ref)
+        status, _, summary = store.get(f"/api/v1/jobs/{job}")
+        check(status == 200, f"GET /api/v1/jobs/{job}: {status} {summary}")
+        cli = subprocess.run([build_path("cli", "lmk"), "--store", store.url(), "--token-file", store.token_file,
+                              "job", job], capture_output=True, text=True)
 
     log(f"referee (job {job}): " + json.dumps(truth))
     check("ranks" in rep, "lmkd's report has no ranks[]")
@@ -111,6 +118,16 @@ def main():
     for r in rows:
         log(f"lmkd rank row: {r}")
     per, lb, ce = pop_from_ranks(rep["ranks"], job, rep["frequency_hz"])
+    pop = summary["pop"]
+    log(f"store: {json.dumps(pop)}")
+    log("lmk job:\n" + cli.stdout)
+    check(cli.returncode == 0 and "MPI efficiency (POP, from samples of 2 ranks)" in cli.stdout,
+          f"lmk job {job}: {cli.returncode} {cli.stderr}")
+    check(pop is not None and pop["ranks"] == 2, f"the store's pop: {pop}")
+    check((pop["samples"], pop["comm_samples"]) == (sum(v[0] for v in per.values()), sum(v[1] for v in per.values())),
+          "the store's samples of ranks differ from lmkd's")
+    check(abs(pop["load_balance"] - lb) < 1e-3 and abs(pop["communication_efficiency"] - ce) < 1e-3,
+          f"the store's LB {pop['load_balance']} CE {pop['communication_efficiency']} differ from lmkd's")
     check(sorted(per) == [0, 1], f"ranks seen: {sorted(per)} (expected 0 and 1, and no launcher)")
     total = sum(v[0] for v in per.values())
     log(f"lmk: {total} samples of ranks ({', '.join(f'rank {k}: {v[0]} ({v[1]} comm)' for k, v in sorted(per.items()))}); "
