@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """POP metrics from samples against an MPI program that measures its own.
 
-lmk-mpi-imbalance (mpi-imbalance.c) runs as 2 Open MPI ranks with mpirun
-inside a real Slurm batch job (tests/lib/slurm.py), under lmkd sampling at
+lmk-mpi-imbalance (mpi-imbalance.c) runs as 2 Open MPI ranks, launched
+once with mpirun inside a real Slurm batch job and once with
+srun --mpi=pmix (where Slurm has the plugin) (tests/lib/slurm.py), under lmkd sampling at
 200 Hz and pushing every 2 s to lmk-store. Rank 0 computes 1.0 units per iteration, rank 1 0.6, and each
 waits for the other inside MPI (Open MPI's shared-memory transport spins
 while it waits, so the waits are samples in its libraries). The program
@@ -83,42 +84,65 @@ def main():
     check(r.returncode == 1 and "line 2" in r.stderr and bad in r.stderr,
           f"lmkd with a malformed families file: exit {r.returncode}, {r.stderr!r}")
 
+    # Two launches: mpirun inside the batch script (ranks in step "batch",
+    # rank from OMPI_COMM_WORLD_RANK), and Slurm's own srun --mpi=pmix
+    # (step "0", rank from PMIX_RANK) where the plugin exists.
+    env = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1", "OMPI_MCA_btl": "self,vader"}
+    args = f"{prog} {ITERATIONS} {LOOPS_PER_UNIT}"
+    # Not oversubscribed (2 ranks, 2 slots): Open MPI then spins in its
+    # waits instead of yielding the CPU.
+    cases = [("mpirun", "batch", f"exec {mpirun} -np 2 --bind-to none {args}")]
+
     sock = os.path.join(d, "lmkd.sock")
+    results = []
     # lmk's Prolog/Epilog, as a site runs them: the job's metadata (its
     # cluster among them) before its first sample
     with storetest.Store() as store, slurm.Slurm(
             mode="linuxproc", prolog=os.path.join(lmktest.SOURCE_ROOT, "slurm", "lmk-prolog"),
             epilog=os.path.join(lmktest.SOURCE_ROOT, "slurm", "lmk-epilog"),
             script_env={"LMK_NOTIFY": build_path("slurm", "lmk-notify"), "LMK_SOCKET": sock}) as s:
-        ref = os.path.join(s.workdir(), "referee.json")
+        mpi = s.run(["srun", "--mpi=list"], check=False)
+        if "pmix" in mpi.stdout + mpi.stderr:
+            cases.append(("srun", "0", f"exec srun --mpi=pmix -n 2 {args}"))
+        else:
+            log("Slurm has no mpi/pmix plugin here: only the mpirun launch is tested")
         lmkd = Lmkd(d, store, interval=2, hz=HZ, notify_socket=sock).start()
         try:
-            # Not oversubscribed (2 ranks, 2 slots): Open MPI then spins in
-            # its waits instead of yielding the CPU.
-            job = s.sbatch(f"#!/bin/sh\nexec {mpirun} -np 2 --bind-to none {prog} "
-                           f"{ITERATIONS} {LOOPS_PER_UNIT} {ref}\n",
-                           env={"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
-                                "OMPI_MCA_btl": "self,vader"},
-                           args=["--ntasks=2", "--job-name=pop-referee"])
-            s.wait_done(job, timeout=180)
-            check(s.job_state(job) == "COMPLETED", f"job {job}: {s.job_state(job)}\n{s.output(job)}")
+            for name, step, cmd in cases:
+                ref = os.path.join(s.workdir(), f"referee-{name}.json")
+                job = s.sbatch(f"#!/bin/sh\n{cmd} {ref}\n", env=env,
+                               args=["--ntasks=2", f"--job-name=pop-{name}"])
+                s.wait_done(job, timeout=180)
+                check(s.job_state(job) == "COMPLETED", f"job {job}: {s.job_state(job)}\n{s.output(job)}")
+                results.append((name, step, job, ref))
             time.sleep(3)  # the last interval
         finally:
             lmkd.stop()
         rep = lmkd.report()
-        truth = load_json(ref)
-        status, _, summary = store.get(f"/api/v1/jobs/{job}")
-        check(status == 200, f"GET /api/v1/jobs/{job}: {status} {summary}")
-        cli = subprocess.run([build_path("cli", "lmk"), "--store", store.url(), "--token-file", store.token_file,
-                              "job", job], capture_output=True, text=True)
+        checked = []
+        for name, step, job, ref in results:
+            status, _, summary = store.get(f"/api/v1/jobs/{job}")
+            check(status == 200, f"GET /api/v1/jobs/{job}: {status} {summary}")
+            cli = subprocess.run([build_path("cli", "lmk"), "--store", store.url(), "--token-file",
+                                  store.token_file, "job", job], capture_output=True, text=True)
+            checked.append((name, step, job, load_json(ref), summary["pop"], cli))
 
-    log(f"referee (job {job}): " + json.dumps(truth))
     check("ranks" in rep, "lmkd's report has no ranks[]")
+    check(rep["lmkd"]["rank_samples_overflowed"] == 0, "rank rows overflowed")
+    for case in checked:
+        check_case(rep, *case)
+    log("PASS")
+
+
+def check_case(rep, name, step, job, truth, pop, cli):
+    log(f"== {name}: job {job}")
+    log("referee: " + json.dumps(truth))
     rows = [r for r in rep["ranks"] if r["job"] == job]
     for r in rows:
         log(f"lmkd rank row: {r}")
+    check({r["step"] for r in rows} == {step}, f"{name}: ranks in steps {sorted({r['step'] for r in rows})}, "
+          f"expected {step}")
     per, lb, ce = pop_from_ranks(rep["ranks"], job, rep["frequency_hz"])
-    pop = summary["pop"]
     log(f"store: {json.dumps(pop)}")
     log("lmk job:\n" + cli.stdout)
     check(cli.returncode == 0 and "MPI efficiency (POP, from samples of 2 ranks)" in cli.stdout,
@@ -133,7 +157,6 @@ def main():
     log(f"lmk: {total} samples of ranks ({', '.join(f'rank {k}: {v[0]} ({v[1]} comm)' for k, v in sorted(per.items()))}); "
         f"LB {lb:.3f} CE {ce:.3f}")
     check(total >= MIN_SAMPLES, f"only {total} samples of ranks, need {MIN_SAMPLES}")
-    check(rep["lmkd"]["rank_samples_overflowed"] == 0, "rank rows overflowed")
 
     share = min(r["cpu"] / r["elapsed"] for r in truth["ranks"])
     if share >= CPU_SHARE_FOR_WALL:
@@ -145,9 +168,9 @@ def main():
     log(f"referee by {kind}: LB {t_lb:.3f} CE {t_ce:.3f}; wall LB {truth['load_balance']:.3f} "
         f"CE {truth['communication_efficiency']:.3f}, CPU LB {truth['load_balance_cpu']:.3f} "
         f"CE {truth['communication_efficiency_cpu']:.3f}")
-    check(abs(lb - t_lb) <= BOUND, f"load balance {lb:.3f}, referee {t_lb:.3f}: off by more than {BOUND}")
-    check(abs(ce - t_ce) <= BOUND, f"communication efficiency {ce:.3f}, referee {t_ce:.3f}: off by more than {BOUND}")
-    log("PASS")
+    check(abs(lb - t_lb) <= BOUND, f"{name}: load balance {lb:.3f}, referee {t_lb:.3f}: off by more than {BOUND}")
+    check(abs(ce - t_ce) <= BOUND,
+          f"{name}: communication efficiency {ce:.3f}, referee {t_ce:.3f}: off by more than {BOUND}")
 
 
 if __name__ == "__main__":
