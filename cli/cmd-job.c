@@ -141,10 +141,13 @@ static void print_pop(json_object *j) {
                fmt_pct(jnum(pop, "parallel_efficiency"), pe, sizeof(pe)),
                fmt_pct(jnum(pop, "load_balance"), lb, sizeof(lb)),
                fmt_pct(jnum(pop, "communication_efficiency"), ce, sizeof(ce)));
-        printf("  Useful      mean %s, max %s per rank; elapsed %s\n",
+        /* elapsed is the busiest rank's sampled time; a wall time far above
+         * it means ranks slept (or waited for a CPU), which samples miss */
+        printf("  Useful      mean %s, max %s per rank; elapsed %s, wall %s\n",
                fmt_duration(jnum(pop, "mean_useful_seconds"), a, sizeof(a)),
                fmt_duration(jnum(pop, "max_useful_seconds"), b, sizeof(b)),
-               fmt_duration(jnum(pop, "elapsed_seconds"), c, sizeof(c)));
+               fmt_duration(jnum(pop, "elapsed_seconds"), c, sizeof(c)),
+               fmt_duration(jnum(pop, "wall_seconds"), d, sizeof(d)));
         printf("  Samples     %s of ranks, %s in communication (%s)\n",
                fmt_count(jint(pop, "samples"), a, sizeof(a)), fmt_count(jint(pop, "comm_samples"), b, sizeof(b)),
                fmt_duration(jnum(pop, "communication_seconds"), d, sizeof(d)));

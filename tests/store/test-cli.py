@@ -86,6 +86,7 @@ def main():
                      "MPI efficiency (POP, from samples of 4 ranks)",
                      "Parallel    70.0% = load balance 87.5% x communication 80.0%",
                      "Samples     2,000 of ranks, 600 in communication",
+                     "Useful      mean 5m50s, max 6m40s per rank; elapsed 8m20s, wall 58s",
                      "     PE      LB      CE  RANKS PHASE", "  70.0%  100.0%   70.0%      1 comm",
                      "  70.0%   87.5%   80.0%      3 scf"):
             if want not in out:
