@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* lmk job ID: where one job's time went: metadata, time by kind of object,
- * the objects and phases with their shares, CPU time and IPC. */
+ * the objects and phases with their shares, CPU time and IPC, and for MPI
+ * jobs the POP efficiency metrics. */
 #include <curl/curl.h>
 #include <errno.h>
 #include <math.h>
@@ -123,6 +124,54 @@ static void print_phases(json_object *j) {
                 printf("%7s (more phases: lmk --json job %s)\n", "", jstr(j, "job"));
 }
 
+static const char *fmt_pct(double v, char *buf, size_t size) {
+        return isnan(v) ? "-" : fmt_share(v, buf, size);
+}
+
+/* POP metrics of the job's MPI ranks (docs/pop.md), when lmkd saw any. */
+static void print_pop(json_object *j) {
+        json_object *pop = jget(j, "pop"), *phases;
+        char pe[16], lb[16], ce[16], a[32], b[32], c[32], d[32];
+        size_t n;
+
+        if (!pop || json_object_is_type(pop, json_type_null))
+                return;
+        printf("\nMPI efficiency (POP, from samples of %" PRId64 " ranks)\n", jint(pop, "ranks"));
+        printf("  Parallel    %s = load balance %s x communication %s\n",
+               fmt_pct(jnum(pop, "parallel_efficiency"), pe, sizeof(pe)),
+               fmt_pct(jnum(pop, "load_balance"), lb, sizeof(lb)),
+               fmt_pct(jnum(pop, "communication_efficiency"), ce, sizeof(ce)));
+        /* elapsed is the busiest rank's sampled time; a wall time far above
+         * it means ranks slept (or waited for a CPU), which samples miss */
+        printf("  Useful      mean %s, max %s per rank; elapsed %s, wall %s\n",
+               fmt_duration(jnum(pop, "mean_useful_seconds"), a, sizeof(a)),
+               fmt_duration(jnum(pop, "max_useful_seconds"), b, sizeof(b)),
+               fmt_duration(jnum(pop, "elapsed_seconds"), c, sizeof(c)),
+               fmt_duration(jnum(pop, "wall_seconds"), d, sizeof(d)));
+        printf("  Samples     %s of ranks, %s in communication (%s)\n",
+               fmt_count(jint(pop, "samples"), a, sizeof(a)), fmt_count(jint(pop, "comm_samples"), b, sizeof(b)),
+               fmt_duration(jnum(pop, "communication_seconds"), d, sizeof(d)));
+
+        phases = jget(pop, "phases");
+        n = json_object_array_length(phases);
+        if (n == 0 || (n == 1 && streq(jstr(json_object_array_get_idx(phases, 0), "phase") ?: "", "")))
+                return;
+        printf("%7s %7s %7s %6s %s\n", "PE", "LB", "CE", "RANKS", "PHASE");
+        for (size_t i = 0; i < n && i < MAX_ROWS; i++) {
+                json_object *x = json_object_array_get_idx(phases, i);
+                const char *phase = jstr(x, "phase") ?: "";
+                char name[128];
+
+                printf("%7s %7s %7s %6" PRId64 " %s\n",
+                       fmt_pct(jnum(x, "parallel_efficiency"), pe, sizeof(pe)),
+                       fmt_pct(jnum(x, "load_balance"), lb, sizeof(lb)),
+                       fmt_pct(jnum(x, "communication_efficiency"), ce, sizeof(ce)), jint(x, "ranks"),
+                       *phase ? fmt_fit(phase, 50, true, name, sizeof(name)) : "(outside markers)");
+        }
+        if (n > MAX_ROWS)
+                printf("%7s (more phases: lmk --json job %s)\n", "", jstr(j, "job"));
+}
+
 static void print_notes_markers(json_object *j) {
         json_object *notes = jget(j, "notes"), *markers = jget(j, "markers_off");
 
@@ -185,6 +234,7 @@ int do_job(Cli *cli, int argc, char **argv) {
         print_kinds(o);
         print_objects(o);
         print_phases(o);
+        print_pop(o);
         print_notes_markers(o);
         print_findings(jget(o, "findings"), true);
         return 0;

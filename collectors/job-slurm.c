@@ -439,6 +439,7 @@ void job_info_init(JobInfo *info) {
                 .nodes = JOB_UNSET,
                 .tasks = JOB_UNSET,
                 .cpus_on_node = JOB_UNSET,
+                .rank = JOB_UNSET,
         };
 }
 
@@ -531,6 +532,11 @@ typedef enum EnvVar {
         ENV_CPUS_ON_NODE,
         ENV_CLUSTER_NAME,
         ENV_LMK_NOTES,
+        ENV_OMPI_RANK,
+        ENV_PMIX_RANK,
+        ENV_PMI_RANK,
+        ENV_MV2_RANK,
+        ENV_PROCID,
         _ENV_MAX,
 } EnvVar;
 
@@ -554,7 +560,16 @@ static const char *const env_names[_ENV_MAX] = {
         [ENV_CPUS_ON_NODE] = "SLURM_CPUS_ON_NODE=",
         [ENV_CLUSTER_NAME] = "SLURM_CLUSTER_NAME=",
         [ENV_LMK_NOTES] = "LMK_NOTES=",
+        [ENV_OMPI_RANK] = "OMPI_COMM_WORLD_RANK=",
+        [ENV_PMIX_RANK] = "PMIX_RANK=",
+        [ENV_PMI_RANK] = "PMI_RANK=",
+        [ENV_MV2_RANK] = "MV2_COMM_WORLD_RANK=",
+        [ENV_PROCID] = "SLURM_PROCID=",
 };
+
+/* MPI's own variables, most specific first; SLURM_PROCID comes last and
+ * only in numbered steps (see job_environ_parse()). */
+static const EnvVar rank_vars[] = { ENV_OMPI_RANK, ENV_PMIX_RANK, ENV_PMI_RANK, ENV_MV2_RANK };
 
 /* A number where 0 and JOB_UNSET mean nothing (counts, uids and ids
  * alike are then better left unknown). Leading zeros are fine here. */
@@ -569,6 +584,19 @@ static uint32_t env_u32(const char *s, size_t len, bool zero_ok) {
         if (safe_atou32(buf, &v) < 0 || (v == 0 && !zero_ok))
                 return JOB_UNSET;
         return v;
+}
+
+static uint32_t env_rank(const char *s, size_t len) {
+        uint32_t v;
+
+        /* strictly decimal, as launchers write it: "007" or "+1" is not a rank */
+        if (!parse_u32(s, len, &v) || v > JOB_RANK_MAX)
+                return JOB_UNSET;
+        return v;
+}
+
+static bool step_numbered(const char *step) {
+        return step[0] >= '0' && step[0] <= '9';
 }
 
 static void env_step(char ret[static JOB_STEP_SIZE], const char *s, size_t len) {
@@ -605,7 +633,7 @@ int job_environ_parse(const char *buf, size_t len, JobInfo *ret) {
                         break; /* cut by the bounded read: never use half a value */
                 n = (size_t) (nul - e);
                 i += n + 1;
-                if (n < 4 || (e[0] != 'S' && e[0] != 'L'))
+                if (n < 4 || !strchr("SLOPM", e[0]))
                         continue;
                 for (size_t v = 0; v < _ENV_MAX; v++) {
                         size_t k = strlen(env_names[v]);
@@ -680,6 +708,12 @@ int job_environ_parse(const char *buf, size_t len, JobInfo *ret) {
                 job_text_copy(info.name, sizeof(info.name), val[ENV_JOB_NAME], vlen[ENV_JOB_NAME]);
         if (val[ENV_LMK_NOTES])
                 job_notes_parse(val[ENV_LMK_NOTES], vlen[ENV_LMK_NOTES], &info.notes);
+
+        for (size_t k = 0; k < ELEMENTSOF(rank_vars) && info.rank == JOB_UNSET; k++)
+                if (val[rank_vars[k]])
+                        info.rank = env_rank(val[rank_vars[k]], vlen[rank_vars[k]]);
+        if (info.rank == JOB_UNSET && val[ENV_PROCID] && step_numbered(info.step))
+                info.rank = env_rank(val[ENV_PROCID], vlen[ENV_PROCID]);
 
         *ret = info;
         return 1;

@@ -77,7 +77,14 @@ typedef struct JobInfo {
         uint32_t nodes, tasks;
         uint32_t cpus_on_node;          /* SLURM_CPUS_ON_NODE: the job's CPUs on this node */
         JobNotes notes;
+        /* The MPI rank of the process whose environment was parsed, or
+         * JOB_UNSET: a property of one process, not of the job, so
+         * job_info_merge() leaves it alone. */
+        uint32_t rank;
 } JobInfo;
+
+/* The largest rank accepted (MPI ranks are C ints). */
+#define JOB_RANK_MAX (UINT32_C(0x7ffffffe))
 
 /* Parses the contents of /proc/<pid>/cgroup (every hierarchy line, each
  * ending in '\n'). Recognised, also below a container's prefix:
@@ -110,6 +117,12 @@ int job_cgroup_read(pid_t pid, JobRef *ret);
  * SLURM_CLUSTER_NAME and LMK_NOTES. Ids and numbers that do not parse are left unset; text is
  * cut to its field at a UTF-8 boundary, with control characters and
  * invalid UTF-8 replaced by '?'.
+ * The process's MPI rank (ret->rank) is the first valid one of
+ * OMPI_COMM_WORLD_RANK, PMIX_RANK, PMI_RANK, MV2_COMM_WORLD_RANK (set by
+ * the MPI launcher for each rank), else SLURM_PROCID, but only in a
+ * numbered step: the batch script has SLURM_PROCID=0 and is no rank, and
+ * neither are mpirun and the programs a batch script runs. A rank is a
+ * decimal 0 … JOB_RANK_MAX.
  * Returns 1 and fills *ret when SLURM_JOB_ID holds a valid job id, 0 when
  * there is none (not a Slurm process; *ret untouched). */
 int job_environ_parse(const char *buf, size_t len, JobInfo *ret);

@@ -32,6 +32,10 @@ typedef struct Object {
         bool abi_tried;
         uint64_t abi_vaddr;     /* st_value of lmk_abi, 0 = none */
         bool has_probes;        /* carries liblmk's lmk:* USDT probes */
+        /* a communication library (lib-families.h, purpose "comm"), looked
+         * up once per object by attribution */
+        bool comm_tried;
+        bool comm;
         ElfLoad loads[8];
         uint8_t n_loads;
 } Object;

@@ -65,6 +65,7 @@ static Process *process_new(ProcessTable *pt, uint32_t pid) {
         if (!p)
                 return NULL;
         p->pid = pid;
+        p->rank = JOB_UNSET;
         if (hashmap_replace(pt->procs, INT_TO_KEY(pid), p, (void **) &old) < 0) {
                 free(p);
                 return NULL;
@@ -173,6 +174,7 @@ int process_table_fork(ProcessTable *pt, uint32_t pid, uint32_t ppid, uint32_t t
         child->partial = parent->partial;
         /* a child starts in its parent's job; /proc may say more later */
         child->job = parent->job;
+        child->rank = parent->rank;
         if (pt->inherit && parent->userdata)
                 pt->inherit(parent, child);
         return 0;

@@ -31,6 +31,9 @@ typedef struct Process {
                 JOB_UNRESOLVED,         /* not read from /proc yet (maybe inherited) */
                 JOB_RESOLVED,           /* read from /proc, or nothing more to learn */
         } job_state;
+        /* Its MPI rank in its job (JobInfo.rank), JOB_UNSET if it is none:
+         * read from its environment with the job, inherited on fork. */
+        uint32_t rank;
         void *userdata;         /* owned by the caller, released via ProcessTable.release */
 } Process;
 

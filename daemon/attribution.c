@@ -73,6 +73,19 @@ static int add_sample(Histogram *h, const HistKey *key, const struct lmk_sample 
         return 0;
 }
 
+/* Whether a sample in o is communication: o is a library of the "comm"
+ * purpose. Kernel samples are not (see docs/pop.md): lmkd does not know
+ * which user-space code made the system call. */
+static bool is_comm(const Attribution *a, Object *o) {
+        if (o->kind != OBJECT_FILE || !a->families)
+                return false;
+        if (!o->comm_tried) {
+                o->comm = lib_families_is(a->families, o->path, "comm");
+                o->comm_tried = true;
+        }
+        return o->comm;
+}
+
 int attribute_sample(Attribution *a, Histogram *h, const struct lmk_sample *s, uint64_t now,
                      int64_t real_offset_ns) {
         HistKey key = { .phase = "" };
@@ -117,6 +130,13 @@ int attribute_sample(Attribution *a, Histogram *h, const struct lmk_sample *s, u
                 if (j) {
                         key.job = j->display;
                         key.step = p->job.step[0] ? p->job.step : NULL;
+                }
+                if (j && p->rank != JOB_UNSET && s->type == LMK_EVENT_SAMPLE) {
+                        double t = (double) ((int64_t) s->time_ns + real_offset_ns) / 1e9;
+                        RankKey rk = { .job = key.job, .step = key.step, .phase = key.phase, .rank = p->rank };
+
+                        /* a rank row that cannot be had is counted as overflow, the sample's row still is */
+                        (void) histogram_add_rank(h, &rk, 1, is_comm(a, key.obj) ? 1 : 0, t, t);
                 }
         }
         return add_sample(h, &key, s);

@@ -5,6 +5,7 @@
 
 #include "histogram.h"
 #include "job-table.h"
+#include "lib-families.h"
 #include "lmk-bpf.h"
 #include "object.h"
 #include "phases.h"
@@ -19,11 +20,13 @@ typedef struct Attribution {
         ProcessTable *procs;
         JobTable *jobs;
         Phases *phases;
+        const LibFamilies *families;    /* tells communication libraries; NULL: none are */
         uint64_t unknown;               /* samples attributed to [unknown] */
         uint64_t rescans;               /* /proc re-reads after a miss */
 } Attribution;
 
-/* Adds the sample (or burst sample) s, taken at monotonic time s->time_ns,
+/* Adds the sample (or burst sample) s, and for an MPI rank also to its
+ * rank row (useful or communication, see docs/pop.md), taken at monotonic time s->time_ns,
  * to h. now is the monotonic time of this tick (for rescans), and
  * real_offset_ns converts monotonic to wall-clock time for jobs. */
 int attribute_sample(Attribution *a, Histogram *h, const struct lmk_sample *s, uint64_t now,

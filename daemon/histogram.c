@@ -11,6 +11,8 @@ struct Histogram {
         Hashmap *rows;          /* HistKey* (inside the row) → HistRow* */
         Hashmap *totals;        /* TotalKey* → TotalRow* */
         Hashmap *strings;       /* interned strings */
+        Hashmap *ranks;         /* RankKey* → RankRow* */
+        uint64_t ranks_overflowed; /* rank samples not recorded: too many rank rows */
         size_t max_rows;
         uint64_t samples;
         uint64_t overflowed;    /* samples that went to overflow rows */
@@ -51,6 +53,21 @@ static bool total_equal(const void *a, const void *b) {
 
 static const HashOps total_ops = { total_hash, total_equal };
 
+static uint64_t rank_hash(const void *k) {
+        const RankKey *x = k;
+        uint64_t h = hash_u64((uintptr_t) x->job ^ ((uint64_t) (uintptr_t) x->step << 1));
+
+        h = hash_u64(h ^ (uintptr_t) x->phase);
+        return hash_u64(h ^ x->rank);
+}
+
+static bool rank_equal(const void *a, const void *b) {
+        const RankKey *x = a, *y = b;
+        return x->job == y->job && x->step == y->step && x->phase == y->phase && x->rank == y->rank;
+}
+
+static const HashOps rank_ops = { rank_hash, rank_equal };
+
 Histogram *histogram_new(ObjectTable *objects, size_t max_rows) {
         Histogram *h = calloc(1, sizeof(*h));
 
@@ -61,7 +78,8 @@ Histogram *histogram_new(ObjectTable *objects, size_t max_rows) {
         h->rows = hashmap_new(&key_ops);
         h->totals = hashmap_new(&total_ops);
         h->strings = hashmap_new(&string_hash_ops);
-        if (!h->rows || !h->totals || !h->strings)
+        h->ranks = hashmap_new(&rank_ops);
+        if (!h->rows || !h->totals || !h->strings || !h->ranks)
                 return histogram_free(h);
         return h;
 }
@@ -69,6 +87,7 @@ Histogram *histogram_new(ObjectTable *objects, size_t max_rows) {
 void histogram_reset(Histogram *h) {
         HistRow *row;
         TotalRow *t;
+        RankRow *r;
         char *s;
         size_t i;
 
@@ -80,6 +99,10 @@ void histogram_reset(Histogram *h) {
         HASHMAP_FOREACH(t, h->totals, i)
                 free(t);
         hashmap_clear(h->totals);
+        HASHMAP_FOREACH(r, h->ranks, i)
+                free(r);
+        hashmap_clear(h->ranks);
+        h->ranks_overflowed = 0;
         HASHMAP_FOREACH(s, h->strings, i)
                 free(s);
         hashmap_clear(h->strings);
@@ -90,8 +113,9 @@ void histogram_reset(Histogram *h) {
 Histogram *histogram_free(Histogram *h) {
         if (!h)
                 return NULL;
-        if (h->rows && h->totals && h->strings)
+        if (h->rows && h->totals && h->strings && h->ranks)
                 histogram_reset(h);
+        hashmap_free(h->ranks);
         hashmap_free(h->rows);
         hashmap_free(h->totals);
         hashmap_free(h->strings);
@@ -235,9 +259,72 @@ TotalRow **histogram_sorted_totals(const Histogram *h, size_t *ret_n) {
         return v;
 }
 
+RankRow *histogram_add_rank(Histogram *h, const RankKey *key, uint64_t n, uint64_t comm, double first, double last) {
+        RankKey k = *key;
+        RankRow *r;
+
+        k.job = intern(h, key->job);
+        k.step = intern(h, key->step);
+        k.phase = intern(h, key->phase ?: "");
+        if (!k.job || (key->step && !k.step) || !k.phase)
+                return NULL;
+        r = hashmap_get(h->ranks, &k);
+        if (!r) {
+                if (hashmap_size(h->ranks) >= HISTOGRAM_MAX_RANK_ROWS) {
+                        h->ranks_overflowed += n;
+                        return NULL;
+                }
+                r = calloc(1, sizeof(*r));
+                if (!r)
+                        return NULL;
+                r->key = k;
+                r->first = first;
+                r->last = last;
+                if (hashmap_put(h->ranks, &r->key, r) < 0) {
+                        free(r);
+                        return NULL;
+                }
+        }
+        r->samples += n;
+        r->comm_samples += comm;
+        r->first = MIN(r->first, first);
+        r->last = MAX(r->last, last);
+        return r;
+}
+
+static int rank_cmp(const void *a, const void *b) {
+        const RankRow *x = *(RankRow *const *) a, *y = *(RankRow *const *) b;
+        int c;
+
+        if ((c = strcmp(x->key.job, y->key.job)) || (c = strcmp_null(x->key.step, y->key.step)))
+                return c;
+        if (x->key.rank != y->key.rank)
+                return x->key.rank < y->key.rank ? -1 : 1;
+        return strcmp(x->key.phase, y->key.phase);
+}
+
+RankRow **histogram_sorted_ranks(const Histogram *h, size_t *ret_n) {
+        size_t n = hashmap_size(h->ranks), i, k = 0;
+        RankRow **v, *r;
+
+        v = malloc((n ? n : 1) * sizeof(*v));
+        if (!v)
+                return NULL;
+        HASHMAP_FOREACH(r, h->ranks, i)
+                v[k++] = r;
+        qsort(v, n, sizeof(*v), rank_cmp);
+        *ret_n = n;
+        return v;
+}
+
+uint64_t histogram_ranks_overflowed(const Histogram *h) {
+        return h->ranks_overflowed;
+}
+
 int histogram_merge(Histogram *dst, const Histogram *src) {
         HistRow *row;
         TotalRow *t;
+        RankRow *r;
         size_t i;
 
         HASHMAP_FOREACH(row, src->rows, i) {
@@ -260,6 +347,11 @@ int histogram_merge(Histogram *dst, const Histogram *src) {
         HASHMAP_FOREACH(t, src->totals, i)
                 if (!histogram_add_total(dst, &t->key, t->cpu_time_ns, t->counts, t->switches))
                         return -ENOMEM;
+        HASHMAP_FOREACH(r, src->ranks, i)
+                if (!histogram_add_rank(dst, &r->key, r->samples, r->comm_samples, r->first, r->last) &&
+                    hashmap_size(dst->ranks) < HISTOGRAM_MAX_RANK_ROWS)
+                        return -ENOMEM;
+        dst->ranks_overflowed += src->ranks_overflowed;
         return 0;
 }
 

@@ -57,6 +57,28 @@ typedef struct TotalRow {
         uint64_t switches;
 } TotalRow;
 
+/* Per-rank figures for POP metrics, per (job, step, rank, phase): every
+ * sample of an MPI rank (job-table.h) counts here too, split into samples
+ * in communication libraries (lib-families.h) and the rest. At most
+ * HISTOGRAM_MAX_RANK_ROWS per interval: samples for keys beyond are not
+ * recorded (counted in histogram_ranks_overflowed()), since folding
+ * ranks together would make up a rank nobody ran. */
+#define HISTOGRAM_MAX_RANK_ROWS 4096
+
+typedef struct RankKey {
+        const char *job;
+        const char *step;       /* NULL: no step */
+        const char *phase;      /* "" outside markers */
+        uint32_t rank;
+} RankKey;
+
+typedef struct RankRow {
+        RankKey key;
+        uint64_t samples;
+        uint64_t comm_samples;          /* of samples, in communication libraries */
+        double first, last;             /* Unix time of the first and last sample */
+} RankRow;
+
 typedef struct Histogram Histogram;
 
 Histogram *histogram_new(ObjectTable *objects, size_t max_rows);
@@ -82,6 +104,14 @@ TotalRow *histogram_add_total(Histogram *h, const TotalKey *key, uint64_t cpu_ti
                               uint64_t switches);
 /* Totals sorted by CPU time (descending); the caller frees the array. */
 TotalRow **histogram_sorted_totals(const Histogram *h, size_t *ret_n);
+
+/* Adds n samples (comm of them in communication libraries), the first at
+ * Unix time first and the last at last, to the rank's row. NULL on
+ * allocation failure, and when the row would be one too many. */
+RankRow *histogram_add_rank(Histogram *h, const RankKey *key, uint64_t n, uint64_t comm, double first, double last);
+/* The rank rows sorted by job, step, rank, phase; the caller frees the array. */
+RankRow **histogram_sorted_ranks(const Histogram *h, size_t *ret_n);
+uint64_t histogram_ranks_overflowed(const Histogram *h);
 
 size_t histogram_rows(const Histogram *h);
 uint64_t histogram_samples(const Histogram *h);

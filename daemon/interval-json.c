@@ -290,15 +290,39 @@ static json_object *markers_json(const Interval *iv) {
         return arr;
 }
 
+/* Per-rank figures: (job, step, rank, phase) with samples, those in
+ * communication libraries, and the times of the first and last sample. */
+static json_object *ranks_json(RankRow **ranks, size_t n) {
+        json_object *arr = json_object_new_array_ext((int) n);
+
+        for (size_t i = 0; i < n; i++) {
+                const RankRow *r = ranks[i];
+                json_object *o = json_object_new_object();
+
+                json_object_object_add(o, "job", json_text(r->key.job));
+                json_object_object_add(o, "step", str_or_null(r->key.step));
+                json_object_object_add(o, "rank", json_object_new_int64(r->key.rank));
+                json_object_object_add(o, "phase", json_text(r->key.phase));
+                json_object_object_add(o, "samples", json_object_new_int64((int64_t) r->samples));
+                json_object_object_add(o, "comm_samples", json_object_new_int64((int64_t) r->comm_samples));
+                json_object_object_add(o, "first", json_object_new_double(r->first));
+                json_object_object_add(o, "last", json_object_new_double(r->last));
+                json_object_array_add(arr, o);
+        }
+        return arr;
+}
+
 int interval_add_rows(const Interval *iv, json_object *root) {
         Histogram *h = iv->hist;
         _cleanup_free_ HistRow **rows = histogram_sorted(h);
         _cleanup_free_ TotalRow **totals = NULL;
-        size_t n = histogram_rows(h), nt;
+        _cleanup_free_ RankRow **ranks = NULL;
+        size_t n = histogram_rows(h), nt, nr;
         json_object *arr;
 
         totals = histogram_sorted_totals(h, &nt);
-        if (!rows || !totals)
+        ranks = histogram_sorted_ranks(h, &nr);
+        if (!rows || !totals || !ranks)
                 return -ENOMEM;
         arr = json_object_new_array_ext((int) n);
         for (size_t i = 0; i < n; i++)
@@ -311,6 +335,9 @@ int interval_add_rows(const Interval *iv, json_object *root) {
         json_object_object_add(root, "counters", counters_json(iv));
         json_object_object_add(root, "markers", markers_json(iv));
         json_object_object_add(root, "jobs", jobs_json(iv, totals, nt));
+        /* only where there are ranks: the field is optional (batch-format.md) */
+        if (nr > 0)
+                json_object_object_add(root, "ranks", ranks_json(ranks, nr));
         return 0;
 }
 
@@ -335,6 +362,8 @@ json_object *interval_lmkd_stats(const Interval *iv) {
         json_object_object_add(self, "regions_learned", json_object_new_int64((int64_t) st->regions));
         json_object_object_add(self, "rows_overflowed",
                                json_object_new_int64((int64_t) histogram_overflowed(iv->hist)));
+        json_object_object_add(self, "rank_samples_overflowed",
+                               json_object_new_int64((int64_t) histogram_ranks_overflowed(iv->hist)));
         return self;
 }
 

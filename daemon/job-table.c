@@ -111,6 +111,21 @@ static int read_stepd_title(uint32_t pid, JobRef *ret) {
         return jobs_parse_stepd_title(buf, n, ret);
 }
 
+bool jobs_is_launcher(const char *comm) {
+        /* Open MPI's mpirun/orted/prted, MPICH's and Intel MPI's hydra, and
+         * Slurm's own: a launcher srun starts as a task of a numbered step
+         * carries that task's SLURM_PROCID, but it is no rank */
+        static const char *const launchers[] = {
+                "mpirun", "mpiexec", "orterun", "orted", "prted", "prterun", "hydra_pmi_proxy",
+                "mpiexec.hydra", "pmi_proxy", "srun", "slurmstepd",
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(launchers); i++)
+                if (streq(comm, launchers[i]))
+                        return true;
+        return false;
+}
+
 Job *jobs_resolve(JobTable *t, Process *p, uint32_t uid, double now) {
         JobInfo env;
         JobRef ref;
@@ -138,6 +153,7 @@ Job *jobs_resolve(JobTable *t, Process *p, uint32_t uid, double now) {
                         }
                         have_env = streq(env.job, p->job.job);
                 }
+                p->rank = have_env && !jobs_is_launcher(p->comm) ? env.rank : JOB_UNSET;
                 p->job_state = JOB_RESOLVED;
                 if (p->job.job[0]) {
                         j = job_for_ref(t, &p->job, now);

@@ -40,9 +40,15 @@ void jobs_done(JobTable *t);
 Job *jobs_get(JobTable *t, const char *id);
 
 /* Works out the job of a live process of uid (cgroup; root's slurmstepd's
- * title; environ, for the job's own user only) and files its metadata. Returns the job or
+ * title; environ, for the job's own user only) and its MPI rank (p->rank,
+ * from the environment when that names the same job; never for a
+ * launcher) and files its metadata. Returns the job or
  * NULL for work outside jobs. */
 Job *jobs_resolve(JobTable *t, Process *p, uint32_t uid, double now);
+
+/* Whether a process of this command name launches MPI ranks (mpirun,
+ * orted, hydra_pmi_proxy, srun, …) and so is never a rank itself. */
+bool jobs_is_launcher(const char *comm);
 
 /* A process left a job (it was forgotten after its exit). */
 void jobs_release(JobTable *t, const Process *p, double now);

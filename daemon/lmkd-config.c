@@ -31,6 +31,7 @@ void config_done(LmkdConfig *c) {
         free(c->cluster);
         free(c->metrics_file);
         free(c->notify_socket);
+        free(c->families_file);
         for (char **p = c->liblmk; p && *p; p++)
                 free(*p);
         free(c->liblmk);
@@ -193,6 +194,9 @@ int config_set(LmkdConfig *c, const char *section, const char *key, const char *
         } else if (KEY("node", "cluster")) {
                 *ret_why = "1 to 255 bytes";
                 r = *value && strlen(value) < 256 ? set_string(&c->cluster, value) : -EINVAL;
+        } else if (KEY("families", "file")) {
+                *ret_why = "an absolute path";
+                r = value[0] == '/' ? set_string(&c->families_file, value) : -EINVAL;
         } else if (KEY("markers", "liblmk")) {
                 *ret_why = "absolute paths separated by commas";
                 r = set_paths(&c->liblmk, value);

@@ -31,6 +31,8 @@ typedef struct LmkdConfig {
         char *metrics_file;
         char *notify_socket;            /* Prolog/Epilog notices; NULL: none */
         bool notify_socket_none;        /* "none" was given: no default either */
+        /* [families] */
+        char *families_file;            /* NULL: LMK_SYSCONF_DIR/families.conf if it exists */
         /* [markers] */
         char **liblmk;                  /* NULL-terminated paths of liblmk copies to watch */
         /* [store] */

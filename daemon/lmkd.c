@@ -69,6 +69,8 @@ static void help(void) {
                "      --liblmk PATHS        liblmk copies whose marker probes to watch from the\n"
                "                            start (default " LMK_LIBDIR "/liblmk.so.1; copies\n"
                "                            seen mapped are watched as they appear)\n"
+               "      --families FILE       The site's library families (default\n"
+               "                            " LMK_SYSCONF_DIR "/families.conf if it exists)\n"
                "  -v, --verbose             Log debug messages\n"
                "  -h, --help                Show this help\n"
                "      --version             Show the version\n"
@@ -92,6 +94,7 @@ enum {
         ARG_CLUSTER,
         ARG_METRICS_FILE,
         ARG_LIBLMK,
+        ARG_FAMILIES,
         ARG_NOTIFY_SOCKET,
         ARG_BURST,
         ARG_EXACT_COUNTERS,
@@ -150,6 +153,7 @@ static const struct option options[] = {
         { "cluster", required_argument, NULL, ARG_CLUSTER },
         { "metrics-file", required_argument, NULL, ARG_METRICS_FILE },
         { "liblmk", required_argument, NULL, ARG_LIBLMK },
+        { "families", required_argument, NULL, ARG_FAMILIES },
         { "notify-socket", required_argument, NULL, ARG_NOTIFY_SOCKET },
         { "verbose", no_argument, NULL, 'v' },
         { "help", no_argument, NULL, 'h' },
@@ -183,6 +187,7 @@ static const struct {
         { ARG_CLUSTER, "node", "cluster", "--cluster" },
         { ARG_METRICS_FILE, "node", "metrics_file", "--metrics-file" },
         { ARG_LIBLMK, "markers", "liblmk", "--liblmk" },
+        { ARG_FAMILIES, "families", "file", "--families" },
         { ARG_NOTIFY_SOCKET, "node", "notify_socket", "--notify-socket" },
 };
 
@@ -370,11 +375,33 @@ static void notify(const char *state) {
 #endif
 }
 
+/* The library families that tell a rank's communication from its
+ * computation: the built-in table, after the site's file. */
+static int load_families(const LmkdConfig *o, LibFamilies *ret) {
+        const char *path = o->families_file ?: LMK_SYSCONF_DIR "/families.conf";
+        _cleanup_free_ char *error = NULL;
+        int r;
+
+        r = lib_families_init(ret);
+        if (r < 0)
+                return log_oom();
+        r = lib_families_add_file(ret, path, &error);
+        if (r == -ENOENT && !o->families_file)
+                return 0;
+        if (r == -EINVAL && error)
+                return log_error_errno(r, "Invalid library families, %s.", error);
+        if (r < 0)
+                return log_error_errno(r, "Failed to read library families %s: %m", path);
+        log_info("Library families: %zu of the site's from %s.", ret->n_site, path);
+        return 0;
+}
+
 static int run(const LmkdConfig *o) {
         _cleanup_(monitor_freep) Monitor *m = NULL;
         _cleanup_close_ int ep = -EBADF, sfd = -EBADF, tick = -EBADF, deadline = -EBADF, flush = -EBADF,
                             nfd = -EBADF;
         _cleanup_(pushing_done) Pushing push = {};
+        _cleanup_(lib_families_done) LibFamilies families = {};
         MonitorConfig cfg = {
                 .sampler = {
                         .frequency = o->frequency,
@@ -388,6 +415,7 @@ static int run(const LmkdConfig *o) {
                 },
                 .proc_root = o->proc_root,
                 .liblmk_paths = (const char *const *) o->liblmk,
+                .families = &families,
         };
         char host[256] = "localhost";
         ReportInfo info = { .host = host };
@@ -417,8 +445,12 @@ static int run(const LmkdConfig *o) {
         if (o->metrics_file && (r = user_path_check(o->metrics_file)) < 0)
                 return log_output_error(r, "metrics", o->metrics_file);
 
+        r = load_families(o, &families);
+        if (r < 0)
+                return r;
+
         if (o->store_url) {
-                r = pushing_start(&push, o, host);
+                r = pushing_start(&push, o, host, &families);
                 if (r < 0)
                         return r;
         }

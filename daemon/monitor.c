@@ -173,6 +173,7 @@ int monitor_new(const MonitorConfig *cfg, Monitor **ret) {
                 .procs = &m->procs,
                 .jobs = &m->jobs,
                 .phases = &m->phases,
+                .families = cfg->families,
         };
         r = exact_totals_init(&m->totals, &(const TotalsSource) {
                 .read = hook_read_totals,

@@ -7,6 +7,7 @@
 #include "histogram.h"
 #include "interval.h"
 #include "job-table.h"
+#include "lib-families.h"
 #include "lmk-bpf.h"
 #include "object.h"
 #include "process.h"
@@ -25,6 +26,7 @@ typedef struct MonitorConfig {
         size_t max_rows;
         unsigned sideband_ring_order;   /* 2^order pages per CPU */
         const char *const *liblmk_paths; /* liblmk copies whose probes to attach at start */
+        const LibFamilies *families;    /* tells communication libraries (outlives the monitor) */
 } MonitorConfig;
 
 typedef struct Monitor Monitor;

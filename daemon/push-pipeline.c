@@ -17,7 +17,7 @@ void pushing_done(Pushing *p) {
         node_software_done(&p->software);
 }
 
-int pushing_start(Pushing *p, const LmkdConfig *o, const char *host) {
+int pushing_start(Pushing *p, const LmkdConfig *o, const char *host, const LibFamilies *families) {
         _cleanup_free_ char *token = NULL, *why = NULL;
         const char *spool = o->spool_dir ?: LMK_STATE_DIR "/spool";
         int r;
@@ -40,18 +40,10 @@ int pushing_start(Pushing *p, const LmkdConfig *o, const char *host) {
         explicit_bzero(token, strlen(token));
         if (r < 0)
                 return log_error_errno(r, "Failed to start pushing to %s: %m", o->store_url);
-        {
-                LibFamilies families = {};
-
-                r = lib_families_init(&families);
-                if (r >= 0)
-                        r = node_software_scan(&families, NULL, &p->software);
-                lib_families_done(&families);
-                if (r < 0)
-                        return log_error_errno(r, "Failed to look for installed libraries: %m");
-                log_debug("Looked at %zu library files: %zu families installed.", p->software.files,
-                          p->software.n);
-        }
+        r = node_software_scan(families, NULL, &p->software);
+        if (r < 0)
+                return log_error_errno(r, "Failed to look for installed libraries: %m");
+        log_debug("Looked at %zu library files: %zu families installed.", p->software.files, p->software.n);
         p->interval_start = (double) now_ns(CLOCK_REALTIME) / 1e9;
         log_info("Pushing to %s every %u s; spool %s.", o->store_url, o->push_interval, spool);
         return 0;

@@ -18,8 +18,9 @@ typedef struct Pushing {
         NodeSoftware software;          /* library families installed here */
 } Pushing;
 
-/* Reads the token, opens the spool and starts the push thread. */
-int pushing_start(Pushing *p, const LmkdConfig *o, const char *host);
+/* Reads the token, opens the spool, looks for the library families
+ * installed here and starts the push thread. */
+int pushing_start(Pushing *p, const LmkdConfig *o, const char *host, const LibFamilies *families);
 void pushing_done(Pushing *p);
 /* Ends the interval: its batch goes to the spool, and the store is asked. */
 int pushing_flush(Pushing *p, Monitor *m, const LmkdConfig *o);

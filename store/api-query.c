@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "json-out.h"
+#include "pop.h"
 #include "server.h"
 #include "timeparam.h"
 #include "util.h"
@@ -19,6 +20,9 @@
 #define TIME_DECIMALS 3
 #define SHARE_DECIMALS 6
 #define IPC_DECIMALS 3
+#define POP_DECIMALS 4
+/* per_rank lists at most this many ranks (the metrics use all) */
+#define POP_MAX_PER_RANK 1024
 
 static bool arg_time(Request *req, const char *key, const char *fallback, int64_t now, int64_t *ret,
                      Reply *reply) {
@@ -277,6 +281,73 @@ static int add_notes_markers(json_object *o, const JobSummary *js) {
         return r;
 }
 
+static int add_pop_metrics(json_object *e, const PopMetrics *m) {
+        int r;
+
+        if ((r = json_add(e, "ranks", json_object_new_int64((int64_t) m->ranks))) < 0 ||
+            (r = json_add(e, "load_balance", json_number(m->load_balance, POP_DECIMALS))) < 0 ||
+            (r = json_add(e, "communication_efficiency", json_number(m->communication_efficiency, POP_DECIMALS))) < 0 ||
+            (r = json_add(e, "parallel_efficiency", json_number(m->parallel_efficiency, POP_DECIMALS))) < 0 ||
+            (r = json_add(e, "useful_seconds", json_number(m->useful_seconds, TIME_DECIMALS))) < 0 ||
+            (r = json_add(e, "communication_seconds", json_number(m->communication_seconds, TIME_DECIMALS))) < 0 ||
+            (r = json_add(e, "mean_useful_seconds", json_number(m->mean_useful_seconds, TIME_DECIMALS))) < 0 ||
+            (r = json_add(e, "max_useful_seconds", json_number(m->max_useful_seconds, TIME_DECIMALS))) < 0 ||
+            (r = json_add(e, "elapsed_seconds", json_number(m->elapsed_seconds, TIME_DECIMALS))) < 0 ||
+            (r = json_add(e, "wall_seconds", json_number(m->wall_seconds, TIME_DECIMALS))) < 0 ||
+            (r = json_add(e, "samples", json_object_new_int64(m->samples))) < 0 ||
+            (r = json_add(e, "comm_samples", json_object_new_int64(m->comm_samples))) < 0)
+                return r;
+        return 0;
+}
+
+/* "pop": POP metrics of the job's MPI ranks, null when lmkd saw none. */
+static int add_pop(json_object *o, const JobSummary *js) {
+        _cleanup_(pop_report_free) PopReport rep = {};
+        json_object *p, *a;
+        int r;
+
+        if (js->n_ranks == 0)
+                return json_add(o, "pop", json_null());
+        r = pop_compute(js->ranks, js->n_ranks, &rep);
+        if (r < 0)
+                return r;
+        p = json_object_new_object();
+        if ((r = json_add(o, "pop", p)) < 0 ||
+            (r = add_pop_metrics(p, &rep.job)) < 0 ||
+            (r = json_add(p, "truncated", json_object_new_boolean(js->ranks_truncated))) < 0)
+                return r;
+        a = json_object_new_array();
+        r = json_add(p, "phases", a);
+        for (size_t i = 0; r >= 0 && i < rep.n_phases; i++) {
+                json_object *e = json_object_new_object();
+
+                if ((r = array_add(a, e)) < 0 ||
+                    (r = json_add(e, "phase", json_object_new_string(rep.phases[i].phase))) < 0)
+                        return r;
+                r = add_pop_metrics(e, &rep.phases[i]);
+        }
+        if (r < 0)
+                return r;
+        a = json_object_new_array();
+        if ((r = json_add(p, "per_rank", a)) < 0 ||
+            (r = json_add(p, "per_rank_truncated", json_object_new_boolean(rep.n_per_rank > POP_MAX_PER_RANK))) < 0)
+                return r;
+        for (size_t i = 0; r >= 0 && i < MIN(rep.n_per_rank, (size_t) POP_MAX_PER_RANK); i++) {
+                const PopRank *x = &rep.per_rank[i];
+                json_object *e = json_object_new_object();
+
+                if ((r = array_add(a, e)) < 0 ||
+                    (r = json_add(e, "rank", json_object_new_int64(x->rank))) < 0 ||
+                    (r = json_add(e, "samples", json_object_new_int64(x->samples))) < 0 ||
+                    (r = json_add(e, "comm_samples", json_object_new_int64(x->comm_samples))) < 0 ||
+                    (r = json_add(e, "useful_seconds", json_number(x->useful_seconds, TIME_DECIMALS))) < 0 ||
+                    (r = json_add(e, "communication_seconds",
+                                  json_number(x->communication_seconds, TIME_DECIMALS))) < 0)
+                        return r;
+        }
+        return r;
+}
+
 static const char *const job_args[] = { "cluster", NULL };
 
 void api_job(Server *s, Request *req, Reply *reply) {
@@ -323,6 +394,7 @@ void api_job(Server *s, Request *req, Reply *reply) {
             json_add(o, "objects_truncated", json_object_new_boolean(js.objects_truncated)) < 0 ||
             add_share_list(o, "phases", "phase", &js.phases, js.info.samples, false) < 0 ||
             add_notes_markers(o, &js) < 0 ||
+            add_pop(o, &js) < 0 ||
             api_job_findings(s, &js, o) < 0) {
                 job_summary_free(&js);
                 reply_oom(reply);

@@ -551,6 +551,54 @@ static int parse_markers(json_object *root, Batch *b, BatchError *err) {
         return 0;
 }
 
+/* ranks[]: optional, and only another view of samples the rows already
+ * count: every sample of a rank is also in a row of its job, so the ranks'
+ * samples cannot add up to more than the rows' samples of jobs. */
+static int parse_ranks(json_object *root, Batch *b, BatchError *err) {
+        int64_t sum = 0, job_samples = 0;
+        json_object *a;
+        int r;
+
+        r = get_array(root, "ranks", false, BATCH_MAX_RANKS, &a, &b->n_ranks, err);
+        if (r < 0 || b->n_ranks == 0)
+                return r;
+        b->ranks = calloc(b->n_ranks, sizeof(BatchRank));
+        if (!b->ranks)
+                return -ENOMEM;
+        for (size_t i = 0; i < b->n_ranks; i++) {
+                json_object *o = json_object_array_get_idx(a, i);
+                BatchRank *k = &b->ranks[i];
+                Where w = AT("ranks", i);
+
+                if (!json_object_is_type(o, json_type_object))
+                        return fail(err, -EINVAL, w, NULL, "must be an object");
+                if ((r = get_string(o, w, "job", REQUIRED | IDENT, 1, MAX_ID, &k->job, err)) < 0 ||
+                    (r = get_string(o, w, "step", NULLABLE | IDENT, 1, MAX_ID, &k->step, err)) < 0 ||
+                    (r = get_int(o, w, "rank", REQUIRED, 0, BATCH_MAX_RANK, &k->rank, err)) < 0 ||
+                    (r = get_string(o, w, "phase", NULLABLE, 0, MAX_PHASE, &k->phase, err)) < 0 ||
+                    (r = get_int(o, w, "samples", REQUIRED, 0, b->limits.samples, &k->samples, err)) < 0 ||
+                    (r = get_int(o, w, "comm_samples", REQUIRED, 0, k->samples, &k->comm_samples, err)) < 0 ||
+                    (r = get_double(o, w, "first", REQUIRED, TIME_MIN, TIME_MAX, &k->first, err)) < 0 ||
+                    (r = get_double(o, w, "last", REQUIRED, TIME_MIN, TIME_MAX, &k->last, err)) < 0)
+                        return r;
+                if (k->last < k->first)
+                        return fail(err, -EINVAL, w, "last", "must not be before first");
+                k->step = k->step ?: "";
+                k->phase = k->phase ?: "";
+                /* each ≤ limits.samples ≤ 2^53 and at most 65,536 of them: no wrap */
+                sum += k->samples;
+        }
+        /* Samples of ranks are samples of rows: more of them is a made-up batch. */
+        for (size_t i = 0; i < b->n_rows; i++)
+                if (b->rows[i].job)
+                        job_samples += b->rows[i].samples;
+        if (sum > job_samples)
+                return fail(err, -EINVAL, TOP, "ranks",
+                            "holds %" PRId64 " samples, more than the %" PRId64 " samples of jobs in rows",
+                            sum, job_samples);
+        return 0;
+}
+
 Batch *batch_free(Batch *b) {
         if (!b)
                 return NULL;
@@ -560,6 +608,7 @@ Batch *batch_free(Batch *b) {
         free(b->rows);
         free(b->markers);
         free(b->installed);
+        free(b->ranks);
         json_object_put(b->json);
         free(b);
         return NULL;
@@ -623,7 +672,8 @@ int batch_parse(const char *data, size_t size, Batch **ret, BatchError *err) {
         if ((r = parse_header(root, b, err)) < 0 ||
             (r = parse_jobs(root, b, err)) < 0 ||
             (r = parse_rows(root, b, err)) < 0 ||
-            (r = parse_markers(root, b, err)) < 0)
+            (r = parse_markers(root, b, err)) < 0 ||
+            (r = parse_ranks(root, b, err)) < 0)
                 return r;
 
         *ret = TAKE_PTR(b);

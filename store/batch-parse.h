@@ -16,6 +16,9 @@
 #define BATCH_MAX_ROWS 100000u
 #define BATCH_MAX_JOBS 10000u
 #define BATCH_MAX_MARKERS 10000u
+/* lmkd sends at most 4,096 (daemon/histogram.h); room for bigger nodes */
+#define BATCH_MAX_RANKS 65536u
+#define BATCH_MAX_RANK 2147483646 /* MPI ranks are C ints */
 #define BATCH_MAX_NOTES 32u
 #define BATCH_MAX_NOTES_BYTES 1024u
 #define BATCH_JSON_DEPTH 16
@@ -78,6 +81,14 @@ typedef struct BatchMarker {
 typedef struct BatchFamily {
         const char *purpose, *family;
 } BatchFamily;
+/* Per-rank figures for POP metrics (docs/pop.md). */
+typedef struct BatchRank {
+        const char *job;
+        const char *step, *phase; /* never NULL; "" when absent */
+        int64_t rank;
+        int64_t samples, comm_samples;
+        double first, last;       /* Unix time of the first and last sample */
+} BatchRank;
 
 typedef struct Batch {
         const char *node, *boot_id;
@@ -98,6 +109,8 @@ typedef struct Batch {
         size_t n_rows;
         BatchMarker *markers;
         size_t n_markers;
+        BatchRank *ranks;
+        size_t n_ranks;
 
         BatchLimits limits;
         /* Sums over all rows; counters not reported count as 0. Each fits
@@ -119,7 +132,7 @@ typedef struct BatchError {
  *   -EBADMSG         not JSON (or nested deeper than BATCH_JSON_DEPTH)
  *   -EINVAL          JSON, but not a valid batch
  *   -EPROTONOSUPPORT a format or version this store does not know
- *   -E2BIG           more rows, jobs or markers than allowed
+ *   -E2BIG           more rows, jobs, markers or ranks than allowed
  *   -ENOMEM
  * with err filled in for every error but -ENOMEM. */
 int batch_parse(const char *data, size_t size, Batch **ret, BatchError *err);

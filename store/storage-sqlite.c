@@ -60,6 +60,7 @@ typedef enum Stmt {
         STMT_JOB_NODE_UPSERT,
         STMT_OBJECT_HOUR_UPSERT,
         STMT_MARKER_UPSERT,
+        STMT_RANK_UPSERT,
         STMT_NODE_SUMS,
         STMT_NODE_INSTALLED,
         STMT_JOB_CURRENT,
@@ -75,6 +76,7 @@ typedef enum Stmt {
         STMT_JOB_NODES,
         STMT_JOB_NOTES,
         STMT_JOB_MARKERS,
+        STMT_JOB_RANKS,
         STMT_OBJECTS,
         STMT_OBJECTS_KIND,
         STMT_OBJECTS_TOTAL,
@@ -191,6 +193,17 @@ static const char *const stmt_sql[_STMT_MAX] = {
                 "THEN excluded.first_seen ELSE job_markers.first_seen END, "
                 "last_seen = CASE WHEN excluded.last_seen > job_markers.last_seen "
                 "THEN excluded.last_seen ELSE job_markers.last_seen END",
+        [STMT_RANK_UPSERT] =
+                "INSERT INTO job_ranks (job_id, step, rank, phase_id, samples, comm_samples, cpu_seconds, "
+                "comm_seconds, first_seen, last_seen) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (job_id, step, rank, phase_id) DO UPDATE SET "
+                ADD("job_ranks", "samples") ", " ADD("job_ranks", "comm_samples") ", "
+                ADD("job_ranks", "cpu_seconds") ", " ADD("job_ranks", "comm_seconds") ", "
+                "first_seen = CASE WHEN excluded.first_seen < job_ranks.first_seen "
+                "THEN excluded.first_seen ELSE job_ranks.first_seen END, "
+                "last_seen = CASE WHEN excluded.last_seen > job_ranks.last_seen "
+                "THEN excluded.last_seen ELSE job_ranks.last_seen END "
+                "WHERE " FITS("job_ranks", "samples") " AND " FITS("job_ranks", "comm_samples"),
         [STMT_NODE_SUMS] = "SELECT samples, samples_lost, batches FROM nodes WHERE name = ?",
         [STMT_NODE_INSTALLED] = "UPDATE nodes SET installed = ?2 WHERE id = ?1 AND installed IS NOT ?2",
         [STMT_JOB_CURRENT] =
@@ -236,6 +249,12 @@ static const char *const stmt_sql[_STMT_MAX] = {
         [STMT_JOB_MARKERS] =
                 "SELECT comm, phase, state, first_seen, last_seen, batches FROM job_markers "
                 "WHERE job_id = ? ORDER BY phase, comm, state",
+        /* a rank's steps are summed: see docs/pop.md */
+        [STMT_JOB_RANKS] =
+                "SELECT p.path, r.rank, sum(r.samples), sum(r.comm_samples), sum(r.cpu_seconds), "
+                "sum(r.comm_seconds), min(r.first_seen), max(r.last_seen) "
+                "FROM job_ranks r JOIN phases p ON p.id = r.phase_id WHERE r.job_id = ? "
+                "GROUP BY p.path, r.rank ORDER BY p.path, r.rank LIMIT ?",
         [STMT_OBJECTS] =
                 "SELECT o.path, o.kind, sum(h.samples), sum(h.cpu_seconds) "
                 "FROM object_hours h JOIN objects o ON o.id = h.object_id "
@@ -842,6 +861,9 @@ static int ingest_jobs(IngestCtx *x) {
         for (i = 0; i < b->n_markers; i++)
                 if (b->markers[i].job && (r = ctx_job(x, b->markers[i].job, &j)) < 0)
                         return r;
+        for (i = 0; i < b->n_ranks; i++)
+                if ((r = ctx_job(x, b->ranks[i].job, &j)) < 0)
+                        return r;
 
         for (i = 0; i < x->n_jobs; i++) {
                 const BatchJob *m;
@@ -1036,6 +1058,45 @@ static int ingest_markers(IngestCtx *x) {
         return 0;
 }
 
+static int ingest_ranks(IngestCtx *x) {
+        SqliteStorage *s = x->s;
+        const Batch *b = x->b;
+        double cps = 1.0 / b->frequency_hz;
+
+        for (size_t i = 0; i < b->n_ranks; i++) {
+                const BatchRank *k = &b->ranks[i];
+                int64_t job_id = ((JobAcc *) hashmap_get(x->jobs, k->job))->id, phase_id;
+                sqlite3_stmt *st;
+                int r;
+
+                if ((r = intern(s, s->phase_ids, STMT_PHASE_SELECT, STMT_PHASE_INSERT,
+                                k->phase, NULL, NULL, 1, &phase_id)) < 0)
+                        return r;
+                if ((r = conn_stmt(&s->writer, STMT_RANK_UPSERT, &st)) < 0 ||
+                    (r = bind_int(st, 1, job_id)) < 0 ||
+                    (r = bind_text(st, 2, k->step)) < 0 ||
+                    (r = bind_int(st, 3, k->rank)) < 0 ||
+                    (r = bind_int(st, 4, phase_id)) < 0 ||
+                    (r = bind_int(st, 5, k->samples)) < 0 ||
+                    (r = bind_int(st, 6, k->comm_samples)) < 0 ||
+                    (r = bind_sum(st, 7, (double) k->samples * cps)) < 0 ||
+                    (r = bind_sum(st, 8, (double) k->comm_samples * cps)) < 0 ||
+                    (r = bind_double(st, 9, k->first)) < 0 ||
+                    (r = bind_double(st, 10, k->last)) < 0)
+                        return r;
+                r = step_sum(st);
+                if (r == -EOVERFLOW) {
+                        char field[32];
+
+                        snprintf(field, sizeof(field), "ranks[%zu]", i);
+                        return overflow(x, field, "adding this rank's samples to its stored sums would overflow");
+                }
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
 static int ingest_locked(IngestCtx *x, int64_t now, IngestResult *ret) {
         int r;
 
@@ -1054,7 +1115,8 @@ static int ingest_locked(IngestCtx *x, int64_t now, IngestResult *ret) {
             (r = write_rollup(x, &x->job_objects, STMT_JOB_OBJECT_UPSERT, "object")) < 0 ||
             (r = write_rollup(x, &x->job_phases, STMT_JOB_PHASE_UPSERT, "phase")) < 0 ||
             (r = write_object_hours(x)) < 0 ||
-            (r = ingest_markers(x)) < 0)
+            (r = ingest_markers(x)) < 0 ||
+            (r = ingest_ranks(x)) < 0)
                 return r;
         *ret = (IngestResult) { .duplicate = false, .rows = x->b->n_rows, .metadata_conflicts = x->conflicts };
         memcpy(ret->conflict, x->conflict, sizeof(ret->conflict));
@@ -1137,7 +1199,7 @@ static int sqlite_ingest(Storage *base, const Batch *b, int64_t now, IngestResul
                 .s = s,
                 .b = b,
                 .bucket = (int64_t) floor(b->start / BUCKET_SECONDS) * BUCKET_SECONDS,
-                .max_jobs = b->n_jobs + b->n_rows + b->n_markers,
+                .max_jobs = b->n_jobs + b->n_rows + b->n_markers + b->n_ranks,
         };
         Pending me = { .ctx = &x, .now = now };
 
@@ -1453,6 +1515,40 @@ static int read_markers(Conn *c, int64_t job_id, JobSummary *js) {
         return rc == SQLITE_DONE ? 0 : sqlite_errno(rc);
 }
 
+static int read_ranks(Conn *c, int64_t job_id, JobSummary *js) {
+        size_t alloc = 0;
+        sqlite3_stmt *st;
+        int r, rc;
+
+        r = conn_stmt(c, STMT_JOB_RANKS, &st);
+        if (r < 0 || (r = bind_int(st, 1, job_id)) < 0 || (r = bind_int(st, 2, JOB_SUMMARY_MAX_RANK_ROWS + 1)) < 0)
+                return r;
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+                RankFigures *f;
+
+                if (js->n_ranks == JOB_SUMMARY_MAX_RANK_ROWS) {
+                        js->ranks_truncated = true;
+                        rc = SQLITE_DONE;
+                        break;
+                }
+                r = grow((void **) &js->ranks, js->n_ranks, &alloc, sizeof(RankFigures));
+                if (r < 0)
+                        return r;
+                f = &js->ranks[js->n_ranks++];
+                f->phase = column_strdup(st, 0, &r);
+                f->rank = sqlite3_column_int64(st, 1);
+                f->samples = sqlite3_column_int64(st, 2);
+                f->comm_samples = sqlite3_column_int64(st, 3);
+                f->cpu_seconds = sqlite3_column_double(st, 4);
+                f->comm_seconds = sqlite3_column_double(st, 5);
+                f->first_seen = sqlite3_column_double(st, 6);
+                f->last_seen = sqlite3_column_double(st, 7);
+                if (r < 0)
+                        return r;
+        }
+        return rc == SQLITE_DONE ? 0 : sqlite_errno(rc);
+}
+
 static int sqlite_get_job(Storage *base, const char *job, const char *cluster, JobSummary *ret) {
         SqliteStorage *s = (SqliteStorage *) base;
         JobSummary js = {};
@@ -1488,7 +1584,8 @@ static int sqlite_get_job(Storage *base, const char *job, const char *cluster, J
             (r = read_shares(c, STMT_JOB_PHASES, id, 0, false, &js.phases)) < 0 ||
             (r = read_nodes(c, id, &js.nodes)) < 0 ||
             (r = read_notes(c, id, &js)) < 0 ||
-            (r = read_markers(c, id, &js)) < 0)
+            (r = read_markers(c, id, &js)) < 0 ||
+            (r = read_ranks(c, id, &js)) < 0)
                 goto finish;
         if (js.objects.n > JOB_SUMMARY_MAX_OBJECTS) {
                 Share *last = &js.objects.items[--js.objects.n];

@@ -66,6 +66,9 @@ void job_summary_free(JobSummary *s) {
                 free(s->markers[i].state);
         }
         free(s->markers);
+        for (size_t i = 0; i < s->n_ranks; i++)
+                free(s->ranks[i].phase);
+        free(s->ranks);
         *s = (JobSummary) {};
 }
 

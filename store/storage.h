@@ -81,8 +81,21 @@ typedef struct Marker {
         int64_t batches;
 } Marker;
 
+/* A rank's stored figures in one phase, summed over the job's steps and
+ * batches (docs/pop.md). */
+typedef struct RankFigures {
+        char *phase;            /* "" outside markers */
+        int64_t rank;
+        int64_t samples, comm_samples;
+        double cpu_seconds, comm_seconds;
+        double first_seen, last_seen;
+} RankFigures;
+
 typedef struct JobSummary {
         StoredJob info;
+        RankFigures *ranks;     /* sorted by phase, then rank */
+        size_t n_ranks;
+        bool ranks_truncated;   /* more than JOB_SUMMARY_MAX_RANK_ROWS */
         ShareList kinds, objects, phases, nodes;
         bool objects_truncated;
         KeyValue *notes;
@@ -131,6 +144,10 @@ typedef struct NodeList {
 typedef struct StorageStats {
         uint64_t db_bytes;
 } StorageStats;
+
+/* The most (phase, rank) figures a job summary reads: POP metrics of a
+ * job with more say so (pop.truncated) and rest on these. */
+#define JOB_SUMMARY_MAX_RANK_ROWS 200000
 
 /* The most objects a job summary lists (the rest are summed in the kinds). */
 #define JOB_SUMMARY_MAX_OBJECTS 1000

@@ -397,6 +397,77 @@ TEST(environ_array_het) {
         ASSERT_STREQ(id, "4714");
 }
 
+/* Ranks: MPI's own variables, SLURM_PROCID only in numbered steps. */
+TEST(environ_rank) {
+        /* an Open MPI rank started by mpirun inside a batch script: the
+         * launcher's SLURM_PROCID of the batch step is not its rank */
+        ASSERT_EQ(env(S("SLURM_JOB_ID=7\0SLURM_STEP_ID=4294967291\0SLURM_PROCID=0\0"
+                        "OMPI_COMM_WORLD_SIZE=2\0OMPI_COMM_WORLD_RANK=1\0PMIX_RANK=1\0")), 1);
+        ASSERT_EQ(info.rank, 1);
+        /* the batch script itself, and mpirun, carry SLURM_PROCID=0 only */
+        ASSERT_EQ(env(S(batch_env)), 1);
+        ASSERT_EQ(info.rank, JOB_UNSET);
+        ASSERT_EQ(env(S("SLURM_JOB_ID=7\0SLURM_STEP_ID=4294967291\0SLURM_PROCID=0\0")), 1);
+        ASSERT_EQ(info.rank, JOB_UNSET);
+        ASSERT_EQ(env(S("SLURM_JOB_ID=7\0SLURM_PROCID=0\0")), 1);
+        ASSERT_EQ(info.rank, JOB_UNSET);
+        ASSERT_EQ(env(S("SLURM_JOB_ID=7\0SLURM_STEP_ID=4294967290\0SLURM_PROCID=0\0")), 1);
+        ASSERT_EQ(info.rank, JOB_UNSET);
+        /* a task of srun step 2 (any MPI, or none) */
+        ASSERT_EQ(env(S("SLURM_JOB_ID=7\0SLURM_STEP_ID=2\0SLURM_PROCID=13\0")), 1);
+        ASSERT_EQ(info.rank, 13);
+        ASSERT_EQ(env(S("SLURM_JOB_ID=7\0SLURM_STEPID=0\0SLURM_PROCID=3\0")), 1);
+        ASSERT_EQ(info.rank, 3);
+        /* srun --mpi=pmix: PMIx's rank and SLURM_PROCID agree; MPI's word first */
+        ASSERT_EQ(env(S("SLURM_JOB_ID=7\0SLURM_STEP_ID=0\0SLURM_PROCID=5\0PMIX_RANK=4\0")), 1);
+        ASSERT_EQ(info.rank, 4);
+        /* the order of MPI's variables: Open MPI, PMIx, PMI, MVAPICH */
+        ASSERT_EQ(env(S("SLURM_JOB_ID=7\0MV2_COMM_WORLD_RANK=4\0PMI_RANK=3\0PMIX_RANK=2\0"
+                        "OMPI_COMM_WORLD_RANK=1\0")), 1);
+        ASSERT_EQ(info.rank, 1);
+        ASSERT_EQ(env(S("SLURM_JOB_ID=7\0MV2_COMM_WORLD_RANK=4\0PMI_RANK=3\0")), 1);
+        ASSERT_EQ(info.rank, 3);
+        ASSERT_EQ(env(S("SLURM_JOB_ID=7\0MV2_COMM_WORLD_RANK=4\0")), 1);
+        ASSERT_EQ(info.rank, 4);
+        ASSERT_EQ(env(S("SLURM_JOB_ID=7\0PMI_RANK=0\0")), 1);
+        ASSERT_EQ(info.rank, 0);
+        /* a bad value is passed over for the next source */
+        ASSERT_EQ(env(S("SLURM_JOB_ID=7\0OMPI_COMM_WORLD_RANK=x\0PMI_RANK=2\0")), 1);
+        ASSERT_EQ(info.rank, 2);
+        ASSERT_EQ(env(S("SLURM_JOB_ID=7\0SLURM_STEP_ID=1\0PMI_RANK=-1\0SLURM_PROCID=6\0")), 1);
+        ASSERT_EQ(info.rank, 6);
+        /* what is not a rank: signs, leading zeros, spaces, too large, empty */
+        ASSERT_EQ(env(S("SLURM_JOB_ID=7\0PMI_RANK=+1\0")), 1);
+        ASSERT_EQ(info.rank, JOB_UNSET);
+        ASSERT_EQ(env(S("SLURM_JOB_ID=7\0PMI_RANK=01\0")), 1);
+        ASSERT_EQ(info.rank, JOB_UNSET);
+        ASSERT_EQ(env(S("SLURM_JOB_ID=7\0PMI_RANK= 1\0")), 1);
+        ASSERT_EQ(info.rank, JOB_UNSET);
+        ASSERT_EQ(env(S("SLURM_JOB_ID=7\0PMI_RANK=2147483647\0")), 1);
+        ASSERT_EQ(info.rank, JOB_UNSET);
+        ASSERT_EQ(env(S("SLURM_JOB_ID=7\0PMI_RANK=2147483646\0")), 1);
+        ASSERT_EQ(info.rank, 2147483646);
+        ASSERT_EQ(env(S("SLURM_JOB_ID=7\0PMI_RANK=\0")), 1);
+        ASSERT_EQ(info.rank, JOB_UNSET);
+        /* names that only start like ours; the first of duplicates counts */
+        ASSERT_EQ(env(S("SLURM_JOB_ID=7\0PMI_RANKS=1\0OMPI_COMM_WORLD_RANKX=1\0XPMI_RANK=1\0")), 1);
+        ASSERT_EQ(info.rank, JOB_UNSET);
+        ASSERT_EQ(env(S("SLURM_JOB_ID=7\0PMI_RANK=1\0PMI_RANK=2\0")), 1);
+        ASSERT_EQ(info.rank, 1);
+        /* a cut read never yields half a rank */
+        ASSERT_EQ(env(S("SLURM_JOB_ID=7\0PMI_RANK=12")), 1);
+        ASSERT_EQ(info.rank, JOB_UNSET);
+        /* a rank is the process's, not the job's: merging leaves it */
+        {
+                JobInfo a, b;
+
+                ASSERT_EQ(job_environ_parse(S("SLURM_JOB_ID=7\0"), &a), 1);
+                ASSERT_EQ(job_environ_parse(S("SLURM_JOB_ID=7\0PMI_RANK=3\0"), &b), 1);
+                ASSERT_EQ(job_info_merge(&a, &b), 0);
+                ASSERT_EQ(a.rank, JOB_UNSET);
+        }
+}
+
 TEST(environ_no_job) {
         ASSERT_EQ(env(S("")), 0);
         ASSERT_EQ(env(S("HOME=/root\0PATH=/bin\0")), 0);
@@ -699,6 +770,7 @@ int main(void) {
         RUN(environ_batch);
         RUN(environ_step);
         RUN(environ_array_het);
+        RUN(environ_rank);
         RUN(environ_no_job);
         RUN(environ_duplicates);
         RUN(environ_truncated);

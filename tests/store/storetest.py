@@ -209,7 +209,8 @@ class Store:
 
     def counts(self):
         tables = ["batches", "jobs", "samples", "objects", "phases", "job_objects",
-                  "job_phases", "job_nodes", "job_notes", "job_markers", "object_hours", "nodes"]
+                  "job_phases", "job_nodes", "job_notes", "job_markers", "object_hours", "nodes",
+                  "job_ranks"]
         return {t: self.sql(f"SELECT count(*) FROM {t}")[0][0] for t in tables}
 
 
@@ -254,8 +255,8 @@ def example(**changes):
 
 
 def make_batch(node="cn001", seq=0, boot_id="boot-a", start=START, rows=(), jobs=(), markers=(),
-               cluster="demo", frequency=1):
-    return {
+               cluster="demo", frequency=1, ranks=None):
+    b = {
         "format": "lmk-batch", "version": 1,
         "batch": {"node": node, "boot_id": boot_id, "seq": seq},
         "node": {"hostname": node, "cpus": 64, "cluster": cluster},
@@ -263,6 +264,16 @@ def make_batch(node="cn001", seq=0, boot_id="boot-a", start=START, rows=(), jobs
         "sampling": {"event": "cpu-clock", "frequency_hz": frequency, "samples_lost": 0},
         "jobs": list(jobs), "rows": list(rows), "markers": list(markers),
     }
+    if ranks is not None:
+        b["ranks"] = list(ranks)
+    return b
+
+
+def rank(job, rank_no, samples, comm, phase="", step="0", first=START + 1, last=START + 59):
+    """An entry of ranks[]: a rank's samples in one phase, comm of them in
+    communication libraries."""
+    return {"job": job, "step": step, "rank": rank_no, "phase": phase, "samples": samples,
+            "comm_samples": comm, "first": first, "last": last}
 
 
 def row(job, obj, kind, samples, phase="", user="alice", comm="app", cycles=None, instructions=None):

@@ -288,6 +288,82 @@ TEST(too_many_rows) {
         free(s);
 }
 
+#define RANK(fields) "{\"job\":\"4711\",\"rank\":1,\"samples\":5,\"comm_samples\":2,\"first\":1795550401.5," \
+                     "\"last\":1795550459.5" fields "}"
+
+TEST(ranks) {
+        Batch *b = parse_ok("{" HEADER ",\"rows\":[" ROW("") "," ROW("") "],\"ranks\":["
+                            RANK(",\"step\":\"0\",\"phase\":\"solve\"") "," RANK(",\"rank\":0") "]}");
+
+        ASSERT_EQ(b->n_ranks, 2);
+        ASSERT_STREQ(b->ranks[0].job, "4711");
+        ASSERT_STREQ(b->ranks[0].step, "0");
+        ASSERT_STREQ(b->ranks[0].phase, "solve");
+        ASSERT_EQ(b->ranks[0].rank, 1);
+        ASSERT_EQ(b->ranks[0].samples, 5);
+        ASSERT_EQ(b->ranks[0].comm_samples, 2);
+        ASSERT_TRUE(b->ranks[0].first == 1795550401.5 && b->ranks[0].last == 1795550459.5);
+        /* absent step and phase are "", as in rows; a member given twice counts last */
+        ASSERT_STREQ(b->ranks[1].step, "");
+        ASSERT_STREQ(b->ranks[1].phase, "");
+        ASSERT_EQ(b->ranks[1].rank, 0);
+        batch_free(b);
+
+        /* ranks[] is optional, and may be null or empty */
+        b = parse_ok("{" HEADER ",\"rows\":[],\"ranks\":null}");
+        ASSERT_EQ(b->n_ranks, 0);
+        batch_free(b);
+        b = parse_ok("{" HEADER ",\"rows\":[],\"ranks\":[]}");
+        ASSERT_EQ(b->n_ranks, 0);
+        batch_free(b);
+
+        EXPECT_ERROR("{" HEADER ",\"rows\":[" ROW("") "],\"ranks\":{}}", EINVAL, "ranks");
+        EXPECT_ERROR("{" HEADER ",\"rows\":[" ROW("") "],\"ranks\":[5]}", EINVAL, "ranks[0]");
+        EXPECT_ERROR("{" HEADER ",\"rows\":[" ROW("") "],\"ranks\":[" RANK(",\"job\":null") "]}", EINVAL, "ranks[0].job");
+        EXPECT_ERROR("{" HEADER ",\"rows\":[" ROW("") "],\"ranks\":[" RANK(",\"rank\":-1") "]}", EINVAL,
+                     "ranks[0].rank");
+        EXPECT_ERROR("{" HEADER ",\"rows\":[" ROW("") "],\"ranks\":[" RANK(",\"rank\":2147483647") "]}", EINVAL,
+                     "ranks[0].rank");
+        EXPECT_ERROR("{" HEADER ",\"rows\":[" ROW("") "],\"ranks\":[" RANK(",\"rank\":1.0") "]}", EINVAL,
+                     "ranks[0].rank");
+        EXPECT_ERROR("{" HEADER ",\"rows\":[" ROW("") "],\"ranks\":[" RANK(",\"comm_samples\":6") "]}", EINVAL,
+                     "ranks[0].comm_samples");
+        EXPECT_ERROR("{" HEADER ",\"rows\":[" ROW("") "],\"ranks\":[" RANK(",\"step\":\"\"") "]}", EINVAL,
+                     "ranks[0].step");
+        EXPECT_ERROR("{" HEADER ",\"rows\":[" ROW("") "],\"ranks\":[" RANK(",\"last\":1795550400.5") "]}", EINVAL,
+                     "ranks[0].last");
+        EXPECT_ERROR("{" HEADER ",\"rows\":[" ROW("") "],\"ranks\":[{\"job\":\"4711\",\"rank\":1,\"samples\":5,"
+                     "\"comm_samples\":2,\"first\":1795550401.5}]}", EINVAL, "ranks[0].last");
+        /* 48 CPUs at 1 Hz for 60 s: at most 2 x 2,880 samples in one row */
+        EXPECT_ERROR("{" HEADER ",\"rows\":[" ROW("") "],\"ranks\":[" RANK(",\"samples\":5761") "]}", EINVAL,
+                     "ranks[0].samples");
+        /* more samples of ranks than of jobs in rows: system work does not count */
+        EXPECT_ERROR("{" HEADER ",\"rows\":[" ROW("") ",{\"object\":\"[idle]\",\"kind\":\"idle\",\"samples\":9}],"
+                     "\"ranks\":[" RANK("") "," RANK("") "]}", EINVAL, "ranks");
+}
+
+TEST(too_many_ranks) {
+        static const char rank[] = "{\"job\":\"1\",\"rank\":0,\"samples\":0,\"comm_samples\":0,"
+                                   "\"first\":1795550401,\"last\":1795550401},";
+        size_t n = BATCH_MAX_RANKS + 1;
+        char *s = malloc(n * (sizeof(rank) - 1) + 1024), *p;
+        Batch *b;
+
+        ASSERT_NOT_NULL(s);
+        p = stpcpy(s, "{" HEADER ",\"rows\":[],\"ranks\":[");
+        for (size_t i = 0; i < n; i++)
+                p = stpcpy(p, rank);
+        strcpy(p - 1, "]}");
+        EXPECT_ERROR(s, E2BIG, "ranks");
+
+        p = strrchr(s, '{');
+        strcpy(p - 1, "]}");
+        b = parse_ok(s);
+        ASSERT_EQ(b->n_ranks, BATCH_MAX_RANKS);
+        batch_free(b);
+        free(s);
+}
+
 TEST(sql_is_data) {
         Batch *b = parse_ok("{" HEADER ",\"rows\":[" ROW(",\"object\":\"/x'); DROP TABLE jobs; --\","
                             "\"phase\":\"\\\"; DELETE FROM samples\"") "]}");
@@ -431,6 +507,8 @@ int main(void) {
         RUN(ranges);
         RUN(oversized_strings);
         RUN(too_many_rows);
+        RUN(ranks);
+        RUN(too_many_ranks);
         RUN(sql_is_data);
         return 0;
 }

@@ -8,7 +8,7 @@ import os
 import subprocess
 
 from lmktest import build_path, fail, log, skip
-from storetest import ADMIN_TOKEN, Store, check_eq, example, make_batch, row
+from storetest import ADMIN_TOKEN, Store, check_eq, example, make_batch, rank, row
 
 
 def lmk_binary():
@@ -46,8 +46,13 @@ def main():
                 row("4712", "[kernel]", "kernel", 50, cycles=500, instructions=400)]
         jobs = [{"job": "4712", "user": "bob", "account": "chem", "name": "cp2k-h2o", "nodes": 2,
                  "notes": {"input": "H2O-64"}}]
+        # 2 ranks per node at 1 Hz: useful 400, 300 (cn001) and 350, 350 (cn002) samples,
+        # 500 samples each: LB 350/400, CE 400/500, PE 0.7
+        figures = {"cn001": [(0, 100, "scf"), (1, 200, "scf")], "cn002": [(2, 150, "scf"), (3, 150, "comm")]}
         for node in ("cn001", "cn002"):
-            check_eq(store.ingest(make_batch(node=node, seq=1, rows=rows, jobs=jobs))[0], 200, "ingest")
+            ranks = [rank("4712", k, 500, comm, phase) for k, comm, phase in figures[node]]
+            check_eq(store.ingest(make_batch(node=node, seq=1, rows=rows, jobs=jobs, ranks=ranks))[0], 200,
+                     "ingest")
 
         tokens = os.path.join(store.dir, "admin-token")
         with open(tokens, "w") as f:
@@ -77,10 +82,18 @@ def main():
                      " 50.0%        1,000   1.80 exe    /apps/cp2k/bin/cp2k.psmp",
                      " 30.0%          600   3.00 lib    ...",
                      "libopenblas.so.0", " 15.0%          300   0.40 lib    /usr/lib/x86_64-linux-gnu/libmpi.so.40",
-                     " 80.0%        1,600   2.25 scf", "(outside markers)", "input = H2O-64"):
+                     " 80.0%        1,600   2.25 scf", "(outside markers)", "input = H2O-64",
+                     "MPI efficiency (POP, from samples of 4 ranks)",
+                     "Parallel    70.0% = load balance 87.5% x communication 80.0%",
+                     "Samples     2,000 of ranks, 600 in communication",
+                     "Useful      mean 5m50s, max 6m40s per rank; elapsed 8m20s, wall 58s",
+                     "     PE      LB      CE  RANKS PHASE", "  70.0%  100.0%   70.0%      1 comm",
+                     "  70.0%   87.5%   80.0%      3 scf"):
             if want not in out:
                 fail(f"lmk job 4712: missing {want!r}:\n{out}")
         out, _ = lmk("job", "4711", env=env)
+        if "MPI efficiency" in out:
+            fail(f"lmk job 4711: POP metrics for a job without ranks:\n{out}")
         for want in ("Job 4711 on demo: lulesh", "IPC         - (no cycle", "timestep/solve",
                      "Markers switched off", "inner in lulesh2.0: off-rate", "app = lulesh"):
             if want not in out:

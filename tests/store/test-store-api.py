@@ -12,7 +12,7 @@ import urllib.parse
 
 from lmktest import fail, log
 from storetest import (ADMIN_TOKEN, BOUND_TOKEN, NODE_TOKEN, START, Store, check_eq, example,
-                       make_batch, row)
+                       make_batch, rank, row)
 
 
 def close(a, b, what, eps=1e-6):
@@ -46,6 +46,65 @@ def test_example(store):
     check_eq([(m["phase"], m["comm"], m["state"]) for m in j["markers_off"]],
              [("inner", "lulesh2.0", "off-rate")], "switched-off markers")
     check_eq([(n["node"], n["samples"]) for n in j["nodes"]], [("cn001", 2051)], "nodes")
+    check_eq(j["pop"], None, "POP metrics of a job without MPI ranks")
+
+
+def test_pop(store):
+    """POP metrics of a 4-rank job on two nodes at 10 Hz, two phases, rank 0's
+    figures from two batches. Per rank (samples, in communication):
+      solve: r0 800/100 (500/60 + 300/40), r1 800/300, r2 800/400, r3 800/200
+      ""   : r0 200/50, r1 200/150, r2 200/100, r3 200/0
+    so useful seconds are 70, 50, 40, 60 (solve) and 15, 5, 10, 20 (""):
+      solve: LB 55/70, CE 70/80, PE 55/80
+      ""   : LB 12.5/20, CE 20/20
+      job  : useful 85, 55, 50, 80 of 100 s each: LB 67.5/85, CE 85/100."""
+    hz = 10
+    jobs = [{"job": "950", "user": "carol", "nodes": 2, "tasks": 4}]
+    a1 = make_batch(node="cn401", seq=1, frequency=hz, jobs=jobs,
+                    rows=[row("950", "/apps/mpi-app", "exe", 1400, phase="solve"),
+                          row("950", "/usr/lib/x86_64-linux-gnu/libmpi.so.40", "lib", 600)],
+                    ranks=[rank("950", 0, 500, 60, "solve", first=START + 1),
+                           rank("950", 1, 800, 300, "solve"),
+                           rank("950", 0, 200, 50), rank("950", 1, 200, 150)])
+    a2 = make_batch(node="cn401", seq=2, start=START + 60, frequency=hz,
+                    rows=[row("950", "/apps/mpi-app", "exe", 300, phase="solve")],
+                    ranks=[rank("950", 0, 300, 40, "solve", first=START + 61, last=START + 110)])
+    b1 = make_batch(node="cn402", seq=1, frequency=hz, jobs=jobs,
+                    rows=[row("950", "/apps/mpi-app", "exe", 2000)],
+                    ranks=[rank("950", 2, 800, 400, "solve"), rank("950", 3, 800, 200, "solve"),
+                           rank("950", 2, 200, 100), rank("950", 3, 200, 0, first=START + 2)])
+    for b in (a1, a2, b1, a2):
+        status, _, body = store.ingest(b)
+        check_eq(status, 200, f"ingest: {body}")
+    check_eq(store.sql("SELECT count(*), sum(r.samples), sum(r.comm_samples) FROM job_ranks r "
+                       "JOIN jobs j ON j.id = r.job_id WHERE j.job = '950'"), [(8, 4000, 1300)],
+             "rank rows stored once, the retried batch not again")
+
+    pop = store.get_ok("/api/v1/jobs/950")["pop"]
+    log(f"pop: {json.dumps(pop)}")
+    check_eq((pop["ranks"], pop["samples"], pop["comm_samples"], pop["truncated"]), (4, 4000, 1300, False),
+             "what the job's metrics rest on")
+    check_eq((pop["load_balance"], pop["communication_efficiency"], pop["parallel_efficiency"]),
+             (0.7941, 0.85, 0.675), "job LB, CE, PE")
+    check_eq((pop["useful_seconds"], pop["communication_seconds"], pop["mean_useful_seconds"],
+              pop["max_useful_seconds"], pop["elapsed_seconds"], pop["wall_seconds"]),
+             (270, 130, 67.5, 85, 100, 109), "job seconds")
+    check_eq([(p["phase"], p["ranks"], p["load_balance"], p["communication_efficiency"],
+               p["parallel_efficiency"], p["elapsed_seconds"], p["samples"]) for p in pop["phases"]],
+             [("", 4, 0.625, 1, 0.625, 20, 800), ("solve", 4, 0.7857, 0.875, 0.6875, 80, 3200)], "phases")
+    check_eq([(r["rank"], r["samples"], r["comm_samples"], r["useful_seconds"], r["communication_seconds"])
+              for r in pop["per_rank"]],
+             [(0, 1000, 150, 85, 15), (1, 1000, 450, 55, 45), (2, 1000, 500, 50, 50), (3, 1000, 200, 80, 20)],
+             "per rank")
+    check_eq(pop["per_rank_truncated"], False, "per-rank list complete")
+
+    # a rank that only waited: no useful work anywhere gives no metrics, not a division by zero
+    status, _, body = store.ingest(make_batch(node="cn403", seq=1, rows=[row("951", "/lib/libmpi.so.40", "lib", 5)],
+                                              ranks=[rank("951", 0, 5, 5)]))
+    check_eq(status, 200, f"ingest: {body}")
+    pop = store.get_ok("/api/v1/jobs/951")["pop"]
+    check_eq((pop["ranks"], pop["load_balance"], pop["communication_efficiency"], pop["parallel_efficiency"]),
+             (1, None, None, None), "metrics of a job without useful samples")
 
 
 def test_shares_and_ipc(store):
@@ -153,6 +212,28 @@ def hostile_cases():
          400, "rows[2].object"),
         ("interval backwards", mutate(lambda b: b["interval"].update(end=START - 1)), {}, NODE_TOKEN, 400,
          "interval.end"),
+        ("ranks not an array", mutate(lambda b: b.update(ranks={})), {}, NODE_TOKEN, 400, "ranks"),
+        ("rank without job", mutate(lambda b: b.update(ranks=[{**rank("300", 0, 1, 0), "job": None}])), {},
+         NODE_TOKEN, 400, "ranks[0].job"),
+        ("negative rank", mutate(lambda b: b.update(ranks=[rank("300", -1, 1, 0)])), {}, NODE_TOKEN, 400,
+         "ranks[0].rank"),
+        ("rank past int", mutate(lambda b: b.update(ranks=[rank("300", 2 ** 31 - 1, 1, 0)])), {}, NODE_TOKEN,
+         400, "ranks[0].rank"),
+        ("rank as string", mutate(lambda b: b.update(ranks=[rank("300", "0", 1, 0)])), {}, NODE_TOKEN, 400,
+         "ranks[0].rank"),
+        ("more comm than samples", mutate(lambda b: b.update(ranks=[rank("300", 0, 1, 2)])), {}, NODE_TOKEN,
+         400, "ranks[0].comm_samples"),
+        ("rank samples past the node's rate", mutate(lambda b: b.update(ranks=[rank("300", 0, 10 ** 6, 0)])),
+         {}, NODE_TOKEN, 400, "ranks[0].samples"),
+        ("ranks beyond the rows", mutate(lambda b: b.update(ranks=[rank("300", 0, 1, 0), rank("300", 1, 1, 0)])),
+         {}, NODE_TOKEN, 400, "ranks"),
+        ("rank last before first", mutate(lambda b: b.update(ranks=[rank("300", 0, 1, 0, first=START + 5,
+                                                                          last=START + 4)])),
+         {}, NODE_TOKEN, 400, "ranks[0].last"),
+        ("rank time in ms", mutate(lambda b: b.update(ranks=[rank("300", 0, 1, 0, first=START * 1000)])),
+         {}, NODE_TOKEN, 400, "ranks[0].first"),
+        ("bad UTF-8 in rank phase", json.dumps(mutate(lambda b: b.update(ranks=[rank("300", 0, 1, 0, phase="@@")])))
+         .encode().replace(b"@@", b"\xc0\xaf"), {}, NODE_TOKEN, 400, "ranks[0].phase"),
         ("bad gzip", b"\x1f\x8b\x08\x00garbage", {"Content-Encoding": "gzip"}, NODE_TOKEN, 400, None),
         ("gzip bomb", bomb, {"Content-Encoding": "gzip"}, NODE_TOKEN, 413, None),
         ("oversized body", b" " * (2 << 20), {}, NODE_TOKEN, 413, None),
@@ -370,7 +451,8 @@ def test_metrics(store):
 def main():
     with Store(extra=["--max-body", "1M"]) as store:
         for t in (test_example, test_shares_and_ipc, test_duplicates, test_hostile, test_sql_metacharacters,
-                  test_query_errors, test_lists, test_concurrent_clients, test_metrics):
+                  test_query_errors, test_lists, test_concurrent_clients, test_metrics,
+                  test_pop):  # after test_metrics: it retries a batch, which that counts
             log(f"== {t.__name__}")
             t(store)
         code = store.stop()

@@ -22,7 +22,9 @@ TEST(defaults_and_file) {
                 "push_interval = 300\n"
                 "spool_max_mb = 64\n"
                 "[node]\n"
-                "cluster = supermuc\n", &err));
+                "cluster = supermuc\n"
+                "[families]\n"
+                "file = /etc/site/families.conf\n", &err));
         ASSERT_TRUE(c.frequency == 19);
         ASSERT_EQ(c.event, SAMPLE_EVENT_CPU_CLOCK);
         ASSERT_TRUE(c.jitter > 0.099 && c.jitter < 0.101);
@@ -33,6 +35,7 @@ TEST(defaults_and_file) {
         ASSERT_EQ(c.push_interval, 300);
         ASSERT_EQ(c.spool_max_bytes, 64 * 1024 * 1024);
         ASSERT_STREQ(c.cluster, "supermuc");
+        ASSERT_STREQ(c.families_file, "/etc/site/families.conf");
 }
 
 TEST(errors_name_line_and_key) {
@@ -51,6 +54,8 @@ TEST(errors_name_line_and_key) {
                 { "[sampling\nfrequency = 1\n", "line 1: malformed" },
                 { "frequency\n", "line 1: malformed" },
                 { "frequency = 3\n", "line 1: [] frequency = 3: unknown key" },
+                { "[families]\nfile = families.conf\n", "line 2: [families] file = families.conf: invalid value, "
+                  "expected an absolute path" },
         };
 
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {

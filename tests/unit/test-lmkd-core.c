@@ -3,6 +3,7 @@
  * histogram, the exact totals from scripted kernel figures, and a closed
  * interval written as a batch that the store's rules accept. */
 #include <json-c/json.h>
+#include <math.h>
 #include <stdlib.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -121,6 +122,180 @@ TEST(attribution) {
         node_done(&n);
 }
 
+static char *gunzip(const void *gz, size_t size) {
+        z_stream z = { .next_in = (Bytef *) gz, .avail_in = (uInt) size };
+        size_t cap = 1 << 20;
+        char *out = malloc(cap);
+
+        ASSERT_NOT_NULL(out);
+        ASSERT_EQ(inflateInit2(&z, 16 + MAX_WBITS), Z_OK);
+        z.next_out = (Bytef *) out;
+        z.avail_out = (uInt) cap - 1;
+        ASSERT_EQ(inflate(&z, Z_FINISH), Z_STREAM_END);
+        out[z.total_out] = '\0';
+        inflateEnd(&z);
+        return out;
+}
+
+static const RankRow *rank_of(Histogram *h, const char *job, uint32_t rank) {
+        _cleanup_free_ RankRow **v = NULL;
+        size_t n;
+
+        v = histogram_sorted_ranks(h, &n);
+        ASSERT_NOT_NULL(v);
+        for (size_t i = 0; i < n; i++)
+                if (streq(v[i]->key.job, job) && v[i]->key.rank == rank)
+                        return v[i];
+        return NULL;
+}
+
+/* A rank (its job and rank as jobs_resolve() leaves them) in the shape
+ * lmkd sees an Open MPI rank: its program, libmpi, a transport plugin. */
+static Process *add_rank(Node *n, uint32_t pid, uint32_t rank) {
+        Process *p;
+
+        ASSERT_OK(process_table_comm(&n->procs, pid, pid, "a.out", true));
+        ASSERT_OK(process_table_mmap(&n->procs, pid, 0x400000, 0x10000, 0, 8, 1, 200, "/home/u/a.out"));
+        ASSERT_OK(process_table_mmap(&n->procs, pid, 0x7f0000000000, 0x100000, 0, 8, 1, 201,
+                                     "/usr/lib/x86_64-linux-gnu/openmpi/lib/libmpi.so.40.30.4"));
+        ASSERT_OK(process_table_mmap(&n->procs, pid, 0x7f1000000000, 0x100000, 0, 8, 1, 202,
+                                     "/usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3/mca_btl_vader.so"));
+        p = process_table_get(&n->procs, pid);
+        ASSERT_NOT_NULL(p);
+        snprintf(p->job.job, sizeof(p->job.job), "4711");
+        snprintf(p->job.step, sizeof(p->job.step), "0");
+        p->job_state = JOB_RESOLVED;
+        p->rank = rank;
+        return p;
+}
+
+static void samples_at(Node *n, uint32_t pid, uint64_t ip, bool kernel, int count, uint64_t t0) {
+        for (int i = 0; i < count; i++) {
+                struct lmk_sample s = sample(pid, ip, kernel);
+
+                s.time_ns = t0 + (uint64_t) i * 5000000;
+                ASSERT_OK(attribute_sample(&n->attribution, n->hist, &s, 2000, 0));
+        }
+}
+
+/* Samples of ranks also count per rank: in communication libraries (the
+ * families' "comm") or useful, kernel samples useful; a process that is
+ * no rank, and work outside jobs, adds no rank row. */
+TEST(ranks) {
+        LibFamilies fam;
+        Node n;
+        const RankRow *r;
+        Histogram *merged;
+        Process *p;
+
+        ASSERT_OK(lib_families_init(&fam));
+        node_init(&n);
+        n.attribution.families = &fam;
+        add_rank(&n, 50, 0);
+        add_rank(&n, 51, 1);
+        samples_at(&n, 50, 0x401000, false, 80, 1000000000);          /* computing */
+        samples_at(&n, 50, 0x7f0000000100, false, 15, 2000000000);    /* in libmpi */
+        samples_at(&n, 50, 0x7f1000000100, false, 5, 3000000000);     /* in the vader transport */
+        samples_at(&n, 50, 0xffffffff81000000, true, 4, 4000000000);  /* in the kernel */
+        samples_at(&n, 51, 0x401000, false, 50, 1000000000);
+        samples_at(&n, 51, 0x7f1000000100, false, 50, 1500000000);
+        /* mpirun: same job, no rank */
+        p = add_rank(&n, 52, 0);
+        p->rank = JOB_UNSET;
+        samples_at(&n, 52, 0x401000, false, 7, 1000000000);
+
+        r = rank_of(n.hist, "4711", 0);
+        ASSERT_NOT_NULL(r);
+        ASSERT_EQ(r->samples, 104);
+        ASSERT_EQ(r->comm_samples, 20);
+        ASSERT_STREQ(r->key.step, "0");
+        ASSERT_STREQ(r->key.phase, "");
+        ASSERT_TRUE(r->first == 1.0 && fabs(r->last - 4.015) < 1e-9);
+        r = rank_of(n.hist, "4711", 1);
+        ASSERT_NOT_NULL(r);
+        ASSERT_EQ(r->samples, 100);
+        ASSERT_EQ(r->comm_samples, 50);
+        {
+                _cleanup_free_ RankRow **v = NULL;
+                size_t nr;
+
+                v = histogram_sorted_ranks(n.hist, &nr);
+                ASSERT_EQ(nr, 2);
+        }
+        ASSERT_EQ(histogram_samples(n.hist), 211);
+
+        /* as a batch's ranks[] */
+        {
+                _cleanup_free_ void *gz = NULL;
+                _cleanup_free_ char *text = NULL;
+                json_object *root, *a, *e, *v;
+                Interval iv = {
+                        .start = 1700000000.0, .end = 1700000060.0, .event = "cpu-clock", .frequency_hz = 1.0,
+                        .cpus = 2, .hist = n.hist, .jobs = &n.jobs,
+                };
+                size_t size;
+
+                ASSERT_OK(batch_build(&iv, &(const BatchInfo) { .node = "cn001", .boot_id = "b", .seq = 3 }, &gz,
+                                      &size));
+                text = gunzip(gz, size);
+                root = json_tokener_parse(text);
+                ASSERT_NOT_NULL(root);
+                ASSERT_TRUE(json_object_object_get_ex(root, "ranks", &a));
+                ASSERT_EQ(json_object_array_length(a), 2);
+                e = json_object_array_get_idx(a, 0);
+                ASSERT_TRUE(json_object_object_get_ex(e, "job", &v));
+                ASSERT_STREQ(json_object_get_string(v), "4711");
+                ASSERT_TRUE(json_object_object_get_ex(e, "step", &v));
+                ASSERT_STREQ(json_object_get_string(v), "0");
+                ASSERT_TRUE(json_object_object_get_ex(e, "rank", &v));
+                ASSERT_EQ(json_object_get_int64(v), 0);
+                ASSERT_TRUE(json_object_object_get_ex(e, "phase", &v));
+                ASSERT_STREQ(json_object_get_string(v), "");
+                ASSERT_TRUE(json_object_object_get_ex(e, "samples", &v));
+                ASSERT_EQ(json_object_get_int64(v), 104);
+                ASSERT_TRUE(json_object_object_get_ex(e, "comm_samples", &v));
+                ASSERT_EQ(json_object_get_int64(v), 20);
+                ASSERT_TRUE(json_object_object_get_ex(e, "first", &v));
+                ASSERT_TRUE(json_object_get_double(v) == 1.0);
+                json_object_put(root);
+        }
+
+        /* intervals add up (the one-shot report's cumulative histogram) */
+        merged = histogram_new(n.objects, 1000);
+        ASSERT_NOT_NULL(merged);
+        ASSERT_OK(histogram_merge(merged, n.hist));
+        ASSERT_OK(histogram_merge(merged, n.hist));
+        r = rank_of(merged, "4711", 0);
+        ASSERT_EQ(r->samples, 208);
+        ASSERT_EQ(r->comm_samples, 40);
+        histogram_free(merged);
+
+        /* without families nothing is communication */
+        histogram_reset(n.hist);
+        n.attribution.families = NULL;
+        samples_at(&n, 51, 0x7f1000000100, false, 3, 1000000000);
+        ASSERT_EQ(rank_of(n.hist, "4711", 1)->comm_samples, 0);
+
+        /* bounded: rows past HISTOGRAM_MAX_RANK_ROWS are counted, not kept */
+        histogram_reset(n.hist);
+        for (uint32_t k = 0; k < HISTOGRAM_MAX_RANK_ROWS + 10; k++)
+                (void) histogram_add_rank(n.hist, &(RankKey) { .job = "1", .rank = k }, 2, 1, 5.0, 6.0);
+        {
+                _cleanup_free_ RankRow **v = NULL;
+                size_t nr;
+
+                v = histogram_sorted_ranks(n.hist, &nr);
+                ASSERT_EQ(nr, HISTOGRAM_MAX_RANK_ROWS);
+        }
+        ASSERT_EQ(histogram_ranks_overflowed(n.hist), 20);
+        /* a known row still counts */
+        ASSERT_NOT_NULL(histogram_add_rank(n.hist, &(RankKey) { .job = "1", .rank = 0 }, 1, 0, 4.0, 7.0));
+        r = rank_of(n.hist, "1", 0);
+        ASSERT_TRUE(r->samples == 3 && r->first == 4.0 && r->last == 7.0);
+        node_done(&n);
+        lib_families_done(&fam);
+}
+
 /* Scripted kernel figures: what each walk of the exact totals reads. */
 typedef struct Script {
         TaskTotals t[4];
@@ -201,20 +376,6 @@ TEST(exact_totals) {
         node_done(&n);
 }
 
-static char *gunzip(const void *gz, size_t size) {
-        z_stream z = { .next_in = (Bytef *) gz, .avail_in = (uInt) size };
-        size_t cap = 1 << 20;
-        char *out = malloc(cap);
-
-        ASSERT_NOT_NULL(out);
-        ASSERT_EQ(inflateInit2(&z, 16 + MAX_WBITS), Z_OK);
-        z.next_out = (Bytef *) out;
-        z.avail_out = (uInt) cap - 1;
-        ASSERT_EQ(inflate(&z, Z_FINISH), Z_STREAM_END);
-        out[z.total_out] = '\0';
-        inflateEnd(&z);
-        return out;
-}
 
 static void all_strings_valid(json_object *o) {
         if (json_object_is_type(o, json_type_string)) {
@@ -275,12 +436,15 @@ TEST(batch_from_interval) {
         ASSERT_EQ(sum, 5);
         ASSERT_TRUE(json_object_object_get_ex(root, "totals", &v));
         ASSERT_EQ(json_object_array_length(v), 1);
+        /* no MPI ranks, no ranks[] (the field is optional) */
+        ASSERT_FALSE(json_object_object_get_ex(root, "ranks", &v));
         json_object_put(root);
         node_done(&n);
 }
 
 int main(void) {
         RUN(attribution);
+        RUN(ranks);
         RUN(exact_totals);
         RUN(batch_from_interval);
         return 0;
