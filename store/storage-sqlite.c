@@ -64,6 +64,8 @@ typedef enum Stmt {
         STMT_NODE_SUMS,
         STMT_NODE_INSTALLED,
         STMT_JOB_CURRENT,
+        STMT_JOB_NAMED_CLUSTER,
+        STMT_JOB_ADOPT,
         STMT_NOTE_SELECT,
         /* readers */
         STMT_JOBS_LIST,
@@ -209,6 +211,10 @@ static const char *const stmt_sql[_STMT_MAX] = {
         [STMT_JOB_CURRENT] =
                 "SELECT id, user_name, account, partition_name, name, nodes_alloc, tasks, samples, "
                 "cpu_seconds, cpu_time_ns, cycles, instructions FROM jobs WHERE job = ? AND cluster = ?",
+        [STMT_JOB_NAMED_CLUSTER] = "SELECT cluster FROM jobs WHERE job = ? AND cluster <> '' LIMIT 2",
+        [STMT_JOB_ADOPT] =
+                "UPDATE jobs SET cluster = ?2 WHERE job = ?1 AND cluster = '' "
+                "AND NOT EXISTS (SELECT 1 FROM jobs WHERE job = ?1 AND cluster = ?2)",
         [STMT_NOTE_SELECT] = "SELECT note_value FROM job_notes WHERE job_id = ? AND note_key = ?",
 
         /* Two statements instead of "? IS NULL OR user_name = ?", so that
@@ -831,6 +837,37 @@ static int ingest_batch_row(IngestCtx *x, int64_t now) {
         return sqlite3_changes(x->s->writer.db) > 0;
 }
 
+/* A node that knows no cluster name may push a job's first batch before it
+ * has read the job's SLURM_CLUSTER_NAME: the job is then the same one as
+ * the one id on a named cluster. An unnamed copy is adopted by the first
+ * named claim; an unnamed claim joins the one named job of that id (with
+ * two or more, it stays apart: which one is unknown). *cluster may be
+ * pointed at buf, which then holds the named cluster. */
+static int job_cluster(IngestCtx *x, const char *job, const char **cluster, char *buf, size_t size) {
+        sqlite3_stmt *st;
+        int r, rc, n = 0;
+
+        if (**cluster) {
+                if ((r = conn_stmt(&x->s->writer, STMT_JOB_ADOPT, &st)) < 0 ||
+                    (r = bind_text(st, 1, job)) < 0 ||
+                    (r = bind_text(st, 2, *cluster)) < 0)
+                        return r;
+                return step_done(st);
+        }
+        if ((r = conn_stmt(&x->s->writer, STMT_JOB_NAMED_CLUSTER, &st)) < 0 ||
+            (r = bind_text(st, 1, job)) < 0)
+                return r;
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+                if (n++ == 0)
+                        snprintf(buf, size, "%s", (const char *) sqlite3_column_text(st, 0));
+        sqlite3_reset(st);
+        if (rc != SQLITE_DONE)
+                return sqlite_errno(rc);
+        if (n == 1)
+                *cluster = buf;
+        return 0;
+}
+
 static int ingest_jobs(IngestCtx *x) {
         const Batch *b = x->b;
         double cps = 1.0 / b->frequency_hz;
@@ -868,11 +905,15 @@ static int ingest_jobs(IngestCtx *x) {
         for (i = 0; i < x->n_jobs; i++) {
                 const BatchJob *m;
                 const char *cluster;
+                char named[256];
                 sqlite3_stmt *st;
 
                 j = &x->job_pool[i];
                 m = j->meta;
                 cluster = (m ? m->cluster : NULL) ?: b->cluster ?: "";
+                r = job_cluster(x, j->job, &cluster, named, sizeof(named));
+                if (r < 0)
+                        return r;
                 r = check_job(x, j, cluster);
                 if (r < 0)
                         return r;

@@ -284,9 +284,34 @@ def test_paths_and_params(store):
     check_eq(store.get("/api/v1/jobs/" + urllib.parse.quote("4800"))[0], 200, "quoted id")
 
 
+def test_unnamed_cluster(store):
+    """A node without a cluster name pushes a job's first batch before it
+    read the job's SLURM_CLUSTER_NAME: the unnamed and the named claim are
+    one job, in either order; with two named candidates an unnamed claim
+    stays apart."""
+    def claim(node, seq, job, cluster, samples):
+        b = make_batch(node=node, seq=seq, cluster=None, rows=[row(job, "/bin/u", "exe", samples)],
+                       jobs=[{"job": job, "cluster": cluster}])
+        check_eq(store.ingest(b)[0], 200, f"job {job} on {cluster}")
+
+    claim("cnu1", 1, "4900", None, 3)           # unnamed first
+    claim("cnu1", 2, "4900", "alpha", 4)        # then named: adopts the unnamed copy
+    j = store.get_ok("/api/v1/jobs/4900")
+    check_eq((j["cluster"], j["samples"]), ("alpha", 7), "unnamed, then named: one job")
+    claim("cnu1", 3, "4901", "alpha", 5)        # named first
+    claim("cnu1", 4, "4901", None, 6)           # then unnamed: joins it
+    j = store.get_ok("/api/v1/jobs/4901")
+    check_eq((j["cluster"], j["samples"]), ("alpha", 11), "named, then unnamed: one job")
+    claim("cnu2", 1, "4902", "alpha", 1)
+    claim("cnu3", 1, "4902", "beta", 1)
+    claim("cnu2", 2, "4902", None, 1)           # which of the two: unknown, kept apart
+    check_eq(store.get("/api/v1/jobs/4902")[0], 409, "an id on several clusters still needs ?cluster=")
+    check_eq(store.get_ok("/api/v1/jobs/4902?cluster=alpha")["samples"], 1, "alpha's 4902 untouched")
+
+
 def main():
     with Store() as store:
-        for t in (test_utf8, test_sums, test_numbers, test_conflicts, test_paths_and_params):
+        for t in (test_utf8, test_sums, test_numbers, test_conflicts, test_paths_and_params, test_unnamed_cluster):
             log(f"== {t.__name__}")
             t(store)
         check_eq(store.stop(), 0, "exit code after SIGTERM")
