@@ -45,7 +45,7 @@ struct ConnGuard {
         GuardedConn *head;
 };
 
-static void address_key(const struct sockaddr *sa, struct in6_addr *ret) {
+void address_key(const struct sockaddr *sa, struct in6_addr *ret) {
         memset(ret, 0, sizeof(*ret));
         if (!sa)
                 return;

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
+#include <netinet/in.h>
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -63,3 +65,7 @@ void conn_guard_replying(ConnGuard *g, GuardedConn *c);
 /* The answer has gone out (or the request was aborted): the connection is
  * idle until the client sends its next request. */
 void conn_guard_request_done(ConnGuard *g, GuardedConn *c);
+
+/* A client's address as an IPv6 one (IPv4 as ::ffff:a.b.c.d), for comparing
+ * addresses of either family; all zeros for NULL or another family. */
+void address_key(const struct sockaddr *sa, struct in6_addr *ret);

@@ -11,6 +11,9 @@
 #include <munge.h>
 #endif
 
+#include <arpa/inet.h>
+
+#include "conn-guard.h"
 #include "identity.h"
 #include "macro.h"
 #include "util.h"
@@ -118,4 +121,63 @@ int identity_from_munge(const char *socket, const char *credential, const char *
 #else
         return why(ret_why, -EOPNOTSUPP, "%s", "this lmk-store was built without MUNGE");
 #endif
+}
+
+int trusted_proxies_parse(const char *s, TrustedProxies *ret) {
+        TrustedProxies t = {};
+        const char *p = s;
+
+        while (*p) {
+                char word[INET6_ADDRSTRLEN + 1];
+                size_t n;
+                struct in_addr v4;
+
+                p += strspn(p, " \t,");
+                n = strcspn(p, " \t,");
+                if (n == 0)
+                        break;
+                if (n >= sizeof(word))
+                        return -EINVAL;
+                memcpy(word, p, n);
+                word[n] = '\0';
+                if (t.n == TRUSTED_PROXIES_MAX)
+                        return -E2BIG;
+                if (inet_pton(AF_INET, word, &v4) == 1) {
+                        struct sockaddr_in sin = { .sin_family = AF_INET, .sin_addr = v4 };
+                        address_key((const struct sockaddr *) &sin, &t.addr[t.n]);
+                } else if (inet_pton(AF_INET6, word, &t.addr[t.n]) != 1)
+                        return -EINVAL;
+                t.n++;
+                p += n;
+        }
+        *ret = t;
+        return 0;
+}
+
+bool trusted_proxies_contain(const TrustedProxies *t, const struct sockaddr *sa) {
+        struct in6_addr a;
+
+        if (!t || t->n == 0 || !sa || (sa->sa_family != AF_INET && sa->sa_family != AF_INET6))
+                return false;
+        address_key(sa, &a);
+        for (size_t i = 0; i < t->n; i++)
+                if (memcmp(&a, &t->addr[i], sizeof(a)) == 0)
+                        return true;
+        return false;
+}
+
+bool identity_user_valid(const char *s) {
+        size_t n = strlen(s);
+
+        if (n == 0 || n > 64)
+                return false;
+        for (size_t i = 0; i < n; i++)
+                if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.@+-", s[i]))
+                        return false;
+        return true;
+}
+
+int identity_from_proxy(const char *user, Identity *ret) {
+        *ret = (Identity) { .uid = (uid_t) -1, .user = strdup(user) };
+        return ret->user ? 0 : -ENOMEM;
 }

@@ -2,6 +2,9 @@
 #pragma once
 
 #include <stdbool.h>
+#include <netinet/in.h>
+#include <stddef.h>
+#include <sys/socket.h>
 #include <sys/types.h>
 
 /* Who asks: the identity behind a query. An admin token sees everything; a
@@ -40,3 +43,24 @@ char *identity_accounts_json(const Identity *id);
  * build without MUNGE; -EHOSTDOWN when munged does not answer. */
 int identity_from_munge(const char *socket, const char *credential, const char *method, const char *path,
                         Identity *ret, char **ret_why);
+
+/* A site with single sign-on puts lmk-store behind its reverse proxy, which
+ * names the user in a header (--user-header, e.g. X-Remote-User). The store
+ * believes that header only from the proxies' addresses (--trusted-proxies,
+ * a list of IPv4/IPv6 addresses separated by commas or blanks). */
+#define TRUSTED_PROXIES_MAX 64
+
+typedef struct TrustedProxies {
+        size_t n;
+        struct in6_addr addr[TRUSTED_PROXIES_MAX];
+} TrustedProxies;
+
+/* -EINVAL for something that is not an address, -E2BIG past the maximum. */
+int trusted_proxies_parse(const char *s, TrustedProxies *ret);
+bool trusted_proxies_contain(const TrustedProxies *t, const struct sockaddr *sa);
+
+/* Whether a name from a proxy's header is a user name lmk takes: 1-64
+ * characters of A-Z a-z 0-9 _ . @ + - (user@REALM included). */
+bool identity_user_valid(const char *s);
+/* An identity for a user a trusted proxy named. -ENOMEM. */
+int identity_from_proxy(const char *user, Identity *ret);

@@ -37,6 +37,8 @@ static void help(void) {
                "     --leads FILE               Who leads which Slurm account: \"ACCOUNT USER...\"\n"
                "                                (default " LMK_SYSCONF_DIR "/leads.conf if there)\n"
                "     --munge-socket PATH        munged's socket for people's credentials\n"
+               "     --user-header NAME         A header naming the user, set by a trusted proxy\n"
+               "     --trusted-proxies ADDR...  The proxies' addresses (the header counts only from them)\n"
                "     --site-views all|admin     Who sees site-wide time per object and the nodes\n"
                "                                (default all: every authenticated person)\n"
                "     --threads N                HTTP worker threads (default 4)\n"
@@ -68,6 +70,8 @@ static const struct option options[] = {
         { "leads", required_argument, NULL, 'L' },
         { "munge-socket", required_argument, NULL, 'M' },
         { "site-views", required_argument, NULL, 'v' },
+        { "user-header", required_argument, NULL, 'u' },
+        { "trusted-proxies", required_argument, NULL, 'P' },
         { "threads", required_argument, NULL, 'T' },
         { "connection-timeout", required_argument, NULL, 'o' },
         { "header-timeout", required_argument, NULL, 'H' },
@@ -341,8 +345,14 @@ int main(int argc, char **argv) {
                 .max_inflated = c.max_body,
                 .max_buffered = c.max_buffered,
                 .munge_socket = c.munge_socket,
+                .user_header = c.user_header,
                 .site_views_admin_only = c.site_views_admin_only,
         };
+        if (c.trusted_proxies && trusted_proxies_parse(c.trusted_proxies, &s.config.trusted_proxies) < 0)
+                return log_error("Invalid --trusted-proxies %s.", c.trusted_proxies), EXIT_FAILURE;
+        if (!c.user_header != !c.trusted_proxies)
+                return log_error("--user-header and --trusted-proxies go together: the header counts "
+                                 "only from the proxies."), EXIT_FAILURE;
         r = parse_listen(c.listen, &s.config.listen, NULL);
         if (r < 0)
                 return log_error_errno(r, "Invalid listen address %s: %m", c.listen), EXIT_FAILURE;

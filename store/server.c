@@ -302,11 +302,60 @@ static bool authenticate_munge(Server *s, Ctx *ctx, const char *cred, Reply *rep
         return true;
 }
 
+/* A user named by a trusted reverse proxy (single sign-on): 1 when the
+ * request came from one with the header, 0 when not (other ways apply),
+ * -1 when it was answered. */
+static int authenticate_proxy(Server *s, Ctx *ctx, Reply *reply) {
+        const union MHD_ConnectionInfo *ci;
+        const char *user;
+
+        if (!s->config.user_header || s->config.trusted_proxies.n == 0)
+                return 0;
+        user = MHD_lookup_connection_value(ctx->req.connection, MHD_HEADER_KIND, s->config.user_header);
+        if (!user)
+                return 0;
+        ci = MHD_get_connection_info(ctx->req.connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+        if (!ci || !trusted_proxies_contain(&s->config.trusted_proxies, ci->client_addr)) {
+                /* anyone can send the header: only the proxies' word counts */
+                log_debug("Ignoring %s from an address that is not a trusted proxy.", s->config.user_header);
+                return 0;
+        }
+        if (ctx->route->role != ROLE_ADMIN) {
+                server_denied(s, &ctx->req, "wrong-role");
+                reply_error(reply, MHD_HTTP_FORBIDDEN, NULL, "a person may not use %s %s, only nodes may",
+                            ctx->route->method, ctx->route->path);
+                return -1;
+        }
+        if (!identity_user_valid(user)) {
+                server_denied(s, &ctx->req, "bad-credential");
+                reply_error(reply, MHD_HTTP_UNAUTHORIZED, NULL, "the proxy's %s is not a user name",
+                            s->config.user_header);
+                return -1;
+        }
+        if (identity_from_proxy(user, &ctx->req.identity) < 0 ||
+            copy_accounts(s, ctx->req.identity.user, &ctx->req.identity.accounts) < 0) {
+                reply_oom(reply);
+                return -1;
+        }
+        if (ctx->route->site_view && s->config.site_views_admin_only) {
+                server_denied(s, &ctx->req, "site-view");
+                reply_error(reply, MHD_HTTP_FORBIDDEN, NULL, "site-wide views are for admins on this store");
+                return -1;
+        }
+        return 1;
+}
+
 static bool authenticate(Server *s, Ctx *ctx, Reply *reply) {
         const char *h, *token, *node = NULL;
         Role role;
+        int r;
 
         h = MHD_lookup_connection_value(ctx->req.connection, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+        if (!h) {
+                r = authenticate_proxy(s, ctx, reply);
+                if (r != 0)
+                        return r > 0;
+        }
         if (h && strncasecmp(h, "MUNGE ", 6) == 0)
                 return authenticate_munge(s, ctx, h + 6 + strspn(h + 6, " "), reply);
         if (!h || strncasecmp(h, "Bearer ", 7) != 0) {

@@ -32,6 +32,8 @@ typedef struct ServerConfig {
         size_t max_inflated;    /* bytes after decompression */
         size_t max_buffered;    /* bodies of all requests together */
         const char *munge_socket;      /* munged's socket; NULL: the default */
+        const char *user_header;       /* the header a trusted proxy names the user in, or NULL */
+        TrustedProxies trusted_proxies;
         bool site_views_admin_only;    /* site-wide views only for admin tokens */
 } ServerConfig;
 

@@ -4,6 +4,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 
+#include "identity.h"
 #include "store-config.h"
 #include "macro.h"
 #include "utf8.h"
@@ -31,6 +32,8 @@ void store_config_done(StoreConfig *c) {
         free(c->families_file);
         free(c->leads_file);
         free(c->munge_socket);
+        free(c->user_header);
+        free(c->trusted_proxies);
         *c = (StoreConfig) {};
 }
 
@@ -120,6 +123,21 @@ int store_config_set(StoreConfig *c, const char *key, const char *value) {
                 return set_string(value, &c->leads_file);
         if (streq(key, "munge-socket"))
                 return set_string(value, &c->munge_socket);
+        if (streq(key, "user-header")) {
+                /* a header name: an HTTP token */
+                for (const char *p = value; *p; p++)
+                        if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_", *p))
+                                return -EINVAL;
+                return set_string(value, &c->user_header);
+        }
+        if (streq(key, "trusted-proxies")) {
+                TrustedProxies t;
+
+                r = trusted_proxies_parse(value, &t);
+                if (r < 0)
+                        return r;
+                return set_string(value, &c->trusted_proxies);
+        }
         if (streq(key, "site-views")) {
                 if (streq(value, "all"))
                         c->site_views_admin_only = false;

@@ -17,6 +17,8 @@ typedef struct StoreConfig {
         char *families_file;    /* NULL: LMK_SYSCONF_DIR/families.conf if it exists */
         char *leads_file;       /* NULL: LMK_SYSCONF_DIR/leads.conf if it exists */
         char *munge_socket;     /* NULL: munged's default socket */
+        char *user_header;      /* a trusted proxy's header naming the user */
+        char *trusted_proxies;  /* their addresses */
         bool site_views_admin_only;
         unsigned threads;
         unsigned connection_timeout;
