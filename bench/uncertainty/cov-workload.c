@@ -8,8 +8,10 @@
  *
  * MODE random: each cycle is a slice in A then one in B, of lengths drawn
  *   uniformly from [0, 2·SHARE·CYCLE_US] and [0, 2·(1-SHARE)·CYCLE_US];
- * MODE periodic: every cycle exactly SHARE·CYCLE_US in A, then the rest in
- *   B (a program periodic at the sampling period: aliasing).
+ * MODE periodic: A until SHARE·CYCLE_US into each cycle, then B to its
+ *   end, the cycles paced by CLOCK_MONOTONIC as a time-stepped program
+ *   would be: with CYCLE_US the sampling period, every sample of an
+ *   unjittered sampler hits the same point of the cycle (aliasing).
  * SECONDS of CPU time in all. The truth is a_ns / the process's CPU time
  * at exit (start-up and exit included, as they are sampled too). */
 #include <errno.h>
@@ -54,9 +56,18 @@ static double calibrate(void) {
         return t > 0 ? (double) n / (double) t : 1.0;
 }
 
+/* Work in lib until the monotonic clock passes deadline, in chunks of
+ * about 20 µs; the clock is read in the vDSO, without a system call. */
+static void spin_until(void (*spin)(uint64_t), uint64_t deadline, double per_ns) {
+        uint64_t chunk = (uint64_t) (20000 * per_ns) + 1;
+
+        while (cpu_ns(CLOCK_MONOTONIC) < deadline)
+                spin(chunk);
+}
+
 int main(int argc, char **argv) {
         double seconds, share, cycle_us, seed_d, per_ns;
-        uint64_t a_ns = 0, b_ns = 0, slices = 0, budget, t0, t1, t2, total;
+        uint64_t a_ns = 0, b_ns = 0, slices = 0, budget, cycle_start, t0, t1, t2, total;
         unsigned seed;
         bool periodic;
 
@@ -71,17 +82,21 @@ int main(int argc, char **argv) {
         per_ns = calibrate();
         budget = (uint64_t) (seconds * 1e9);
 
+        cycle_start = cpu_ns(CLOCK_MONOTONIC);
         t0 = cpu_ns(CLOCK_THREAD_CPUTIME_ID);
         while (a_ns + b_ns < budget) {
                 double la = share * cycle_us * 1e3, lb = (1.0 - share) * cycle_us * 1e3;
 
-                if (!periodic) {
-                        la *= 2.0 * uniform(&seed);
-                        lb *= 2.0 * uniform(&seed);
+                if (periodic) {
+                        spin_until(cova_spin, cycle_start + (uint64_t) la, per_ns);
+                        t1 = cpu_ns(CLOCK_THREAD_CPUTIME_ID);
+                        cycle_start += (uint64_t) (cycle_us * 1e3);
+                        spin_until(covb_spin, cycle_start, per_ns);
+                } else {
+                        cova_spin((uint64_t) (la * 2.0 * uniform(&seed) * per_ns));
+                        t1 = cpu_ns(CLOCK_THREAD_CPUTIME_ID);
+                        covb_spin((uint64_t) (lb * 2.0 * uniform(&seed) * per_ns));
                 }
-                cova_spin((uint64_t) (la * per_ns));
-                t1 = cpu_ns(CLOCK_THREAD_CPUTIME_ID);
-                covb_spin((uint64_t) (lb * per_ns));
                 t2 = cpu_ns(CLOCK_THREAD_CPUTIME_ID);
                 a_ns += t1 - t0;
                 b_ns += t2 - t1;
