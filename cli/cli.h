@@ -50,7 +50,11 @@ void cli_print_json(json_object *o);
 const char *fmt_time(double t, char *buf, size_t size);          /* "2026-11-24 10:00" */
 const char *fmt_duration(double seconds, char *buf, size_t size); /* "3d4h", "58m40s" */
 const char *fmt_count(int64_t n, char *buf, size_t size);         /* "1,234,567" */
-const char *fmt_share(double share, char *buf, size_t size);      /* "86.9%" */
+/* A share entry of the store's answer (share, share_ci95, share_reliable):
+ * fmt_share gives "86.9%", or "~90%" when it rests on too few samples;
+ * fmt_interval "(84.1-89.3%)", or "(n=12, too few)" (long_form: "… samples)"). */
+const char *fmt_share(json_object *x, char *buf, size_t size);
+const char *fmt_interval(json_object *x, bool long_form, char *buf, size_t size);
 const char *fmt_ipc(json_object *v, char *buf, size_t size);      /* "1.23" or "-" */
 /* s cut to width columns, from the left for paths ("...lib/libm.so"). */
 const char *fmt_fit(const char *s, size_t width, bool keep_end, char *buf, size_t size);

@@ -66,40 +66,40 @@ static void print_kinds(json_object *j) {
                 { "idle", "idle" }, { "anon", "anonymous" }, { "unknown", "unknown" },
         };
         json_object *k = jget(j, "kinds");
-        bool any = false;
 
-        printf("\nTime by kind\n ");
+        printf("\nTime by kind %s\n", "(share of the job's samples, 95% interval)");
         for (size_t i = 0; i < ELEMENTSOF(kinds); i++) {
                 json_object *x = jget(k, kinds[i].kind);
-                char share[16];
+                char share[16], interval[48];
 
                 /* anonymous and unknown only when they happened */
                 if (i >= 4 && jint(x, "samples") <= 0)
                         continue;
-                printf(" %s %s", kinds[i].label, fmt_share(jnum(x, "share"), share, sizeof(share)));
-                any = true;
+                printf("  %-12s %6s %s\n", kinds[i].label, fmt_share(x, share, sizeof(share)),
+                       fmt_interval(x, true, interval, sizeof(interval)));
         }
-        printf("%s\n", any ? "" : " -");
 }
 
 static void print_objects(json_object *j) {
         json_object *objects = jget(j, "objects");
         size_t n = json_object_array_length(objects);
 
-        printf("\nObjects\n%7s %12s %6s %-6s %s\n", "SHARE", "SAMPLES", "IPC", "KIND", "OBJECT");
+        printf("\nObjects\n%6s %-15s %9s %5s %-6s %s\n", "SHARE", "95% INTERVAL", "SAMPLES", "IPC", "KIND",
+               "OBJECT");
         for (size_t i = 0; i < n && i < MAX_ROWS; i++) {
                 json_object *x = json_object_array_get_idx(objects, i);
-                char share[16], samples[32], ipc[16], path[128];
+                char share[16], interval[48], samples[32], ipc[16], path[128];
 
-                printf("%7s %12s %6s %-6s %s\n",
-                       fmt_share(jnum(x, "share"), share, sizeof(share)),
+                printf("%6s %-15s %9s %5s %-6s %s\n",
+                       fmt_share(x, share, sizeof(share)),
+                       fmt_interval(x, false, interval, sizeof(interval)),
                        fmt_count(jint(x, "samples"), samples, sizeof(samples)),
                        fmt_ipc(jget(x, "ipc"), ipc, sizeof(ipc)),
                        jstr(x, "kind") ?: "?",
-                       fmt_fit(jstr(x, "object") ?: "?", 45, true, path, sizeof(path)));
+                       fmt_fit(jstr(x, "object") ?: "?", 34, true, path, sizeof(path)));
         }
         if (n > MAX_ROWS || json_object_get_boolean(jget(j, "objects_truncated")))
-                printf("%7s (more objects: lmk --json job %s)\n", "", jstr(j, "job"));
+                printf("%6s (more objects: lmk --json job %s)\n", "", jstr(j, "job"));
 }
 
 static void print_phases(json_object *j) {
@@ -108,24 +108,28 @@ static void print_phases(json_object *j) {
 
         if (n == 0 || (n == 1 && streq(jstr(json_object_array_get_idx(phases, 0), "phase") ?: "", "")))
                 return; /* no markers: nothing to add to the objects */
-        printf("\nPhases\n%7s %12s %6s %s\n", "SHARE", "SAMPLES", "IPC", "PHASE");
+        printf("\nPhases\n%6s %-15s %9s %5s %s\n", "SHARE", "95% INTERVAL", "SAMPLES", "IPC", "PHASE");
         for (size_t i = 0; i < n && i < MAX_ROWS; i++) {
                 json_object *x = json_object_array_get_idx(phases, i);
                 const char *phase = jstr(x, "phase") ?: "";
-                char share[16], samples[32], ipc[16], name[128];
+                char share[16], interval[48], samples[32], ipc[16], name[128];
 
-                printf("%7s %12s %6s %s\n",
-                       fmt_share(jnum(x, "share"), share, sizeof(share)),
+                printf("%6s %-15s %9s %5s %s\n",
+                       fmt_share(x, share, sizeof(share)),
+                       fmt_interval(x, false, interval, sizeof(interval)),
                        fmt_count(jint(x, "samples"), samples, sizeof(samples)),
                        fmt_ipc(jget(x, "ipc"), ipc, sizeof(ipc)),
-                       *phase ? fmt_fit(phase, 52, true, name, sizeof(name)) : "(outside markers)");
+                       *phase ? fmt_fit(phase, 41, true, name, sizeof(name)) : "(outside markers)");
         }
         if (n > MAX_ROWS)
-                printf("%7s (more phases: lmk --json job %s)\n", "", jstr(j, "job"));
+                printf("%6s (more phases: lmk --json job %s)\n", "", jstr(j, "job"));
 }
 
 static const char *fmt_pct(double v, char *buf, size_t size) {
-        return isnan(v) ? "-" : fmt_share(v, buf, size);
+        if (isnan(v))
+                return "-";
+        snprintf(buf, size, "%.1f%%", v * 100.0);
+        return buf;
 }
 
 /* POP metrics of the job's MPI ranks (docs/pop.md), when lmkd saw any. */

@@ -69,16 +69,17 @@ int do_top(Cli *cli, int argc, char **argv) {
                 printf("No samples in this time.\n");
                 return 0;
         }
-        printf("%7s %9s %-6s %s\n", "SHARE", "CPU TIME", "KIND", "OBJECT");
+        printf("%6s %-15s %9s %-6s %s\n", "SHARE", "95% INTERVAL", "CPU TIME", "KIND", "OBJECT");
         for (size_t i = 0; i < json_object_array_length(objects); i++) {
                 json_object *x = json_object_array_get_idx(objects, i);
-                char share[16], cpu[32], path[128];
+                char share[16], interval[48], cpu[32], path[128];
 
-                printf("%7s %9s %-6s %s\n",
-                       fmt_share(jnum(x, "share"), share, sizeof(share)),
+                printf("%6s %-15s %9s %-6s %s\n",
+                       fmt_share(x, share, sizeof(share)),
+                       fmt_interval(x, false, interval, sizeof(interval)),
                        fmt_duration(jnum(x, "cpu_seconds"), cpu, sizeof(cpu)),
                        jstr(x, "kind") ?: "?",
-                       fmt_fit(jstr(x, "object") ?: "?", 55, true, path, sizeof(path)));
+                       fmt_fit(jstr(x, "object") ?: "?", 40, true, path, sizeof(path)));
         }
         return 0;
 }

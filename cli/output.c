@@ -48,11 +48,38 @@ const char *fmt_count(int64_t n, char *buf, size_t size) {
         return buf;
 }
 
-const char *fmt_share(double share, char *buf, size_t size) {
+/* The store flags shares resting on too few samples (docs/uncertainty.md):
+ * those get one significant digit and a "~", never "41.7%". */
+static bool share_rough(json_object *x) {
+        json_object *v = jget(x, "share_reliable");
+
+        return v && json_object_is_type(v, json_type_boolean) && !json_object_get_boolean(v);
+}
+
+const char *fmt_share(json_object *x, char *buf, size_t size) {
+        double share = jnum(x, "share") * 100.0;
+
         if (isnan(share))
                 snprintf(buf, size, "-");
+        else if (share_rough(x))
+                snprintf(buf, size, "~%.0f%%", share >= 10.0 ? round(share / 10.0) * 10.0 : round(share));
         else
-                snprintf(buf, size, "%.1f%%", share * 100.0);
+                snprintf(buf, size, "%.1f%%", share);
+        return buf;
+}
+
+const char *fmt_interval(json_object *x, bool long_form, char *buf, size_t size) {
+        json_object *ci = jget(x, "share_ci95");
+
+        if (share_rough(x))
+                snprintf(buf, size, "(n=%" PRId64 ", too few%s)", jint(x, "share_of_samples"),
+                         long_form ? " samples" : "");
+        else if (ci && json_object_is_type(ci, json_type_array) && json_object_array_length(ci) == 2)
+                snprintf(buf, size, "(%.1f-%.1f%%)",
+                         json_object_get_double(json_object_array_get_idx(ci, 0)) * 100.0,
+                         json_object_get_double(json_object_array_get_idx(ci, 1)) * 100.0);
+        else
+                snprintf(buf, size, "%s", ""); /* a store without intervals */
         return buf;
 }
 

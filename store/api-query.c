@@ -9,6 +9,7 @@
 #include "json-out.h"
 #include "pop.h"
 #include "server.h"
+#include "share-interval.h"
 #include "timeparam.h"
 #include "util.h"
 
@@ -55,8 +56,46 @@ static bool arg_uint(Request *req, const char *key, unsigned min, unsigned max, 
         return true;
 }
 
+static int array_add(json_object *a, json_object *v) {
+        if (!v)
+                return -ENOMEM;
+        if (json_object_array_add(a, v) < 0) {
+                json_object_put(v);
+                return -ENOMEM;
+        }
+        return 0;
+}
+
 static json_object *share_of(int64_t part, int64_t total) {
         return total > 0 ? json_number((double) part / (double) total, SHARE_DECIMALS) : json_number(0, 0);
+}
+
+/* "share" and what it rests on (docs/uncertainty.md): its 95% interval,
+ * the samples in its denominator, and whether they are enough for more
+ * than a rough figure. A part larger than its whole (which the storage
+ * never returns) gets a null interval rather than a made-up one. */
+static int add_share(json_object *e, int64_t part, int64_t total) {
+        ShareInterval si;
+        json_object *ci;
+        int r;
+
+        if ((r = json_add(e, "share", share_of(part, total))) < 0)
+                return r;
+        if (share_interval(part, total, SHARE_Z95, &si) < 0) {
+                if ((r = json_add(e, "share_ci95", json_null())) < 0 ||
+                    (r = json_add(e, "share_of_samples", json_object_new_int64(MAX(total, 0)))) < 0 ||
+                    (r = json_add(e, "share_reliable", json_object_new_boolean(false))) < 0)
+                        return r;
+                return 0;
+        }
+        ci = json_object_new_array_ext(2);
+        if ((r = json_add(e, "share_ci95", ci)) < 0 ||
+            (r = array_add(ci, json_number(si.low, SHARE_DECIMALS))) < 0 ||
+            (r = array_add(ci, json_number(si.high, SHARE_DECIMALS))) < 0 ||
+            (r = json_add(e, "share_of_samples", json_object_new_int64(si.n))) < 0 ||
+            (r = json_add(e, "share_reliable", json_object_new_boolean(si.reliable))) < 0)
+                return r;
+        return 0;
 }
 
 static json_object *ipc(int64_t instructions, int64_t cycles) {
@@ -98,16 +137,6 @@ static int add_counters(json_object *o, int64_t cpu_time_ns, int64_t cycles, int
             (r = json_add(o, "instructions", json_int_or_null(instructions))) < 0 ||
             (r = json_add(o, "ipc", ipc(instructions, cycles))) < 0)
                 return r;
-        return 0;
-}
-
-static int array_add(json_object *a, json_object *v) {
-        if (!v)
-                return -ENOMEM;
-        if (json_object_array_add(a, v) < 0) {
-                json_object_put(v);
-                return -ENOMEM;
-        }
         return 0;
 }
 
@@ -198,7 +227,7 @@ static int add_share_list(json_object *o, const char *key, const char *name_key,
                     (with_kind && (r = json_add(e, "kind", json_string_or_null(x->kind))) < 0) ||
                     (with_kind && (r = json_add(e, "build_id", json_string_or_null(x->build_id))) < 0) ||
                     (r = json_add(e, "samples", json_object_new_int64(x->samples))) < 0 ||
-                    (r = json_add(e, "share", share_of(x->samples, total))) < 0 ||
+                    (r = add_share(e, x->samples, total)) < 0 ||
                     (r = json_add(e, "cpu_seconds", json_number(x->cpu_seconds, TIME_DECIMALS))) < 0 ||
                     (r = add_counters(e, x->cpu_time_ns, x->cycles, x->instructions)) < 0)
                         return r;
@@ -223,7 +252,7 @@ static int add_kinds(json_object *o, const JobSummary *js) {
                 e = json_object_new_object();
                 if ((r = json_add(k, name, e)) < 0 ||
                     (r = json_add(e, "samples", json_object_new_int64(x ? x->samples : 0))) < 0 ||
-                    (r = json_add(e, "share", share_of(x ? x->samples : 0, js->info.samples))) < 0 ||
+                    (r = add_share(e, x ? x->samples : 0, js->info.samples)) < 0 ||
                     (r = json_add(e, "cpu_seconds", json_number(x ? x->cpu_seconds : 0, TIME_DECIMALS))) < 0 ||
                     (r = json_add(e, "ipc", x ? ipc(x->instructions, x->cycles) : json_null())) < 0)
                         return r;
@@ -243,7 +272,7 @@ static int add_nodes(json_object *o, const JobSummary *js) {
                 if ((r = array_add(a, e)) < 0 ||
                     (r = json_add(e, "node", json_object_new_string(x->name))) < 0 ||
                     (r = json_add(e, "samples", json_object_new_int64(x->samples))) < 0 ||
-                    (r = json_add(e, "share", share_of(x->samples, js->info.samples))) < 0 ||
+                    (r = add_share(e, x->samples, js->info.samples)) < 0 ||
                     (r = json_add(e, "cpu_seconds", json_number(x->cpu_seconds, TIME_DECIMALS))) < 0 ||
                     (r = json_add(e, "cpus_allocated", json_int_or_null(x->cpus_alloc))) < 0 ||
                     (r = json_add(e, "first_seen", json_number(x->first_seen, TIME_DECIMALS))) < 0 ||
@@ -451,7 +480,7 @@ void api_objects(Server *s, Request *req, Reply *reply) {
                     (r = json_add(e, "object", json_object_new_string(x->name))) < 0 ||
                     (r = json_add(e, "kind", json_object_new_string(x->kind))) < 0 ||
                     (r = json_add(e, "samples", json_object_new_int64(x->samples))) < 0 ||
-                    (r = json_add(e, "share", share_of(x->samples, l.total_samples))) < 0 ||
+                    (r = add_share(e, x->samples, l.total_samples)) < 0 ||
                     (r = json_add(e, "cpu_seconds", json_number(x->cpu_seconds, TIME_DECIMALS))) < 0)
                         break;
         }

@@ -65,7 +65,7 @@ def main():
         jobs = {
             "A": s.sbatch(f"#!/bin/sh\nexec python3 {rusage} {truth['A']} {workload} 1 {SECONDS}\n", env=env,
                           args=["--cpus-per-task=2"]),
-            "B": s.sbatch(f"#!/bin/sh\nexec python3 {rusage} {truth['B']} {workload} 2 {SECONDS // 2}\n", env=env,
+            "B": s.sbatch(f"#!/bin/sh\nexec python3 {rusage} {truth['B']} {workload} 2 {SECONDS}\n", env=env,
                           args=["--cpus-per-task=2"]),
             "C": s.sbatch(f"#!/bin/sh\ntimeout {SECONDS} dd if=/dev/zero of=/dev/null bs=16 status=none\n"
                           "exit 0\n", env=env),
@@ -110,9 +110,13 @@ def main():
         # lmkd's samples of the job against the kernel's accounting of it
         check(abs(n["cpu_seconds"] - r["cpu_s"]) <= 0.1 * r["cpu_s"] + 0.2,
               f"job {k}: lmk {n['cpu_seconds']:.2f} CPU-s, rusage {r['cpu_s']:.2f}")
-        check(abs(used - ref) <= 0.15, f"job {k}: lmk {used:.2f} busy cores, the referee {ref:.2f}")
+        # lmk's time is the allocation's (Prolog to Epilog), which starts
+        # before the program and ends after it, by about a second here
+        low = r["cpu_s"] / (r["wall_s"] + 2.0) - 0.1
+        check(low <= used <= ref + 0.1, f"job {k}: lmk {used:.2f} busy cores, the referee {ref:.2f} "
+              f"(at least {low:.2f} with 2 s of the allocation around the program)")
         # the rule (0.5 ≤ busy ≤ 1.1 of ≥ 2) on the referee's figure, away from its edges
-        if abs(ref - 1.1) > 0.1:
+        if abs(ref - 1.1) > 0.15 and abs(used - 1.1) > 0.15:
             want = ref < 1.1
             got = "single-thread" in found[k]
             check(got == want, f"job {k}: {ref:.2f} cores busy by its rusage, findings {found[k]}")

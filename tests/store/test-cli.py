@@ -78,11 +78,14 @@ def main():
         check_width(out, "lmk job")
         for want in ("Job 4712 on demo: cp2k-h2o", "account chem", "2 seen of 2 allocated", "cn001 cn002",
                      "Samples     2,000", "IPC         1.90 (38,000 instructions in 20,000 cycles)",
-                     "executables 50.0% libraries 45.0% kernel 5.0% idle 0.0%",
-                     " 50.0%        1,000   1.80 exe    /apps/cp2k/bin/cp2k.psmp",
-                     " 30.0%          600   3.00 lib    ...",
-                     "libopenblas.so.0", " 15.0%          300   0.40 lib    /usr/lib/x86_64-linux-gnu/libmpi.so.40",
-                     " 80.0%        1,600   2.25 scf", "(outside markers)", "input = H2O-64",
+                     # shares with their 95% Wilson interval: 1,000 of 2,000 is 47.8-52.2%
+                     "  executables   50.0% (47.8-52.2%)\n  libraries     45.0% (42.8-47.2%)\n"
+                     "  kernel         5.0% (4.1-6.0%)\n  idle           0.0% (0.0-0.2%)\n",
+                     " SHARE 95% INTERVAL      SAMPLES   IPC KIND   OBJECT",
+                     " 50.0% (47.8-52.2%)        1,000  1.80 exe    /apps/cp2k/bin/cp2k.psmp",
+                     " 30.0% (28.0-32.0%)          600  3.00 lib    ...",
+                     "libopenblas.so.0", " 15.0% (13.5-16.6%)          300  0.40 lib    ...b/x86_64-linux-gnu/libmpi.so.40",
+                     " 80.0% (78.2-81.7%)        1,600  2.25 scf", "(outside markers)", "input = H2O-64",
                      "MPI efficiency (POP, from samples of 4 ranks)",
                      "Parallel    70.0% = load balance 87.5% x communication 80.0%",
                      "Samples     2,000 of ranks, 600 in communication",
@@ -107,11 +110,25 @@ def main():
         lines = out.splitlines()
         if "Time per library" not in lines[0] or "libopenblas.so.0" not in lines[3] or "libmpi" not in lines[4]:
             fail(f"lmk top --libs: expected openblas then libmpi:\n{out}")
-        if " 13.8% " not in lines[3]:
+        if " 13.8% (12.8-14.8%) " not in lines[3]:
             fail(f"lmk top --libs: openblas is 600 of 4,361 samples in all:\n{out}")
         out, _ = lmk("top", "--exes", "--since", "3650d", "--json", env=env)
         check_eq([o["object"] for o in json.loads(out)["objects"]],
                  ["/opt/lulesh/lulesh2.0", "/apps/cp2k/bin/cp2k.psmp"], "lmk top --exes --json")
+
+        # A job of 12 samples: rough shares, and why, instead of three digits.
+        rows = [row("4713", "/apps/tiny", "exe", 7), row("4713", "/usr/lib/libm.so.6", "lib", 5)]
+        check_eq(store.ingest(make_batch(node="cn003", seq=1, rows=rows, jobs=[{"job": "4713"}]))[0], 200,
+                 "ingest a tiny job")
+        out, _ = lmk("job", "4713", *opts)
+        check_width(out, "lmk job of few samples")
+        for want in ("  executables    ~60% (n=12, too few samples)\n  libraries      ~40% (n=12, too few samples)",
+                     "  ~60% (n=12, too few)         7     - exe    /apps/tiny",
+                     "  ~40% (n=12, too few)         5     - lib    /usr/lib/libm.so.6"):
+            if want not in out:
+                fail(f"lmk job 4713: missing {want!r}:\n{out}")
+        if "58.3%" in out or "41.7%" in out:
+            fail(f"lmk job 4713: three digits from 12 samples:\n{out}")
 
         out, _ = lmk("nodes", *opts)
         check_width(out, "lmk nodes")

@@ -5,6 +5,7 @@ idempotent retries, hostile input (right 4xx, nothing stored), the query
 API's parameters and errors, and serving others while a client stalls."""
 import gzip
 import json
+import math
 import socket
 import threading
 import time
@@ -18,6 +19,17 @@ from storetest import (ADMIN_TOKEN, BOUND_TOKEN, NODE_TOKEN, START, Store, check
 def close(a, b, what, eps=1e-6):
     if a is None or abs(a - b) > eps:
         fail(f"{what}: expected {b}, got {a}")
+
+
+def wilson(k, n, z=1.959964):
+    """The Wilson score interval, written out here independently of the store's."""
+    p = k / n
+    centre, half = p + z * z / (2 * n), z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    return [round(max(0.0, (centre - half) / (1 + z * z / n)), 6), round(min(1.0, (centre + half) / (1 + z * z / n)), 6)]
+
+
+def intervals(entries, key):
+    return [(e[key], e["share_ci95"], e["share_of_samples"], e["share_reliable"]) for e in entries]
 
 
 def test_example(store):
@@ -36,7 +48,9 @@ def test_example(store):
     close(j["cpu_seconds"], 2051.0, "cpu seconds at 1 Hz")
     check_eq((j["cycles"], j["instructions"], j["ipc"], j["cpu_time_ns"]), (None,) * 4,
              "no counters on this machine")
-    check_eq(j["kinds"]["exe"], {"samples": 2051, "share": 1, "cpu_seconds": 2051, "ipc": None}, "exe share")
+    check_eq(j["kinds"]["exe"], {"samples": 2051, "share": 1, "share_ci95": [0.998131, 1],
+                                 "share_of_samples": 2051, "share_reliable": True,
+                                 "cpu_seconds": 2051, "ipc": None}, "exe share")
     check_eq(j["kinds"]["idle"]["samples"], 0, "idle of system work is not the job's")
     check_eq([(o["object"], o["samples"], o["share"]) for o in j["objects"]],
              [("/opt/lulesh/lulesh2.0", 2051, 1)], "objects")
@@ -138,6 +152,23 @@ def test_shares_and_ipc(store):
              [("solve", 900, 0.75), ("", 200, 0.166667), ("setup", 100, 0.083333)], "phases")
     close(j["phases"][0]["ipc"], 21000 / 9000, "solve IPC", eps=1e-3)
 
+    # Every share with its 95% Wilson interval and the samples it rests on
+    # (bounds computed separately, in Python, from the same k and n).
+    check_eq(intervals(j["nodes"], "node"),
+             [("cn101", [0.471756, 0.528244], 1200, True), ("cn102", [0.471756, 0.528244], 1200, True)],
+             "intervals per node")
+    check_eq({k: (v["share_ci95"], v["share_of_samples"]) for k, v in j["kinds"].items()},
+             {"exe": ([0.471756, 0.528244], 1200), "lib": ([0.307231, 0.3605], 1200),
+              "kernel": ([0.146651, 0.188809], 1200), "idle": ([0, 0.003191], 1200),
+              "anon": ([0, 0.003191], 1200), "unknown": ([0, 0.003191], 1200)}, "intervals per kind")
+    check_eq(intervals(j["objects"], "object"),
+             [("/apps/solver", [0.471756, 0.528244], 1200, True),
+              ("/usr/lib/libopenblas.so.0", [0.307231, 0.3605], 1200, True),
+              ("[kernel]", [0.146651, 0.188809], 1200, True)], "intervals per object")
+    check_eq(intervals(j["phases"], "phase"),
+             [("solve", [0.724729, 0.773676], 1200, True), ("", [0.146651, 0.188809], 1200, True),
+              ("setup", [0.068994, 0.100332], 1200, True)], "intervals per phase")
+
     listing = store.get_ok("/api/v1/jobs?user=bob")
     check_eq([x["job"] for x in listing["jobs"]], ["900"], "jobs of bob")
     check_eq(listing["jobs"][0]["samples"], 1200, "listed samples")
@@ -145,6 +176,31 @@ def test_shares_and_ipc(store):
     libs = store.get_ok(f"/api/v1/objects?kind=lib&since={int(START) - 3600}&until={int(START) + 3600}")
     check_eq([(o["object"], o["samples"]) for o in libs["objects"]],
              [("/usr/lib/libopenblas.so.0", 400)], "site-wide libraries")
+    total = libs["total_samples"]
+    check_eq(total, 4361, "site-wide samples: the example's 2,361 and this job's 2,000")
+    check_eq(intervals(libs["objects"], "object"),
+             [("/usr/lib/libopenblas.so.0", wilson(400, total), total, True)], "site-wide interval")
+    check_eq(wilson(400, total), [0.083511, 0.100652], "the test's own Wilson interval")
+
+    # A job of 12 samples: its shares are there, flagged as resting on too few.
+    rows = [row("901", "/apps/tiny", "exe", 7), row("901", "/usr/lib/libm.so.6", "lib", 5)]
+    status, _, body = store.ingest(make_batch(node="cn103", seq=1, rows=rows, jobs=[{"job": "901"}]))
+    check_eq(status, 200, f"ingest tiny job: {body}")
+    j = store.get_ok("/api/v1/jobs/901")
+    check_eq(intervals(j["objects"], "object"),
+             [("/apps/tiny", [0.319511, 0.80674], 12, False), ("/usr/lib/libm.so.6", [0.19326, 0.680489], 12, False)],
+             "a job of too few samples")
+    check_eq((j["kinds"]["lib"]["share_reliable"], j["nodes"][0]["share_reliable"]), (False, False),
+             "too few samples, per kind and node")
+
+    # A job with no samples at all: shares of 0 that say nothing is known.
+    status, _, body = store.ingest(make_batch(node="cn103", seq=2, rows=[row("902", "/apps/none", "exe", 0)],
+                                              jobs=[{"job": "902"}]))
+    check_eq(status, 200, f"ingest empty job: {body}")
+    j = store.get_ok("/api/v1/jobs/902")
+    check_eq({k: (v["share"], v["share_ci95"], v["share_of_samples"], v["share_reliable"])
+              for k, v in j["kinds"].items() if k in ("exe", "lib")},
+             {"exe": (0, [0, 1], 0, False), "lib": (0, [0, 1], 0, False)}, "a job of no samples")
 
 
 def test_duplicates(store):
