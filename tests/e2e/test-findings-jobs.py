@@ -13,6 +13,7 @@ flag the job that triggers each and not its control:
   F  sleep in a 2-CPU allocation           idle-cores
   G  all its time in a library the site's  communication
      families file calls communication
+  H  a phase marker in a tight loop         markers-off (liblmk switches it off)
 
 The referee for "how many cores did it keep busy" is each job's own rusage
 over its own wall-clock time (rusage-run.py): lmk's figure must agree with
@@ -73,6 +74,8 @@ def main():
         jobs["F"] = s.sbatch(f"#!/bin/sh\nsleep {SECONDS}\n", env=env, args=["--cpus-per-task=2"])
         jobs["G"] = s.sbatch(f"#!/bin/sh\nexec {build_path('tests', 'sampler', 'lmk-shortproc')} {SECONDS * 1000}\n",
                              env=env)
+        jobs["H"] = s.sbatch(f"#!/bin/sh\nexec {build_path('tests', 'phases', 'lmk-marked')} 1 4 hot\n",
+                             env={**env, "LD_LIBRARY_PATH": build_path("liblmk")})
         if blas:
             jobs["D"] = s.sbatch(f"#!/bin/sh\nexec {dgemm} {REF_BLAS} 160 {SECONDS}\n", env=env)
             jobs["E"] = s.sbatch(f"#!/bin/sh\nexec {dgemm} {OPENBLAS} 160 {SECONDS}\n", env=env)
@@ -129,6 +132,9 @@ def main():
     check("communication" in found["G"] and "liblmktest-a.so" in found["G"]["communication"]["message"],
           f"job G (all in the site's communication library): {found['G']}")
     check(not any("communication" in found[k] for k in "AB"), f"A, B: {found['A']} {found['B']}")
+    check("markers-off" in found["H"] and '"hot" in lmk-marked' in found["H"]["markers-off"]["message"],
+          f"job H (a marker in a tight loop): {found['H']}")
+    check(not any("markers-off" in found[k] for k in "ABCFG"), "markers-off on jobs without markers")
     if blas:
         check("reference-blas" in found["D"], f"job D (reference BLAS) not flagged: {found['D']}")
         check("openblas is installed" in found["D"]["reference-blas"]["message"],
