@@ -11,7 +11,6 @@
 #include "findings.h"
 #include "json-out.h"
 #include "server.h"
-#include "timeparam.h"
 #include "util.h"
 
 #define FINDINGS_DEFAULT_LIMIT 100
@@ -169,7 +168,6 @@ void api_findings(Server *s, Request *req, Reply *reply) {
                 .limit = JOBS_PAGE,
         };
         const char *rule_arg = request_arg(req, "rule"), *sev_arg = request_arg(req, "severity");
-        const char *since_arg = request_arg(req, "since") ?: "7d", *until_arg = request_arg(req, "until");
         unsigned limit = FINDINGS_DEFAULT_LIMIT;
         int rule = -1, min_severity = SEVERITY_INFO;
         _cleanup_free_ char *accounts = NULL;
@@ -181,16 +179,10 @@ void api_findings(Server *s, Request *req, Reply *reply) {
 
         if (!request_check_args(req, findings_args, reply))
                 return;
-        if (time_param_parse(since_arg, now, &jf.since) < 0) {
-                reply_error(reply, MHD_HTTP_BAD_REQUEST, "since",
-                            "since=%s: expected Unix seconds, \"now\", or an age such as 90m, 24h, 7d, 2w", since_arg);
+        if (!arg_time(req, "since", "7d", now, &jf.since, reply) ||
+            !arg_time(req, "until", NULL, now, &jf.until, reply) ||
+            !arg_uint(req, "limit", 1, FINDINGS_MAX_LIMIT, &limit, reply))
                 return;
-        }
-        if (until_arg && time_param_parse(until_arg, now, &jf.until) < 0) {
-                reply_error(reply, MHD_HTTP_BAD_REQUEST, "until",
-                            "until=%s: expected Unix seconds, \"now\", or an age such as 90m, 24h, 7d, 2w", until_arg);
-                return;
-        }
         if (rule_arg && (rule = finding_rule_from_string(rule_arg)) < 0) {
                 reply_error(reply, MHD_HTTP_BAD_REQUEST, "rule",
                             "rule=%s: expected idle-cores, single-thread, unbalanced-nodes, communication, "
@@ -202,17 +194,6 @@ void api_findings(Server *s, Request *req, Reply *reply) {
                             "severity=%s: expected info, warning or critical (the least shown)", sev_arg);
                 return;
         }
-        if (request_arg(req, "limit")) {
-                uint64_t l;
-
-                if (safe_atou64(request_arg(req, "limit"), 10, &l) < 0 || l < 1 || l > FINDINGS_MAX_LIMIT) {
-                        reply_error(reply, MHD_HTTP_BAD_REQUEST, "limit", "limit=%s: expected an integer from 1 to %d",
-                                    request_arg(req, "limit"), FINDINGS_MAX_LIMIT);
-                        return;
-                }
-                limit = (unsigned) l;
-        }
-
         if (!api_viewer(req, &jf, &accounts)) {
                 reply_oom(reply);
                 return;

@@ -25,7 +25,7 @@
 /* per_rank lists at most this many ranks (the metrics use all) */
 #define POP_MAX_PER_RANK 1024
 
-static bool arg_time(Request *req, const char *key, const char *fallback, int64_t now, int64_t *ret,
+bool arg_time(Request *req, const char *key, const char *fallback, int64_t now, int64_t *ret,
                      Reply *reply) {
         const char *v = request_arg(req, key) ?: fallback;
         int r;
@@ -41,7 +41,7 @@ static bool arg_time(Request *req, const char *key, const char *fallback, int64_
         return true;
 }
 
-static bool arg_uint(Request *req, const char *key, unsigned min, unsigned max, unsigned *ret, Reply *reply) {
+bool arg_uint(Request *req, const char *key, unsigned min, unsigned max, unsigned *ret, Reply *reply) {
         const char *v = request_arg(req, key);
         uint64_t n;
 

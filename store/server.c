@@ -265,17 +265,38 @@ static int copy_accounts(Server *s, const char *user, char ***ret) {
         return 0;
 }
 
+/* People (MUNGE, a trusted proxy) read; only nodes push. */
+static bool person_route(Server *s, Ctx *ctx, Reply *reply) {
+        if (ctx->route->role == ROLE_ADMIN)
+                return true;
+        server_denied(s, &ctx->req, "wrong-role");
+        reply_error(reply, MHD_HTTP_FORBIDDEN, NULL, "a person may not use %s %s, only nodes may",
+                    ctx->route->method, ctx->route->path);
+        return false;
+}
+
+/* Once a person is known: the accounts they lead, and the site's word on
+ * its site-wide views. */
+static bool person_admit(Server *s, Ctx *ctx, Reply *reply) {
+        if (copy_accounts(s, ctx->req.identity.user, &ctx->req.identity.accounts) < 0) {
+                reply_oom(reply);
+                return false;
+        }
+        if (ctx->route->site_view && s->config.site_views_admin_only) {
+                server_denied(s, &ctx->req, "site-view");
+                reply_error(reply, MHD_HTTP_FORBIDDEN, NULL, "site-wide views are for admins on this store");
+                return false;
+        }
+        return true;
+}
+
 /* A person: "Authorization: MUNGE <credential>" made for this request. */
 static bool authenticate_munge(Server *s, Ctx *ctx, const char *cred, Reply *reply) {
         _cleanup_free_ char *why = NULL;
         int r;
 
-        if (ctx->route->role != ROLE_ADMIN) {
-                server_denied(s, &ctx->req, "wrong-role");
-                reply_error(reply, MHD_HTTP_FORBIDDEN, NULL, "a person may not use %s %s, only nodes may",
-                            ctx->route->method, ctx->route->path);
+        if (!person_route(s, ctx, reply))
                 return false;
-        }
         r = identity_from_munge(s->config.munge_socket, cred, ctx->route->method, ctx->req.url,
                                 &ctx->req.identity, &why);
         if (r == -EHOSTDOWN || r == -EOPNOTSUPP) {
@@ -290,16 +311,7 @@ static bool authenticate_munge(Server *s, Ctx *ctx, const char *cred, Reply *rep
                 reply->www_authenticate = true;
                 return false;
         }
-        if (copy_accounts(s, ctx->req.identity.user, &ctx->req.identity.accounts) < 0) {
-                reply_oom(reply);
-                return false;
-        }
-        if (ctx->route->site_view && s->config.site_views_admin_only) {
-                server_denied(s, &ctx->req, "site-view");
-                reply_error(reply, MHD_HTTP_FORBIDDEN, NULL, "site-wide views are for admins on this store");
-                return false;
-        }
-        return true;
+        return person_admit(s, ctx, reply);
 }
 
 /* A user named by a trusted reverse proxy (single sign-on): 1 when the
@@ -320,29 +332,19 @@ static int authenticate_proxy(Server *s, Ctx *ctx, Reply *reply) {
                 log_debug("Ignoring %s from an address that is not a trusted proxy.", s->config.user_header);
                 return 0;
         }
-        if (ctx->route->role != ROLE_ADMIN) {
-                server_denied(s, &ctx->req, "wrong-role");
-                reply_error(reply, MHD_HTTP_FORBIDDEN, NULL, "a person may not use %s %s, only nodes may",
-                            ctx->route->method, ctx->route->path);
+        if (!person_route(s, ctx, reply))
                 return -1;
-        }
         if (!identity_user_valid(user)) {
                 server_denied(s, &ctx->req, "bad-credential");
                 reply_error(reply, MHD_HTTP_UNAUTHORIZED, NULL, "the proxy's %s is not a user name",
                             s->config.user_header);
                 return -1;
         }
-        if (identity_from_proxy(user, &ctx->req.identity) < 0 ||
-            copy_accounts(s, ctx->req.identity.user, &ctx->req.identity.accounts) < 0) {
+        if (identity_from_proxy(user, &ctx->req.identity) < 0) {
                 reply_oom(reply);
                 return -1;
         }
-        if (ctx->route->site_view && s->config.site_views_admin_only) {
-                server_denied(s, &ctx->req, "site-view");
-                reply_error(reply, MHD_HTTP_FORBIDDEN, NULL, "site-wide views are for admins on this store");
-                return -1;
-        }
-        return 1;
+        return person_admit(s, ctx, reply) ? 1 : -1;
 }
 
 static bool authenticate(Server *s, Ctx *ctx, Reply *reply) {

@@ -109,6 +109,11 @@ void api_job(Server *s, Request *req, Reply *reply);
 void api_objects(Server *s, Request *req, Reply *reply);
 void api_nodes(Server *s, Request *req, Reply *reply);
 void api_findings(Server *s, Request *req, Reply *reply);
+/* Query parameters: a time (Unix seconds, "now" or an age; fallback when
+ * absent, NULL: leave *ret) and an integer in [min, max]. false when the
+ * reply holds a 400. */
+bool arg_time(Request *req, const char *key, const char *fallback, int64_t now, int64_t *ret, Reply *reply);
+bool arg_uint(Request *req, const char *key, unsigned min, unsigned max, unsigned *ret, Reply *reply);
 /* Narrows a job filter to what the request's identity may see; false on ENOMEM. */
 bool api_viewer(const Request *req, JobFilter *f, char **ret_accounts);
 /* Adds "findings" to a job's summary. */

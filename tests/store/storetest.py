@@ -117,6 +117,18 @@ class Store:
                 fail(f"lmk-store reported {bad}:\n{self.read_log()}")
         return self.proc.returncode
 
+    def reload(self, path, text, until, what, timeout=10.0):
+        """Writes text to the config file path, sends SIGHUP and waits until
+        until() is true (what names it in the failure)."""
+        with open(path, "w") as f:
+            f.write(text)
+        self.proc.send_signal(signal.SIGHUP)
+        end = time.monotonic() + timeout
+        while not until():
+            if time.monotonic() > end:
+                fail(f"after SIGHUP: {what}, not within {timeout:g}s:\n{self.read_log()}")
+            time.sleep(0.1)
+
     def __enter__(self):
         return self.start()
 
