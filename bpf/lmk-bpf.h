@@ -62,6 +62,11 @@ struct lmk_sample {
         __u32 cpu;
         __u64 time_ns;                  /* CLOCK_MONOTONIC */
         __u64 ip;
+        /* In a kernel sample of a user task, where its user-space code
+         * entered the kernel (the user registers' instruction pointer): a
+         * system call made by an MPI library is the rank's communication.
+         * 0 otherwise. */
+        __u64 user_ip;
         __u64 cgroup_id;                /* cgroup v2 id of the task */
         __u32 pid;                      /* thread group id, as the kernel's init namespace sees it */
         __u32 tid;

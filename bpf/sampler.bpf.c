@@ -444,6 +444,13 @@ static __always_inline void fill_sample(struct bpf_perf_event_data *ctx, struct 
         s->uid = (__u32) bpf_get_current_uid_gid();
         s->_pad = 0;
         s->flags = in_kernel(s->ip) ? LMK_SAMPLE_KERNEL : 0;
+        s->user_ip = 0;
+        if ((s->flags & LMK_SAMPLE_KERNEL) && s->pid != 0) {
+                struct pt_regs *regs = (struct pt_regs *) bpf_task_pt_regs(bpf_get_current_task_btf());
+
+                if (regs)
+                        s->user_ip = PT_REGS_IP_CORE(regs);
+        }
         s->phase_depth = 0;
         __builtin_memset(s->phase_stack, 0, sizeof(s->phase_stack));
         bpf_get_current_comm(s->comm, sizeof(s->comm));

@@ -74,8 +74,7 @@ static int add_sample(Histogram *h, const HistKey *key, const struct lmk_sample 
 }
 
 /* Whether a sample in o is communication: o is a library of the "comm"
- * purpose. Kernel samples are not (see docs/pop.md): lmkd does not know
- * which user-space code made the system call. */
+ * purpose (kernel samples: see kernel_for_comm()). */
 static bool is_comm(const Attribution *a, Object *o) {
         if (o->kind != OBJECT_FILE || !a->families)
                 return false;
@@ -84,6 +83,23 @@ static bool is_comm(const Attribution *a, Object *o) {
                 o->comm_tried = true;
         }
         return o->comm;
+}
+
+/* A rank's kernel sample is communication when the user-space code that
+ * entered the kernel (a system call, a fault) is a communication library:
+ * single-copy transfers (CMA) and progress loops in MPI spend their time
+ * in system calls. */
+static bool kernel_for_comm(Attribution *a, Process *p, const struct lmk_sample *s, uint64_t now) {
+        struct lmk_sample u;
+        const Mapping *map;
+
+        if (!(s->flags & LMK_SAMPLE_KERNEL) || s->user_ip == 0 || (int64_t) s->user_ip < 0)
+                return false;
+        u = *s;
+        u.ip = s->user_ip;
+        u.flags &= ~LMK_SAMPLE_KERNEL;
+        map = find_mapping(a, &p, &u, now);
+        return map && is_comm(a, map->obj);
 }
 
 int attribute_sample(Attribution *a, Histogram *h, const struct lmk_sample *s, uint64_t now,
@@ -136,7 +152,9 @@ int attribute_sample(Attribution *a, Histogram *h, const struct lmk_sample *s, u
                         RankKey rk = { .job = key.job, .step = key.step, .phase = key.phase, .rank = p->rank };
 
                         /* a rank row that cannot be had is counted as overflow, the sample's row still is */
-                        (void) histogram_add_rank(h, &rk, 1, is_comm(a, key.obj) ? 1 : 0, t, t);
+                        bool in_comm = is_comm(a, key.obj) || kernel_for_comm(a, p, s, now);
+
+                        (void) histogram_add_rank(h, &rk, 1, in_comm ? 1 : 0, t, t);
                 }
         }
         return add_sample(h, &key, s);

@@ -179,8 +179,9 @@ static void samples_at(Node *n, uint32_t pid, uint64_t ip, bool kernel, int coun
 }
 
 /* Samples of ranks also count per rank: in communication libraries (the
- * families' "comm") or useful, kernel samples useful; a process that is
- * no rank, and work outside jobs, adds no rank row. */
+ * families' "comm") or useful; kernel samples by the user code that
+ * entered the kernel (useful when lmkd does not know it); a process that
+ * is no rank, and work outside jobs, adds no rank row. */
 TEST(ranks) {
         LibFamilies fam;
         Node n;
@@ -198,6 +199,15 @@ TEST(ranks) {
         samples_at(&n, 50, 0x7f1000000100, false, 5, 3000000000);     /* in the vader transport */
         samples_at(&n, 50, 0xffffffff81000000, true, 4, 4000000000);  /* in the kernel */
         samples_at(&n, 51, 0x401000, false, 50, 1000000000);
+        /* in the kernel, entered from libmpi (a single-copy transfer, say)
+         * and from the program (a page fault) */
+        for (int i = 0; i < 6; i++) {
+                struct lmk_sample k = sample(51, 0xffffffff81000000, true);
+
+                k.user_ip = i < 4 ? 0x7f0000000200 : 0x401100;
+                k.time_ns = 1200000000 + (uint64_t) i * 5000000;
+                ASSERT_OK(attribute_sample(&n.attribution, n.hist, &k, 2000, 0));
+        }
         samples_at(&n, 51, 0x7f1000000100, false, 50, 1500000000);
         /* mpirun: same job, no rank */
         p = add_rank(&n, 52, 0);
@@ -213,8 +223,8 @@ TEST(ranks) {
         ASSERT_TRUE(r->first == 1.0 && fabs(r->last - 4.015) < 1e-9);
         r = rank_of(n.hist, "4711", 1);
         ASSERT_NOT_NULL(r);
-        ASSERT_EQ(r->samples, 100);
-        ASSERT_EQ(r->comm_samples, 50);
+        ASSERT_EQ(r->samples, 106);
+        ASSERT_EQ(r->comm_samples, 54);
         {
                 _cleanup_free_ RankRow **v = NULL;
                 size_t nr;
@@ -222,7 +232,7 @@ TEST(ranks) {
                 v = histogram_sorted_ranks(n.hist, &nr);
                 ASSERT_EQ(nr, 2);
         }
-        ASSERT_EQ(histogram_samples(n.hist), 211);
+        ASSERT_EQ(histogram_samples(n.hist), 217);
 
         /* as a batch's ranks[] */
         {
