@@ -28,7 +28,7 @@ import lmktest
 import slurm
 import storetest
 from e2etest import Lmkd
-from lmktest import build_path, check, fail, log, require_bpf, tmpdir
+from lmktest import build_path, check, fail, log, require_bpf, skip, tmpdir
 
 REF_BLAS = "/usr/lib/x86_64-linux-gnu/blas/libblas.so.3"
 OPENBLAS = "/usr/lib/x86_64-linux-gnu/openblas-pthread/libblas.so.3"
@@ -38,10 +38,9 @@ SECONDS = 6
 def main():
     require_bpf()
     slurm.require_slurm()
-    blas = os.path.exists(REF_BLAS) and os.path.exists(OPENBLAS)
-    if not blas:
-        log(f"no reference-blas jobs: {REF_BLAS} and {OPENBLAS} are needed "
-            "(apt-get install libblas3 libopenblas0-pthread)")
+    if not (os.path.exists(REF_BLAS) and os.path.exists(OPENBLAS)):
+        skip(f"the reference-blas jobs need {REF_BLAS} and {OPENBLAS} "
+             "(apt-get install libblas3 libopenblas0-pthread)")
     d = tmpdir()
     os.chmod(d, 0o755)
     sock = os.path.join(d, "lmkd.sock")
@@ -76,9 +75,8 @@ def main():
                              env=env)
         jobs["H"] = s.sbatch(f"#!/bin/sh\nexec {build_path('tests', 'phases', 'lmk-marked')} 1 4 hot\n",
                              env={**env, "LD_LIBRARY_PATH": build_path("liblmk")})
-        if blas:
-            jobs["D"] = s.sbatch(f"#!/bin/sh\nexec {dgemm} {REF_BLAS} 160 {SECONDS}\n", env=env)
-            jobs["E"] = s.sbatch(f"#!/bin/sh\nexec {dgemm} {OPENBLAS} 160 {SECONDS}\n", env=env)
+        jobs["D"] = s.sbatch(f"#!/bin/sh\nexec {dgemm} {REF_BLAS} 160 {SECONDS}\n", env=env)
+        jobs["E"] = s.sbatch(f"#!/bin/sh\nexec {dgemm} {OPENBLAS} 160 {SECONDS}\n", env=env)
         for name, job in jobs.items():
             s.wait_done(job, timeout=120)
             check(s.job_state(job) == "COMPLETED", f"job {name} ({job}): {s.job_state(job)}\n{s.output(job)}")
@@ -135,11 +133,10 @@ def main():
     check("markers-off" in found["H"] and '"hot" in lmk-marked' in found["H"]["markers-off"]["message"],
           f"job H (a marker in a tight loop): {found['H']}")
     check(not any("markers-off" in found[k] for k in "ABCFG"), "markers-off on jobs without markers")
-    if blas:
-        check("reference-blas" in found["D"], f"job D (reference BLAS) not flagged: {found['D']}")
-        check("openblas is installed" in found["D"]["reference-blas"]["message"],
-              f"job D's message: {found['D']['reference-blas']['message']}")
-        check("reference-blas" not in found["E"], f"job E (OpenBLAS) flagged: {found['E']}")
+    check("reference-blas" in found["D"], f"job D (reference BLAS) not flagged: {found['D']}")
+    check("openblas is installed" in found["D"]["reference-blas"]["message"],
+          f"job D's message: {found['D']['reference-blas']['message']}")
+    check("reference-blas" not in found["E"], f"job E (OpenBLAS) flagged: {found['E']}")
     flagged = {f["job"] for f in site["findings"]}
     check(jobs["A"] in flagged and jobs["C"] in flagged and (jobs["B"] in flagged) == bool(found["B"]),
           f"the site list: {[(f['job'], f['rule']) for f in site['findings']]}")
