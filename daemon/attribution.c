@@ -41,9 +41,11 @@ static Process *process_for_sample(Attribution *a, const struct lmk_sample *s, u
         return process_table_add_gone(a->procs, s->pid, comm, now);
 }
 
-static const Mapping *find_mapping(Attribution *a, Process **pp, const struct lmk_sample *s, uint64_t now) {
+/* The mapping of user address ip in the sample's process. */
+static const Mapping *find_mapping(Attribution *a, Process **pp, const struct lmk_sample *s, uint64_t ip,
+                                   uint64_t now) {
         Process *p = *pp;
-        const Mapping *map = addrmap_find(&p->map, s->ip);
+        const Mapping *map = addrmap_find(&p->map, ip);
 
         if (map || p->exit_time != 0)
                 return map;
@@ -56,7 +58,7 @@ static const Mapping *find_mapping(Attribution *a, Process **pp, const struct lm
                 p->scan_time = now;
                 return NULL;
         }
-        return addrmap_find(&(*pp)->map, s->ip);
+        return addrmap_find(&(*pp)->map, ip);
 }
 
 /* A sample counts once in its row; a burst sample adds only its ~1 ms
@@ -90,15 +92,11 @@ static bool is_comm(const Attribution *a, Object *o) {
  * single-copy transfers (CMA) and progress loops in MPI spend their time
  * in system calls. */
 static bool kernel_for_comm(Attribution *a, Process *p, const struct lmk_sample *s, uint64_t now) {
-        struct lmk_sample u;
         const Mapping *map;
 
         if (!(s->flags & LMK_SAMPLE_KERNEL) || s->user_ip == 0 || (int64_t) s->user_ip < 0)
                 return false;
-        u = *s;
-        u.ip = s->user_ip;
-        u.flags &= ~LMK_SAMPLE_KERNEL;
-        map = find_mapping(a, &p, &u, now);
+        map = find_mapping(a, &p, s, s->user_ip, now);
         return map && is_comm(a, map->obj);
 }
 
@@ -120,7 +118,7 @@ int attribute_sample(Attribution *a, Histogram *h, const struct lmk_sample *s, u
         p = process_for_sample(a, s, now);
         if (s->flags & LMK_SAMPLE_KERNEL)
                 key.obj = object_table_get_special(a->objects, OBJECT_KERNEL);
-        else if (p && (map = find_mapping(a, &p, s, now))) {
+        else if (p && (map = find_mapping(a, &p, s, s->ip, now))) {
                 key.obj = map->obj;
                 if (key.obj->kind == OBJECT_FILE)
                         process_table_load_build_id(a->procs, p, map);

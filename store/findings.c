@@ -354,23 +354,34 @@ static double kind_share(const JobSummary *js, const char *kind) {
         return 0;
 }
 
-/* Share of the job's samples in objects of a purpose, and the largest such
- * object. Objects past the summary's limit are not seen: a lower bound. */
-static double purpose_share(const Eval *e, const char *purpose, const Share **ret_top) {
-        const JobSummary *js = e->js;
-        int64_t n = 0;
+/* The job's samples in objects of one purpose, and the largest of them. */
+typedef struct PurposeShare {
+        const char *purpose;
+        int64_t samples;
+        const Share *top;
+} PurposeShare;
 
-        *ret_top = NULL;
+/* One pass over the job's objects, one family lookup each, for every
+ * purpose the rules need. Objects past the summary's limit are not seen:
+ * the shares are a lower bound. */
+static void purpose_shares(const Eval *e, PurposeShare *v, size_t n) {
+        const JobSummary *js = e->js;
+
         for (size_t i = 0; i < js->objects.n; i++) {
                 const Share *o = &js->objects.items[i];
+                const LibFamily *f = lib_families_match(e->families, o->name);
 
-                if (!lib_families_is(e->families, o->name, purpose))
-                        continue;
-                n += o->samples;
-                if (!*ret_top || o->samples > (*ret_top)->samples)
-                        *ret_top = o;
+                for (size_t k = 0; f && k < n; k++)
+                        if (streq(f->purpose, v[k].purpose)) {
+                                v[k].samples += o->samples;
+                                if (!v[k].top || o->samples > v[k].top->samples)
+                                        v[k].top = o;
+                        }
         }
-        return js->info.samples > 0 ? (double) n / (double) js->info.samples : 0;
+}
+
+static double share_of_job(const JobSummary *js, int64_t samples) {
+        return js->info.samples > 0 ? (double) samples / (double) js->info.samples : 0;
 }
 
 static const char *base_name(const char *path) {
@@ -401,14 +412,16 @@ static bool optimised_blas_installed(const JobSummary *js, char *ret_family, siz
 static void rules_time(Eval *e) {
         const JobSummary *js = e->js;
         double cpu_hours = js->info.cpu_seconds / 3600, share;
+        PurposeShare purposes[] = { { .purpose = "comm" }, { .purpose = "blas-reference" } };
         const Share *top;
 
+        purpose_shares(e, purposes, ELEMENTSOF(purposes));
         if (on(e, RULE_COMMUNICATION)) {
-                share = purpose_share(e, "comm", &top);
-                if (top && share >= e->c->rule[RULE_COMMUNICATION].threshold)
+                share = share_of_job(js, purposes[0].samples);
+                if (purposes[0].top && share >= e->c->rule[RULE_COMMUNICATION].threshold)
                         add(e, RULE_COMMUNICATION, NULL, share * cpu_hours,
                             "%.0f%% of its CPU time is in communication libraries (most in %s)", 100 * share,
-                            base_name(top->name));
+                            base_name(purposes[0].top->name));
         }
         if (on(e, RULE_KERNEL_TIME)) {
                 share = kind_share(js, "kernel");
@@ -428,7 +441,8 @@ static void rules_time(Eval *e) {
                 char family[LIB_FAMILY_NAME_MAX + 1];
                 const char *node;
 
-                share = purpose_share(e, "blas-reference", &top);
+                share = share_of_job(js, purposes[1].samples);
+                top = purposes[1].top;
                 if (top && share >= e->c->rule[RULE_REFERENCE_BLAS].threshold &&
                     optimised_blas_installed(js, family, sizeof(family), &node))
                         add(e, RULE_REFERENCE_BLAS, NULL, share * cpu_hours,
