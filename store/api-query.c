@@ -56,16 +56,6 @@ bool arg_uint(Request *req, const char *key, unsigned min, unsigned max, unsigne
         return true;
 }
 
-static int array_add(json_object *a, json_object *v) {
-        if (!v)
-                return -ENOMEM;
-        if (json_object_array_add(a, v) < 0) {
-                json_object_put(v);
-                return -ENOMEM;
-        }
-        return 0;
-}
-
 static json_object *share_of(int64_t part, int64_t total) {
         return total > 0 ? json_number((double) part / (double) total, SHARE_DECIMALS) : json_number(0, 0);
 }
@@ -90,8 +80,8 @@ static int add_share(json_object *e, int64_t part, int64_t total) {
         }
         ci = json_object_new_array_ext(2);
         if ((r = json_add(e, "share_ci95", ci)) < 0 ||
-            (r = array_add(ci, json_number(si.low, SHARE_DECIMALS))) < 0 ||
-            (r = array_add(ci, json_number(si.high, SHARE_DECIMALS))) < 0 ||
+            (r = json_append(ci, json_number(si.low, SHARE_DECIMALS))) < 0 ||
+            (r = json_append(ci, json_number(si.high, SHARE_DECIMALS))) < 0 ||
             (r = json_add(e, "share_of_samples", json_object_new_int64(si.n))) < 0 ||
             (r = json_add(e, "share_reliable", json_object_new_boolean(si.reliable))) < 0)
                 return r;
@@ -200,7 +190,7 @@ void api_jobs(Server *s, Request *req, Reply *reply) {
         for (size_t i = 0; r >= 0 && i < l.n; i++) {
                 json_object *j = json_object_new_object();
 
-                r = array_add(a, j);
+                r = json_append(a, j);
                 if (r >= 0)
                         r = add_job_info(j, &l.items[i]);
         }
@@ -222,7 +212,7 @@ static int add_share_list(json_object *o, const char *key, const char *name_key,
                 const Share *x = &l->items[i];
                 json_object *e = json_object_new_object();
 
-                if ((r = array_add(a, e)) < 0 ||
+                if ((r = json_append(a, e)) < 0 ||
                     (r = json_add(e, name_key, json_object_new_string(x->name))) < 0 ||
                     (with_kind && (r = json_add(e, "kind", json_string_or_null(x->kind))) < 0) ||
                     (with_kind && (r = json_add(e, "build_id", json_string_or_null(x->build_id))) < 0) ||
@@ -269,7 +259,7 @@ static int add_nodes(json_object *o, const JobSummary *js) {
                 const Share *x = &js->nodes.items[i];
                 json_object *e = json_object_new_object();
 
-                if ((r = array_add(a, e)) < 0 ||
+                if ((r = json_append(a, e)) < 0 ||
                     (r = json_add(e, "node", json_object_new_string(x->name))) < 0 ||
                     (r = json_add(e, "samples", json_object_new_int64(x->samples))) < 0 ||
                     (r = add_share(e, x->samples, js->info.samples)) < 0 ||
@@ -298,7 +288,7 @@ static int add_notes_markers(json_object *o, const JobSummary *js) {
                 const Marker *m = &js->markers[i];
                 json_object *e = json_object_new_object();
 
-                if ((r = array_add(a, e)) < 0 ||
+                if ((r = json_append(a, e)) < 0 ||
                     (r = json_add(e, "phase", json_object_new_string(m->phase))) < 0 ||
                     (r = json_add(e, "comm", json_object_new_string(m->comm))) < 0 ||
                     (r = json_add(e, "state", json_object_new_string(m->state))) < 0 ||
@@ -350,7 +340,7 @@ static int add_pop(json_object *o, const JobSummary *js) {
         for (size_t i = 0; r >= 0 && i < rep.n_phases; i++) {
                 json_object *e = json_object_new_object();
 
-                if ((r = array_add(a, e)) < 0 ||
+                if ((r = json_append(a, e)) < 0 ||
                     (r = json_add(e, "phase", json_object_new_string(rep.phases[i].phase))) < 0)
                         return r;
                 r = add_pop_metrics(e, &rep.phases[i]);
@@ -365,7 +355,7 @@ static int add_pop(json_object *o, const JobSummary *js) {
                 const PopRank *x = &rep.per_rank[i];
                 json_object *e = json_object_new_object();
 
-                if ((r = array_add(a, e)) < 0 ||
+                if ((r = json_append(a, e)) < 0 ||
                     (r = json_add(e, "rank", json_object_new_int64(x->rank))) < 0 ||
                     (r = json_add(e, "samples", json_object_new_int64(x->samples))) < 0 ||
                     (r = json_add(e, "comm_samples", json_object_new_int64(x->comm_samples))) < 0 ||
@@ -375,6 +365,44 @@ static int add_pop(json_object *o, const JobSummary *js) {
                         return r;
         }
         return r;
+}
+
+/* "timeline": per node and step, the job's busy cores (CPU seconds per
+ * second covered) and their share of the job's CPUs there; null where no
+ * batch covered the step (docs/lmk-store.md). */
+static int add_timeline(json_object *o, const JobSummary *js) {
+        json_object *t = json_object_new_object(), *a;
+        int r;
+
+        if ((r = json_add(o, "timeline", t)) < 0 ||
+            (r = json_add(t, "start", json_number(js->timeline_start, TIME_DECIMALS))) < 0 ||
+            (r = json_add(t, "step_seconds", json_number(js->timeline_step, TIME_DECIMALS))) < 0 ||
+            (r = json_add(t, "steps", json_object_new_int64((int64_t) js->n_timeline))) < 0 ||
+            (r = json_add(t, "nodes_truncated", json_object_new_boolean(js->timeline_truncated))) < 0)
+                return r;
+        a = json_object_new_array();
+        if ((r = json_add(t, "nodes", a)) < 0)
+                return r;
+        for (size_t i = 0; i < js->n_timeline_nodes; i++) {
+                const TimelineNode *tn = &js->timeline[i];
+                json_object *e = json_object_new_object(), *cores, *share;
+
+                if ((r = json_append(a, e)) < 0 ||
+                    (r = json_add(e, "node", json_object_new_string(tn->node))) < 0 ||
+                    (r = json_add(e, "cpus_allocated", json_int_or_null(tn->cpus_alloc))) < 0 ||
+                    (r = json_add(e, "busy_cores", cores = json_object_new_array_ext((int) js->n_timeline))) < 0 ||
+                    (r = json_add(e, "busy_share", share = json_object_new_array_ext((int) js->n_timeline))) < 0)
+                        return r;
+                for (size_t k = 0; k < js->n_timeline; k++) {
+                        double c = tn->seconds[k] > 0 ? tn->cpu_seconds[k] / tn->seconds[k] : NAN;
+
+                        if ((r = json_append(cores, isnan(c) ? json_null() : json_number(c, IPC_DECIMALS))) < 0 ||
+                            (r = json_append(share, isnan(c) || tn->cpus_alloc <= 0 ? json_null() :
+                                           json_number(c / (double) tn->cpus_alloc, IPC_DECIMALS))) < 0)
+                                return r;
+                }
+        }
+        return 0;
 }
 
 static const char *const job_args[] = { "cluster", NULL };
@@ -424,6 +452,7 @@ void api_job(Server *s, Request *req, Reply *reply) {
             add_share_list(o, "phases", "phase", &js.phases, js.info.samples, false) < 0 ||
             add_notes_markers(o, &js) < 0 ||
             add_pop(o, &js) < 0 ||
+            add_timeline(o, &js) < 0 ||
             api_job_findings(s, &js, o) < 0) {
                 job_summary_free(&js);
                 reply_oom(reply);
@@ -476,7 +505,7 @@ void api_objects(Server *s, Request *req, Reply *reply) {
                 const Share *x = &l.objects.items[i];
                 json_object *e = json_object_new_object();
 
-                if ((r = array_add(a, e)) < 0 ||
+                if ((r = json_append(a, e)) < 0 ||
                     (r = json_add(e, "object", json_object_new_string(x->name))) < 0 ||
                     (r = json_add(e, "kind", json_object_new_string(x->kind))) < 0 ||
                     (r = json_add(e, "samples", json_object_new_int64(x->samples))) < 0 ||
@@ -520,7 +549,7 @@ void api_nodes(Server *s, Request *req, Reply *reply) {
                 const NodeInfo *n = &l.items[i];
                 json_object *e = json_object_new_object();
 
-                if ((r = array_add(a, e)) < 0 ||
+                if ((r = json_append(a, e)) < 0 ||
                     (r = json_add(e, "node", json_object_new_string(n->name))) < 0 ||
                     (r = json_add(e, "hostname", json_string_or_null(n->hostname))) < 0 ||
                     (r = json_add(e, "cluster", json_string_or_null(n->cluster))) < 0 ||

@@ -9,6 +9,18 @@
  * tells json_add() that the NULL is meant and not an allocation failure. */
 static json_object *const null_marker = (json_object *) &null_marker;
 
+int json_append(json_object *a, json_object *val) {
+        if (!val)
+                return -ENOMEM;
+        if (val == null_marker)
+                val = NULL;
+        if (json_object_array_add(a, val) < 0) {
+                json_object_put(val);
+                return -ENOMEM;
+        }
+        return 0;
+}
+
 json_object *json_null(void) {
         return null_marker;
 }

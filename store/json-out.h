@@ -17,6 +17,8 @@ json_object *json_string_or_null(const char *s);
  * failed (a NULL that stands for JSON null is passed as json_null()). */
 int json_add(json_object *o, const char *key, json_object *val);
 json_object *json_null(void);
+/* Appends val to an array, the same way. */
+int json_append(json_object *a, json_object *val);
 /* The ratio a / b, or null when b is 0 or either is unknown (negative). */
 json_object *json_ratio(int64_t a, int64_t b, int decimals);
 

@@ -58,6 +58,7 @@ typedef enum Stmt {
         STMT_JOB_OBJECT_UPSERT,
         STMT_JOB_PHASE_UPSERT,
         STMT_JOB_NODE_UPSERT,
+        STMT_JOB_INTERVAL_UPSERT,
         STMT_OBJECT_HOUR_UPSERT,
         STMT_MARKER_UPSERT,
         STMT_RANK_UPSERT,
@@ -79,6 +80,8 @@ typedef enum Stmt {
         STMT_JOB_NOTES,
         STMT_JOB_MARKERS,
         STMT_JOB_RANKS,
+        STMT_JOB_SPAN,
+        STMT_JOB_TIMELINE,
         STMT_OBJECTS,
         STMT_OBJECTS_KIND,
         STMT_OBJECTS_TOTAL,
@@ -181,6 +184,16 @@ static const char *const stmt_sql[_STMT_MAX] = {
                 "last_seen = CASE WHEN excluded.last_seen > job_nodes.last_seen "
                 "THEN excluded.last_seen ELSE job_nodes.last_seen END "
                 "WHERE " FITS("job_nodes", "samples"),
+        /* a node's batches do not overlap; a retried batch is a duplicate
+         * before it gets here, so a conflict is a restarted lmkd's interval
+         * that began at the same instant: its figures add */
+        [STMT_JOB_INTERVAL_UPSERT] =
+                "INSERT INTO job_intervals (job_id, node_id, start, seconds, samples, cpu_seconds) "
+                "VALUES (?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (job_id, node_id, start) DO UPDATE SET "
+                "seconds = max(job_intervals.seconds, excluded.seconds), "
+                ADD("job_intervals", "samples") ", " ADD("job_intervals", "cpu_seconds") " "
+                "WHERE " FITS("job_intervals", "samples"),
         [STMT_OBJECT_HOUR_UPSERT] =
                 "INSERT INTO object_hours (bucket, object_id, samples, cpu_seconds) VALUES (?, ?, ?, ?) "
                 "ON CONFLICT (bucket, object_id) DO UPDATE SET "
@@ -261,6 +274,19 @@ static const char *const stmt_sql[_STMT_MAX] = {
                 "sum(r.comm_seconds), min(r.first_seen), max(r.last_seen) "
                 "FROM job_ranks r JOIN phases p ON p.id = r.phase_id WHERE r.job_id = ? "
                 "GROUP BY p.path, r.rank ORDER BY p.path, r.rank LIMIT ?",
+        /* ?1 job, ?2 start, ?3 step, ?4 steps, ?5 nodes: whole steps from
+         * the job's start, the first nodes by name (two-argument min() is
+         * SQLite's; PostgreSQL says least()) */
+        [STMT_JOB_SPAN] =
+                "SELECT min(start), max(start + seconds), avg(seconds) FROM job_intervals WHERE job_id = ?",
+        [STMT_JOB_TIMELINE] =
+                "SELECT n.name, jn.cpus_alloc, "
+                "min(CAST((t.start - ?2) / ?3 AS INTEGER), ?4 - 1) AS k, sum(t.seconds), sum(t.cpu_seconds) "
+                "FROM (SELECT node_id, cpus_alloc FROM job_nodes jn JOIN nodes n ON n.id = jn.node_id "
+                "      WHERE jn.job_id = ?1 ORDER BY n.name LIMIT ?5) jn "
+                "JOIN nodes n ON n.id = jn.node_id "
+                "JOIN job_intervals t ON t.job_id = ?1 AND t.node_id = jn.node_id "
+                "GROUP BY n.name, k ORDER BY n.name, k",
         [STMT_OBJECTS] =
                 "SELECT o.path, o.kind, sum(h.samples), sum(h.cpu_seconds) "
                 "FROM object_hours h JOIN objects o ON o.id = h.object_id "
@@ -969,6 +995,21 @@ static int ingest_jobs(IngestCtx *x) {
                                         j->job, b->node);
                 if (r < 0)
                         return r;
+
+                if ((r = conn_stmt(&x->s->writer, STMT_JOB_INTERVAL_UPSERT, &st)) < 0 ||
+                    (r = bind_int(st, 1, j->id)) < 0 ||
+                    (r = bind_int(st, 2, x->node_id)) < 0 ||
+                    (r = bind_double(st, 3, b->start)) < 0 ||
+                    (r = bind_double(st, 4, b->end - b->start)) < 0 ||
+                    (r = bind_int(st, 5, j->samples)) < 0 ||
+                    (r = bind_sum(st, 6, j->cpu_seconds)) < 0)
+                        return r;
+                r = step_sum(st);
+                if (r == -EOVERFLOW)
+                        return overflow(x, "rows", "adding this batch to job %s's interval on node %s would overflow",
+                                        j->job, b->node);
+                if (r < 0)
+                        return r;
         }
         return 0;
 }
@@ -1590,6 +1631,68 @@ static int read_ranks(Conn *c, int64_t job_id, JobSummary *js) {
         return rc == SQLITE_DONE ? 0 : sqlite_errno(rc);
 }
 
+/* The job's time line in at most JOB_TIMELINE_MAX_STEPS steps of whole
+ * seconds, from its first interval's start. */
+static int read_timeline(Conn *c, int64_t job_id, JobSummary *js) {
+        double first, last, span, interval;
+        sqlite3_stmt *st;
+        TimelineNode *tn = NULL;
+        size_t alloc = 0, steps;
+        int r, rc;
+
+        r = conn_stmt(c, STMT_JOB_SPAN, &st);
+        if (r < 0 || (r = bind_int(st, 1, job_id)) < 0)
+                return r;
+        rc = sqlite3_step(st);
+        if (rc != SQLITE_ROW)
+                return sqlite_errno(rc);
+        if (sqlite3_column_type(st, 0) == SQLITE_NULL)
+                return 0; /* stored before the time line was */
+        first = floor(sqlite3_column_double(st, 0));
+        last = sqlite3_column_double(st, 1);
+        interval = MAX(round(sqlite3_column_double(st, 2)), 1.0);
+        span = MAX(last - first, 1.0);
+        js->timeline_start = first;
+        /* whole intervals per step, so that each step holds as many */
+        js->timeline_step = interval * ceil(span / JOB_TIMELINE_MAX_STEPS / interval);
+        steps = (size_t) ceil(span / js->timeline_step);
+        steps = MIN(MAX(steps, (size_t) 1), (size_t) JOB_TIMELINE_MAX_STEPS);
+        js->n_timeline = steps;
+
+        r = conn_stmt(c, STMT_JOB_TIMELINE, &st);
+        if (r < 0 || (r = bind_int(st, 1, job_id)) < 0 || (r = bind_double(st, 2, first)) < 0 ||
+            (r = bind_double(st, 3, js->timeline_step)) < 0 || (r = bind_int(st, 4, (int64_t) steps)) < 0 ||
+            (r = bind_int(st, 5, JOB_TIMELINE_MAX_NODES)) < 0)
+                return r;
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+                const char *node = (const char *) sqlite3_column_text(st, 0);
+                int64_t k = sqlite3_column_int64(st, 2);
+
+                if (!tn || !streq(tn->node, node ?: "")) {
+                        r = grow((void **) &js->timeline, js->n_timeline_nodes, &alloc, sizeof(TimelineNode));
+                        if (r < 0)
+                                return r;
+                        tn = &js->timeline[js->n_timeline_nodes++];
+                        *tn = (TimelineNode) {
+                                .node = column_strdup(st, 0, &r),
+                                .cpus_alloc = column_nullable_int(st, 1),
+                                .seconds = calloc(steps, sizeof(double)),
+                                .cpu_seconds = calloc(steps, sizeof(double)),
+                        };
+                        if (r < 0 || !tn->node || !tn->seconds || !tn->cpu_seconds)
+                                return -ENOMEM;
+                }
+                if (k < 0 || (size_t) k >= steps)
+                        continue; /* cannot happen: the span covers every interval */
+                tn->seconds[k] += sqlite3_column_double(st, 3);
+                tn->cpu_seconds[k] += sqlite3_column_double(st, 4);
+        }
+        if (rc != SQLITE_DONE)
+                return sqlite_errno(rc);
+        js->timeline_truncated = js->info.n_nodes > JOB_TIMELINE_MAX_NODES;
+        return 0;
+}
+
 static int sqlite_get_job(Storage *base, const char *job, const char *cluster, JobSummary *ret) {
         SqliteStorage *s = (SqliteStorage *) base;
         JobSummary js = {};
@@ -1626,7 +1729,8 @@ static int sqlite_get_job(Storage *base, const char *job, const char *cluster, J
             (r = read_nodes(c, id, &js.nodes)) < 0 ||
             (r = read_notes(c, id, &js)) < 0 ||
             (r = read_markers(c, id, &js)) < 0 ||
-            (r = read_ranks(c, id, &js)) < 0)
+            (r = read_ranks(c, id, &js)) < 0 ||
+            (r = read_timeline(c, id, &js)) < 0)
                 goto finish;
         if (js.objects.n > JOB_SUMMARY_MAX_OBJECTS) {
                 Share *last = &js.objects.items[--js.objects.n];

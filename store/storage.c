@@ -69,6 +69,12 @@ void job_summary_free(JobSummary *s) {
         for (size_t i = 0; i < s->n_ranks; i++)
                 free(s->ranks[i].phase);
         free(s->ranks);
+        for (size_t i = 0; i < s->n_timeline_nodes; i++) {
+                free(s->timeline[i].node);
+                free(s->timeline[i].seconds);
+                free(s->timeline[i].cpu_seconds);
+        }
+        free(s->timeline);
         *s = (JobSummary) {};
 }
 

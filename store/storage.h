@@ -91,8 +91,21 @@ typedef struct RankFigures {
         double first_seen, last_seen;
 } RankFigures;
 
+/* The job's time line on one node: for each step of the summary's
+ * timeline_step seconds from timeline_start, the seconds its batches
+ * covered and the job's CPU seconds in them (both 0 where no batch fell). */
+typedef struct TimelineNode {
+        char *node;
+        int64_t cpus_alloc; /* STORAGE_NULL when unknown */
+        double *seconds, *cpu_seconds; /* n_timeline each */
+} TimelineNode;
+
 typedef struct JobSummary {
         StoredJob info;
+        TimelineNode *timeline;
+        size_t n_timeline_nodes, n_timeline;
+        double timeline_start, timeline_step;
+        bool timeline_truncated; /* more nodes than JOB_TIMELINE_MAX_NODES */
         RankFigures *ranks;     /* sorted by phase, then rank */
         size_t n_ranks;
         bool ranks_truncated;   /* more than JOB_SUMMARY_MAX_RANK_ROWS */
@@ -148,6 +161,11 @@ typedef struct StorageStats {
 /* The most (phase, rank) figures a job summary reads: POP metrics of a
  * job with more say so (pop.truncated) and rest on these. */
 #define JOB_SUMMARY_MAX_RANK_ROWS 200000
+
+/* A job's time line has at most this many steps (of whole seconds) and
+ * nodes (the first by name). */
+#define JOB_TIMELINE_MAX_STEPS 120
+#define JOB_TIMELINE_MAX_NODES 64
 
 /* The most objects a job summary lists (the rest are summed in the kinds). */
 #define JOB_SUMMARY_MAX_OBJECTS 1000
