@@ -42,6 +42,9 @@ int cli_common_option(Cli *cli, int opt, const char *arg);
  * (already reported) otherwise. query is a list of key, value pairs ending
  * in NULL; NULL values are left out. */
 int cli_get(Cli *cli, const char *path, const char *const *query, json_object **ret);
+/* The same with a method and, for POST, a JSON body. */
+int cli_request(Cli *cli, const char *method, const char *path, const char *const *query, json_object *body,
+                json_object **ret);
 
 /* Prints the store's answer as --json output. */
 void cli_print_json(json_object *o);
@@ -72,3 +75,4 @@ int do_job(Cli *cli, int argc, char **argv);
 int do_top(Cli *cli, int argc, char **argv);
 int do_nodes(Cli *cli, int argc, char **argv);
 int do_flagged(Cli *cli, int argc, char **argv);
+int do_web(Cli *cli, int argc, char **argv);

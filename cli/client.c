@@ -118,7 +118,7 @@ static int build_url(CURL *c, const char *base, const char *path, const char *co
 /* Without a token, the user proves who they are with a MUNGE credential
  * made for this one request (store/identity.h): its payload names the
  * method and the path as the store sees it, %-decoded. */
-static int munge_header(Cli *cli, const char *path, char **ret) {
+static int munge_header(Cli *cli, const char *method, const char *path, char **ret) {
 #if HAVE_MUNGE
         _cleanup_free_ char *payload = NULL;
         char *decoded, *cred = NULL;
@@ -129,7 +129,7 @@ static int munge_header(Cli *cli, const char *path, char **ret) {
         decoded = curl_easy_unescape(NULL, path, 0, NULL);
         if (!decoded)
                 return cli_error(cli, ENOMEM, "Out of memory.");
-        r = asprintf(&payload, "lmk-store GET %s", decoded);
+        r = asprintf(&payload, "lmk-store %s %s", method, decoded);
         curl_free(decoded);
         if (r < 0)
                 return cli_error(cli, ENOMEM, "Out of memory.");
@@ -159,7 +159,8 @@ static int munge_header(Cli *cli, const char *path, char **ret) {
 #endif
 }
 
-int cli_get(Cli *cli, const char *path, const char *const *query, json_object **ret) {
+int cli_request(Cli *cli, const char *method, const char *path, const char *const *query, json_object *body,
+                json_object **ret) {
         _cleanup_free_ char *url = NULL, *auth = NULL;
         struct curl_slist *headers = NULL;
         Buffer b = {};
@@ -187,7 +188,7 @@ int cli_get(Cli *cli, const char *path, const char *const *query, json_object **
                 }
                 headers = curl_slist_append(headers, auth);
         } else {
-                r = munge_header(cli, path, &auth);
+                r = munge_header(cli, method, path, &auth);
                 if (r < 0) {
                         curl_easy_cleanup(c);
                         return r;
@@ -196,6 +197,12 @@ int cli_get(Cli *cli, const char *path, const char *const *query, json_object **
                         headers = curl_slist_append(headers, auth);
         }
         headers = curl_slist_append(headers, "Accept: application/json");
+        if (body) {
+                headers = curl_slist_append(headers, "Content-Type: application/json");
+                curl_easy_setopt(c, CURLOPT_POST, 1L);
+                curl_easy_setopt(c, CURLOPT_COPYPOSTFIELDS,
+                                 json_object_to_json_string_ext(body, JSON_C_TO_STRING_PLAIN));
+        }
         curl_easy_setopt(c, CURLOPT_URL, url);
         curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
         curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
@@ -239,6 +246,10 @@ int cli_get(Cli *cli, const char *path, const char *const *query, json_object **
                 return cli_error(cli, EBADMSG, "%s: the answer is not JSON.", url);
         *ret = o;
         return 0;
+}
+
+int cli_get(Cli *cli, const char *path, const char *const *query, json_object **ret) {
+        return cli_request(cli, "GET", path, query, NULL, ret);
 }
 
 void cli_print_json(json_object *o) {

@@ -19,6 +19,8 @@ static const struct {
         { "top", do_top },
         { "nodes", do_nodes },
         { "flagged", do_flagged },
+        { "web", do_web },
+        { "login", do_web },
 };
 
 static void help(void) {
@@ -30,7 +32,9 @@ static void help(void) {
                "  top --libs|--exes|--kind K [--since T] [--limit N]    Site-wide time per object\n"
                "  nodes                                                 Nodes and their last push\n"
                "  flagged [--since T] [--user U] [--rule R] [--severity S] [--limit N]\n"
-               "                                                        Jobs that waste their allocation\n\n"
+               "                                                        Jobs that waste their allocation\n"
+               "  web [JOB [--cluster C] | --site] [--open]             A link that signs your browser in\n"
+               "                                                        to the store's pages (also: login)\n\n"
                "Options (before or after the command):\n"
                "  -j --json              Print the store's JSON answer\n"
                "     --store URL         lmk-store to ask (env LMK_STORE, default %s)\n"

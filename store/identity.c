@@ -166,13 +166,17 @@ bool trusted_proxies_contain(const TrustedProxies *t, const struct sockaddr *sa)
         return false;
 }
 
+bool identity_user_char(char c) {
+        return c && strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.@+-", c);
+}
+
 bool identity_user_valid(const char *s) {
         size_t n = strlen(s);
 
         if (n == 0 || n > 64)
                 return false;
         for (size_t i = 0; i < n; i++)
-                if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.@+-", s[i]))
+                if (!identity_user_char(s[i]))
                         return false;
         return true;
 }

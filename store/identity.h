@@ -62,5 +62,6 @@ bool trusted_proxies_contain(const TrustedProxies *t, const struct sockaddr *sa)
 /* Whether a name from a proxy's header is a user name lmk takes: 1-64
  * characters of A-Z a-z 0-9 _ . @ + - (user@REALM included). */
 bool identity_user_valid(const char *s);
+bool identity_user_char(char c);
 /* An identity for a user a trusted proxy named. -ENOMEM. */
 int identity_from_proxy(const char *user, Identity *ret);

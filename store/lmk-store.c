@@ -39,6 +39,11 @@ static void help(void) {
                "     --munge-socket PATH        munged's socket for people's credentials\n"
                "     --user-header NAME         A header naming the user, set by a trusted proxy\n"
                "     --trusted-proxies ADDR...  The proxies' addresses (the header counts only from them)\n"
+               "     --admin-users USER,...     People who are admins (see every job) when they\n"
+               "                                sign in with MUNGE, a proxy or a session\n"
+               "     --session-key FILE         Key that signs browser sessions (32+ secret bytes,\n"
+               "                                owner-only; default: random, sessions end at restart)\n"
+               "     --session-ttl SEC          How long a browser session lasts (default 28800)\n"
                "     --site-views all|admin     Who sees site-wide time per object and the nodes\n"
                "                                (default all: every authenticated person)\n"
                "     --threads N                HTTP worker threads (default 4)\n"
@@ -70,6 +75,9 @@ static const struct option options[] = {
         { "leads", required_argument, NULL, 'L' },
         { "munge-socket", required_argument, NULL, 'M' },
         { "site-views", required_argument, NULL, 'v' },
+        { "admin-users", required_argument, NULL, 'A' },
+        { "session-key", required_argument, NULL, 'K' },
+        { "session-ttl", required_argument, NULL, 'S' },
         { "user-header", required_argument, NULL, 'u' },
         { "trusted-proxies", required_argument, NULL, 'P' },
         { "threads", required_argument, NULL, 'T' },
@@ -305,6 +313,61 @@ static int run(Server *s, const StoreConfig *c, const sigset_t *mask) {
         }
 }
 
+/* "a, b c" into a NULL-terminated list; NULL for none. */
+static char **split_users(const char *s) {
+        char **v = NULL;
+        size_t n = 0;
+
+        for (const char *p = s; p && *p;) {
+                size_t len;
+                char **nv;
+
+                p += strspn(p, ", \t");
+                len = strcspn(p, ", \t");
+                if (len == 0)
+                        break;
+                nv = realloc(v, (n + 2) * sizeof(char *));
+                if (!nv || !(nv[n] = strndup(p, len))) {
+                        v = nv ?: v;
+                        while (n > 0)
+                                free(v[--n]);
+                        free(v);
+                        return NULL;
+                }
+                v = nv;
+                v[++n] = NULL;
+                p += len;
+        }
+        return v;
+}
+
+static void free_users(char **v) {
+        for (char **p = v; p && *p; p++)
+                free(*p);
+        free(v);
+}
+
+static int load_session_key(const StoreConfig *c, uint8_t key[static SESSION_KEY_SIZE]) {
+        int r;
+
+        if (!c->session_key_file) {
+                r = session_key_random(key);
+                if (r < 0)
+                        return log_error_errno(r, "Failed to draw a session key: %m");
+                return 0;
+        }
+        r = session_key_load(c->session_key_file, key);
+        if (r == -EPERM)
+                return log_error_errno(r, "Session key %s may be read by others: it must be its owner's "
+                                       "only (chmod 600).", c->session_key_file);
+        if (r == -EINVAL)
+                return log_error_errno(r, "Session key %s is shorter than %d bytes.", c->session_key_file,
+                                       SESSION_KEY_SIZE);
+        if (r < 0)
+                return log_error_errno(r, "Failed to read session key %s: %m", c->session_key_file);
+        return 0;
+}
+
 int main(int argc, char **argv) {
         _cleanup_(store_config_done) StoreConfig c;
         const StorageOps *ops;
@@ -347,7 +410,12 @@ int main(int argc, char **argv) {
                 .munge_socket = c.munge_socket,
                 .user_header = c.user_header,
                 .site_views_admin_only = c.site_views_admin_only,
+                .session_ttl_s = c.session_ttl,
         };
+        if (c.admin_users && !(s.config.admin_users = split_users(c.admin_users)))
+                return log_oom(), EXIT_FAILURE;
+        if (load_session_key(&c, s.config.session_key) < 0)
+                return EXIT_FAILURE;
         if (c.trusted_proxies && trusted_proxies_parse(c.trusted_proxies, &s.config.trusted_proxies) < 0)
                 return log_error("Invalid --trusted-proxies %s.", c.trusted_proxies), EXIT_FAILURE;
         if (!c.user_header != !c.trusted_proxies)
@@ -407,11 +475,14 @@ int main(int argc, char **argv) {
         notify("STOPPING=1");
         server_stop(&s, STOP_TIMEOUT_S);
         ops->close(storage);
+        free_users(s.config.admin_users);
+        explicit_bzero(s.config.session_key, sizeof(s.config.session_key));
         log_info("Stopped.");
         return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
 
 fail:
         server_stop(&s, 0);
+        free_users(s.config.admin_users);
         token_set_free(tokens);
         token_set_free(s.tokens);
         ops->close(storage);

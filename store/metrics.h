@@ -21,7 +21,7 @@ typedef struct Metrics {
         /* Connections cut by the slow-client guard (conn-guard.h). */
         atomic_uint_fast64_t slow_headers_closed, slow_bodies_closed, connections_evicted;
         /* requests refused for who asked, by reason (metrics_denied_reasons) */
-        atomic_uint_fast64_t denied[8];
+        atomic_uint_fast64_t denied[12];
         atomic_uint in_flight;
         int64_t start_time;
 } Metrics;

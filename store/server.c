@@ -20,6 +20,7 @@ typedef struct Route {
         Role role;   /* ROLE_NONE: open to anyone; ROLE_ADMIN: queries (admins and people) */
         void (*handler)(Server *s, Request *req, Reply *reply);
         bool site_view; /* site-wide aggregates: people see them unless the site says no */
+        bool page;      /* HTML for people: errors answered as pages too */
 } Route;
 
 /* Query routes are read-only and need an admin token; ingest needs a node
@@ -31,8 +32,17 @@ static const Route routes[] = {
         { "/api/v1/objects", false, "GET", ROLE_ADMIN, api_objects, true },
         { "/api/v1/nodes", false, "GET", ROLE_ADMIN, api_nodes, true },
         { "/api/v1/findings", false, "GET", ROLE_ADMIN, api_findings },
+        { "/api/v1/sessions", false, "POST", ROLE_ADMIN, api_sessions },
         { "/metrics", false, "GET", ROLE_NONE, api_metrics },
         { "/healthz", false, "GET", ROLE_NONE, api_healthz },
+        /* the web pages (docs/web.md) */
+        { "/", false, "GET", ROLE_NONE, web_root, false, true },
+        { "/login", false, "GET", ROLE_NONE, web_login, false, true },
+        { "/logout", false, "GET", ROLE_NONE, web_logout, false, true },
+        { "/static/lmk.css", false, "GET", ROLE_NONE, web_css },
+        { "/jobs", false, "GET", ROLE_ADMIN, web_jobs, false, true },
+        { "/jobs/", true, "GET", ROLE_ADMIN, web_job, false, true },
+        { "/site", false, "GET", ROLE_ADMIN, web_site, true, true },
 };
 
 /* State of one request between libmicrohttpd's calls. */
@@ -45,6 +55,14 @@ typedef struct Ctx {
         Reply pending;
         uint64_t start_ns;
 } Ctx;
+
+void reply_done(Reply *r) {
+        json_object_put(r->json);
+        free(r->text);
+        free(r->location);
+        free(r->set_cookie);
+        *r = (Reply) {};
+}
 
 void reply_json(Reply *r, unsigned status, json_object *o) {
         json_object_put(r->json);
@@ -139,7 +157,12 @@ static enum MHD_Result check_arg(void *cls, enum MHD_ValueKind kind, const char 
 bool request_check_args(Request *req, const char *const *allowed, Reply *reply) {
         ArgCheck a = { .allowed = allowed };
 
-        MHD_get_connection_values(req->connection, MHD_GET_ARGUMENT_KIND, check_arg, &a);
+        if (req->args) {
+                for (size_t i = 0; i < req->n_args; i++)
+                        if (check_arg(&a, MHD_GET_ARGUMENT_KIND, req->args[i].key, req->args[i].value) == MHD_NO)
+                                break;
+        } else
+                MHD_get_connection_values(req->connection, MHD_GET_ARGUMENT_KIND, check_arg, &a);
         if (a.bad) {
                 /* The name itself may be what is broken: not echoed then. */
                 if (a.bad_in_key)
@@ -160,7 +183,14 @@ bool request_check_args(Request *req, const char *const *allowed, Reply *reply) 
 }
 
 const char *request_arg(Request *req, const char *key) {
-        const char *v = MHD_lookup_connection_value(req->connection, MHD_GET_ARGUMENT_KIND, key);
+        const char *v = NULL;
+
+        if (req->args) {
+                for (size_t i = 0; i < req->n_args; i++)
+                        if (streq(req->args[i].key, key))
+                                v = req->args[i].value;
+        } else
+                v = MHD_lookup_connection_value(req->connection, MHD_GET_ARGUMENT_KIND, key);
 
         return v && *v ? v : NULL;
 }
@@ -178,6 +208,9 @@ static enum MHD_Result send_reply(Server *s, Ctx *ctx, Reply *r) {
         size_t size;
         char *json_buf = NULL;
 
+        /* a page's error is a page, with the same status */
+        if (ctx->route && ctx->route->page && r->json)
+                web_error_page(s, &ctx->req, r);
         if (r->json) {
                 const char *j = json_object_to_json_string_ext(r->json, JSON_C_TO_STRING_PLAIN |
                                                                         JSON_C_TO_STRING_NOSLASHESCAPE);
@@ -210,6 +243,19 @@ static enum MHD_Result send_reply(Server *s, Ctx *ctx, Reply *r) {
         MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
         if (r->allow)
                 MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, r->allow);
+        if (r->location)
+                MHD_add_response_header(resp, MHD_HTTP_HEADER_LOCATION, r->location);
+        if (r->set_cookie)
+                MHD_add_response_header(resp, MHD_HTTP_HEADER_SET_COOKIE, r->set_cookie);
+        if (r->content_type && strncmp(r->content_type, "text/html", 9) == 0) {
+                /* no script runs on a page of ours, nothing loads from elsewhere */
+                MHD_add_response_header(resp, "Content-Security-Policy",
+                                        "default-src 'none'; style-src 'self'; img-src 'self' data:; "
+                                        "form-action 'self'; frame-ancestors 'none'; base-uri 'none'");
+                /* a login link must not travel on in a Referer */
+                MHD_add_response_header(resp, "Referrer-Policy", "no-referrer");
+                MHD_add_response_header(resp, "X-Frame-Options", "DENY");
+        }
         if (r->www_authenticate)
                 MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer realm=\"lmk-store\"");
         if (r->retry_after > 0) {
@@ -228,9 +274,7 @@ static enum MHD_Result send_reply(Server *s, Ctx *ctx, Reply *r) {
                 log_warning("%s %s: %u", ctx->route ? ctx->route->method : "-",
                             ctx->route ? ctx->route->path : "-", r->status);
 
-        json_object_put(r->json);
-        free(r->text);
-        *r = (Reply) {};
+        reply_done(r);
         return ret;
 }
 
@@ -275,14 +319,27 @@ static bool person_route(Server *s, Ctx *ctx, Reply *reply) {
         return false;
 }
 
-/* Once a person is known: the accounts they lead, and the site's word on
- * its site-wide views. */
+static bool admin_user(Server *s, const char *user) {
+        for (char **a = s->config.admin_users; a && *a; a++)
+                if (streq(*a, user))
+                        return true;
+        return false;
+}
+
+bool server_site_view_closed(Server *s, const Request *req) {
+        return s->config.site_views_admin_only && !req->identity.admin;
+}
+
+/* Once a person is known: an admin (--admin-users), else the accounts they
+ * lead; and the site's word on its site-wide views. */
 static bool person_admit(Server *s, Ctx *ctx, Reply *reply) {
-        if (copy_accounts(s, ctx->req.identity.user, &ctx->req.identity.accounts) < 0) {
+        if (admin_user(s, ctx->req.identity.user))
+                ctx->req.identity.admin = true;
+        else if (copy_accounts(s, ctx->req.identity.user, &ctx->req.identity.accounts) < 0) {
                 reply_oom(reply);
                 return false;
         }
-        if (ctx->route->site_view && s->config.site_views_admin_only) {
+        if (ctx->route->site_view && server_site_view_closed(s, &ctx->req)) {
                 server_denied(s, &ctx->req, "site-view");
                 reply_error(reply, MHD_HTTP_FORBIDDEN, NULL, "site-wide views are for admins on this store");
                 return false;
@@ -347,17 +404,34 @@ static int authenticate_proxy(Server *s, Ctx *ctx, Reply *reply) {
         return person_admit(s, ctx, reply) ? 1 : -1;
 }
 
-static bool authenticate(Server *s, Ctx *ctx, Reply *reply) {
-        const char *h, *token, *node = NULL;
-        Role role;
-        int r;
+/* The browser's session cookie (session.h): 1 with its claims, 0 when
+ * there is none, <0 when it is not one of ours or has expired. */
+static int session_cookie(Server *s, Ctx *ctx, SessionClaims *ret) {
+        const char *v = MHD_lookup_connection_value(ctx->req.connection, MHD_COOKIE_KIND, SESSION_COOKIE);
 
-        h = MHD_lookup_connection_value(ctx->req.connection, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
-        if (!h) {
-                r = authenticate_proxy(s, ctx, reply);
-                if (r != 0)
-                        return r > 0;
+        if (!v || !*v)
+                return 0;
+        return session_verify(s->config.session_key, SESSION_COOKIE_KIND, v, (int64_t) time(NULL), ret) < 0 ? -1 : 1;
+}
+
+static bool authenticate_session(Server *s, Ctx *ctx, const SessionClaims *c, Reply *reply) {
+        if (!person_route(s, ctx, reply))
+                return false;
+        ctx->req.identity.uid = c->uid >= 0 ? (uid_t) c->uid : (uid_t) -1;
+        ctx->req.identity.admin = c->admin;
+        if (!(ctx->req.identity.user = strdup(c->user))) {
+                reply_oom(reply);
+                return false;
         }
+        /* an admin token's session stays an admin's; a person's is checked
+         * again against today's admins and leads */
+        return c->admin ? true : person_admit(s, ctx, reply);
+}
+
+static bool authenticate_header(Server *s, Ctx *ctx, const char *h, Reply *reply) {
+        const char *token, *node = NULL;
+        Role role;
+
         if (h && strncasecmp(h, "MUNGE ", 6) == 0)
                 return authenticate_munge(s, ctx, h + 6 + strspn(h + 6, " "), reply);
         if (!h || strncasecmp(h, "Bearer ", 7) != 0) {
@@ -393,6 +467,53 @@ static bool authenticate(Server *s, Ctx *ctx, Reply *reply) {
                 return false;
         }
         ctx->req.identity.admin = role == ROLE_ADMIN;
+        return true;
+}
+
+static bool same_person(const SessionClaims *c, const Identity *id) {
+        if (c->admin || id->admin)
+                return c->admin && id->admin && (!id->user || streq(c->user, id->user));
+        return id->user && streq(c->user, id->user);
+}
+
+/* Who asks: an Authorization header (token or MUNGE), else a trusted
+ * proxy's header, else a session cookie. A cookie sent along with another
+ * identity must name the same person. */
+static bool authenticate(Server *s, Ctx *ctx, Reply *reply) {
+        const char *h = MHD_lookup_connection_value(ctx->req.connection, MHD_HEADER_KIND,
+                                                    MHD_HTTP_HEADER_AUTHORIZATION);
+        SessionClaims c;
+        int r, cookie;
+
+        cookie = session_cookie(s, ctx, &c);
+        if (!h) {
+                r = authenticate_proxy(s, ctx, reply);
+                if (r < 0)
+                        return false;
+                if (r == 0) {
+                        if (cookie > 0)
+                                return authenticate_session(s, ctx, &c, reply);
+                        if (cookie < 0) {
+                                server_denied(s, &ctx->req, "bad-session");
+                                reply_error(reply, MHD_HTTP_UNAUTHORIZED, NULL,
+                                            "the session has expired or is not valid here: run \"lmk web\" "
+                                            "for a new login link");
+                                reply->www_authenticate = true;
+                                return false;
+                        }
+                }
+        }
+        if (h && !authenticate_header(s, ctx, h, reply))
+                return false;
+        if (!h && !ctx->req.identity.user && !ctx->req.identity.admin)
+                return authenticate_header(s, ctx, NULL, reply);
+        if (cookie > 0 && !same_person(&c, &ctx->req.identity)) {
+                server_denied(s, &ctx->req, "conflicting-identity");
+                reply_error(reply, MHD_HTTP_UNAUTHORIZED, NULL,
+                            "the session cookie names someone else than the request's credential");
+                reply->www_authenticate = true;
+                return false;
+        }
         return true;
 }
 
@@ -575,8 +696,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
         if (!ctx)
                 return;
         release_body(s, ctx);
-        json_object_put(ctx->pending.json);
-        free(ctx->pending.text);
+        reply_done(&ctx->pending);
         free(ctx->req.token_node);
         identity_done(&ctx->req.identity);
         free(ctx);
@@ -633,6 +753,7 @@ int server_start(Server *s) {
         pthread_rwlock_init(&s->tokens_lock, NULL);
         pthread_rwlock_init(&s->findings_lock, NULL);
         pthread_rwlock_init(&s->leads_lock, NULL);
+        session_used_init(&s->tickets_used);
         s->metrics.start_time = (int64_t) time(NULL);
         r = conn_guard_new(&guard, &s->metrics, &s->guard);
         if (r < 0)
@@ -709,6 +830,7 @@ void server_stop(Server *s, unsigned timeout_s) {
         free_findings(s);
         pthread_rwlock_destroy(&s->findings_lock);
         pthread_rwlock_destroy(&s->leads_lock);
+        session_used_done(&s->tickets_used);
 }
 
 void server_set_findings(Server *s, FindingsConfig *findings, LibFamilies *families) {

@@ -13,6 +13,7 @@
 #include "findings.h"
 #include "identity.h"
 #include "leads.h"
+#include "session.h"
 #include "tokens.h"
 
 /* The HTTP side of lmk-store: libmicrohttpd with a pool of worker threads on
@@ -35,6 +36,9 @@ typedef struct ServerConfig {
         const char *user_header;       /* the header a trusted proxy names the user in, or NULL */
         TrustedProxies trusted_proxies;
         bool site_views_admin_only;    /* site-wide views only for admin tokens */
+        char **admin_users;            /* people who are admins, NULL-terminated, or NULL */
+        unsigned session_ttl_s;        /* browser sessions */
+        uint8_t session_key[SESSION_KEY_SIZE];
 } ServerConfig;
 
 typedef struct Server {
@@ -58,19 +62,29 @@ typedef struct Server {
         Leads *leads;
 
         atomic_size_t buffered;
+
+        SessionUsed tickets_used;
 } Server;
 
-/* What a handler answers: a JSON body (or text for /metrics). */
+/* What a handler answers: a JSON body (or text for /metrics, HTML for the
+ * pages). */
 typedef struct Reply {
         unsigned status;
         json_object *json;
         char *text;
         size_t text_size;
         const char *content_type;
+        char *location;         /* for 303 */
+        char *set_cookie;
         const char *allow;      /* for 405 */
         unsigned retry_after;   /* for 503 */
         bool www_authenticate;  /* for 401 */
 } Reply;
+
+/* A query parameter a page hands to the API handler it renders. */
+typedef struct RequestArg {
+        const char *key, *value;
+} RequestArg;
 
 /* A request as far as handlers see it. */
 typedef struct Request {
@@ -79,6 +93,10 @@ typedef struct Request {
         Identity identity; /* who asks, for query routes */
         const char *path_arg; /* what follows a route's prefix ("/api/v1/jobs/ID") */
         const char *url;      /* the path, %-decoded, without the query */
+        /* When set, the query parameters instead of the connection's: a page
+         * runs an API handler with the part of its query that is the API's. */
+        const RequestArg *args;
+        size_t n_args;
         char *body;
         size_t body_size;
         bool gzip;
@@ -95,6 +113,7 @@ uint16_t server_port(Server *s);
 _printf_(4, 5)
 void reply_error(Reply *r, unsigned status, const char *field, const char *fmt, ...);
 void reply_json(Reply *r, unsigned status, json_object *o);
+void reply_done(Reply *r); /* frees what a reply holds */
 void reply_oom(Reply *r);
 void reply_storage_error(Reply *r, int error);
 
@@ -125,4 +144,18 @@ void server_denied(Server *s, Request *req, const char *reason);
 /* Replaces the findings' rules and families (SIGHUP); takes ownership. */
 void server_set_findings(Server *s, FindingsConfig *findings, LibFamilies *families);
 void api_metrics(Server *s, Request *req, Reply *reply);
+/* POST /api/v1/sessions: a login ticket for a browser (session.h). */
+void api_sessions(Server *s, Request *req, Reply *reply);
+/* The web pages (web.c and web-*.c) */
+void web_root(Server *s, Request *req, Reply *reply);
+void web_login(Server *s, Request *req, Reply *reply);
+void web_logout(Server *s, Request *req, Reply *reply);
+void web_css(Server *s, Request *req, Reply *reply);
+void web_jobs(Server *s, Request *req, Reply *reply);
+void web_job(Server *s, Request *req, Reply *reply);
+void web_site(Server *s, Request *req, Reply *reply);
+/* An error reply (JSON) as a page: the same status and message. */
+void web_error_page(Server *s, Request *req, Reply *reply);
+/* Whether a site-wide view is closed to the request's identity. */
+bool server_site_view_closed(Server *s, const Request *req);
 void api_healthz(Server *s, Request *req, Reply *reply);

@@ -5,6 +5,7 @@
 #include <netinet/in.h>
 
 #include "identity.h"
+#include "session.h"
 #include "store-config.h"
 #include "macro.h"
 #include "utf8.h"
@@ -21,6 +22,7 @@ void store_config_init(StoreConfig *c) {
                 .max_connections_per_ip = 64,
                 .max_body = STORE_DEFAULT_MAX_BODY,
                 .max_buffered = UINT64_C(512) << 20,
+                .session_ttl = SESSION_DEFAULT_TTL,
         };
 }
 
@@ -33,6 +35,8 @@ void store_config_done(StoreConfig *c) {
         free(c->leads_file);
         free(c->munge_socket);
         free(c->user_header);
+        free(c->admin_users);
+        free(c->session_key_file);
         free(c->trusted_proxies);
         *c = (StoreConfig) {};
 }
@@ -138,6 +142,16 @@ int store_config_set(StoreConfig *c, const char *key, const char *value) {
                         return r;
                 return set_string(value, &c->trusted_proxies);
         }
+        if (streq(key, "admin-users")) {
+                for (const char *p = value; *p; p++)
+                        if (!strchr(", \t", *p) && !identity_user_char(*p))
+                                return -EINVAL;
+                return set_string(value, &c->admin_users);
+        }
+        if (streq(key, "session-key"))
+                return set_string(value, &c->session_key_file);
+        if (streq(key, "session-ttl"))
+                return set_uint(value, 1, 30 * 86400, &c->session_ttl);
         if (streq(key, "site-views")) {
                 if (streq(value, "all"))
                         c->site_views_admin_only = false;

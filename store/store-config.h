@@ -20,6 +20,9 @@ typedef struct StoreConfig {
         char *user_header;      /* a trusted proxy's header naming the user */
         char *trusted_proxies;  /* their addresses */
         bool site_views_admin_only;
+        char *admin_users;      /* people who are admins: names separated by commas or blanks */
+        char *session_key_file; /* NULL: a random key per start */
+        unsigned session_ttl;
         unsigned threads;
         unsigned connection_timeout;
         unsigned header_timeout;

@@ -11,62 +11,13 @@ cannot push, the site-wide views follow --site-views, and every denial is
 counted in /metrics."""
 import json
 import os
-import pwd
 import subprocess
 import time
 
 import munged
 from lmktest import build_path, fail, log, skip
+from people import credential, find, lmk, make_users
 from storetest import START, Store, check_eq, make_batch, row, workdir
-
-USERS = ("lmkalice", "lmkbob", "lmkcarol")
-
-
-def find(prog):
-    for d in ("/usr/bin", "/usr/sbin", "/bin", "/sbin"):
-        if os.access(os.path.join(d, prog), os.X_OK):
-            return os.path.join(d, prog)
-    return None
-
-
-def make_users():
-    """Creates the test users that do not exist yet; returns those it made."""
-    made = []
-    for u in USERS:
-        try:
-            pwd.getpwnam(u)
-        except KeyError:
-            subprocess.run([find("useradd"), "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", u],
-                           check=True, capture_output=True)
-            made.append(u)
-    return made
-
-
-def as_user(user, argv, env=None):
-    pw = pwd.getpwnam(user)
-
-    def drop():
-        os.setgid(pw.pw_gid)
-        os.setgroups([])
-        os.setuid(pw.pw_uid)
-
-    return subprocess.run(argv, preexec_fn=drop, capture_output=True, text=True, timeout=60,
-                          env={"PATH": "/usr/bin:/bin", **(env or {})}, cwd="/")
-
-
-def lmk(user, store, sock, *args):
-    return as_user(user, [build_path("cli", "lmk"), "--store", store.url(), "--munge-socket", sock, *args])
-
-
-def credential(user, sock, payload, ttl=None):
-    argv = [find("munge"), "-S", sock, "-s", payload]
-    if ttl:
-        argv += ["-t", str(ttl)]
-    r = as_user(user, argv)
-    if r.returncode != 0:
-        fail(f"munge as {user}: {r.stderr}")
-    return r.stdout.strip()
-
 
 def jobs_of(user, store, sock):
     r = lmk(user, store, sock, "--json", "jobs")

@@ -1,0 +1,432 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The job page, /jobs/{id}: GET /api/v1/jobs/{id} drawn for people. */
+#include <math.h>
+
+#include "web.h"
+#include "util.h"
+
+/* Time by kind as a stacked bar, the kinds in the API's order. */
+static const char *const kinds[] = { "exe", "lib", "kernel", "anon", "unknown", "idle" };
+static const char *const kind_names[] = { "executable", "libraries", "kernel", "anonymous code", "unknown", "idle" };
+
+static void kinds_section(Html *h, json_object *job) {
+        json_object *k = jget(job, "kinds");
+        double x = 0;
+
+        html_raw(h, "<h2>Time by kind</h2><svg class=\"kinds\" viewBox=\"0 0 1000 30\" "
+                    "preserveAspectRatio=\"none\" role=\"img\" aria-label=\"time by kind\">");
+        for (size_t i = 0; i < ELEMENTSOF(kinds); i++) {
+                double share = jnum(jget(k, kinds[i]), "share");
+
+                if (!isfinite(share) || share <= 0)
+                        continue;
+                html_rawf(h, "<rect class=\"kind-%s\" x=\"%.2f\" width=\"%.2f\" height=\"30\"><title>%s %.1f%%</title></rect>",
+                          kinds[i], x, share * 1000, kind_names[i], share * 100);
+                x += share * 1000;
+        }
+        html_raw(h, "</svg><table><thead><tr><th>Kind</th><th class=\"num\">Share</th><th></th>"
+                    "<th class=\"num\">CPU time</th><th class=\"num\">Samples</th><th class=\"num\">IPC</th>"
+                    "</tr></thead><tbody>");
+        for (size_t i = 0; i < ELEMENTSOF(kinds); i++) {
+                json_object *e = jget(k, kinds[i]);
+
+                if (!e)
+                        continue;
+                html_rawf(h, "<tr><td><span class=\"legend\"><span class=\"kind-%s\">%s</span></span></td>"
+                          "<td class=\"num\">", kinds[i], kind_names[i]);
+                web_share(h, e);
+                html_raw(h, "</td><td>");
+                web_bar(h, jnum(e, "share"), NAN, NAN);
+                html_raw(h, "</td><td class=\"num\">");
+                web_cpu_time(h, jnum(e, "cpu_seconds"));
+                html_rawf(h, "</td><td class=\"num\">%" PRId64 "</td><td class=\"num\">", jint(e, "samples", 0));
+                html_number(h, jnum(e, "ipc"), 2);
+                html_raw(h, "</td></tr>");
+        }
+        html_raw(h, "</tbody></table>");
+}
+
+static void share_cells(Html *h, json_object *e) {
+        json_object *ci = jget(e, "share_ci95");
+        double low = NAN, high = NAN;
+
+        if (ci && json_object_array_length(ci) == 2) {
+                low = json_object_get_double(json_object_array_get_idx(ci, 0));
+                high = json_object_get_double(json_object_array_get_idx(ci, 1));
+        }
+        html_raw(h, "<td class=\"num\">");
+        web_share(h, e);
+        html_raw(h, "</td><td>");
+        web_bar(h, jnum(e, "share"), low, high);
+        html_raw(h, "</td><td class=\"num\">");
+        web_cpu_time(h, jnum(e, "cpu_seconds"));
+        html_rawf(h, "</td><td class=\"num\">%" PRId64 "</td><td class=\"num\">", jint(e, "samples", 0));
+        html_number(h, jnum(e, "ipc"), 2);
+        html_raw(h, "</td>");
+}
+
+/* Objects or phases: name, share with its interval, CPU time, IPC. */
+static void shares_section(Html *h, json_object *job, const char *key, const char *name_key, const char *title,
+                           const char *empty) {
+        json_object *a = jget(job, key);
+        size_t n = a ? json_object_array_length(a) : 0;
+        bool objects = streq(key, "objects");
+
+        html_rawf(h, "<h2 id=\"%s\">%s</h2>", key, title);
+        if (n == 0) {
+                html_rawf(h, "<p class=\"note\">%s</p>", empty);
+                return;
+        }
+        html_rawf(h, "<table class=\"%s\"><thead><tr><th>%s</th>%s<th class=\"num\">Share (95%%)</th><th></th>"
+                     "<th class=\"num\">CPU time</th><th class=\"num\">Samples</th><th class=\"num\">IPC</th>"
+                     "</tr></thead><tbody>",
+                  key, objects ? "Object" : "Phase", objects ? "<th>Kind</th>" : "");
+        for (size_t i = 0; i < n; i++) {
+                json_object *e = json_object_array_get_idx(a, i);
+                const char *name = jstr(e, name_key);
+
+                html_raw(h, "<tr><td class=\"path\">");
+                if (!objects && name && !*name)
+                        html_raw(h, "<span class=\"muted\">(outside markers)</span>");
+                else
+                        html_text(h, name);
+                html_raw(h, "</td>");
+                if (objects) {
+                        html_raw(h, "<td>");
+                        html_text(h, jstr(e, "kind"));
+                        html_raw(h, "</td>");
+                }
+                share_cells(h, e);
+                html_raw(h, "</tr>");
+        }
+        html_raw(h, "</tbody></table>");
+        if (objects && jbool(job, "objects_truncated"))
+                html_raw(h, "<p class=\"note\">Only the objects with the most samples are listed; "
+                            "the kinds above count every one.</p>");
+}
+
+static void facts(Html *h, json_object *job) {
+        json_object *notes = jget(job, "notes");
+        double ipc = jnum(job, "ipc");
+
+        html_raw(h, "<dl class=\"facts\">");
+        html_raw(h, "<dt>State</dt><dd>");
+        html_raw(h, jbool(job, "ended") ? "ended" : "<span class=\"state-running\">running</span>");
+        html_raw(h, "</dd><dt>User</dt><dd>");
+        html_text(h, jstr(job, "user") ?: "–");
+        html_raw(h, "</dd><dt>Account</dt><dd>");
+        html_text(h, jstr(job, "account") ?: "–");
+        html_raw(h, "</dd><dt>Partition</dt><dd>");
+        html_text(h, jstr(job, "partition") ?: "–");
+        html_raw(h, "</dd><dt>Cluster</dt><dd>");
+        html_text(h, jstr(job, "cluster") ?: "–");
+        html_raw(h, "</dd><dt>Nodes</dt><dd>");
+        html_rawf(h, "%" PRId64 " seen", jint(job, "nodes_seen", 0));
+        if (jint(job, "nodes_allocated", -1) >= 0)
+                html_rawf(h, " of %" PRId64 " allocated", jint(job, "nodes_allocated", 0));
+        html_raw(h, "</dd><dt>First seen</dt><dd>");
+        html_time(h, jnum(job, "first_seen"));
+        html_raw(h, "</dd><dt>Last seen</dt><dd>");
+        html_time(h, jnum(job, "last_seen"));
+        html_raw(h, "</dd><dt>Elapsed</dt><dd>");
+        html_duration(h, jnum(job, "elapsed_seconds"));
+        html_raw(h, "</dd><dt>CPU time</dt><dd>");
+        web_cpu_time(h, jnum(job, "cpu_seconds"));
+        html_rawf(h, " <small>(%" PRId64 " samples)</small></dd>", jint(job, "samples", 0));
+        if (jint(job, "tasks", -1) >= 0)
+                html_rawf(h, "<dt>Tasks</dt><dd>%" PRId64 "</dd>", jint(job, "tasks", 0));
+        html_raw(h, "<dt>IPC</dt><dd>");
+        if (isfinite(ipc))
+                html_number(h, ipc, 2);
+        else
+                html_raw(h, "<span class=\"muted\">no counters on these nodes</span>");
+        html_raw(h, "</dd>");
+        json_object_object_foreach(notes, key, val) {
+                html_raw(h, "<dt>");
+                html_text(h, key);
+                html_raw(h, "</dt><dd>");
+                html_text(h, json_object_get_string(val));
+                html_raw(h, "</dd>");
+        }
+        html_raw(h, "</dl>");
+        if (jint(job, "metadata_conflicts", 0) > 0)
+                html_rawf(h, "<p class=\"note\">%" PRId64 " later reports of this job's metadata differed from "
+                             "the first, which is shown.</p>", jint(job, "metadata_conflicts", 0));
+}
+
+static void findings_section(Html *h, json_object *job) {
+        json_object *a = jget(job, "findings");
+        size_t n = a ? json_object_array_length(a) : 0;
+
+        if (n == 0)
+                return;
+        html_raw(h, "<h2 id=\"findings\">Findings</h2><ul class=\"findings\">");
+        for (size_t i = 0; i < n; i++) {
+                json_object *f = json_object_array_get_idx(a, i);
+                const char *sev = jstr(f, "severity") ?: "low";
+
+                html_raw(h, "<li><span class=\"sev-");
+                html_text(h, sev);
+                html_raw(h, "\">");
+                html_text(h, sev);
+                html_raw(h, "</span> ");
+                html_text(h, jstr(f, "message"));
+                if (jstr(f, "advice")) {
+                        html_raw(h, "<br><small>");
+                        html_text(h, jstr(f, "advice"));
+                        html_raw(h, "</small>");
+                }
+                html_raw(h, "</li>");
+        }
+        html_raw(h, "</ul>");
+}
+
+/* The time line: one row per node, one cell per step, darker the more of
+ * the job's CPUs there were busy; a gap where no batch covered the step. */
+#define TL_WIDTH 1000.0
+#define TL_LABEL 150.0
+#define TL_ROW 18.0
+/* beyond this many cells, one tooltip per row instead of per cell */
+#define TL_MAX_CELL_TITLES 3000
+
+static void timeline_section(Html *h, json_object *job) {
+        json_object *t = jget(job, "timeline"), *nodes = jget(t, "nodes");
+        size_t n = nodes ? json_object_array_length(nodes) : 0;
+        int64_t steps = jint(t, "steps", 0);
+        double start = jnum(t, "start"), step = jnum(t, "step_seconds"), cell, height, max_cores = 1e-9;
+        bool titles;
+
+        html_raw(h, "<h2 id=\"timeline\">Time line</h2>");
+        if (n == 0 || steps <= 0 || !isfinite(step)) {
+                html_raw(h, "<p class=\"note\">No time line: the store has no intervals of this job.</p>");
+                return;
+        }
+        /* without a node's allocation, its cells are shaded against the
+         * busiest cell of the job */
+        for (size_t i = 0; i < n; i++) {
+                json_object *cores = jget(json_object_array_get_idx(nodes, i), "busy_cores");
+
+                for (size_t k = 0; cores && k < json_object_array_length(cores); k++)
+                        max_cores = MAX(max_cores, json_object_get_double(json_object_array_get_idx(cores, k)));
+        }
+        cell = (TL_WIDTH - TL_LABEL) / (double) steps;
+        height = TL_ROW * (double) n + 24;
+        titles = (size_t) steps * n <= TL_MAX_CELL_TITLES;
+        html_rawf(h, "<svg class=\"timeline\" viewBox=\"0 0 %.0f %.0f\" role=\"img\" "
+                     "aria-label=\"busy share of the job's CPUs per node over time\">", TL_WIDTH, height);
+        for (size_t i = 0; i < n; i++) {
+                json_object *e = json_object_array_get_idx(nodes, i);
+                json_object *share = jget(e, "busy_share"), *cores = jget(e, "busy_cores");
+                int64_t cpus = jint(e, "cpus_allocated", -1);
+                double y = TL_ROW * (double) i;
+
+                html_rawf(h, "<g><text x=\"0\" y=\"%.1f\">", y + 13);
+                html_text(h, jstr(e, "node"));
+                html_raw(h, "</text>");
+                if (!titles) {
+                        html_raw(h, "<title>");
+                        html_text(h, jstr(e, "node"));
+                        html_raw(h, "</title>");
+                }
+                for (int64_t k = 0; k < steps; k++) {
+                        json_object *sv = share ? json_object_array_get_idx(share, (size_t) k) : NULL;
+                        json_object *cv = cores ? json_object_array_get_idx(cores, (size_t) k) : NULL;
+                        double x = TL_LABEL + cell * (double) k;
+
+                        if (!cv) {
+                                html_rawf(h, "<rect class=\"gap\" x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\"/>",
+                                          x, y + 2, cell, TL_ROW - 4);
+                                continue;
+                        }
+                        html_rawf(h, "<rect class=\"cell\" x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" "
+                                     "fill-opacity=\"%.3f\">",
+                                  x, y + 2, cell, TL_ROW - 4,
+                                  MIN(MAX(sv ? json_object_get_double(sv) : json_object_get_double(cv) / max_cores,
+                                          0.03), 1.0));
+                        if (titles) {
+                                html_raw(h, "<title>");
+                                html_number(h, json_object_get_double(cv), 2);
+                                if (cpus > 0)
+                                        html_rawf(h, " of %" PRId64 " CPUs", cpus);
+                                html_raw(h, " busy from ");
+                                html_time(h, start + step * (double) k);
+                                html_raw(h, "</title>");
+                        }
+                        html_raw(h, "</rect>");
+                }
+                html_raw(h, "</g>");
+        }
+        html_rawf(h, "<line class=\"axis\" x1=\"%.0f\" x2=\"%.0f\" y1=\"%.1f\" y2=\"%.1f\"/>",
+                  TL_LABEL, TL_WIDTH, TL_ROW * (double) n + 2, TL_ROW * (double) n + 2);
+        html_rawf(h, "<text x=\"%.0f\" y=\"%.1f\">", TL_LABEL, height - 4);
+        html_time(h, start);
+        html_rawf(h, "</text><text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">+", TL_WIDTH, height - 4);
+        html_duration(h, step * (double) steps);
+        html_raw(h, "</text></svg><p class=\"note\">Each cell is ");
+        html_duration(h, step);
+        html_raw(h, "; the darker, the more of the job's CPUs on that node were busy. "
+                    "Grey: no report from the node for that time.");
+        if (jbool(t, "nodes_truncated"))
+                html_raw(h, " Only the first nodes by name are drawn.");
+        html_raw(h, "</p>");
+}
+
+static void nodes_section(Html *h, json_object *job) {
+        json_object *a = jget(job, "nodes");
+        size_t n = a ? json_object_array_length(a) : 0;
+
+        html_raw(h, "<h2 id=\"nodes\">Nodes</h2><table class=\"nodes\"><thead><tr><th>Node</th>"
+                    "<th class=\"num\">CPUs</th><th class=\"num\">Share (95%)</th><th class=\"num\">CPU time</th>"
+                    "<th class=\"num\">Samples</th><th>First seen</th><th>Last seen</th></tr></thead><tbody>");
+        for (size_t i = 0; i < n; i++) {
+                json_object *e = json_object_array_get_idx(a, i);
+
+                html_raw(h, "<tr><td>");
+                html_text(h, jstr(e, "node"));
+                html_raw(h, "</td><td class=\"num\">");
+                if (jint(e, "cpus_allocated", -1) >= 0)
+                        html_rawf(h, "%" PRId64, jint(e, "cpus_allocated", 0));
+                else
+                        html_raw(h, "–");
+                html_raw(h, "</td><td class=\"num\">");
+                web_share(h, e);
+                html_raw(h, "</td><td class=\"num\">");
+                web_cpu_time(h, jnum(e, "cpu_seconds"));
+                html_rawf(h, "</td><td class=\"num\">%" PRId64 "</td><td>", jint(e, "samples", 0));
+                html_time(h, jnum(e, "first_seen"));
+                html_raw(h, "</td><td>");
+                html_time(h, jnum(e, "last_seen"));
+                html_raw(h, "</td></tr>");
+        }
+        html_raw(h, "</tbody></table>");
+}
+
+static void markers_section(Html *h, json_object *job) {
+        json_object *a = jget(job, "markers_off");
+        size_t n = a ? json_object_array_length(a) : 0;
+
+        if (n == 0)
+                return;
+        html_raw(h, "<h2 id=\"markers\">Markers switched off</h2><p class=\"note\">liblmk switched these "
+                    "markers off because they were entered too often to be cheap; their time counts to the "
+                    "phase around them.</p><table><thead><tr><th>Phase</th><th>Program</th><th>State</th>"
+                    "<th>First seen</th></tr></thead><tbody>");
+        for (size_t i = 0; i < n; i++) {
+                json_object *e = json_object_array_get_idx(a, i);
+
+                html_raw(h, "<tr><td class=\"path\">");
+                html_text(h, jstr(e, "phase"));
+                html_raw(h, "</td><td>");
+                html_text(h, jstr(e, "comm"));
+                html_raw(h, "</td><td>");
+                html_text(h, jstr(e, "state"));
+                html_raw(h, "</td><td>");
+                html_time(h, jnum(e, "first_seen"));
+                html_raw(h, "</td></tr>");
+        }
+        html_raw(h, "</tbody></table>");
+}
+
+static void pop_row(Html *h, json_object *m, const char *label) {
+        html_raw(h, "<tr><td>");
+        html_text(h, label);
+        html_raw(h, "</td>");
+        html_rawf(h, "<td class=\"num\">%" PRId64 "</td>", jint(m, "ranks", 0));
+        for (const char *const *k = (const char *const[]) { "parallel_efficiency", "load_balance",
+                                                             "communication_efficiency", NULL }; *k; k++) {
+                html_raw(h, "<td class=\"num\">");
+                html_number(h, jnum(m, *k) * 100, 1);
+                html_raw(h, "%</td>");
+        }
+        html_raw(h, "<td class=\"num\">");
+        html_duration(h, jnum(m, "useful_seconds"));
+        html_raw(h, "</td><td class=\"num\">");
+        html_duration(h, jnum(m, "communication_seconds"));
+        html_raw(h, "</td></tr>");
+}
+
+static void pop_section(Html *h, json_object *job) {
+        json_object *p = jget(job, "pop"), *phases;
+        size_t n;
+
+        if (!p)
+                return;
+        phases = jget(p, "phases");
+        n = phases ? json_object_array_length(phases) : 0;
+        html_raw(h, "<h2 id=\"pop\">MPI efficiency (POP)</h2><table><thead><tr><th>Phase</th>"
+                    "<th class=\"num\">Ranks</th><th class=\"num\">Parallel eff.</th><th class=\"num\">Load balance</th>"
+                    "<th class=\"num\">Communication eff.</th><th class=\"num\">Useful</th>"
+                    "<th class=\"num\">Communication</th></tr></thead><tbody>");
+        pop_row(h, p, "whole job");
+        for (size_t i = 0; i < n; i++) {
+                json_object *e = json_object_array_get_idx(phases, i);
+                const char *ph = jstr(e, "phase");
+
+                pop_row(h, e, ph && *ph ? ph : "(outside markers)");
+        }
+        html_raw(h, "</tbody></table><p class=\"note\">From samples alone: a rank's useful time is its samples "
+                    "outside MPI and its transports. Ranks that wait by sleeping look better than they are.</p>");
+}
+
+static const char *const page_args[] = { "cluster", NULL };
+
+void web_job(Server *s, Request *req, Reply *reply) {
+        _cleanup_(json_object_putp) json_object *job = NULL;
+        _cleanup_(html_done) Html h = {};
+        const char *root = web_root_prefix(req), *cluster, *name;
+        RequestArg args[1];
+        size_t n = 0;
+
+        if (!request_check_args(req, page_args, reply))
+                return;
+        cluster = request_arg(req, "cluster");
+        if (cluster)
+                args[n++] = (RequestArg) { "cluster", cluster };
+        if (!web_api(s, req, api_job, args, n, reply, &job))
+                return;
+
+        name = jstr(job, "name");
+        {
+                char title[160];
+
+                snprintf(title, sizeof(title), "Job %s%s%s", jstr(job, "job") ?: "?", name ? " " : "", name ?: "");
+                web_begin(&h, s, req, title);
+        }
+        html_raw(&h, "<h1>Job ");
+        html_text(&h, jstr(job, "job"));
+        if (name) {
+                html_raw(&h, " <small>");
+                html_text(&h, name);
+                html_raw(&h, "</small>");
+        }
+        html_raw(&h, "</h1><p class=\"links\"><a href=\"");
+        html_raw(&h, root);
+        html_raw(&h, "api/v1/jobs/");
+        html_url_part(&h, jstr(job, "job"));
+        if (cluster) {
+                html_raw(&h, "?cluster=");
+                html_url_part(&h, cluster);
+        }
+        html_rawf(&h, "\">JSON</a><a href=\"%sjobs\">All jobs</a>", root);
+        if (jstr(job, "user")) {
+                html_rawf(&h, "<a href=\"%sjobs?user=", root);
+                html_url_part(&h, jstr(job, "user"));
+                html_raw(&h, "\">Jobs of ");
+                html_text(&h, jstr(job, "user"));
+                html_raw(&h, "</a>");
+        }
+        html_raw(&h, "</p>");
+        facts(&h, job);
+        findings_section(&h, job);
+        kinds_section(&h, job);
+        shares_section(&h, job, "objects", "object", "Executables and libraries",
+                       "No samples in any object yet.");
+        shares_section(&h, job, "phases", "phase", "Phases",
+                       "No phases: the program marks none (liblmk, docs/markers.md).");
+        markers_section(&h, job);
+        pop_section(&h, job);
+        timeline_section(&h, job);
+        nodes_section(&h, job);
+        web_end(&h, req);
+        web_reply(reply, &h);
+}
