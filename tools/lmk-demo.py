@@ -4,7 +4,9 @@
 lmk-store on SQLite, lmkd sampling this node and pushing to it, a marked
 example workload run as a Slurm job (a private single-node Slurm when the
 Slurm packages are installed, else directly), and at the end the job's
-summary as the store has it (`lmk job ID`). Run by tools/lmk-demo."""
+summary as the store has it (`lmk job ID`) and the address of its web page
+with a login link (`lmk web ID`). Run by tools/lmk-demo."""
+import json
 import os
 import re
 import secrets
@@ -15,6 +17,8 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
+import urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.path.abspath(os.environ.get("BUILD_DIR", os.path.join(ROOT, "build")))
@@ -44,6 +48,46 @@ def wait_file(path, proc, what, timeout=30):
             sys.exit(f"lmk-demo: {what} exited with {proc.returncode}")
         time.sleep(0.1)
     sys.exit(f"lmk-demo: {what} did not start")
+
+
+class NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args):
+        return None
+
+
+def web_page(lmk, url, job):
+    """The job's page: its address, a login link made by `lmk web`, and a
+    check that the link signs in and the page answers."""
+    r = subprocess.run(lmk + ["--json", "web", job], capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.stderr.write(r.stderr)
+        return r.returncode
+    link = json.loads(r.stdout)["url"]
+    try:
+        urllib.request.build_opener(NoRedirect).open(link, timeout=10)
+        sys.exit("lmk-demo: the login link did not redirect to the job page")
+    except urllib.error.HTTPError as e:
+        cookie = e.headers.get("Set-Cookie", "").split(";")[0]
+        if e.code != 303 or not cookie:
+            sys.exit(f"lmk-demo: the login link answered {e.code}")
+    page = urllib.request.urlopen(urllib.request.Request(f"{url}/jobs/{job}", headers={"Cookie": cookie}),
+                                  timeout=10)
+    size = len(page.read())
+    # a fresh link: the one above was used to check that it works
+    r = subprocess.run(lmk + ["--json", "web", job], capture_output=True, text=True)
+    link = json.loads(r.stdout)["url"]
+    print(flush=True)
+    say(f"the job's web page: {url}/jobs/{job} (answered {page.status}, {size // 1024} KB)")
+    say(f"sign in with this link (it works once, for two minutes): {link}")
+    port = url.rsplit(":", 1)[1]
+    say(f"from another machine: ssh -L {port}:127.0.0.1:{port} to this one first; "
+        "users get their own link with `lmk web` (MUNGE)")
+    if sys.stdin.isatty():
+        try:
+            input("lmk-demo: lmk-store serves the page until you press Enter. ")
+        except EOFError:
+            pass
+    return 0
 
 
 def main():
@@ -117,11 +161,12 @@ def main():
         lmkd.wait(timeout=60)
         lmk = [os.path.join(BUILD, "cli", "lmk"), "--store", url, "--token-file", tokens]
         print(flush=True)
-        if job:
-            r = subprocess.run(lmk + ["job", job])
-        else:
-            r = subprocess.run(lmk + ["top", "--exes", "--since", "1h"])
-        return r.returncode
+        if not job:
+            return subprocess.run(lmk + ["top", "--exes", "--since", "1h"]).returncode
+        r = subprocess.run(lmk + ["job", job])
+        if r.returncode != 0:
+            return r.returncode
+        return web_page(lmk, url, job)
     finally:
         for p in reversed(procs):
             if p.poll() is None:
