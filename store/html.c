@@ -31,25 +31,24 @@ void html_raw(Html *h, const char *s) {
         append(h, s, strlen(s));
 }
 
-static char *vformat(const char *fmt, va_list ap) {
+/* Formats, then writes with put (raw or escaped). */
+static void put_vformat(Html *h, void (*put)(Html *, const char *), const char *fmt, va_list ap) {
         char *s;
 
-        return vasprintf(&s, fmt, ap) < 0 ? NULL : s;
+        if (vasprintf(&s, fmt, ap) < 0) {
+                h->oom = true;
+                return;
+        }
+        put(h, s);
+        free(s);
 }
 
 void html_rawf(Html *h, const char *fmt, ...) {
         va_list ap;
-        char *s;
 
         va_start(ap, fmt);
-        s = vformat(fmt, ap);
+        put_vformat(h, html_raw, fmt, ap);
         va_end(ap);
-        if (!s) {
-                h->oom = true;
-                return;
-        }
-        html_raw(h, s);
-        free(s);
 }
 
 void html_text(Html *h, const char *s) {
@@ -73,17 +72,10 @@ void html_text(Html *h, const char *s) {
 
 void html_textf(Html *h, const char *fmt, ...) {
         va_list ap;
-        char *s;
 
         va_start(ap, fmt);
-        s = vformat(fmt, ap);
+        put_vformat(h, html_text, fmt, ap);
         va_end(ap);
-        if (!s) {
-                h->oom = true;
-                return;
-        }
-        html_text(h, s);
-        free(s);
 }
 
 void html_url_part(Html *h, const char *s) {

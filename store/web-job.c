@@ -32,37 +32,12 @@ static void kinds_section(Html *h, json_object *job) {
 
                 if (!e)
                         continue;
-                html_rawf(h, "<tr><td><span class=\"legend\"><span class=\"kind-%s\">%s</span></span></td>"
-                          "<td class=\"num\">", kinds[i], kind_names[i]);
-                web_share(h, e);
-                html_raw(h, "</td><td>");
-                web_bar(h, jnum(e, "share"), NAN, NAN);
-                html_raw(h, "</td><td class=\"num\">");
-                web_cpu_time(h, jnum(e, "cpu_seconds"));
-                html_rawf(h, "</td><td class=\"num\">%" PRId64 "</td><td class=\"num\">", jint(e, "samples", 0));
-                html_number(h, jnum(e, "ipc"), 2);
-                html_raw(h, "</td></tr>");
+                html_rawf(h, "<tr><td><span class=\"legend\"><span class=\"kind-%s\">%s</span></span></td>",
+                          kinds[i], kind_names[i]);
+                web_share_cells(h, e, true);
+                html_raw(h, "</tr>");
         }
         html_raw(h, "</tbody></table>");
-}
-
-static void share_cells(Html *h, json_object *e) {
-        json_object *ci = jget(e, "share_ci95");
-        double low = NAN, high = NAN;
-
-        if (ci && json_object_array_length(ci) == 2) {
-                low = json_object_get_double(json_object_array_get_idx(ci, 0));
-                high = json_object_get_double(json_object_array_get_idx(ci, 1));
-        }
-        html_raw(h, "<td class=\"num\">");
-        web_share(h, e);
-        html_raw(h, "</td><td>");
-        web_bar(h, jnum(e, "share"), low, high);
-        html_raw(h, "</td><td class=\"num\">");
-        web_cpu_time(h, jnum(e, "cpu_seconds"));
-        html_rawf(h, "</td><td class=\"num\">%" PRId64 "</td><td class=\"num\">", jint(e, "samples", 0));
-        html_number(h, jnum(e, "ipc"), 2);
-        html_raw(h, "</td>");
 }
 
 /* Objects or phases: name, share with its interval, CPU time, IPC. */
@@ -96,7 +71,7 @@ static void shares_section(Html *h, json_object *job, const char *key, const cha
                         html_text(h, jstr(e, "kind"));
                         html_raw(h, "</td>");
                 }
-                share_cells(h, e);
+                web_share_cells(h, e, true);
                 html_raw(h, "</tr>");
         }
         html_raw(h, "</tbody></table>");

@@ -121,15 +121,9 @@ static void pager(Html *h, Request *req, json_object *list, size_t shown) {
 static void job_row(Html *h, const char *root, json_object *j) {
         const char *cluster = jstr(j, "cluster");
 
-        html_rawf(h, "<tr><td><a href=\"%sjobs/", root);
-        html_url_part(h, jstr(j, "job"));
-        if (cluster) {
-                html_raw(h, "?cluster=");
-                html_url_part(h, cluster);
-        }
-        html_raw(h, "\">");
-        html_text(h, jstr(j, "job"));
-        html_raw(h, "</a></td><td>");
+        html_raw(h, "<tr><td>");
+        web_job_link(h, root, jstr(j, "job"), cluster, NULL);
+        html_raw(h, "</td><td>");
         html_text(h, jstr(j, "name") ?: "");
         html_raw(h, "</td><td>");
         html_text(h, jstr(j, "user") ?: "–");

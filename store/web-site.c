@@ -24,22 +24,13 @@ static void objects_table(Html *h, json_object *l, const char *title, const char
         html_raw(h, "<table class=\"objects\"><thead><tr><th>Object</th><th class=\"num\">Share of all samples</th>"
                     "<th></th><th class=\"num\">CPU time</th><th class=\"num\">Samples</th></tr></thead><tbody>");
         for (size_t i = 0; i < n; i++) {
-                json_object *e = json_object_array_get_idx(a, i), *ci = jget(e, "share_ci95");
-                double low = NAN, high = NAN;
+                json_object *e = json_object_array_get_idx(a, i);
 
-                if (ci && json_object_array_length(ci) == 2) {
-                        low = json_object_get_double(json_object_array_get_idx(ci, 0));
-                        high = json_object_get_double(json_object_array_get_idx(ci, 1));
-                }
                 html_raw(h, "<tr><td class=\"path\">");
                 html_text(h, jstr(e, "object"));
-                html_raw(h, "</td><td class=\"num\">");
-                web_share(h, e);
-                html_raw(h, "</td><td>");
-                web_bar(h, jnum(e, "share"), low, high);
-                html_raw(h, "</td><td class=\"num\">");
-                web_cpu_time(h, jnum(e, "cpu_seconds"));
-                html_rawf(h, "</td><td class=\"num\">%" PRId64 "</td></tr>", jint(e, "samples", 0));
+                html_raw(h, "</td>");
+                web_share_cells(h, e, false);
+                html_raw(h, "</tr>");
         }
         html_raw(h, "</tbody></table>");
 }
@@ -90,15 +81,9 @@ static void findings_table(Html *h, const char *root, json_object *l, bool admin
                 json_object *e = json_object_array_get_idx(a, i);
                 const char *sev = jstr(e, "severity") ?: "low", *cluster = jstr(e, "cluster");
 
-                html_rawf(h, "<tr><td><a href=\"%sjobs/", root);
-                html_url_part(h, jstr(e, "job"));
-                if (cluster) {
-                        html_raw(h, "?cluster=");
-                        html_url_part(h, cluster);
-                }
-                html_raw(h, "#findings\">");
-                html_text(h, jstr(e, "job"));
-                html_raw(h, "</a></td><td>");
+                html_raw(h, "<tr><td>");
+                web_job_link(h, root, jstr(e, "job"), cluster, "#findings");
+                html_raw(h, "</td><td>");
                 html_text(h, jstr(e, "user") ?: "–");
                 html_raw(h, "</td><td><span class=\"sev-");
                 html_text(h, sev);

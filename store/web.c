@@ -154,6 +154,43 @@ void web_bar(Html *h, double share, double low, double high) {
         html_raw(h, "</svg>");
 }
 
+void web_share_cells(Html *h, json_object *e, bool with_ipc) {
+        json_object *ci = jget(e, "share_ci95");
+        double low = NAN, high = NAN;
+
+        if (ci && json_object_array_length(ci) == 2) {
+                low = json_object_get_double(json_object_array_get_idx(ci, 0));
+                high = json_object_get_double(json_object_array_get_idx(ci, 1));
+        }
+        html_raw(h, "<td class=\"num\">");
+        web_share(h, e);
+        html_raw(h, "</td><td>");
+        web_bar(h, jnum(e, "share"), low, high);
+        html_raw(h, "</td><td class=\"num\">");
+        web_cpu_time(h, jnum(e, "cpu_seconds"));
+        html_rawf(h, "</td><td class=\"num\">%" PRId64 "</td>", jint(e, "samples", 0));
+        if (with_ipc) {
+                html_raw(h, "<td class=\"num\">");
+                html_number(h, jnum(e, "ipc"), 2);
+                html_raw(h, "</td>");
+        }
+}
+
+void web_job_link(Html *h, const char *root, const char *job, const char *cluster, const char *fragment) {
+        html_raw(h, "<a href=\"");
+        html_raw(h, root);
+        html_raw(h, "jobs/");
+        html_url_part(h, job);
+        if (cluster) {
+                html_raw(h, "?cluster=");
+                html_url_part(h, cluster);
+        }
+        html_raw(h, fragment ?: "");
+        html_raw(h, "\">");
+        html_text(h, job);
+        html_raw(h, "</a>");
+}
+
 void web_cpu_time(Html *h, double s) {
         if (!isfinite(s))
                 html_raw(h, "–");

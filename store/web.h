@@ -39,5 +39,10 @@ void web_share(Html *h, json_object *e);
 /* A small horizontal bar for a share in [0, 1], with its interval as a
  * whisker when given (NAN: none). */
 void web_bar(Html *h, double share, double low, double high);
+/* The cells of a share: the share and its interval, a bar, CPU time,
+ * samples, and IPC when asked. */
+void web_share_cells(Html *h, json_object *e, bool with_ipc);
+/* A link to a job's page, named by its id; fragment ("#findings") or NULL. */
+void web_job_link(Html *h, const char *root, const char *job, const char *cluster, const char *fragment);
 /* A number of CPU seconds as core-hours or seconds, whichever reads. */
 void web_cpu_time(Html *h, double seconds);

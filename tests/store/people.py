@@ -5,7 +5,9 @@ import os
 import pwd
 import subprocess
 
-from lmktest import build_path, fail
+import munged
+from lmktest import build_path, fail, skip
+from storetest import workdir
 
 USERS = ("lmkalice", "lmkbob", "lmkcarol", "lmkdave")
 
@@ -54,3 +56,22 @@ def credential(user, sock, payload, ttl=None):
     if r.returncode != 0:
         fail(f"munge as {user}: {r.stderr}")
     return r.stdout.strip()
+
+
+def with_people(run):
+    """Runs run(directory, munged socket) with the test users made and a
+    private munged started; skips without root or munge."""
+    if os.geteuid() != 0:
+        skip("needs root: creates users and starts munged as user munge")
+    if not find("munged") or not find("munge") or not find("useradd"):
+        skip("munge is not installed (apt-get install munge)")
+    d = workdir()
+    os.chmod(d, 0o755)
+    made = make_users()
+    m = munged.Munged(d).start()
+    try:
+        run(d, m.socket)
+    finally:
+        m.stop()
+        for u in made:
+            subprocess.run([find("userdel"), u], capture_output=True)

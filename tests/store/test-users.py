@@ -14,10 +14,9 @@ import os
 import subprocess
 import time
 
-import munged
-from lmktest import build_path, fail, log, skip
-from people import credential, find, lmk, make_users
-from storetest import START, Store, check_eq, make_batch, row, workdir
+from lmktest import build_path, fail, log
+from people import credential, lmk, with_people
+from storetest import START, Store, check_eq, make_batch, row
 
 def jobs_of(user, store, sock):
     r = lmk(user, store, sock, "--json", "jobs")
@@ -32,23 +31,10 @@ def job(jid, user, account):
 
 
 def main():
-    if os.geteuid() != 0:
-        skip("needs root: creates users and starts munged as user munge")
-    if not find("munged") or not find("munge") or not find("useradd"):
-        skip("munge is not installed (apt-get install munge)")
     out = subprocess.run([build_path("store", "lmk-store"), "--help"], capture_output=True, text=True).stdout
     if "--munge-socket" not in out:
         fail("lmk-store has no --munge-socket")
-    d = workdir()
-    os.chmod(d, 0o755)
-    made = make_users()
-    m = munged.Munged(d).start()
-    try:
-        run(d, m.socket)
-    finally:
-        m.stop()
-        for u in made:
-            subprocess.run([find("userdel"), u], capture_output=True)
+    with_people(run)
 
 
 def run(d, sock):
