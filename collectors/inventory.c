@@ -377,7 +377,8 @@ static int scan_finish(Scan *s) {
                 inv->n_files += pk->n_files;
                 s->packages[n++] = *pk;
         }
-        qsort(s->packages, n, sizeof(InventoryPackage), cmp_package);
+        if (n > 0)
+                qsort(s->packages, n, sizeof(InventoryPackage), cmp_package);
         inv->packages = TAKE_PTR(s->packages);
         inv->n_packages = n;
         s->n_packages = s->alloc_packages = 0;
