@@ -69,15 +69,16 @@ static bool chars_in(const char *s, const char *first, const char *rest) {
 #define LOWER_DIGITS "abcdefghijklmnopqrstuvwxyz0123456789"
 #define ALNUM "ABCDEFGHIJKLMNOPQRSTUVWXYZ" LOWER_DIGITS
 
-/* Debian Policy 5.6.1 and 5.6.12: a name is [a-z0-9][a-z0-9+.-]+, a version
- * [epoch:]upstream[-revision] of alphanumerics and . + ~ - :. The name
- * becomes part of a path below info/, so nothing else may pass. */
+/* Debian Policy 5.6.7 and 5.6.12: a name is [a-z0-9][a-z0-9+.-]+, a version
+ * [epoch:]upstream[-revision] of alphanumerics and . + ~ - : (dpkg only
+ * warns when it starts with a letter). The name becomes part of a path
+ * below info/, so nothing else may pass. */
 bool dpkg_name_is_valid(const char *s) {
         return strlen(s) >= 2 && chars_in(s, LOWER_DIGITS, LOWER_DIGITS "+.-");
 }
 
 bool dpkg_version_is_valid(const char *s) {
-        return chars_in(s, "0123456789", ALNUM ".+~-:");
+        return chars_in(s, ALNUM, ALNUM ".+~-:");
 }
 
 bool dpkg_arch_is_valid(const char *s) {
