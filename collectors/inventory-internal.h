@@ -63,10 +63,11 @@ int inventory_open_dir(int dir_fd, const char *name);
 bool inventory_has_dir(int dir_fd, const char *name);
 
 /* Opens a source's root (a symlink the site set up is followed here, and
- * nowhere below): its real path goes to real (PATH_MAX bytes). A root that
- * does not exist is a problem only when configured; *ret_fd < 0 then. */
+ * nowhere below): its real path goes to ret_real (PATH_MAX bytes). A root
+ * that cannot be opened is a problem only when configured or when it
+ * exists; *ret_fd is -EBADF then. */
 int inventory_open_root(Scan *s, InventoryManager m, const char *root, bool configured,
-                        char *real, int *ret_fd);
+                        char *ret_real, int *ret_fd);
 
 /* A folder's name used as a package's name or version: no control
  * characters, not hidden. */

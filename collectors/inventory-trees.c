@@ -65,8 +65,9 @@ bool inventory_dir_name_is_usable(const char *name) {
 }
 
 int inventory_open_root(Scan *s, InventoryManager m, const char *root, bool configured,
-                        char *real, int *ret_fd) {
+                        char *ret_real, int *ret_fd) {
         const char *source = inventory_manager_to_string(m);
+        char real[PATH_MAX];
         int fd;
 
         *ret_fd = -EBADF;
@@ -80,6 +81,7 @@ int inventory_open_root(Scan *s, InventoryManager m, const char *root, bool conf
         fd = open(real, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK);
         if (fd < 0)
                 return scan_problem(s, "%s: cannot open %s: %m", source, root);
+        memcpy(ret_real, real, strlen(real) + 1);
         *ret_fd = fd;
         return 0;
 }
