@@ -151,6 +151,7 @@ static void build_dpkg(void) {
         ASSERT_OK(chmod(at("usr/bin/script"), 0755));
         elf("usr/libexec/tool-real", 0755);             /* in no list */
         link_to("usr/bin/tool", "../libexec/tool-real");
+        link_to("usr/bin/looping", "looping");
         file("usr/lib/libshort.so", "\177ELF", 4, 0644); /* too short for an ELF header */
         text("usr/share/doc/readme", "words\n");
         elf("usr/bin/early", 0755);
@@ -194,7 +195,7 @@ static void build_dpkg(void) {
                 text("dpkg/info/hello.list", list);
                 snprintf(list, sizeof(list), "%s\n", at("usr/bin/script"));
                 text("dpkg/info/scripts.list", list);
-                snprintf(list, sizeof(list), "%s\n", at("usr/bin/tool"));
+                snprintf(list, sizeof(list), "%s\n%s\n", at("usr/bin/tool"), at("usr/bin/looping"));
                 text("dpkg/info/tool-wrapper.list", list);
                 /* a last line without its newline is not read */
                 snprintf(list, sizeof(list), "%s\n%s", at("usr/share/doc/readme"), at("usr/bin/hello"));
@@ -233,6 +234,9 @@ static void build_spack(void) {
         link_to(ZLIB "/lib/loop", ".");
         mkdirs(ZLIB "/lib/a/b");
         link_to(ZLIB "/lib/a/b/up", "../../..");
+        /* and two names leading to each other */
+        link_to(ZLIB "/lib/libloop.so", "libloop.so.1");
+        link_to(ZLIB "/lib/libloop.so.1", "libloop.so");
         /* a link to a file dpkg has: still Debian's */
         link_to(ZLIB "/lib/libfoo-copy.so", real("usr/lib/libfoo.so.1.2.3"));
         /* a link into /proc is never read */
