@@ -461,6 +461,23 @@ TEST(roots) {
                 ASSERT_OK(inventory_scan(&o, &inv));
                 ASSERT_EQ(inv->n_packages, 0);
                 ASSERT_TRUE(problem(inv, "spack2/p-1-aaaa/.spack/spec.json", "no regular file"));
+                inv = inventory_free(inv);
+        }
+
+        /* problems are kept up to a bound, the rest counted */
+        for (unsigned i = 0; i < INVENTORY_PROBLEMS_MAX + 6; i++) {
+                char rel[64];
+
+                snprintf(rel, sizeof(rel), "spack3/p%u-1-aaaa/.spack/spec.json", i);
+                text(rel, "[]");
+        }
+        {
+                const char *spack[] = { at("spack3"), NULL };
+
+                o.roots[INVENTORY_SPACK] = spack;
+                ASSERT_OK(inventory_scan(&o, &inv));
+                ASSERT_EQ(inv->n_problems, INVENTORY_PROBLEMS_MAX);
+                ASSERT_EQ(inv->problems_left_out, 6);
         }
 }
 
