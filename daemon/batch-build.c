@@ -48,6 +48,16 @@ int batch_build(const Interval *iv, const BatchInfo *info, void **ret_gz, size_t
         }
         json_object_object_add(root, "node", o);
 
+        /* the inventory's report as it is: lmkd wrote it (inventory_to_json) */
+        if (info->inventory) {
+                o = json_tokener_parse(info->inventory);
+                if (!o) {
+                        json_object_put(root);
+                        return -EBADMSG;
+                }
+                json_object_object_add(root, "inventory", o);
+        }
+
         o = json_object_new_object();
         json_object_object_add(o, "start", json_object_new_double(iv->start));
         json_object_object_add(o, "end", json_object_new_double(iv->end));

@@ -20,6 +20,7 @@ typedef struct BatchInfo {
         const SpoolStats *spool;
         const PushStats *push;
         const NodeSoftware *software;   /* NULL: not looked */
+        const char *inventory;          /* the software inventory's report (JSON), or NULL */
 } BatchInfo;
 
 int batch_build(const Interval *iv, const BatchInfo *info, void **ret_gz, size_t *ret_size);

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "inventory.h"
 #include "lmkd-config.h"
 #include "util.h"
 
@@ -15,6 +16,7 @@ void config_init(LmkdConfig *c) {
                 .event = SAMPLE_EVENT_AUTO,
                 .poll_ms = 1000,
                 .push_interval = 60,
+                .inventory_interval = 86400,
                 .spool_max_bytes = 256 * 1024 * 1024,
         };
         (void) config_set(c, "markers", "liblmk", LMK_LIBDIR "/liblmk.so.1", &(const char *) { NULL });
@@ -32,6 +34,11 @@ void config_done(LmkdConfig *c) {
         free(c->metrics_file);
         free(c->notify_socket);
         free(c->families_file);
+        for (size_t m = 0; m < ELEMENTSOF(c->inventory_roots); m++) {
+                for (char **p = c->inventory_roots[m]; p && *p; p++)
+                        free(*p);
+                free(c->inventory_roots[m]);
+        }
         for (char **p = c->liblmk; p && *p; p++)
                 free(*p);
         free(c->liblmk);
@@ -197,6 +204,17 @@ int config_set(LmkdConfig *c, const char *section, const char *key, const char *
         } else if (KEY("families", "file")) {
                 *ret_why = "an absolute path";
                 r = value[0] == '/' ? set_string(&c->families_file, value) : -EINVAL;
+        } else if (KEY("inventory", "interval")) {
+                *ret_why = "seconds from 60 to 2592000, or 0 for no inventory";
+                r = set_unsigned(&c->inventory_interval, value, 0, 30 * 86400);
+                if (r >= 0 && c->inventory_interval > 0 && c->inventory_interval < 60)
+                        r = -ERANGE;
+        } else if (section && streq(section, "inventory") && inventory_manager_from_string(key) >= 0) {
+                int m = inventory_manager_from_string(key);
+
+                *ret_why = "absolute paths separated by commas, or none";
+                c->inventory_off[m] = streq(value, "none");
+                r = c->inventory_off[m] ? 0 : *value ? set_paths(&c->inventory_roots[m], value) : -EINVAL;
         } else if (KEY("markers", "liblmk")) {
                 *ret_why = "absolute paths separated by commas";
                 r = set_paths(&c->liblmk, value);

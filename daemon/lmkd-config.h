@@ -33,6 +33,10 @@ typedef struct LmkdConfig {
         bool notify_socket_none;        /* "none" was given: no default either */
         /* [families] */
         char *families_file;            /* NULL: LMK_SYSCONF_DIR/families.conf if it exists */
+        /* [inventory] (collectors/inventory.h): debian, spack, easybuild, opt */
+        unsigned inventory_interval;    /* seconds between scans, 0: none */
+        char **inventory_roots[4];      /* NULL: the defaults */
+        bool inventory_off[4];          /* "none": that source not read */
         /* [markers] */
         char **liblmk;                  /* NULL-terminated paths of liblmk copies to watch */
         /* [store] */

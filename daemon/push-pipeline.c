@@ -11,6 +11,7 @@
 #include "util.h"
 
 void pushing_done(Pushing *p) {
+        inventory_watch_stop(p->inventory);
         pusher_stop(p->pusher);
         spool_free(p->spool);
         free(p->boot_id);
@@ -44,6 +45,9 @@ int pushing_start(Pushing *p, const LmkdConfig *o, const char *host, const LibFa
         if (r < 0)
                 return log_error_errno(r, "Failed to look for installed libraries: %m");
         log_debug("Looked at %zu library files: %zu families installed.", p->software.files, p->software.n);
+        r = inventory_watch_start(o, &p->inventory);
+        if (r < 0)
+                return log_error_errno(r, "Failed to start the software inventory: %m");
         p->interval_start = (double) now_ns(CLOCK_REALTIME) / 1e9;
         log_info("Pushing to %s every %u s; spool %s.", o->store_url, o->push_interval, spool);
         return 0;
@@ -52,6 +56,8 @@ int pushing_start(Pushing *p, const LmkdConfig *o, const char *host, const LibFa
 /* Ends the interval: its histogram becomes a batch in the spool. */
 int pushing_flush(Pushing *p, Monitor *m, const LmkdConfig *o) {
         _cleanup_free_ void *gz = NULL;
+        _cleanup_free_ char *inventory = NULL;
+        char digest[65];
         SpoolStats ss;
         PushStats ps;
         size_t size;
@@ -75,6 +81,10 @@ int pushing_flush(Pushing *p, Monitor *m, const LmkdConfig *o) {
                 .push = &ps,
                 .software = &p->software,
         };
+        r = inventory_watch_pending(p->inventory, &inventory, digest);
+        if (r < 0)
+                log_oom();
+        info.inventory = inventory;
         r = batch_build(&iv, &info, &gz, &size);
         if (r < 0)
                 return log_error_errno(r, "Failed to build batch %" PRIu64 ": %m", seq);
@@ -82,8 +92,11 @@ int pushing_flush(Pushing *p, Monitor *m, const LmkdConfig *o) {
         if (r < 0)
                 /* the data of this interval is lost, but sampling goes on */
                 log_error_errno(r, "Failed to spool batch %" PRIu64 ": %m", seq);
-        else
+        else {
+                if (inventory)
+                        inventory_watch_spooled(p->inventory, digest);
                 pusher_kick(p->pusher);
+        }
         monitor_reset_interval(m);
         p->interval_start = iv.end;
         return 0;

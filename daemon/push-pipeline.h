@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
+#include "inventory-watch.h"
 #include "lmkd-config.h"
 #include "monitor.h"
 #include "node-software.h"
@@ -16,6 +17,7 @@ typedef struct Pushing {
         char node[256];
         double interval_start;          /* Unix time */
         NodeSoftware software;          /* library families installed here */
+        InventoryWatch *inventory;      /* the software installed here; NULL: not taken */
 } Pushing;
 
 /* Reads the token, opens the spool, looks for the library families
