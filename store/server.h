@@ -114,8 +114,9 @@ void api_findings(Server *s, Request *req, Reply *reply);
  * reply holds a 400. */
 bool arg_time(Request *req, const char *key, const char *fallback, int64_t now, int64_t *ret, Reply *reply);
 bool arg_uint(Request *req, const char *key, unsigned min, unsigned max, unsigned *ret, Reply *reply);
-/* Narrows a job filter to what the request's identity may see; false on ENOMEM. */
-bool api_viewer(const Request *req, JobFilter *f, char **ret_accounts);
+/* Narrows a job filter to what the request's identity may see (the filter
+ * then points into req). */
+void api_viewer(const Request *req, JobFilter *f);
 /* Adds "findings" to a job's summary. */
 int api_job_findings(Server *s, const JobSummary *js, json_object *o);
 /* Replaces who leads which account (SIGHUP); takes ownership. */

@@ -67,9 +67,8 @@ typedef enum Stmt {
         STMT_JOB_NAMED_CLUSTER,
         STMT_JOB_ADOPT,
         STMT_NOTE_SELECT,
-        /* readers */
-        STMT_JOBS_LIST,
-        STMT_JOBS_LIST_USER,
+        STMT_JOB_APP,
+        /* readers (the job list builds its SQL per filter: list_jobs) */
         STMT_JOB_FIND,
         STMT_JOB_FIND_CLUSTER,
         STMT_JOB_KINDS,
@@ -87,16 +86,16 @@ typedef enum Stmt {
         _STMT_MAX,
 } Stmt;
 
-/* What a person may see (store/identity.h): ?6 the viewer's user name
- * (NULL: everything), ?7 the accounts they lead as a JSON array. */
-#define JOBS_VISIBLE                                                            \
-        "AND (?6 IS NULL OR j.user_name = ?6 OR j.account IN (SELECT value FROM json_each(?7))) "
-
 #define JOB_COLUMNS                                                             \
         "j.id, j.job, j.cluster, j.user_name, j.account, j.partition_name, "    \
         "j.name, j.nodes_alloc, j.tasks, j.ended, j.first_seen, j.last_seen, "  \
         "j.samples, j.cpu_seconds, j.cpu_time_ns, j.cycles, j.instructions, "   \
-        "(SELECT count(*) FROM job_nodes n WHERE n.job_id = j.id), j.metadata_conflicts"
+        "(SELECT count(*) FROM job_nodes n WHERE n.job_id = j.id), j.metadata_conflicts, j.app"
+
+/* The file name of a path: rtrim() strips the trailing characters that are
+ * not '/', leaving the directories, which replace() removes (they cannot
+ * occur again after the last '/'). schema/0006-job-app.sql spells the same. */
+#define SQL_FILE_NAME(p) "nullif(replace(" p ", rtrim(" p ", replace(" p ", '/', '')), ''), '')"
 
 static const char *const stmt_sql[_STMT_MAX] = {
         [STMT_NODE_UPSERT] =
@@ -216,20 +215,16 @@ static const char *const stmt_sql[_STMT_MAX] = {
                 "UPDATE jobs SET cluster = ?2 WHERE job = ?1 AND cluster = '' "
                 "AND NOT EXISTS (SELECT 1 FROM jobs WHERE job = ?1 AND cluster = ?2)",
         [STMT_NOTE_SELECT] = "SELECT note_value FROM job_notes WHERE job_id = ? AND note_key = ?",
+        /* A job's application (schema/0006-job-app.sql): its app= note,
+         * else the file name of the executable with the most samples so
+         * far; written only when it changed, so its index is left alone. */
+        [STMT_JOB_APP] =
+                "UPDATE jobs SET app = a.app FROM (SELECT coalesce("
+                "(SELECT nullif(n.note_value, '') FROM job_notes n WHERE n.job_id = ?1 AND n.note_key = 'app'), "
+                "(SELECT " SQL_FILE_NAME("o.path") " FROM job_objects jo JOIN objects o ON o.id = jo.object_id "
+                "WHERE jo.job_id = ?1 AND o.kind = 'exe' ORDER BY jo.samples DESC, o.path LIMIT 1)) AS app) AS a "
+                "WHERE jobs.id = ?1 AND jobs.app IS NOT a.app",
 
-        /* Two statements instead of "? IS NULL OR user_name = ?", so that
-         * each can use its own index. */
-        [STMT_JOBS_LIST] =
-                "SELECT " JOB_COLUMNS " FROM jobs j "
-                "WHERE j.last_seen >= ?1 AND j.first_seen <= ?2 AND (?3 IS NULL OR j.cluster = ?3) "
-                JOBS_VISIBLE
-                "ORDER BY j.last_seen DESC, j.id DESC LIMIT ?4 OFFSET ?5",
-        [STMT_JOBS_LIST_USER] =
-                "SELECT " JOB_COLUMNS " FROM jobs j "
-                "WHERE j.user_name = ?8 AND j.last_seen >= ?1 AND j.first_seen <= ?2 "
-                "AND (?3 IS NULL OR j.cluster = ?3) "
-                JOBS_VISIBLE
-                "ORDER BY j.last_seen DESC, j.id DESC LIMIT ?4 OFFSET ?5",
         [STMT_JOB_FIND] = "SELECT " JOB_COLUMNS " FROM jobs j WHERE j.job = ? LIMIT 2",
         [STMT_JOB_FIND_CLUSTER] = "SELECT " JOB_COLUMNS " FROM jobs j WHERE j.job = ? AND j.cluster = ?",
         [STMT_JOB_KINDS] =
@@ -1055,6 +1050,20 @@ static int write_rollup(IngestCtx *x, const AccMap *m, Stmt id, const char *what
         return 0;
 }
 
+/* After the batch's rollups: the application of each job it touched. */
+static int update_apps(IngestCtx *x) {
+        for (size_t i = 0; i < x->n_jobs; i++) {
+                sqlite3_stmt *st;
+                int r;
+
+                if ((r = conn_stmt(&x->s->writer, STMT_JOB_APP, &st)) < 0 ||
+                    (r = bind_int(st, 1, x->job_pool[i].id)) < 0 ||
+                    (r = step_done(st)) < 0)
+                        return r;
+        }
+        return 0;
+}
+
 static int write_object_hours(IngestCtx *x) {
         for (size_t i = 0; i < x->object_hours.n; i++) {
                 const Acc *a = &x->object_hours.pool[i];
@@ -1155,6 +1164,7 @@ static int ingest_locked(IngestCtx *x, int64_t now, IngestResult *ret) {
             (r = ingest_rows(x)) < 0 ||
             (r = write_rollup(x, &x->job_objects, STMT_JOB_OBJECT_UPSERT, "object")) < 0 ||
             (r = write_rollup(x, &x->job_phases, STMT_JOB_PHASE_UPSERT, "phase")) < 0 ||
+            (r = update_apps(x)) < 0 ||
             (r = write_object_hours(x)) < 0 ||
             (r = ingest_markers(x)) < 0 ||
             (r = ingest_ranks(x)) < 0)
@@ -1353,6 +1363,7 @@ static int read_job_info(sqlite3_stmt *st, StoredJob *j, int64_t *ret_id) {
                 .instructions = column_nullable_int(st, 16),
                 .n_nodes = (uint64_t) sqlite3_column_int64(st, 17),
                 .metadata_conflicts = sqlite3_column_int64(st, 18),
+                .app = column_strdup(st, 19, &r),
         };
         return r;
 }
@@ -1373,33 +1384,290 @@ static int grow(void **items, size_t n, size_t *alloc, size_t size) {
         return 0;
 }
 
+/* ---- the job list ----
+ *
+ * Its SQL is put together per request from the filters it has: one static
+ * statement with "? IS NULL OR column = ?" for every filter would keep
+ * SQLite from using the index of the filter at hand. Values are always
+ * bound (numbered, so that a condition can appear twice), never put into
+ * the text. Each filter's index also holds the three sort keys
+ * (schema/0006-job-app.sql), so that a page, its offset and the count walk
+ * an index without reading the table. */
+
+typedef struct JobArg {
+        const char *text; /* NULL: num */
+        int64_t num;
+} JobArg;
+
+typedef struct JobQuery {
+        FILE *f;
+        char *where;        /* what every job must match, "" for nothing */
+        size_t where_size;
+        char **alt;         /* who may see: a job matches one of these (none: all) */
+        size_t n_alt;
+        JobArg *args;
+        size_t n_args, alloc_args;
+} JobQuery;
+
+static void job_query_done(JobQuery *q) {
+        if (q->f)
+                fclose(q->f);
+        free(q->where);
+        for (size_t i = 0; i < q->n_alt; i++)
+                free(q->alt[i]);
+        free(q->alt);
+        free(q->args);
+        *q = (JobQuery) {};
+}
+
+/* The number of a new argument, -ENOMEM. */
+static int job_arg(JobQuery *q, const char *text, int64_t num) {
+        int r = grow((void **) &q->args, q->n_args, &q->alloc_args, sizeof(JobArg));
+
+        if (r < 0)
+                return r;
+        q->args[q->n_args++] = (JobArg) { .text = text, .num = num };
+        return (int) q->n_args;
+}
+
+/* Appends "AND column op ?N" to the conditions being written to f. */
+static int job_cond(JobQuery *q, FILE *f, const char *column, const char *op, const char *text, int64_t num) {
+        int n = job_arg(q, text, num);
+
+        if (n < 0)
+                return n;
+        fprintf(f, "%s%s %s ?%d", ftell(f) > 0 ? " AND " : "", column, op, n);
+        return 0;
+}
+
+static bool led(char *const *accounts, const char *account) {
+        for (char *const *a = accounts; a && *a; a++)
+                if (streq(*a, account))
+                        return true;
+        return false;
+}
+
+/* Who may see what (store/identity.h): a person their own jobs and those of
+ * the accounts they lead, one alternative each. None when the filter
+ * already keeps to them (their own user, or an account they lead). */
+static int job_query_viewer(JobQuery *q, const JobFilter *f) {
+        size_t n = 1;
+        int r;
+
+        if (!f->viewer || (f->user && streq(f->user, f->viewer)) || (f->account && led(f->viewer_accounts, f->account)))
+                return 0;
+        for (char *const *a = f->viewer_accounts; a && *a; a++)
+                n++;
+        q->alt = calloc(n, sizeof(char *));
+        if (!q->alt)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                size_t size;
+                FILE *alt = open_memstream(&q->alt[i], &size);
+
+                if (!alt)
+                        return -ENOMEM;
+                q->n_alt++;
+                r = i == 0 ? job_cond(q, alt, "j.user_name", "=", f->viewer, 0)
+                           : job_cond(q, alt, "j.account", "=", f->viewer_accounts[i - 1], 0);
+                if (fclose(alt) != 0 && r >= 0)
+                        r = -ENOMEM;
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int job_query_init(JobQuery *q, const JobFilter *f) {
+        const struct {
+                const char *column, *value;
+        } eq[] = {
+                { "j.user_name", f->user },
+                { "j.cluster", f->cluster },
+                { "j.account", f->account },
+                { "j.partition_name", f->partition },
+                { "j.app", f->app },
+                { "j.name", f->name },
+        };
+        int r = 0;
+
+        *q = (JobQuery) {};
+        q->f = open_memstream(&q->where, &q->where_size);
+        if (!q->f)
+                return -ENOMEM;
+        if (f->since != INT64_MIN)
+                r = job_cond(q, q->f, "j.last_seen", ">=", NULL, f->since);
+        if (r >= 0 && f->until != INT64_MAX)
+                r = job_cond(q, q->f, "j.first_seen", "<=", NULL, f->until);
+        for (size_t i = 0; r >= 0 && i < ELEMENTSOF(eq); i++)
+                if (eq[i].value)
+                        r = job_cond(q, q->f, eq[i].column, "=", eq[i].value, 0);
+        if (r >= 0 && f->state != JOB_STATE_ANY)
+                r = job_cond(q, q->f, "j.ended", "=", NULL, f->state == JOB_STATE_ENDED);
+        if (r >= 0)
+                r = job_query_viewer(q, f);
+        if (fclose(q->f) != 0 && r >= 0)
+                r = -ENOMEM;
+        q->f = NULL;
+        return r;
+}
+
+/* "WHERE ..." with the viewer's alternatives as one OR, or only alternative
+ * alt (alt >= 0). */
+static void job_query_where(const JobQuery *q, FILE *f, ssize_t alt) {
+        bool any = q->where[0] || q->n_alt > 0;
+
+        fprintf(f, "%s%s", any ? " WHERE " : "", q->where);
+        if (q->n_alt == 0)
+                return;
+        fputs(q->where[0] ? " AND " : "", f);
+        if (alt >= 0) {
+                fputs(q->alt[alt], f);
+                return;
+        }
+        fputc('(', f);
+        for (size_t i = 0; i < q->n_alt; i++)
+                fprintf(f, "%s%s", i ? " OR " : "", q->alt[i]);
+        fputc(')', f);
+}
+
+/* The order of each sort: its key, then the other two, then the row, all
+ * in one direction, which is the order of the key's index. */
+static const char *const job_sort_keys[_JOB_SORT_MAX][3] = {
+        [JOB_SORT_LAST_SEEN] = { "last_seen", "first_seen", "cpu_seconds" },
+        [JOB_SORT_FIRST_SEEN] = { "first_seen", "last_seen", "cpu_seconds" },
+        [JOB_SORT_CPU_SECONDS] = { "cpu_seconds", "last_seen", "first_seen" },
+};
+
+static void job_query_order(const JobFilter *f, FILE *out, const char *prefix) {
+        const char *dir = f->ascending ? "ASC" : "DESC";
+        const char *const *k = job_sort_keys[f->sort];
+
+        fprintf(out, " ORDER BY %s%s %s, %s%s %s, %s%s %s, %sid %s", prefix, k[0], dir, prefix, k[1], dir,
+                prefix, k[2], dir, prefix, dir);
+}
+
+/* The SQL of a page of ids (?L and ?L+1: limit and offset). With a viewer
+ * who leads accounts and the default order, one SELECT per alternative,
+ * merged: each walks its own index in order, where an OR of them would
+ * read every job either may see and sort them. */
+static void job_query_page(const JobQuery *q, const JobFilter *f, FILE *out) {
+        int l = (int) q->n_args + 1;
+
+        if (q->n_alt > 1 && f->sort == JOB_SORT_LAST_SEEN) {
+                for (size_t i = 0; i < q->n_alt; i++) {
+                        fprintf(out, "%sSELECT j.id AS id, j.last_seen AS last_seen, j.first_seen AS first_seen, "
+                                "j.cpu_seconds AS cpu_seconds FROM jobs j", i ? " UNION " : "");
+                        job_query_where(q, out, (ssize_t) i);
+                }
+                job_query_order(f, out, "");
+        } else {
+                fputs("SELECT j.id FROM jobs j", out);
+                job_query_where(q, out, -1);
+                job_query_order(f, out, "j.");
+        }
+        fprintf(out, " LIMIT ?%d OFFSET ?%d", l, l + 1);
+}
+
+/* Prepares sql (not cached: it depends on the filter) and binds the
+ * query's arguments, then extra[] as integers after them. */
+static int job_query_prepare(Conn *c, const JobQuery *q, const char *sql, const int64_t *extra, size_t n_extra,
+                             sqlite3_stmt **ret) {
+        sqlite3_stmt *st;
+        int r = 0, rc;
+
+        rc = sqlite3_prepare_v2(c->db, sql, -1, &st, NULL);
+        if (rc != SQLITE_OK)
+                return sqlite_errno(rc);
+        for (size_t i = 0; r >= 0 && i < q->n_args; i++)
+                r = q->args[i].text ? bind_text(st, (int) i + 1, q->args[i].text)
+                                    : bind_int(st, (int) i + 1, q->args[i].num);
+        for (size_t i = 0; r >= 0 && i < n_extra; i++)
+                r = bind_int(st, (int) (q->n_args + i + 1), extra[i]);
+        if (r < 0) {
+                sqlite3_finalize(st);
+                return r;
+        }
+        *ret = st;
+        return 0;
+}
+
+/* sql, written by fn. -ENOMEM. */
+static int job_query_sql(const JobQuery *q, const JobFilter *f, void (*fn)(const JobQuery *, const JobFilter *, FILE *),
+                         char **ret) {
+        size_t size;
+        FILE *out = open_memstream(ret, &size);
+
+        if (!out)
+                return -ENOMEM;
+        fn(q, f, out);
+        if (fclose(out) != 0) {
+                free(*ret);
+                *ret = NULL;
+                return -ENOMEM;
+        }
+        return 0;
+}
+
+static void job_query_list(const JobQuery *q, const JobFilter *f, FILE *out) {
+        /* The page's ids first, from indexes alone; the columns (and the
+         * count of nodes) then only for those. */
+        fputs("WITH page AS MATERIALIZED (", out);
+        job_query_page(q, f, out);
+        fputs(") SELECT " JOB_COLUMNS " FROM page JOIN jobs j ON j.id = page.id", out);
+        job_query_order(f, out, "j.");
+}
+
+/* Counts up to a limit (?N after the arguments): a capped count walks no
+ * more of an index than the pages before it. */
+static void job_query_count(const JobQuery *q, const JobFilter *f, FILE *out) {
+        fputs("SELECT count(*) FROM (SELECT 1 FROM jobs j", out);
+        job_query_where(q, out, -1);
+        fprintf(out, " LIMIT ?%zu)", q->n_args + 1);
+}
+
+static int count_jobs(Conn *c, const JobQuery *q, const JobFilter *f, int64_t cap, int64_t *ret) {
+        _cleanup_free_ char *sql = NULL;
+        sqlite3_stmt *st;
+        int r;
+
+        r = job_query_sql(q, f, job_query_count, &sql);
+        if (r < 0)
+                return r;
+        r = job_query_prepare(c, q, sql, &cap, 1, &st);
+        if (r < 0)
+                return r;
+        r = step_id(st, ret);
+        sqlite3_finalize(st);
+        return r;
+}
+
 static int sqlite_list_jobs(Storage *base, const JobFilter *f, JobList *ret) {
         SqliteStorage *s = (SqliteStorage *) base;
-        const char *user = f->user;
+        /* one more than asked, to tell whether there are more */
+        const int64_t page[2] = { (int64_t) f->limit + 1, f->offset };
+        _cleanup_(job_query_done) JobQuery q = {};
+        _cleanup_free_ char *sql = NULL;
+        sqlite3_stmt *st = NULL;
         JobList l = {};
         size_t alloc = 0;
-        sqlite3_stmt *st;
         Conn *c;
         int r, rc;
 
-        /* a viewer who leads no account sees only their own jobs: the
-         * user index answers that */
-        if (!f->user && f->viewer && (!f->viewer_accounts || streq(f->viewer_accounts, "[]")))
-                user = f->viewer;
+        if (f->sort < 0 || f->sort >= _JOB_SORT_MAX)
+                return -EINVAL;
+        if ((r = job_query_init(&q, f)) < 0 ||
+            (r = job_query_sql(&q, f, job_query_list, &sql)) < 0)
+                return r;
+
         reader_acquire(s, &c);
-        r = conn_stmt(c, user ? STMT_JOBS_LIST_USER : STMT_JOBS_LIST, &st);
+        /* one read transaction, so that the count and the page agree */
+        r = conn_exec(c, "BEGIN");
+        if (r < 0)
+                goto release;
+        r = job_query_prepare(c, &q, sql, page, ELEMENTSOF(page), &st);
         if (r < 0)
                 goto finish;
-        if ((r = bind_int(st, 1, f->since)) < 0 ||
-            (r = bind_int(st, 2, f->until)) < 0 ||
-            (r = bind_text(st, 3, f->cluster)) < 0 ||
-            (r = bind_int(st, 4, (int64_t) f->limit + 1)) < 0 ||
-            (r = bind_int(st, 5, f->offset)) < 0 ||
-            (r = bind_text(st, 6, f->viewer)) < 0 ||
-            (r = bind_text(st, 7, f->viewer_accounts ?: "[]")) < 0 ||
-            (user && (r = bind_text(st, 8, user)) < 0))
-                goto finish;
-
         while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
                 int64_t id;
 
@@ -1414,10 +1682,24 @@ static int sqlite_list_jobs(Storage *base, const JobFilter *f, JobList *ret) {
                 if (r < 0)
                         goto finish;
         }
-        if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
                 r = sqlite_errno(rc);
+                goto finish;
+        }
+        if (f->count) {
+                int64_t cap = (int64_t) f->offset + f->limit + JOBS_COUNT_AHEAD, total;
+
+                r = count_jobs(c, &q, f, cap + 1, &total);
+                if (r < 0)
+                        goto finish;
+                l.total = (uint64_t) MIN(total, cap);
+                l.total_exact = total <= cap;
+        }
 
 finish:
+        sqlite3_finalize(st);
+        (void) conn_exec(c, "COMMIT");
+release:
         reader_release(s, c);
         if (r < 0) {
                 job_list_free(&l);

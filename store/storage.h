@@ -55,6 +55,7 @@ typedef struct ShareList {
 
 typedef struct StoredJob {
         char *job, *cluster, *user, *account, *partition, *name;
+        char *app; /* the LMK_NOTES app= note, else the top executable's file name; NULL if neither */
         int64_t nodes_alloc, tasks; /* STORAGE_NULL when unknown */
         bool ended;
         double first_seen, last_seen; /* NAN when unknown */
@@ -69,7 +70,17 @@ typedef struct JobList {
         StoredJob *items;
         size_t n;
         bool more; /* there are jobs beyond limit */
+        /* With JobFilter.count: the jobs that match, counted up to
+         * offset + limit + JOBS_COUNT_AHEAD; total_exact is false when
+         * there are more than that (total is then a lower bound). */
+        uint64_t total;
+        bool total_exact;
 } JobList;
+
+/* How far past the page a job list counts the matching jobs: a hundred
+ * pages of 100 ahead, so that counting costs about as much as paging
+ * there, and never a walk over a million rows for a page of a hundred. */
+#define JOBS_COUNT_AHEAD 10000
 
 typedef struct KeyValue {
         char *key, *value;
@@ -104,16 +115,49 @@ typedef struct JobSummary {
         size_t n_markers;
 } JobSummary;
 
+/* A zeroed JobFilter lists every job, most recently seen first. */
+typedef enum JobState {
+        JOB_STATE_ANY,
+        JOB_STATE_RUNNING, /* not ended (yet) */
+        JOB_STATE_ENDED,
+        _JOB_STATE_MAX,
+} JobState;
+
+/* The orders a job list comes in, each from an index of its own and one
+ * in every filter's index (schema/0006-job-app.sql): whatever the filter,
+ * a page never sorts more than the jobs that match. Ties are broken by the
+ * other two keys, then the job's row, in the same direction. */
+typedef enum JobSort {
+        JOB_SORT_LAST_SEEN,
+        JOB_SORT_FIRST_SEEN,
+        JOB_SORT_CPU_SECONDS,
+        _JOB_SORT_MAX,
+} JobSort;
+
+const char *job_state_to_string(JobState s);
+int job_state_from_string(const char *s);
+const char *job_sort_to_string(JobSort s);
+int job_sort_from_string(const char *s);
+
 typedef struct JobFilter {
-        const char *user;    /* NULL: any */
-        const char *cluster; /* NULL: any */
-        int64_t since, until; /* jobs seen in [since, until] */
+        /* Each NULL: any; else an exact match. */
+        const char *user;
+        const char *cluster;
+        const char *account;
+        const char *partition;
+        const char *app;
+        const char *name;
+        JobState state;
+        int64_t since, until; /* jobs seen in [since, until]; INT64_MIN/MAX: open */
+        JobSort sort;
+        bool ascending;
         unsigned limit, offset;
+        bool count; /* fill JobList.total and total_exact */
         /* Who asks (store/identity.h): NULL sees every job; else only the
          * viewer's own jobs and those of the accounts in viewer_accounts
-         * (a JSON array of names, NULL for none). */
+         * (NULL-terminated, or NULL for none). */
         const char *viewer;
-        const char *viewer_accounts;
+        char *const *viewer_accounts;
 } JobFilter;
 
 typedef struct ObjectFilter {
