@@ -501,6 +501,7 @@ void api_objects(Server *s, Request *req, Reply *reply) {
         if (!o || !a ||
             json_add(o, "since", json_object_new_int64(l.since)) < 0 ||
             json_add(o, "until", json_object_new_int64(l.until)) < 0 ||
+            json_add(o, "grain", json_object_new_string(l.grain == 86400 ? "day" : "hour")) < 0 ||
             json_add(o, "kind", json_string_or_null(kind)) < 0 ||
             json_add(o, "total_samples", json_object_new_int64(l.total_samples)) < 0 ||
             json_add(o, "total_cpu_seconds", json_number(l.total_cpu_seconds, TIME_DECIMALS)) < 0) {

@@ -18,6 +18,9 @@
 #include "storage.h"
 
 #define BUCKET_SECONDS 3600
+#define DAY_SECONDS 86400
+/* /api/v1/objects over at least this long reads whole days (object_days) */
+#define OBJECT_DAYS_FROM (7 * DAY_SECONDS)
 /* Interned ids of objects, phases and tasks are cached across batches; a
  * site has a few thousand distinct ones, the bound only guards against a
  * node that sends a new path with every row. */
@@ -59,6 +62,7 @@ typedef enum Stmt {
         STMT_JOB_PHASE_UPSERT,
         STMT_JOB_NODE_UPSERT,
         STMT_OBJECT_HOUR_UPSERT,
+        STMT_OBJECT_DAY_UPSERT,
         STMT_MARKER_UPSERT,
         STMT_RANK_UPSERT,
         STMT_NODE_SUMS,
@@ -78,9 +82,9 @@ typedef enum Stmt {
         STMT_JOB_NOTES,
         STMT_JOB_MARKERS,
         STMT_JOB_RANKS,
-        STMT_OBJECTS,
-        STMT_OBJECTS_KIND,
-        STMT_OBJECTS_TOTAL,
+        STMT_OBJECT_HOURS,
+        STMT_OBJECT_DAYS,
+        STMT_OBJECT_NAME,
         STMT_NODES,
         STMT_CHECK,
         _STMT_MAX,
@@ -185,6 +189,11 @@ static const char *const stmt_sql[_STMT_MAX] = {
                 "ON CONFLICT (bucket, object_id) DO UPDATE SET "
                 ADD("object_hours", "samples") ", " ADD("object_hours", "cpu_seconds") " "
                 "WHERE " FITS("object_hours", "samples"),
+        [STMT_OBJECT_DAY_UPSERT] =
+                "INSERT INTO object_days (day, object_id, samples, cpu_seconds) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT (day, object_id) DO UPDATE SET "
+                ADD("object_days", "samples") ", " ADD("object_days", "cpu_seconds") " "
+                "WHERE " FITS("object_days", "samples"),
         [STMT_MARKER_UPSERT] =
                 "INSERT INTO job_markers (job_id, comm, phase, state, first_seen, last_seen, batches) "
                 "VALUES (?, ?, ?, ?, ?, ?, 1) "
@@ -256,18 +265,12 @@ static const char *const stmt_sql[_STMT_MAX] = {
                 "sum(r.comm_seconds), min(r.first_seen), max(r.last_seen) "
                 "FROM job_ranks r JOIN phases p ON p.id = r.phase_id WHERE r.job_id = ? "
                 "GROUP BY p.path, r.rank ORDER BY p.path, r.rank LIMIT ?",
-        [STMT_OBJECTS] =
-                "SELECT o.path, o.kind, sum(h.samples), sum(h.cpu_seconds) "
-                "FROM object_hours h JOIN objects o ON o.id = h.object_id "
-                "WHERE h.bucket >= ? AND h.bucket < ? "
-                "GROUP BY o.path, o.kind ORDER BY 3 DESC, 1 LIMIT ?",
-        [STMT_OBJECTS_KIND] =
-                "SELECT o.path, o.kind, sum(h.samples), sum(h.cpu_seconds) "
-                "FROM object_hours h JOIN objects o ON o.id = h.object_id "
-                "WHERE h.bucket >= ? AND h.bucket < ? AND o.kind = ? "
-                "GROUP BY o.path, o.kind ORDER BY 3 DESC, 1 LIMIT ?",
-        [STMT_OBJECTS_TOTAL] =
-                "SELECT sum(samples), sum(cpu_seconds) FROM object_hours WHERE bucket >= ? AND bucket < ?",
+        /* summed by list_objects, see there */
+        [STMT_OBJECT_HOURS] =
+                "SELECT object_id, samples, cpu_seconds FROM object_hours WHERE bucket >= ? AND bucket < ?",
+        [STMT_OBJECT_DAYS] =
+                "SELECT object_id, samples, cpu_seconds FROM object_days WHERE day >= ? AND day < ?",
+        [STMT_OBJECT_NAME] = "SELECT path, kind FROM objects WHERE id = ?",
         [STMT_NODES] =
                 "SELECT name, hostname, cluster, boot_id, cpus, last_seq, batches, samples, "
                 "samples_lost, first_seen, last_seen, last_push FROM nodes ORDER BY name",
@@ -1064,25 +1067,36 @@ static int update_apps(IngestCtx *x) {
         return 0;
 }
 
-static int write_object_hours(IngestCtx *x) {
-        for (size_t i = 0; i < x->object_hours.n; i++) {
-                const Acc *a = &x->object_hours.pool[i];
-                sqlite3_stmt *st;
-                int r;
+/* Site-wide time per object, in the batch's hour and in its day. */
+static int write_object_sums(IngestCtx *x) {
+        static const struct {
+                Stmt stmt;
+                int64_t seconds;
+                const char *name;
+        } grains[] = {
+                { STMT_OBJECT_HOUR_UPSERT, BUCKET_SECONDS, "hour" },
+                { STMT_OBJECT_DAY_UPSERT, DAY_SECONDS, "day" },
+        };
 
-                if ((r = conn_stmt(&x->s->writer, STMT_OBJECT_HOUR_UPSERT, &st)) < 0 ||
-                    (r = bind_int(st, 1, x->bucket)) < 0 ||
-                    (r = bind_int(st, 2, a->a)) < 0 ||
-                    (r = bind_int(st, 3, a->samples)) < 0 ||
-                    (r = bind_sum(st, 4, a->cpu_seconds)) < 0)
-                        return r;
-                r = step_sum(st);
-                if (r == -EOVERFLOW)
-                        return overflow(x, "rows", "adding this batch to the site-wide samples of an object "
-                                        "in that hour would overflow");
-                if (r < 0)
-                        return r;
-        }
+        for (size_t g = 0; g < ELEMENTSOF(grains); g++)
+                for (size_t i = 0; i < x->object_hours.n; i++) {
+                        const Acc *a = &x->object_hours.pool[i];
+                        sqlite3_stmt *st;
+                        int r;
+
+                        if ((r = conn_stmt(&x->s->writer, grains[g].stmt, &st)) < 0 ||
+                            (r = bind_int(st, 1, x->bucket - x->bucket % grains[g].seconds)) < 0 ||
+                            (r = bind_int(st, 2, a->a)) < 0 ||
+                            (r = bind_int(st, 3, a->samples)) < 0 ||
+                            (r = bind_sum(st, 4, a->cpu_seconds)) < 0)
+                                return r;
+                        r = step_sum(st);
+                        if (r == -EOVERFLOW)
+                                return overflow(x, "rows", "adding this batch to the site-wide samples of an "
+                                                "object in that %s would overflow", grains[g].name);
+                        if (r < 0)
+                                return r;
+                }
         return 0;
 }
 
@@ -1165,7 +1179,7 @@ static int ingest_locked(IngestCtx *x, int64_t now, IngestResult *ret) {
             (r = write_rollup(x, &x->job_objects, STMT_JOB_OBJECT_UPSERT, "object")) < 0 ||
             (r = write_rollup(x, &x->job_phases, STMT_JOB_PHASE_UPSERT, "phase")) < 0 ||
             (r = update_apps(x)) < 0 ||
-            (r = write_object_hours(x)) < 0 ||
+            (r = write_object_sums(x)) < 0 ||
             (r = ingest_markers(x)) < 0 ||
             (r = ingest_ranks(x)) < 0)
                 return r;
@@ -1932,58 +1946,153 @@ release:
         return 0;
 }
 
-static int sqlite_list_objects(Storage *base, const ObjectFilter *f, ObjectList *ret) {
-        SqliteStorage *s = (SqliteStorage *) base;
-        ObjectList ol = {};
+DEFINE_TRIVIAL_CLEANUP_FUNC(Hashmap *, hashmap_free);
+
+/* An object's sums over the range, while list_objects adds them up. */
+typedef struct ObjectSum {
+        int64_t id, samples;
+        double cpu_seconds;
+        char *path, *kind;
+} ObjectSum;
+
+static int by_name(const void *a, const void *b) {
+        const ObjectSum *x = a, *y = b;
+        int c = strcmp(x->path, y->path);
+
+        return c ? c : strcmp(x->kind, y->kind);
+}
+
+static int by_samples(const void *a, const void *b) {
+        const ObjectSum *x = a, *y = b;
+
+        if (x->samples != y->samples)
+                return x->samples < y->samples ? 1 : -1;
+        return by_name(a, b);
+}
+
+/* Reads the rows of the range (object, samples, CPU seconds) and sums them
+ * per object in v, and all of them in ol. */
+static int sum_objects(Conn *c, const ObjectList *range, ObjectSum **v, size_t *n, ObjectList *ol) {
+        _cleanup_(hashmap_freep) Hashmap *index = hashmap_new(&uint64_hash_ops);
         size_t alloc = 0;
         sqlite3_stmt *st;
-        Conn *c;
-        int r, rc, i = 1;
+        int r, rc;
 
-        /* Whole hours: the rollup has no finer grain. */
-        ol.since = f->since - ((f->since % BUCKET_SECONDS) + BUCKET_SECONDS) % BUCKET_SECONDS;
+        if (!index)
+                return -ENOMEM;
+        r = conn_stmt(c, range->grain == DAY_SECONDS ? STMT_OBJECT_DAYS : STMT_OBJECT_HOURS, &st);
+        if (r < 0 || (r = bind_int(st, 1, range->since)) < 0 || (r = bind_int(st, 2, range->until)) < 0)
+                return r;
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+                int64_t id = sqlite3_column_int64(st, 0), samples = sqlite3_column_int64(st, 1);
+                double cpu = sqlite3_column_double(st, 2);
+                void *p = hashmap_get(index, INT_TO_KEY(id));
+                ObjectSum *x;
+
+                if (p)
+                        x = &(*v)[(uintptr_t) p - 1];
+                else {
+                        if ((r = grow((void **) v, *n, &alloc, sizeof(ObjectSum))) < 0 ||
+                            (r = hashmap_put(index, INT_TO_KEY(id), (void *) (uintptr_t) (*n + 1))) < 0)
+                                return r;
+                        x = &(*v)[(*n)++];
+                        x->id = id;
+                }
+                /* each stored sum is within int64, a range of them need not be */
+                x->samples = __builtin_add_overflow(x->samples, samples, &x->samples) ? INT64_MAX : x->samples;
+                x->cpu_seconds += cpu;
+                ol->total_samples = __builtin_add_overflow(ol->total_samples, samples, &ol->total_samples)
+                                            ? INT64_MAX : ol->total_samples;
+                ol->total_cpu_seconds += cpu;
+        }
+        return rc == SQLITE_DONE ? 0 : sqlite_errno(rc);
+}
+
+/* Site-wide time per object: the sums of the range are added up here, not
+ * by SQL, whose GROUP BY sorts every row first; then named, merged over
+ * build ids (same path and kind), and the largest kept. Ranges of a week or
+ * more read whole days, shorter ones whole hours. */
+static int sqlite_list_objects(Storage *base, const ObjectFilter *f, ObjectList *ret) {
+        SqliteStorage *s = (SqliteStorage *) base;
+        const char *kind = f->kind >= 0 ? code_kind_to_string(f->kind) : NULL;
+        ObjectSum *v = NULL;
+        ObjectList ol = {};
+        size_t n = 0, m = 0;
+        sqlite3_stmt *st;
+        Conn *c;
+        int r, rc;
+
+        ol.grain = f->until - f->since >= OBJECT_DAYS_FROM ? DAY_SECONDS : BUCKET_SECONDS;
+        /* whole hours or days: the rollups have no finer grain */
+        ol.since = f->since - ((f->since % ol.grain) + ol.grain) % ol.grain;
         ol.until = f->until;
 
         reader_acquire(s, &c);
-        r = conn_stmt(c, STMT_OBJECTS_TOTAL, &st);
-        if (r < 0 || (r = bind_int(st, 1, ol.since)) < 0 || (r = bind_int(st, 2, ol.until)) < 0)
+        /* one read transaction, not one per name looked up */
+        r = conn_exec(c, "BEGIN");
+        if (r >= 0)
+                r = sum_objects(c, &ol, &v, &n, &ol);
+        for (size_t i = 0; r >= 0 && i < n; i++) {
+                if ((r = conn_stmt(c, STMT_OBJECT_NAME, &st)) < 0 || (r = bind_int(st, 1, v[i].id)) < 0)
+                        break;
+                rc = sqlite3_step(st);
+                if (rc != SQLITE_ROW) {
+                        r = rc == SQLITE_DONE ? -ENOENT : sqlite_errno(rc);
+                        break;
+                }
+                v[i].path = column_strdup(st, 0, &r);
+                v[i].kind = column_strdup(st, 1, &r);
+                sqlite3_reset(st);
+        }
+        reader_release_stmts(c);
+        (void) conn_exec(c, "COMMIT");
+        reader_release(s, c);
+        if (r < 0)
                 goto finish;
-        rc = sqlite3_step(st);
-        if (rc != SQLITE_ROW) {
-                r = sqlite_errno(rc);
+
+        /* the kind asked for, each path once */
+        qsort(v, n, sizeof(*v), by_name);
+        for (size_t i = 0; i < n; i++) {
+                if (kind && !streq(v[i].kind, kind))
+                        continue;
+                if (m > 0 && by_name(&v[m - 1], &v[i]) == 0) {
+                        if (__builtin_add_overflow(v[m - 1].samples, v[i].samples, &v[m - 1].samples))
+                                v[m - 1].samples = INT64_MAX;
+                        v[m - 1].cpu_seconds += v[i].cpu_seconds;
+                        continue;
+                }
+                if (m != i) {
+                        ObjectSum t = v[m];
+
+                        v[m] = v[i];
+                        v[i] = t;
+                }
+                m++;
+        }
+        qsort(v, m, sizeof(*v), by_samples);
+
+        ol.objects.items = calloc(MIN(m, (size_t) f->limit) ?: 1, sizeof(Share));
+        if (!ol.objects.items) {
+                r = -ENOMEM;
                 goto finish;
         }
-        ol.total_samples = sqlite3_column_int64(st, 0);
-        ol.total_cpu_seconds = sqlite3_column_double(st, 1);
+        for (size_t i = 0; i < m && i < f->limit; i++) {
+                Share *x = &ol.objects.items[ol.objects.n++];
 
-        r = conn_stmt(c, f->kind >= 0 ? STMT_OBJECTS_KIND : STMT_OBJECTS, &st);
-        if (r < 0 ||
-            (r = bind_int(st, i++, ol.since)) < 0 ||
-            (r = bind_int(st, i++, ol.until)) < 0 ||
-            (f->kind >= 0 && (r = bind_text(st, i++, code_kind_to_string(f->kind))) < 0) ||
-            (r = bind_int(st, i++, f->limit)) < 0)
-                goto finish;
-        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-                Share *x;
-
-                r = grow((void **) &ol.objects.items, ol.objects.n, &alloc, sizeof(Share));
-                if (r < 0)
-                        goto finish;
-                x = &ol.objects.items[ol.objects.n++];
-                x->name = column_strdup(st, 0, &r);
-                x->kind = column_strdup(st, 1, &r);
-                x->samples = sqlite3_column_int64(st, 2);
-                x->cpu_seconds = sqlite3_column_double(st, 3);
+                x->name = TAKE_PTR(v[i].path);
+                x->kind = TAKE_PTR(v[i].kind);
+                x->samples = v[i].samples;
+                x->cpu_seconds = v[i].cpu_seconds;
                 x->cpu_time_ns = x->cycles = x->instructions = STORAGE_NULL;
                 x->first_seen = x->last_seen = NAN;
-                if (r < 0)
-                        goto finish;
         }
-        if (rc != SQLITE_DONE)
-                r = sqlite_errno(rc);
 
 finish:
-        reader_release(s, c);
+        for (size_t i = 0; i < n; i++) {
+                free(v[i].path);
+                free(v[i].kind);
+        }
+        free(v);
         if (r < 0) {
                 object_list_free(&ol);
                 return r;

@@ -170,7 +170,8 @@ typedef struct ObjectList {
         ShareList objects;
         int64_t total_samples; /* all samples in the range, every kind */
         double total_cpu_seconds;
-        int64_t since, until;  /* the range actually covered (whole hours) */
+        int64_t since, until;  /* the range actually covered: since rounded down to grain */
+        int64_t grain;         /* seconds: 3600 (whole hours) or 86400 (whole days, for a week or more) */
 } ObjectList;
 
 typedef struct NodeInfo {

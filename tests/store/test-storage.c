@@ -310,7 +310,7 @@ static double table_sums(const char *sql) {
         "(SELECT total(samples) + total(cycles) FROM job_objects) + "                             \
         "(SELECT total(samples) + total(cycles) FROM job_phases) + "                              \
         "(SELECT total(samples) FROM job_nodes) + (SELECT total(samples) FROM object_hours) + "  \
-        "(SELECT count(*) FROM batches)"
+        "(SELECT total(samples) FROM object_days) + (SELECT count(*) FROM batches)"
 
 /* The storage layer guards every stored sum itself, whatever the parser let
  * through: batches are built in range, then pushed past it by hand. Each sum
@@ -366,6 +366,35 @@ TEST(stored_sums_overflow) {
                                 sqlite3_close(d);
                         }
                 }
+        s->ops->close(s);
+}
+
+/* An object's day holds its hours: two batches in two hours of one day from
+ * two nodes fit every sum but the day's, and the second is refused whole. */
+TEST(day_sums_overflow) {
+        static const char row[] = "{\"job\":null,\"object\":\"/bin/d\",\"kind\":\"exe\",\"samples\":1}";
+        /* 00:00 UTC of a day, then 05:00 */
+        double day = 1795478400;
+        Batch *b1 = make_batch("d1", 1, day, row, ""), *b2 = make_batch("d2", 1, day + 5 * 3600, row, "");
+        Storage *s = open_db(NULL);
+        int64_t half = INT64_MAX / 2 + 1;
+        IngestResult res;
+        BatchError err = {};
+        double before;
+
+        for (Batch *b = b1; b; b = b == b1 ? b2 : NULL) {
+                b->rows[0].samples = half;
+                b->total_samples = half;
+                b->total_cpu_seconds = (double) half / b->frequency_hz;
+        }
+        ASSERT_OK(s->ops->ingest(s, b1, 1795550500, &res, &err));
+        before = table_sums(SUMS_SQL);
+        ASSERT_ERROR(s->ops->ingest(s, b2, 1795550500, &res, &err), EOVERFLOW);
+        if (!strstr(err.message, "in that day would overflow") || !streq(err.field, "rows"))
+                test_fail("%s: %s", err.field, err.message);
+        ASSERT_TRUE(table_sums(SUMS_SQL) == before);
+        batch_free(b1);
+        batch_free(b2);
         s->ops->close(s);
 }
 
@@ -425,6 +454,7 @@ int main(void) {
         RUN(concurrent_retries);
         RUN(migrations_once);
         RUN(stored_sums_overflow);
+        RUN(day_sums_overflow);
         RUN(metadata_first_claim);
 
         unlink(db);
