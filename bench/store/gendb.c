@@ -114,8 +114,9 @@ static void exec(sqlite3 *db, const char *sql) {
                 die(db, sql);
 }
 
-/* Site-wide samples per hour and object (object_hours) over the year: in
- * each hour a third of the executables and half of the libraries ran. */
+/* Site-wide samples per hour and object (object_hours, and object_days
+ * from them) over the year: in each hour a third of the executables and
+ * half of the libraries ran. */
 static uint64_t object_hours(sqlite3 *db, double base, double now) {
         sqlite3_stmt *st = prepare(db, "INSERT INTO object_hours (bucket, object_id, samples, cpu_seconds) "
                                        "VALUES (?, ?, ?, ?)");
@@ -137,6 +138,10 @@ static uint64_t object_hours(sqlite3 *db, double base, double now) {
                         rows++;
                 }
         sqlite3_finalize(st);
+        /* the days, as ingest keeps them beside the hours */
+        exec(db, "INSERT INTO object_days (day, object_id, samples, cpu_seconds) "
+                 "SELECT bucket - bucket % 86400, object_id, sum(samples), sum(cpu_seconds) "
+                 "FROM object_hours GROUP BY 1, 2");
         return rows;
 }
 
