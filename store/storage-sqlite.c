@@ -85,6 +85,7 @@ typedef enum Stmt {
         STMT_OBJECT_HOURS,
         STMT_OBJECT_DAYS,
         STMT_OBJECT_NAME,
+        STMT_NODE_NAME,
         STMT_NODES,
         STMT_CHECK,
         _STMT_MAX,
@@ -270,7 +271,8 @@ static const char *const stmt_sql[_STMT_MAX] = {
                 "SELECT object_id, samples, cpu_seconds FROM object_hours WHERE bucket >= ? AND bucket < ?",
         [STMT_OBJECT_DAYS] =
                 "SELECT object_id, samples, cpu_seconds FROM object_days WHERE day >= ? AND day < ?",
-        [STMT_OBJECT_NAME] = "SELECT path, kind FROM objects WHERE id = ?",
+        [STMT_OBJECT_NAME] = "SELECT path, kind, build_id FROM objects WHERE id = ?",
+        [STMT_NODE_NAME] = "SELECT name, installed FROM nodes WHERE id = ?",
         [STMT_NODES] =
                 "SELECT name, hostname, cluster, boot_id, cpus, last_seq, batches, samples, "
                 "samples_lost, first_seen, last_seen, last_push FROM nodes ORDER BY name",
@@ -1725,11 +1727,60 @@ release:
 
 /* Reads a breakdown: columns name, [kind, build_id,] samples, cpu_seconds,
  * cpu_time_ns, cycles, instructions (with_kind) or name, samples, ... */
+/* A line of a breakdown from columns at col: name, [kind, build_id,]
+ * samples, cpu_seconds, cpu_time_ns, cycles, instructions. */
+static int read_share_row(sqlite3_stmt *st, int col, bool with_kind, Share *x) {
+        int r = 0, k = col + (with_kind ? 3 : 1);
+
+        x->name = column_strdup(st, col, &r);
+        if (with_kind) {
+                x->kind = column_strdup(st, col + 1, &r);
+                x->build_id = sqlite3_column_bytes(st, col + 2) > 0 ? column_strdup(st, col + 2, &r) : NULL;
+        }
+        x->samples = sqlite3_column_int64(st, k);
+        x->cpu_seconds = sqlite3_column_double(st, k + 1);
+        x->cpu_time_ns = column_nullable_int(st, k + 2);
+        x->cycles = column_nullable_int(st, k + 3);
+        x->instructions = column_nullable_int(st, k + 4);
+        x->first_seen = x->last_seen = NAN;
+        return r;
+}
+
+/* A job's node from columns at col: name, samples, first_seen, last_seen,
+ * cpu_seconds, cpus_alloc, installed. */
+static int read_node_row(sqlite3_stmt *st, int col, Share *x) {
+        int r = 0;
+
+        x->name = column_strdup(st, col, &r);
+        x->samples = sqlite3_column_int64(st, col + 1);
+        x->first_seen = sqlite3_column_double(st, col + 2);
+        x->last_seen = sqlite3_column_double(st, col + 3);
+        x->cpu_seconds = sqlite3_column_double(st, col + 4);
+        x->cpus_alloc = column_nullable_int(st, col + 5);
+        x->installed = column_strdup(st, col + 6, &r);
+        x->cpu_time_ns = x->cycles = x->instructions = STORAGE_NULL;
+        return r;
+}
+
+/* A switched-off marker from columns at col: comm, phase, state,
+ * first_seen, last_seen, batches. */
+static int read_marker_row(sqlite3_stmt *st, int col, Marker *m) {
+        int r = 0;
+
+        m->comm = column_strdup(st, col, &r);
+        m->phase = column_strdup(st, col + 1, &r);
+        m->state = column_strdup(st, col + 2, &r);
+        m->first_seen = sqlite3_column_double(st, col + 3);
+        m->last_seen = sqlite3_column_double(st, col + 4);
+        m->batches = sqlite3_column_int64(st, col + 5);
+        return r;
+}
+
 static int read_shares(Conn *c, Stmt id, int64_t job_id, int64_t limit, bool with_kind, ShareList *ret) {
         ShareList l = {};
         size_t alloc = 0;
         sqlite3_stmt *st;
-        int r, rc, k = with_kind ? 3 : 1;
+        int r, rc;
 
         r = conn_stmt(c, id, &st);
         if (r < 0)
@@ -1737,23 +1788,10 @@ static int read_shares(Conn *c, Stmt id, int64_t job_id, int64_t limit, bool wit
         if ((r = bind_int(st, 1, job_id)) < 0 || (limit > 0 && (r = bind_int(st, 2, limit)) < 0))
                 return r;
         while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-                Share *x;
-
                 r = grow((void **) &l.items, l.n, &alloc, sizeof(Share));
                 if (r < 0)
                         break;
-                x = &l.items[l.n++];
-                x->name = column_strdup(st, 0, &r);
-                if (with_kind) {
-                        x->kind = column_strdup(st, 1, &r);
-                        x->build_id = sqlite3_column_bytes(st, 2) > 0 ? column_strdup(st, 2, &r) : NULL;
-                }
-                x->samples = sqlite3_column_int64(st, k);
-                x->cpu_seconds = sqlite3_column_double(st, k + 1);
-                x->cpu_time_ns = column_nullable_int(st, k + 2);
-                x->cycles = column_nullable_int(st, k + 3);
-                x->instructions = column_nullable_int(st, k + 4);
-                x->first_seen = x->last_seen = NAN;
+                r = read_share_row(st, 0, with_kind, &l.items[l.n++]);
                 if (r < 0)
                         break;
         }
@@ -1777,21 +1815,10 @@ static int read_nodes(Conn *c, int64_t job_id, ShareList *ret) {
         if (r < 0 || (r = bind_int(st, 1, job_id)) < 0)
                 return r;
         while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-                Share *x;
-
                 r = grow((void **) &l.items, l.n, &alloc, sizeof(Share));
                 if (r < 0)
                         break;
-                x = &l.items[l.n++];
-                x->name = column_strdup(st, 0, &r);
-                x->samples = sqlite3_column_int64(st, 1);
-                x->first_seen = sqlite3_column_double(st, 2);
-                x->last_seen = sqlite3_column_double(st, 3);
-                x->cpu_seconds = sqlite3_column_double(st, 4);
-                x->cpus_alloc = column_nullable_int(st, 5);
-                if (sqlite3_column_type(st, 6) != SQLITE_NULL && r >= 0)
-                        x->installed = column_strdup(st, 6, &r);
-                x->cpu_time_ns = x->cycles = x->instructions = STORAGE_NULL;
+                r = read_node_row(st, 0, &l.items[l.n++]);
                 if (r < 0)
                         break;
         }
@@ -1834,18 +1861,10 @@ static int read_markers(Conn *c, int64_t job_id, JobSummary *js) {
         if (r < 0 || (r = bind_int(st, 1, job_id)) < 0)
                 return r;
         while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-                Marker *m;
-
                 r = grow((void **) &js->markers, js->n_markers, &alloc, sizeof(Marker));
                 if (r < 0)
                         return r;
-                m = &js->markers[js->n_markers++];
-                m->comm = column_strdup(st, 0, &r);
-                m->phase = column_strdup(st, 1, &r);
-                m->state = column_strdup(st, 2, &r);
-                m->first_seen = sqlite3_column_double(st, 3);
-                m->last_seen = sqlite3_column_double(st, 4);
-                m->batches = sqlite3_column_int64(st, 5);
+                r = read_marker_row(st, 0, &js->markers[js->n_markers++]);
                 if (r < 0)
                         return r;
         }
@@ -1947,6 +1966,310 @@ release:
 }
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(Hashmap *, hashmap_free);
+
+/* ---- summaries of many jobs, for the findings ----
+ *
+ * A few reads for a whole page of jobs: the page's ids are walked again by
+ * each part (from the same index, in the same transaction), and the parts
+ * carry object and node ids only: their names are looked up once per
+ * distinct id (thousands, against tens of thousands of rows), and the
+ * summaries point to them (JobSummaryList.strings). */
+
+static const char *const summary_parts[] = {
+        "SELECT jo.job_id, jo.object_id, jo.samples, jo.cpu_seconds, jo.cpu_time_ns, jo.cycles, jo.instructions "
+        "FROM page JOIN job_objects jo ON jo.job_id = page.id",
+        "SELECT jn.job_id, jn.node_id, jn.samples, jn.first_seen, jn.last_seen, jn.cpu_seconds, jn.cpus_alloc "
+        "FROM page JOIN job_nodes jn ON jn.job_id = page.id",
+        "SELECT m.job_id, m.comm, m.phase, m.state, m.first_seen, m.last_seen, m.batches "
+        "FROM page JOIN job_markers m ON m.job_id = page.id",
+};
+enum { PART_OBJECTS, PART_NODES, PART_MARKERS, _PART_MAX };
+
+/* An object's (path, kind, build_id) or a node's (name, installed, -). */
+typedef struct Names {
+        char *s[3];
+} Names;
+
+typedef struct SummaryRead {
+        Conn *c;
+        JobSummaryList *l;
+        Hashmap *jobs;          /* job row id → index + 1 */
+        Hashmap *names[2];      /* object id, node id → Names */
+        size_t (*alloc)[_PART_MAX];
+        size_t alloc_strings;
+} SummaryRead;
+
+static int keep_string(SummaryRead *x, sqlite3_stmt *st, int col, char **ret) {
+        JobSummaryList *l = x->l;
+        int r = 0;
+
+        *ret = column_strdup(st, col, &r);
+        if (r < 0 || !*ret)
+                return r;
+        r = grow((void **) &l->strings, l->n_strings, &x->alloc_strings, sizeof(char *));
+        if (r < 0) {
+                free(*ret);
+                return r;
+        }
+        l->strings[l->n_strings++] = *ret;
+        return 0;
+}
+
+/* The names of object or node id, looked up on first use. */
+static int summary_names(SummaryRead *x, int which, int64_t id, const Names **ret) {
+        Names *n = hashmap_get(x->names[which], INT_TO_KEY(id));
+        sqlite3_stmt *st;
+        int r, rc;
+
+        if (n) {
+                *ret = n;
+                return 0;
+        }
+        if ((r = conn_stmt(x->c, which == PART_OBJECTS ? STMT_OBJECT_NAME : STMT_NODE_NAME, &st)) < 0 ||
+            (r = bind_int(st, 1, id)) < 0)
+                return r;
+        rc = sqlite3_step(st);
+        if (rc != SQLITE_ROW)
+                return rc == SQLITE_DONE ? -ENOENT : sqlite_errno(rc);
+        n = calloc(1, sizeof(Names));
+        if (!n)
+                return -ENOMEM;
+        r = hashmap_put(x->names[which], INT_TO_KEY(id), n);
+        if (r < 0) {
+                free(n);
+                return r;
+        }
+        for (int i = 0; r >= 0 && i < (which == PART_OBJECTS ? 3 : 2); i++)
+                r = keep_string(x, st, i, &n->s[i]);
+        sqlite3_reset(st);
+        *ret = n;
+        return r;
+}
+
+static int read_summary_row(SummaryRead *x, sqlite3_stmt *st, int part, JobSummary *js, size_t *alloc) {
+        const Names *n;
+        int r;
+
+        switch (part) {
+        case PART_OBJECTS: {
+                Share *o;
+
+                if ((r = summary_names(x, PART_OBJECTS, sqlite3_column_int64(st, 1), &n)) < 0 ||
+                    (r = grow((void **) &js->objects.items, js->objects.n, alloc, sizeof(Share))) < 0)
+                        return r;
+                o = &js->objects.items[js->objects.n++];
+                *o = (Share) {
+                        .name = n->s[0], .kind = n->s[1], .build_id = n->s[2] && *n->s[2] ? n->s[2] : NULL,
+                        .samples = sqlite3_column_int64(st, 2),
+                        .cpu_seconds = sqlite3_column_double(st, 3),
+                        .cpu_time_ns = column_nullable_int(st, 4),
+                        .cycles = column_nullable_int(st, 5),
+                        .instructions = column_nullable_int(st, 6),
+                        .first_seen = NAN, .last_seen = NAN,
+                };
+                return 0;
+        }
+        case PART_NODES:
+                if ((r = summary_names(x, PART_NODES, sqlite3_column_int64(st, 1), &n)) < 0 ||
+                    (r = grow((void **) &js->nodes.items, js->nodes.n, alloc, sizeof(Share))) < 0)
+                        return r;
+                js->nodes.items[js->nodes.n++] = (Share) {
+                        .name = n->s[0], .installed = n->s[1],
+                        .samples = sqlite3_column_int64(st, 2),
+                        .first_seen = sqlite3_column_double(st, 3),
+                        .last_seen = sqlite3_column_double(st, 4),
+                        .cpu_seconds = sqlite3_column_double(st, 5),
+                        .cpus_alloc = column_nullable_int(st, 6),
+                        .cpu_time_ns = STORAGE_NULL, .cycles = STORAGE_NULL, .instructions = STORAGE_NULL,
+                };
+                return 0;
+        default:
+                r = grow((void **) &js->markers, js->n_markers, alloc, sizeof(Marker));
+                if (r < 0)
+                        return r;
+                return read_marker_row(st, 1, &js->markers[js->n_markers++]);
+        }
+}
+
+static int read_summary_part(SummaryRead *x, const JobQuery *q, const JobFilter *f, int part) {
+        const int64_t page[2] = { (int64_t) f->limit + 1, f->offset };
+        _cleanup_free_ char *sql = NULL;
+        size_t size;
+        sqlite3_stmt *st;
+        FILE *out;
+        int r = 0, rc = SQLITE_DONE;
+
+        out = open_memstream(&sql, &size);
+        if (!out)
+                return -ENOMEM;
+        fputs("WITH page AS MATERIALIZED (", out);
+        job_query_page(q, f, out);
+        fprintf(out, ") %s", summary_parts[part]);
+        if (fclose(out) != 0)
+                return -ENOMEM;
+        r = job_query_prepare(x->c, q, sql, page, ELEMENTSOF(page), &st);
+        if (r < 0)
+                return r;
+        while (r >= 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+                void *p = hashmap_get(x->jobs, INT_TO_KEY(sqlite3_column_int64(st, 0)));
+                size_t i = (uintptr_t) p;
+
+                if (p) /* else the one past the limit */
+                        r = read_summary_row(x, st, part, &x->l->items[i - 1], &x->alloc[i - 1][part]);
+        }
+        if (r >= 0 && rc != SQLITE_DONE)
+                r = sqlite_errno(rc);
+        sqlite3_finalize(st);
+        return r;
+}
+
+static int64_t sum_nullable(int64_t sum, int64_t v) {
+        if (v == STORAGE_NULL)
+                return sum;
+        if (sum == STORAGE_NULL)
+                return v;
+        return __builtin_add_overflow(sum, v, &sum) ? INT64_MAX : sum;
+}
+
+static int by_samples_then_name(const void *a, const void *b) {
+        const Share *x = a, *y = b;
+
+        if (x->samples != y->samples)
+                return x->samples < y->samples ? 1 : -1;
+        return strcmp(x->name, y->name);
+}
+
+static int by_share_name(const void *a, const void *b) {
+        return strcmp(((const Share *) a)->name, ((const Share *) b)->name);
+}
+
+static int by_marker(const void *a, const void *b) {
+        const Marker *x = a, *y = b;
+        int c = strcmp(x->phase, y->phase);
+
+        if (c == 0)
+                c = strcmp(x->comm, y->comm);
+        return c ? c : strcmp(x->state, y->state);
+}
+
+/* Puts a summary read in parts into the order and shape get_job gives:
+ * objects by samples (the first JOB_SUMMARY_MAX_OBJECTS), their kinds
+ * summed over all of them, nodes by name, markers by phase. */
+static int finish_summary(JobSummary *js) {
+        size_t alloc = 0;
+        int r;
+
+        qsort(js->objects.items, js->objects.n, sizeof(Share), by_samples_then_name);
+        for (size_t i = 0; i < js->objects.n; i++) {
+                const Share *o = &js->objects.items[i];
+                Share *k = NULL;
+
+                for (size_t j = 0; j < js->kinds.n && !k; j++)
+                        if (streq(js->kinds.items[j].name, o->kind))
+                                k = &js->kinds.items[j];
+                if (!k) {
+                        r = grow((void **) &js->kinds.items, js->kinds.n, &alloc, sizeof(Share));
+                        if (r < 0)
+                                return r;
+                        k = &js->kinds.items[js->kinds.n++];
+                        *k = (Share) { .name = o->kind, .cpu_time_ns = STORAGE_NULL, .cycles = STORAGE_NULL,
+                                       .instructions = STORAGE_NULL, .first_seen = NAN, .last_seen = NAN };
+                }
+                k->samples = sum_nullable(k->samples, o->samples);
+                k->cpu_seconds += o->cpu_seconds;
+                k->cpu_time_ns = sum_nullable(k->cpu_time_ns, o->cpu_time_ns);
+                k->cycles = sum_nullable(k->cycles, o->cycles);
+                k->instructions = sum_nullable(k->instructions, o->instructions);
+        }
+        qsort(js->kinds.items, js->kinds.n, sizeof(Share), by_samples_then_name);
+        if (js->objects.n > JOB_SUMMARY_MAX_OBJECTS) {
+                js->objects.n = JOB_SUMMARY_MAX_OBJECTS;
+                js->objects_truncated = true;
+        }
+        qsort(js->nodes.items, js->nodes.n, sizeof(Share), by_share_name);
+        qsort(js->markers, js->n_markers, sizeof(Marker), by_marker);
+        return 0;
+}
+
+static void names_free(Hashmap *h) {
+        Names *n;
+        size_t i;
+
+        HASHMAP_FOREACH(n, h, i)
+                free(n);
+        hashmap_free(h);
+}
+
+static int sqlite_list_job_summaries(Storage *base, const JobFilter *f, JobSummaryList *ret) {
+        SqliteStorage *s = (SqliteStorage *) base;
+        const int64_t page[2] = { (int64_t) f->limit + 1, f->offset };
+        _cleanup_(job_query_done) JobQuery q = {};
+        _cleanup_free_ char *sql = NULL;
+        JobSummaryList l = {};
+        SummaryRead x = { .l = &l };
+        sqlite3_stmt *st = NULL;
+        size_t n_alloc = 0;
+        int r, rc = SQLITE_DONE;
+
+        if (f->sort < 0 || f->sort >= _JOB_SORT_MAX)
+                return -EINVAL;
+        if ((r = job_query_init(&q, f)) < 0 ||
+            (r = job_query_sql(&q, f, job_query_list, &sql)) < 0)
+                return r;
+        x.jobs = hashmap_new(&uint64_hash_ops);
+        x.names[0] = hashmap_new(&uint64_hash_ops);
+        x.names[1] = hashmap_new(&uint64_hash_ops);
+        if (!x.jobs || !x.names[0] || !x.names[1]) {
+                r = -ENOMEM;
+                goto free;
+        }
+
+        reader_acquire(s, &x.c);
+        /* one read transaction: the parts of each summary add up */
+        r = conn_exec(x.c, "BEGIN");
+        if (r < 0)
+                goto release;
+        r = job_query_prepare(x.c, &q, sql, page, ELEMENTSOF(page), &st);
+        while (r >= 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+                int64_t id;
+
+                if (l.n == f->limit) {
+                        l.more = true;
+                        break;
+                }
+                if ((r = grow((void **) &l.items, l.n, &n_alloc, sizeof(JobSummary))) < 0 ||
+                    (r = read_job_info(st, &l.items[l.n++].info, &id)) < 0 ||
+                    (r = hashmap_put(x.jobs, INT_TO_KEY(id), (void *) (uintptr_t) l.n)) < 0)
+                        break;
+        }
+        if (r >= 0 && rc != SQLITE_ROW && rc != SQLITE_DONE)
+                r = sqlite_errno(rc);
+        sqlite3_finalize(st);
+        if (r >= 0 && l.n > 0) {
+                x.alloc = calloc(l.n, sizeof(*x.alloc));
+                if (!x.alloc)
+                        r = -ENOMEM;
+        }
+        for (int part = 0; r >= 0 && l.n > 0 && part < _PART_MAX; part++)
+                r = read_summary_part(&x, &q, f, part);
+        reader_release_stmts(x.c);
+        (void) conn_exec(x.c, "COMMIT");
+release:
+        reader_release(s, x.c);
+        for (size_t i = 0; r >= 0 && i < l.n; i++)
+                r = finish_summary(&l.items[i]);
+free:
+        free(x.alloc);
+        hashmap_free(x.jobs);
+        names_free(x.names[0]);
+        names_free(x.names[1]);
+        if (r < 0) {
+                job_summary_list_free(&l);
+                return r;
+        }
+        *ret = l;
+        return 0;
+}
 
 /* An object's sums over the range, while list_objects adds them up. */
 typedef struct ObjectSum {
@@ -2346,6 +2669,7 @@ const StorageOps storage_sqlite_ops = {
         .ingest = sqlite_ingest,
         .list_jobs = sqlite_list_jobs,
         .get_job = sqlite_get_job,
+        .list_job_summaries = sqlite_list_job_summaries,
         .list_objects = sqlite_list_objects,
         .list_nodes = sqlite_list_nodes,
         .stats = sqlite_stats,

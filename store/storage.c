@@ -106,6 +106,24 @@ void job_summary_free(JobSummary *s) {
         *s = (JobSummary) {};
 }
 
+void job_summary_list_free(JobSummaryList *l) {
+        for (size_t i = 0; i < l->n; i++) {
+                JobSummary *s = &l->items[i];
+
+                /* the shares' strings are the list's */
+                free(s->kinds.items);
+                free(s->objects.items);
+                free(s->nodes.items);
+                s->kinds = s->objects = s->nodes = (ShareList) {};
+                job_summary_free(s);
+        }
+        free(l->items);
+        for (size_t i = 0; i < l->n_strings; i++)
+                free(l->strings[i]);
+        free(l->strings);
+        *l = (JobSummaryList) {};
+}
+
 void object_list_free(ObjectList *l) {
         share_list_free(&l->objects);
         *l = (ObjectList) {};

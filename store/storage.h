@@ -139,6 +139,17 @@ int job_state_from_string(const char *s);
 const char *job_sort_to_string(JobSort s);
 int job_sort_from_string(const char *s);
 
+/* Summaries of many jobs (list_job_summaries). Their objects', kinds' and
+ * nodes' strings point into strings, which the list owns: free it whole
+ * with job_summary_list_free, never an item with job_summary_free. */
+typedef struct JobSummaryList {
+        JobSummary *items;
+        size_t n;
+        bool more; /* there are jobs beyond limit */
+        char **strings;
+        size_t n_strings;
+} JobSummaryList;
+
 typedef struct JobFilter {
         /* Each NULL: any; else an exact match. */
         const char *user;
@@ -216,6 +227,12 @@ typedef struct StorageOps {
         /* -ENOENT: no such job; -ENOTUNIQ: the id exists on several clusters
          * and cluster is NULL. */
         int (*get_job)(Storage *s, const char *job, const char *cluster, JobSummary *ret);
+        /* The summaries of a page of the job list (f as for list_jobs; no
+         * count), for rules that judge many jobs at once (the findings):
+         * each with its info, kinds, objects, nodes and markers as get_job
+         * gives them, without phases, notes and ranks. A few reads for the
+         * whole page, in one transaction, not a few per job. */
+        int (*list_job_summaries)(Storage *s, const JobFilter *f, JobSummaryList *ret);
         int (*list_objects)(Storage *s, const ObjectFilter *f, ObjectList *ret);
         int (*list_nodes)(Storage *s, NodeList *ret);
         int (*stats)(Storage *s, StorageStats *ret);
@@ -236,5 +253,6 @@ void share_list_free(ShareList *l);
 void stored_job_free(StoredJob *j);
 void job_list_free(JobList *l);
 void job_summary_free(JobSummary *s);
+void job_summary_list_free(JobSummaryList *l);
 void object_list_free(ObjectList *l);
 void node_list_free(NodeList *l);

@@ -369,6 +369,88 @@ TEST(stored_sums_overflow) {
         s->ops->close(s);
 }
 
+static bool same_str(const char *a, const char *b) {
+        return a == b || (a && b && streq(a, b));
+}
+
+static void assert_same_shares(const ShareList *a, const ShareList *b, const char *what) {
+        if (a->n != b->n)
+                test_fail("%s: %zu and %zu entries", what, a->n, b->n);
+        for (size_t i = 0; i < a->n; i++) {
+                const Share *x = &a->items[i], *y = &b->items[i];
+
+                if (!same_str(x->name, y->name) || !same_str(x->kind, y->kind) ||
+                    !same_str(x->build_id, y->build_id) || !same_str(x->installed, y->installed) ||
+                    x->samples != y->samples || x->cpu_seconds != y->cpu_seconds ||
+                    x->cpu_time_ns != y->cpu_time_ns || x->cycles != y->cycles ||
+                    x->instructions != y->instructions || x->cpus_alloc != y->cpus_alloc ||
+                    !(x->first_seen == y->first_seen || (isnan(x->first_seen) && isnan(y->first_seen))) ||
+                    !(x->last_seen == y->last_seen || (isnan(x->last_seen) && isnan(y->last_seen))))
+                        test_fail("%s[%zu]: %s and %s differ", what, i, x->name, y->name);
+        }
+}
+
+/* The summaries the findings read for many jobs at once are those get_job
+ * gives one by one (without phases, notes and ranks), for jobs of several
+ * objects, nodes, counters known and not, and markers. */
+TEST(summaries_as_get_job) {
+        static const char jobs[] =
+                "{\"job\":\"s1\",\"user\":\"ann\",\"cpus_allocated\":4},"
+                "{\"job\":\"s2\",\"user\":\"ann\"},{\"job\":\"s3\",\"user\":\"ann\"}";
+        static const char rows[] =
+                "{\"job\":\"s1\",\"object\":\"/bin/a\",\"kind\":\"exe\",\"samples\":7,\"cycles\":70},"
+                "{\"job\":\"s1\",\"object\":\"/lib/b.so\",\"kind\":\"lib\",\"samples\":9},"
+                "{\"job\":\"s1\",\"object\":\"/lib/c.so\",\"kind\":\"lib\",\"samples\":9,\"cycles\":5},"
+                "{\"job\":\"s1\",\"object\":\"[kernel]\",\"kind\":\"kernel\",\"samples\":2},"
+                "{\"job\":\"s2\",\"object\":\"/bin/a\",\"kind\":\"exe\",\"samples\":3,\"instructions\":8}";
+        Batch *b1 = make_batch("sn1", 1, 1795550400, rows, jobs), *b2 = make_batch("sn2", 1, 1795550400, rows, jobs);
+        JobFilter f = { .user = "ann", .since = INT64_MIN, .until = INT64_MAX, .limit = 10 };
+        Storage *s = open_db(NULL);
+        JobSummaryList l = {};
+        IngestResult res;
+        BatchError err;
+
+        ASSERT_OK(s->ops->ingest(s, b1, 1795550500, &res, &err));
+        ASSERT_OK(s->ops->ingest(s, b2, 1795550500, &res, &err));
+        ASSERT_OK(s->ops->list_job_summaries(s, &f, &l));
+        ASSERT_EQ(l.n, 3);
+        ASSERT_FALSE(l.more);
+        for (size_t i = 0; i < l.n; i++) {
+                const JobSummary *x = &l.items[i];
+                JobSummary y;
+
+                ASSERT_OK(s->ops->get_job(s, x->info.job, x->info.cluster, &y));
+                ASSERT_EQ(x->info.samples, y.info.samples);
+                ASSERT_EQ(x->info.n_nodes, y.info.n_nodes);
+                ASSERT_TRUE(same_str(x->info.app, y.info.app));
+                assert_same_shares(&x->kinds, &y.kinds, "kinds");
+                assert_same_shares(&x->objects, &y.objects, "objects");
+                assert_same_shares(&x->nodes, &y.nodes, "nodes");
+                ASSERT_EQ(x->n_markers, y.n_markers);
+                for (size_t k = 0; k < x->n_markers; k++) {
+                        ASSERT_STREQ(x->markers[k].phase, y.markers[k].phase);
+                        ASSERT_EQ(x->markers[k].batches, y.markers[k].batches);
+                }
+                ASSERT_EQ(x->n_notes + x->n_ranks + x->phases.n, 0);
+                job_summary_free(&y);
+        }
+        ASSERT_EQ(l.items[0].objects.n, 4); /* s1: both libraries, 18 samples each, by name */
+        ASSERT_STREQ(l.items[0].objects.items[0].name, "/lib/b.so");
+        job_summary_list_free(&l);
+
+        /* a page of one, and what is beyond it */
+        f.limit = 1;
+        f.offset = 1;
+        ASSERT_OK(s->ops->list_job_summaries(s, &f, &l));
+        ASSERT_EQ(l.n, 1);
+        ASSERT_TRUE(l.more);
+        ASSERT_EQ(l.items[0].n_markers, 0);
+        job_summary_list_free(&l);
+        batch_free(b1);
+        batch_free(b2);
+        s->ops->close(s);
+}
+
 /* An object's day holds its hours: two batches in two hours of one day from
  * two nodes fit every sum but the day's, and the second is refused whole. */
 TEST(day_sums_overflow) {
@@ -455,6 +537,7 @@ int main(void) {
         RUN(migrations_once);
         RUN(stored_sums_overflow);
         RUN(day_sums_overflow);
+        RUN(summaries_as_get_job);
         RUN(metadata_first_claim);
 
         unlink(db);
