@@ -18,7 +18,6 @@
 /* Jobs looked at per request, most recently seen first; a wider range says
  * "truncated" and names how far it got. */
 #define FINDINGS_MAX_JOBS 5000
-#define JOBS_PAGE 500
 
 static int finding_json(const Finding *f, json_object **ret) {
         json_object *e = json_object_new_object();
@@ -49,8 +48,8 @@ static int array_append(json_object *a, json_object *v) {
 
 /* The caller holds findings_lock for reading: SIGHUP may swap the rules,
  * and a finding's advice points into them. */
-static int evaluate(Server *s, const JobSummary *js, FindingList *ret) {
-        return findings_evaluate(s->findings, s->families, js, ret);
+static int evaluate(Server *s, FamilyMemo *memo, const JobSummary *js, FindingList *ret) {
+        return findings_evaluate(s->findings, s->families, memo, js, ret);
 }
 
 static int job_findings(Server *s, const JobSummary *js, json_object *o) {
@@ -58,7 +57,7 @@ static int job_findings(Server *s, const JobSummary *js, json_object *o) {
         json_object *a;
         int r;
 
-        r = evaluate(s, js, &l);
+        r = evaluate(s, NULL, js, &l);
         if (r < 0)
                 return r;
         a = json_object_new_array();
@@ -165,14 +164,15 @@ void api_findings(Server *s, Request *req, Reply *reply) {
                 .user = request_arg(req, "user"),
                 .cluster = request_arg(req, "cluster"),
                 .until = now,
-                .limit = JOBS_PAGE,
+                .limit = FINDINGS_MAX_JOBS,
         };
         const char *rule_arg = request_arg(req, "rule"), *sev_arg = request_arg(req, "severity");
         unsigned limit = FINDINGS_DEFAULT_LIMIT;
         int rule = -1, min_severity = SEVERITY_INFO;
+        _cleanup_(job_summary_list_free) JobSummaryList jl = {};
+        FamilyMemo memo = {};
         SiteFinding *v = NULL;
-        size_t n = 0, alloc = 0, scanned = 0, flagged_jobs = 0;
-        bool truncated = false;
+        size_t n = 0, alloc = 0, flagged_jobs = 0;
         json_object *a;
         int r = 0;
 
@@ -195,44 +195,23 @@ void api_findings(Server *s, Request *req, Reply *reply) {
         }
         api_viewer(req, &jf);
 
-        /* page through the jobs in the range, most recently seen first; the
-         * rules stay the same throughout */
+        /* the jobs in the range, most recently seen first, read together;
+         * the rules stay the same throughout */
+        r = s->storage->ops->list_job_summaries(s->storage, &jf, &jl);
         pthread_rwlock_rdlock(&s->findings_lock);
-        for (bool more = true; more && r >= 0;) {
-                JobList jl = {};
+        if (r >= 0)
+                r = family_memo_init(&memo, s->families);
+        for (size_t i = 0; r >= 0 && i < jl.n; i++) {
+                _cleanup_(finding_list_done) FindingList fl = {};
+                size_t before = n;
 
-                r = s->storage->ops->list_jobs(s->storage, &jf, &jl);
-                if (r < 0)
-                        break;
-                more = jl.more;
-                for (size_t i = 0; r >= 0 && i < jl.n; i++) {
-                        _cleanup_(finding_list_done) FindingList fl = {};
-                        JobSummary js = {};
-                        size_t before = n;
-
-                        if (scanned == FINDINGS_MAX_JOBS) {
-                                truncated = true;
-                                more = false;
-                                break;
-                        }
-                        scanned++;
-                        r = s->storage->ops->get_job(s->storage, jl.items[i].job, jl.items[i].cluster, &js);
-                        if (r == -ENOENT) { /* gone meanwhile */
-                                r = 0;
-                                continue;
-                        }
-                        if (r < 0)
-                                break;
-                        r = evaluate(s, &js, &fl);
-                        if (r >= 0)
-                                r = collect(&fl, &js, rule, min_severity, &v, &n, &alloc);
-                        if (n > before)
-                                flagged_jobs++;
-                        job_summary_free(&js);
-                }
-                jf.offset += jl.n;
-                job_list_free(&jl);
+                r = evaluate(s, &memo, &jl.items[i], &fl);
+                if (r >= 0)
+                        r = collect(&fl, &jl.items[i], rule, min_severity, &v, &n, &alloc);
+                if (n > before)
+                        flagged_jobs++;
         }
+        family_memo_done(&memo);
         if (r < 0) {
                 pthread_rwlock_unlock(&s->findings_lock);
                 site_findings_free(v, n);
@@ -247,9 +226,9 @@ void api_findings(Server *s, Request *req, Reply *reply) {
         if (!o || !a ||
             json_add(o, "since", json_object_new_int64(jf.since)) < 0 ||
             json_add(o, "until", json_object_new_int64(jf.until)) < 0 ||
-            json_add(o, "jobs_scanned", json_object_new_int64((int64_t) scanned)) < 0 ||
+            json_add(o, "jobs_scanned", json_object_new_int64((int64_t) jl.n)) < 0 ||
             json_add(o, "jobs_flagged", json_object_new_int64((int64_t) flagged_jobs)) < 0 ||
-            json_add(o, "truncated", json_object_new_boolean(truncated)) < 0 ||
+            json_add(o, "truncated", json_object_new_boolean(jl.more)) < 0 ||
             json_add(o, "total", json_object_new_int64((int64_t) n)) < 0) {
                 json_object_put(a);
                 r = -ENOMEM;
