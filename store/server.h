@@ -10,6 +10,7 @@
 #include "conn-guard.h"
 #include "metrics.h"
 #include "storage.h"
+#include "findings-cache.h"
 #include "findings.h"
 #include "identity.h"
 #include "leads.h"
@@ -52,6 +53,7 @@ typedef struct Server {
         pthread_rwlock_t findings_lock;
         FindingsConfig *findings;
         LibFamilies *families;
+        FindingsCache *findings_cache; /* the site list's, cleared with the rules */
 
         /* who leads which account (SIGHUP) */
         pthread_rwlock_t leads_lock;

@@ -86,6 +86,10 @@ typedef enum Stmt {
         STMT_OBJECT_DAYS,
         STMT_OBJECT_NAME,
         STMT_NODE_NAME,
+        STMT_SUMMARY_JOBS,
+        STMT_SUMMARY_OBJECTS,
+        STMT_SUMMARY_NODES,
+        STMT_SUMMARY_MARKERS,
         STMT_NODES,
         STMT_CHECK,
         _STMT_MAX,
@@ -95,7 +99,7 @@ typedef enum Stmt {
         "j.id, j.job, j.cluster, j.user_name, j.account, j.partition_name, "    \
         "j.name, j.nodes_alloc, j.tasks, j.ended, j.first_seen, j.last_seen, "  \
         "j.samples, j.cpu_seconds, j.cpu_time_ns, j.cycles, j.instructions, "   \
-        "(SELECT count(*) FROM job_nodes n WHERE n.job_id = j.id), j.metadata_conflicts, j.app"
+        "(SELECT count(*) FROM job_nodes n WHERE n.job_id = j.id), j.metadata_conflicts, j.app, j.revision"
 
 /* The file name of a path: rtrim() strips the trailing characters that are
  * not '/', leaving the directories, which replace() removes (they cannot
@@ -137,6 +141,7 @@ static const char *const stmt_sql[_STMT_MAX] = {
                 "nodes_alloc = coalesce(jobs.nodes_alloc, excluded.nodes_alloc), "
                 "tasks = coalesce(jobs.tasks, excluded.tasks), "
                 "metadata_conflicts = jobs.metadata_conflicts + excluded.metadata_conflicts, "
+                "revision = jobs.revision + 1, "
                 "ended = CASE WHEN excluded.ended > jobs.ended THEN excluded.ended ELSE jobs.ended END, "
                 "first_seen = CASE WHEN jobs.first_seen IS NULL OR excluded.first_seen < jobs.first_seen "
                 "THEN excluded.first_seen ELSE jobs.first_seen END, "
@@ -273,6 +278,19 @@ static const char *const stmt_sql[_STMT_MAX] = {
                 "SELECT object_id, samples, cpu_seconds FROM object_days WHERE day >= ? AND day < ?",
         [STMT_OBJECT_NAME] = "SELECT path, kind, build_id FROM objects WHERE id = ?",
         [STMT_NODE_NAME] = "SELECT name, installed FROM nodes WHERE id = ?",
+        /* list_job_summaries: the jobs whose row ids ?1 lists (a JSON
+         * array), and their parts (with ids, not names: see there) */
+        [STMT_SUMMARY_JOBS] =
+                "SELECT " JOB_COLUMNS " FROM json_each(?1) w JOIN jobs j ON j.id = w.value ORDER BY w.key",
+        [STMT_SUMMARY_OBJECTS] =
+                "SELECT jo.job_id, jo.object_id, jo.samples, jo.cpu_seconds, jo.cpu_time_ns, jo.cycles, "
+                "jo.instructions FROM json_each(?1) w JOIN job_objects jo ON jo.job_id = w.value",
+        [STMT_SUMMARY_NODES] =
+                "SELECT jn.job_id, jn.node_id, jn.samples, jn.first_seen, jn.last_seen, jn.cpu_seconds, "
+                "jn.cpus_alloc FROM json_each(?1) w JOIN job_nodes jn ON jn.job_id = w.value",
+        [STMT_SUMMARY_MARKERS] =
+                "SELECT m.job_id, m.comm, m.phase, m.state, m.first_seen, m.last_seen, m.batches "
+                "FROM json_each(?1) w JOIN job_markers m ON m.job_id = w.value",
         [STMT_NODES] =
                 "SELECT name, hostname, cluster, boot_id, cpus, last_seq, batches, samples, "
                 "samples_lost, first_seen, last_seen, last_push FROM nodes ORDER BY name",
@@ -1380,6 +1398,8 @@ static int read_job_info(sqlite3_stmt *st, StoredJob *j, int64_t *ret_id) {
                 .n_nodes = (uint64_t) sqlite3_column_int64(st, 17),
                 .metadata_conflicts = sqlite3_column_int64(st, 18),
                 .app = column_strdup(st, 19, &r),
+                .row_id = sqlite3_column_int64(st, 0),
+                .revision = sqlite3_column_int64(st, 20),
         };
         return r;
 }
@@ -1969,21 +1989,20 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(Hashmap *, hashmap_free);
 
 /* ---- summaries of many jobs, for the findings ----
  *
- * A few reads for a whole page of jobs: the page's ids are walked again by
- * each part (from the same index, in the same transaction), and the parts
- * carry object and node ids only: their names are looked up once per
- * distinct id (thousands, against tens of thousands of rows), and the
+ * A few reads for a whole page of jobs: the page's row ids and revisions
+ * first (from the indexes), then, for the jobs wanted, their rows and
+ * each part of their summaries by one statement over the list of their
+ * ids. The parts carry object and node ids: their names are looked up once
+ * per distinct id (thousands, against tens of thousands of rows), and the
  * summaries point to them (JobSummaryList.strings). */
 
-static const char *const summary_parts[] = {
-        "SELECT jo.job_id, jo.object_id, jo.samples, jo.cpu_seconds, jo.cpu_time_ns, jo.cycles, jo.instructions "
-        "FROM page JOIN job_objects jo ON jo.job_id = page.id",
-        "SELECT jn.job_id, jn.node_id, jn.samples, jn.first_seen, jn.last_seen, jn.cpu_seconds, jn.cpus_alloc "
-        "FROM page JOIN job_nodes jn ON jn.job_id = page.id",
-        "SELECT m.job_id, m.comm, m.phase, m.state, m.first_seen, m.last_seen, m.batches "
-        "FROM page JOIN job_markers m ON m.job_id = page.id",
-};
 enum { PART_OBJECTS, PART_NODES, PART_MARKERS, _PART_MAX };
+
+static const Stmt summary_parts[_PART_MAX] = {
+        [PART_OBJECTS] = STMT_SUMMARY_OBJECTS,
+        [PART_NODES] = STMT_SUMMARY_NODES,
+        [PART_MARKERS] = STMT_SUMMARY_MARKERS,
+};
 
 /* An object's (path, kind, build_id) or a node's (name, installed, -). */
 typedef struct Names {
@@ -2051,14 +2070,11 @@ static int read_summary_row(SummaryRead *x, sqlite3_stmt *st, int part, JobSumma
         int r;
 
         switch (part) {
-        case PART_OBJECTS: {
-                Share *o;
-
+        case PART_OBJECTS:
                 if ((r = summary_names(x, PART_OBJECTS, sqlite3_column_int64(st, 1), &n)) < 0 ||
                     (r = grow((void **) &js->objects.items, js->objects.n, alloc, sizeof(Share))) < 0)
                         return r;
-                o = &js->objects.items[js->objects.n++];
-                *o = (Share) {
+                js->objects.items[js->objects.n++] = (Share) {
                         .name = n->s[0], .kind = n->s[1], .build_id = n->s[2] && *n->s[2] ? n->s[2] : NULL,
                         .samples = sqlite3_column_int64(st, 2),
                         .cpu_seconds = sqlite3_column_double(st, 3),
@@ -2068,7 +2084,6 @@ static int read_summary_row(SummaryRead *x, sqlite3_stmt *st, int part, JobSumma
                         .first_seen = NAN, .last_seen = NAN,
                 };
                 return 0;
-        }
         case PART_NODES:
                 if ((r = summary_names(x, PART_NODES, sqlite3_column_int64(st, 1), &n)) < 0 ||
                     (r = grow((void **) &js->nodes.items, js->nodes.n, alloc, sizeof(Share))) < 0)
@@ -2091,35 +2106,75 @@ static int read_summary_row(SummaryRead *x, sqlite3_stmt *st, int part, JobSumma
         }
 }
 
-static int read_summary_part(SummaryRead *x, const JobQuery *q, const JobFilter *f, int part) {
-        const int64_t page[2] = { (int64_t) f->limit + 1, f->offset };
-        _cleanup_free_ char *sql = NULL;
-        size_t size;
+/* Steps a statement over the wanted ids (?1, a JSON array). */
+static int summary_stmt(SummaryRead *x, Stmt id, const char *ids, sqlite3_stmt **ret) {
+        int r = conn_stmt(x->c, id, ret);
+
+        return r < 0 ? r : bind_text(*ret, 1, ids);
+}
+
+static int read_summary_part(SummaryRead *x, const char *ids, int part) {
         sqlite3_stmt *st;
-        FILE *out;
-        int r = 0, rc = SQLITE_DONE;
+        int r, rc = SQLITE_DONE;
+
+        r = summary_stmt(x, summary_parts[part], ids, &st);
+        while (r >= 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+                size_t i = (uintptr_t) hashmap_get(x->jobs, INT_TO_KEY(sqlite3_column_int64(st, 0)));
+
+                if (i > 0) /* always: the ids are the jobs read */
+                        r = read_summary_row(x, st, part, &x->l->items[i - 1], &x->alloc[i - 1][part]);
+        }
+        if (r >= 0 && rc != SQLITE_DONE)
+                r = sqlite_errno(rc);
+        return r;
+}
+
+/* The row ids and revisions of the page; the ids of the jobs wanted into
+ * *ids (a JSON array). */
+static int summary_page(SummaryRead *x, const JobQuery *q, const JobFilter *f, JobWant want, void *userdata,
+                        char **ids) {
+        const int64_t page[2] = { (int64_t) f->limit + 1, f->offset };
+        _cleanup_fclose_ FILE *out = NULL;
+        _cleanup_free_ char *sql = NULL;
+        size_t size, n = 0;
+        sqlite3_stmt *st;
+        int r, rc = SQLITE_DONE;
 
         out = open_memstream(&sql, &size);
         if (!out)
                 return -ENOMEM;
         fputs("WITH page AS MATERIALIZED (", out);
         job_query_page(q, f, out);
-        fprintf(out, ") %s", summary_parts[part]);
-        if (fclose(out) != 0)
+        fputs(") SELECT j.id, j.revision FROM page JOIN jobs j ON j.id = page.id", out);
+        job_query_order(f, out, "j.");
+        if (fclose(TAKE_PTR(out)) != 0)
                 return -ENOMEM;
         r = job_query_prepare(x->c, q, sql, page, ELEMENTSOF(page), &st);
         if (r < 0)
                 return r;
-        while (r >= 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-                void *p = hashmap_get(x->jobs, INT_TO_KEY(sqlite3_column_int64(st, 0)));
-                size_t i = (uintptr_t) p;
-
-                if (p) /* else the one past the limit */
-                        r = read_summary_row(x, st, part, &x->l->items[i - 1], &x->alloc[i - 1][part]);
+        out = open_memstream(ids, &size);
+        if (!out) {
+                sqlite3_finalize(st);
+                return -ENOMEM;
         }
-        if (r >= 0 && rc != SQLITE_DONE)
+        fputc('[', out);
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+                int64_t id = sqlite3_column_int64(st, 0);
+
+                if (x->l->n_jobs == f->limit) {
+                        x->l->more = true;
+                        break;
+                }
+                x->l->n_jobs++;
+                if (!want || want(id, sqlite3_column_int64(st, 1), userdata))
+                        fprintf(out, "%s%" PRId64, n++ ? "," : "", id);
+        }
+        fputc(']', out);
+        if (rc != SQLITE_ROW && rc != SQLITE_DONE)
                 r = sqlite_errno(rc);
         sqlite3_finalize(st);
+        if (fclose(TAKE_PTR(out)) != 0 && r >= 0)
+                r = -ENOMEM;
         return r;
 }
 
@@ -2200,21 +2255,21 @@ static void names_free(Hashmap *h) {
         hashmap_free(h);
 }
 
-static int sqlite_list_job_summaries(Storage *base, const JobFilter *f, JobSummaryList *ret) {
+static int sqlite_list_job_summaries(Storage *base, const JobFilter *f, JobWant want, void *userdata,
+                                     JobSummaryList *ret) {
         SqliteStorage *s = (SqliteStorage *) base;
-        const int64_t page[2] = { (int64_t) f->limit + 1, f->offset };
         _cleanup_(job_query_done) JobQuery q = {};
-        _cleanup_free_ char *sql = NULL;
+        _cleanup_free_ char *ids = NULL;
         JobSummaryList l = {};
         SummaryRead x = { .l = &l };
-        sqlite3_stmt *st = NULL;
+        sqlite3_stmt *st;
         size_t n_alloc = 0;
         int r, rc = SQLITE_DONE;
 
         if (f->sort < 0 || f->sort >= _JOB_SORT_MAX)
                 return -EINVAL;
-        if ((r = job_query_init(&q, f)) < 0 ||
-            (r = job_query_sql(&q, f, job_query_list, &sql)) < 0)
+        r = job_query_init(&q, f);
+        if (r < 0)
                 return r;
         x.jobs = hashmap_new(&uint64_hash_ops);
         x.names[0] = hashmap_new(&uint64_hash_ops);
@@ -2229,29 +2284,26 @@ static int sqlite_list_job_summaries(Storage *base, const JobFilter *f, JobSumma
         r = conn_exec(x.c, "BEGIN");
         if (r < 0)
                 goto release;
-        r = job_query_prepare(x.c, &q, sql, page, ELEMENTSOF(page), &st);
+        r = summary_page(&x, &q, f, want, userdata, &ids);
+        if (r >= 0)
+                r = summary_stmt(&x, STMT_SUMMARY_JOBS, ids, &st);
         while (r >= 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
                 int64_t id;
 
-                if (l.n == f->limit) {
-                        l.more = true;
-                        break;
-                }
                 if ((r = grow((void **) &l.items, l.n, &n_alloc, sizeof(JobSummary))) < 0 ||
                     (r = read_job_info(st, &l.items[l.n++].info, &id)) < 0 ||
                     (r = hashmap_put(x.jobs, INT_TO_KEY(id), (void *) (uintptr_t) l.n)) < 0)
                         break;
         }
-        if (r >= 0 && rc != SQLITE_ROW && rc != SQLITE_DONE)
+        if (r >= 0 && rc != SQLITE_DONE)
                 r = sqlite_errno(rc);
-        sqlite3_finalize(st);
         if (r >= 0 && l.n > 0) {
                 x.alloc = calloc(l.n, sizeof(*x.alloc));
                 if (!x.alloc)
                         r = -ENOMEM;
         }
         for (int part = 0; r >= 0 && l.n > 0 && part < _PART_MAX; part++)
-                r = read_summary_part(&x, &q, f, part);
+                r = read_summary_part(&x, ids, part);
         reader_release_stmts(x.c);
         (void) conn_exec(x.c, "COMMIT");
 release:

@@ -64,6 +64,8 @@ typedef struct StoredJob {
         int64_t cpu_time_ns, cycles, instructions;
         uint64_t n_nodes;
         int64_t metadata_conflicts; /* later claims that differed from the kept one */
+        int64_t row_id;   /* the store's own id of the job */
+        int64_t revision; /* one more with each batch that changed the job */
 } StoredJob;
 
 typedef struct JobList {
@@ -143,12 +145,17 @@ int job_sort_from_string(const char *s);
  * nodes' strings point into strings, which the list owns: free it whole
  * with job_summary_list_free, never an item with job_summary_free. */
 typedef struct JobSummaryList {
-        JobSummary *items;
+        JobSummary *items; /* the jobs wanted, in the list's order */
         size_t n;
-        bool more; /* there are jobs beyond limit */
+        size_t n_jobs;     /* the jobs of the page, wanted or not */
+        bool more;         /* there are jobs beyond limit */
         char **strings;
         size_t n_strings;
 } JobSummaryList;
+
+/* Asked by list_job_summaries about each job of the page, by its row id
+ * and revision (StoredJob): true to have its summary read. */
+typedef bool (*JobWant)(int64_t row_id, int64_t revision, void *userdata);
 
 typedef struct JobFilter {
         /* Each NULL: any; else an exact match. */
@@ -231,8 +238,10 @@ typedef struct StorageOps {
          * count), for rules that judge many jobs at once (the findings):
          * each with its info, kinds, objects, nodes and markers as get_job
          * gives them, without phases, notes and ranks. A few reads for the
-         * whole page, in one transaction, not a few per job. */
-        int (*list_job_summaries)(Storage *s, const JobFilter *f, JobSummaryList *ret);
+         * whole page, in one transaction, not a few per job. want (NULL:
+         * all) chooses the jobs whose summaries are read. */
+        int (*list_job_summaries)(Storage *s, const JobFilter *f, JobWant want, void *userdata,
+                                  JobSummaryList *ret);
         int (*list_objects)(Storage *s, const ObjectFilter *f, ObjectList *ret);
         int (*list_nodes)(Storage *s, NodeList *ret);
         int (*stats)(Storage *s, StorageStats *ret);

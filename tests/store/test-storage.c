@@ -390,6 +390,14 @@ static void assert_same_shares(const ShareList *a, const ShareList *b, const cha
         }
 }
 
+static int64_t s2_row = -1;
+
+static bool want_s2(int64_t row_id, int64_t revision, void *userdata) {
+        (*(int *) userdata)++;
+        ASSERT_EQ(revision, 1);
+        return row_id == s2_row;
+}
+
 /* The summaries the findings read for many jobs at once are those get_job
  * gives one by one (without phases, notes and ranks), for jobs of several
  * objects, nodes, counters known and not, and markers. */
@@ -409,11 +417,13 @@ TEST(summaries_as_get_job) {
         JobSummaryList l = {};
         IngestResult res;
         BatchError err;
+        int seen = 0;
 
         ASSERT_OK(s->ops->ingest(s, b1, 1795550500, &res, &err));
         ASSERT_OK(s->ops->ingest(s, b2, 1795550500, &res, &err));
-        ASSERT_OK(s->ops->list_job_summaries(s, &f, &l));
+        ASSERT_OK(s->ops->list_job_summaries(s, &f, NULL, NULL, &l));
         ASSERT_EQ(l.n, 3);
+        ASSERT_EQ(l.n_jobs, 3);
         ASSERT_FALSE(l.more);
         for (size_t i = 0; i < l.n; i++) {
                 const JobSummary *x = &l.items[i];
@@ -432,16 +442,29 @@ TEST(summaries_as_get_job) {
                         ASSERT_EQ(x->markers[k].batches, y.markers[k].batches);
                 }
                 ASSERT_EQ(x->n_notes + x->n_ranks + x->phases.n, 0);
+                ASSERT_EQ(x->info.row_id, y.info.row_id);
+                if (streq(x->info.job, "s2"))
+                        s2_row = x->info.row_id;
                 job_summary_free(&y);
         }
         ASSERT_EQ(l.items[0].objects.n, 4); /* s1: both libraries, 18 samples each, by name */
         ASSERT_STREQ(l.items[0].objects.items[0].name, "/lib/b.so");
         job_summary_list_free(&l);
 
+        /* only the jobs wanted, asked with their revisions */
+        ASSERT_OK(s->ops->list_job_summaries(s, &f, want_s2, &seen, &l));
+        ASSERT_EQ(seen, 3);
+        ASSERT_EQ(l.n, 1);
+        ASSERT_EQ(l.n_jobs, 3);
+        ASSERT_STREQ(l.items[0].info.job, "s2");
+        ASSERT_EQ(l.items[0].info.revision, 1); /* stored, then changed by the second batch */
+        ASSERT_EQ(l.items[0].objects.n, 1);
+        job_summary_list_free(&l);
+
         /* a page of one, and what is beyond it */
         f.limit = 1;
         f.offset = 1;
-        ASSERT_OK(s->ops->list_job_summaries(s, &f, &l));
+        ASSERT_OK(s->ops->list_job_summaries(s, &f, NULL, NULL, &l));
         ASSERT_EQ(l.n, 1);
         ASSERT_TRUE(l.more);
         ASSERT_EQ(l.items[0].n_markers, 0);
