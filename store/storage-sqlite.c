@@ -2214,7 +2214,8 @@ static int finish_summary(JobSummary *js) {
         size_t alloc = 0;
         int r;
 
-        qsort(js->objects.items, js->objects.n, sizeof(Share), by_samples_then_name);
+        if (js->objects.n > 1)
+                qsort(js->objects.items, js->objects.n, sizeof(Share), by_samples_then_name);
         for (size_t i = 0; i < js->objects.n; i++) {
                 const Share *o = &js->objects.items[i];
                 Share *k = NULL;
@@ -2236,13 +2237,16 @@ static int finish_summary(JobSummary *js) {
                 k->cycles = sum_nullable(k->cycles, o->cycles);
                 k->instructions = sum_nullable(k->instructions, o->instructions);
         }
-        qsort(js->kinds.items, js->kinds.n, sizeof(Share), by_samples_then_name);
+        if (js->kinds.n > 1)
+                qsort(js->kinds.items, js->kinds.n, sizeof(Share), by_samples_then_name);
         if (js->objects.n > JOB_SUMMARY_MAX_OBJECTS) {
                 js->objects.n = JOB_SUMMARY_MAX_OBJECTS;
                 js->objects_truncated = true;
         }
-        qsort(js->nodes.items, js->nodes.n, sizeof(Share), by_share_name);
-        qsort(js->markers, js->n_markers, sizeof(Marker), by_marker);
+        if (js->nodes.n > 1)
+                qsort(js->nodes.items, js->nodes.n, sizeof(Share), by_share_name);
+        if (js->n_markers > 1)
+                qsort(js->markers, js->n_markers, sizeof(Marker), by_marker);
         return 0;
 }
 
@@ -2426,7 +2430,8 @@ static int sqlite_list_objects(Storage *base, const ObjectFilter *f, ObjectList 
                 goto finish;
 
         /* the kind asked for, each path once */
-        qsort(v, n, sizeof(*v), by_name);
+        if (n > 1)
+                qsort(v, n, sizeof(*v), by_name);
         for (size_t i = 0; i < n; i++) {
                 if (kind && !streq(v[i].kind, kind))
                         continue;
@@ -2444,7 +2449,8 @@ static int sqlite_list_objects(Storage *base, const ObjectFilter *f, ObjectList 
                 }
                 m++;
         }
-        qsort(v, m, sizeof(*v), by_samples);
+        if (m > 1)
+                qsort(v, m, sizeof(*v), by_samples);
 
         ol.objects.items = calloc(MIN(m, (size_t) f->limit) ?: 1, sizeof(Share));
         if (!ol.objects.items) {
