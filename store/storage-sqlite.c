@@ -1435,12 +1435,21 @@ typedef struct JobArg {
         int64_t num;
 } JobArg;
 
+/* Past this many accounts a lead's jobs come from one OR (an IN list)
+ * instead of one SELECT per account merged: SQLite allows 500 SELECTs in a
+ * compound, and a merge of many walks no fewer rows than the OR. */
+#define JOBS_MAX_MERGED 16
+
 typedef struct JobQuery {
         FILE *f;
         char *where;        /* what every job must match, "" for nothing */
         size_t where_size;
-        char **alt;         /* who may see: a job matches one of these (none: all) */
-        size_t n_alt;
+        /* Who may see (store/identity.h), when the filter does not already
+         * keep to it: the argument naming the viewer (0: anyone may), and
+         * those naming the accounts they lead. */
+        int viewer;
+        int *accounts;
+        size_t n_accounts;
         JobArg *args;
         size_t n_args, alloc_args;
 } JobQuery;
@@ -1449,9 +1458,7 @@ static void job_query_done(JobQuery *q) {
         if (q->f)
                 fclose(q->f);
         free(q->where);
-        for (size_t i = 0; i < q->n_alt; i++)
-                free(q->alt[i]);
-        free(q->alt);
+        free(q->accounts);
         free(q->args);
         *q = (JobQuery) {};
 }
@@ -1484,30 +1491,26 @@ static bool led(char *const *accounts, const char *account) {
 }
 
 /* Who may see what (store/identity.h): a person their own jobs and those of
- * the accounts they lead, one alternative each. None when the filter
- * already keeps to them (their own user, or an account they lead). */
+ * the accounts they lead. Nothing to add when the filter already keeps to
+ * them (their own user, or an account they lead). */
 static int job_query_viewer(JobQuery *q, const JobFilter *f) {
-        size_t n = 1;
+        size_t n = 0;
         int r;
 
         if (!f->viewer || (f->user && streq(f->user, f->viewer)) || (f->account && led(f->viewer_accounts, f->account)))
                 return 0;
+        r = q->viewer = job_arg(q, f->viewer, 0);
+        if (r < 0)
+                return r;
         for (char *const *a = f->viewer_accounts; a && *a; a++)
                 n++;
-        q->alt = calloc(n, sizeof(char *));
-        if (!q->alt)
+        if (n == 0)
+                return 0;
+        q->accounts = calloc(n, sizeof(int));
+        if (!q->accounts)
                 return -ENOMEM;
-        for (size_t i = 0; i < n; i++) {
-                size_t size;
-                FILE *alt = open_memstream(&q->alt[i], &size);
-
-                if (!alt)
-                        return -ENOMEM;
-                q->n_alt++;
-                r = i == 0 ? job_cond(q, alt, "j.user_name", "=", f->viewer, 0)
-                           : job_cond(q, alt, "j.account", "=", f->viewer_accounts[i - 1], 0);
-                if (fclose(alt) != 0 && r >= 0)
-                        r = -ENOMEM;
+        for (; q->n_accounts < n; q->n_accounts++) {
+                r = q->accounts[q->n_accounts] = job_arg(q, f->viewer_accounts[q->n_accounts], 0);
                 if (r < 0)
                         return r;
         }
@@ -1548,23 +1551,25 @@ static int job_query_init(JobQuery *q, const JobFilter *f) {
         return r;
 }
 
-/* "WHERE ..." with the viewer's alternatives as one OR, or only alternative
- * alt (alt >= 0). */
+/* "WHERE ..." with what the viewer may see as one condition (alt < 0), or
+ * only one part of it: their own jobs (alt 0) or an account's (alt k). */
 static void job_query_where(const JobQuery *q, FILE *f, ssize_t alt) {
-        bool any = q->where[0] || q->n_alt > 0;
+        bool any = q->where[0] || q->viewer > 0;
 
         fprintf(f, "%s%s", any ? " WHERE " : "", q->where);
-        if (q->n_alt == 0)
+        if (q->viewer == 0)
                 return;
         fputs(q->where[0] ? " AND " : "", f);
-        if (alt >= 0) {
-                fputs(q->alt[alt], f);
-                return;
+        if (alt == 0 || (alt < 0 && q->n_accounts == 0))
+                fprintf(f, "j.user_name = ?%d", q->viewer);
+        else if (alt > 0)
+                fprintf(f, "j.account = ?%d", q->accounts[alt - 1]);
+        else {
+                fprintf(f, "(j.user_name = ?%d OR j.account IN (", q->viewer);
+                for (size_t i = 0; i < q->n_accounts; i++)
+                        fprintf(f, "%s?%d", i ? ", " : "", q->accounts[i]);
+                fputs("))", f);
         }
-        fputc('(', f);
-        for (size_t i = 0; i < q->n_alt; i++)
-                fprintf(f, "%s%s", i ? " OR " : "", q->alt[i]);
-        fputc(')', f);
 }
 
 /* The order of each sort: its key, then the other two, then the row, all
@@ -1584,14 +1589,14 @@ static void job_query_order(const JobFilter *f, FILE *out, const char *prefix) {
 }
 
 /* The SQL of a page of ids (?L and ?L+1: limit and offset). With a viewer
- * who leads accounts and the default order, one SELECT per alternative,
- * merged: each walks its own index in order, where an OR of them would
- * read every job either may see and sort them. */
+ * who leads accounts and the default order, one SELECT for their own jobs
+ * and one per account, merged: each walks its own index in order, where an
+ * OR would read every job the viewer may see and sort them. */
 static void job_query_page(const JobQuery *q, const JobFilter *f, FILE *out) {
         int l = (int) q->n_args + 1;
 
-        if (q->n_alt > 1 && f->sort == JOB_SORT_LAST_SEEN) {
-                for (size_t i = 0; i < q->n_alt; i++) {
+        if (q->n_accounts > 0 && q->n_accounts <= JOBS_MAX_MERGED && f->sort == JOB_SORT_LAST_SEEN) {
+                for (size_t i = 0; i <= q->n_accounts; i++) {
                         fprintf(out, "%sSELECT j.id AS id, j.last_seen AS last_seen, j.first_seen AS first_seen, "
                                 "j.cpu_seconds AS cpu_seconds FROM jobs j", i ? " UNION " : "");
                         job_query_where(q, out, (ssize_t) i);

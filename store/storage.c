@@ -32,10 +32,6 @@ static const char *const job_sort_names[_JOB_SORT_MAX] = {
         [JOB_SORT_CPU_SECONDS] = "cpu_seconds",
 };
 
-const char *job_state_to_string(JobState s) {
-        return s > JOB_STATE_ANY && s < _JOB_STATE_MAX ? job_state_names[s] : NULL;
-}
-
 int job_state_from_string(const char *s) {
         for (int i = JOB_STATE_ANY + 1; i < _JOB_STATE_MAX; i++)
                 if (s && streq(s, job_state_names[i]))

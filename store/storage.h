@@ -117,7 +117,7 @@ typedef struct JobSummary {
         size_t n_markers;
 } JobSummary;
 
-/* A zeroed JobFilter lists every job, most recently seen first. */
+/* JOB_STATE_ANY is 0: a filter that says nothing of the state keeps all. */
 typedef enum JobState {
         JOB_STATE_ANY,
         JOB_STATE_RUNNING, /* not ended (yet) */
@@ -136,7 +136,6 @@ typedef enum JobSort {
         _JOB_SORT_MAX,
 } JobSort;
 
-const char *job_state_to_string(JobState s);
 int job_state_from_string(const char *s);
 const char *job_sort_to_string(JobSort s);
 int job_sort_from_string(const char *s);

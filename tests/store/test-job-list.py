@@ -35,7 +35,8 @@ JOBS = [
 ]
 APPS = {"101": "vasp", "102": "gmx_mpi", "103": "a.out", "104": "lulesh", "105": "bowtie2", "106": "gromacs",
         "107": "vasp_std", "108": "python3.11"}
-LEADS = {"carol": ["chem"]}
+# erin leads more accounts than the store merges SELECTs for (16)
+LEADS = {"carol": ["chem"], "erin": [f"x{i}" for i in range(30)] + ["phys"]}
 HEADER = "X-Remote-User"
 
 
@@ -187,6 +188,10 @@ def test_viewers(store):
                  {"state": "running"}, {"app": "lulesh"}, {"partition": "batch"}, {"user": "carol"},
                  {"account": "chem", "sort": "cpu_seconds"}, {"until": int(START) + 2000}, {"name": "md"}):
         check_list(store, args, "carol")
+    # a lead of many accounts
+    check_list(store, {}, "erin", want=["106", "103"])
+    for args in ({"sort": "cpu_seconds"}, {"state": "ended"}, {"account": "phys"}, {"account": "chem"}):
+        check_list(store, args, "erin")
     # someone with no jobs and no accounts
     check_list(store, {}, "mallory", want=[])
 
