@@ -1,53 +1,56 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* lmk jobs: the jobs the store has seen, most recent first. */
+/* lmk jobs: the jobs the store has seen, with the job list's filters and
+ * sorts (docs/api.md, GET /api/v1/jobs), most recently seen first. */
 #include <errno.h>
 #include <stdio.h>
 
 #include "cli.h"
 
+/* Each option sets the query parameter of its name. */
+static const char *const params[] = {
+        "user", "cluster", "account", "partition", "state", "app", "name",
+        "since", "until", "sort", "order", "limit", "offset",
+};
+#define PARAM_OPT 0x100
+
 int do_jobs(Cli *cli, int argc, char **argv) {
         static const struct option options[] = {
                 CLI_COMMON_OPTIONS,
-                { "user", required_argument, NULL, 'u' },
-                { "cluster", required_argument, NULL, 'c' },
-                { "since", required_argument, NULL, 'S' },
-                { "until", required_argument, NULL, 'U' },
-                { "limit", required_argument, NULL, 'n' },
-                { "offset", required_argument, NULL, 'o' },
+                { "user", required_argument, NULL, PARAM_OPT + 0 },
+                { "cluster", required_argument, NULL, PARAM_OPT + 1 },
+                { "account", required_argument, NULL, PARAM_OPT + 2 },
+                { "partition", required_argument, NULL, PARAM_OPT + 3 },
+                { "state", required_argument, NULL, PARAM_OPT + 4 },
+                { "app", required_argument, NULL, PARAM_OPT + 5 },
+                { "name", required_argument, NULL, PARAM_OPT + 6 },
+                { "since", required_argument, NULL, PARAM_OPT + 7 },
+                { "until", required_argument, NULL, PARAM_OPT + 8 },
+                { "sort", required_argument, NULL, PARAM_OPT + 9 },
+                { "order", required_argument, NULL, PARAM_OPT + 10 },
+                { "limit", required_argument, NULL, PARAM_OPT + 11 },
+                { "offset", required_argument, NULL, PARAM_OPT + 12 },
                 {}
         };
-        const char *query[] = { "user", NULL, "cluster", NULL, "since", NULL, "until", NULL,
-                                "limit", NULL, "offset", NULL, NULL };
+        const char *query[2 * ELEMENTSOF(params) + 1] = {};
         _cleanup_(json_object_putp) json_object *o = NULL;
         json_object *jobs;
+        int64_t offset, n, total;
+        char count[32];
         int opt, r;
 
+        for (size_t i = 0; i < ELEMENTSOF(params); i++)
+                query[2 * i] = params[i];
         while ((opt = getopt_long(argc, argv, "hju:n:", options, NULL)) >= 0) {
                 r = cli_common_option(cli, opt, optarg);
                 if (r != 0)
                         continue;
-                switch (opt) {
-                case 'u':
-                        query[1] = optarg;
-                        break;
-                case 'c':
-                        query[3] = optarg;
-                        break;
-                case 'S':
-                        query[5] = optarg;
-                        break;
-                case 'U':
-                        query[7] = optarg;
-                        break;
-                case 'n':
-                        query[9] = optarg;
-                        break;
-                case 'o':
-                        query[11] = optarg;
-                        break;
-                default:
+                if (opt == 'u')
+                        opt = PARAM_OPT + 0;
+                else if (opt == 'n')
+                        opt = PARAM_OPT + 11;
+                if (opt < PARAM_OPT || opt >= PARAM_OPT + (int) ELEMENTSOF(params))
                         return cli_error(cli, EINVAL, "jobs: unknown option %s", argv[optind - 1]);
-                }
+                query[2 * (opt - PARAM_OPT) + 1] = optarg;
         }
         if (optind < argc)
                 return cli_error(cli, EINVAL, "jobs: unexpected argument %s", argv[optind]);
@@ -61,14 +64,20 @@ int do_jobs(Cli *cli, int argc, char **argv) {
         }
 
         jobs = jget(o, "jobs");
-        if (json_object_array_length(jobs) == 0) {
-                printf("No jobs.\n");
+        n = (int64_t) json_object_array_length(jobs);
+        offset = jint(o, "offset");
+        total = jint(o, "total");
+        if (n == 0) {
+                if (total > 0)
+                        printf("No jobs past %" PRId64 " (%s in all).\n", offset, fmt_count(total, count, sizeof(count)));
+                else
+                        printf("No jobs.\n");
                 return 0;
         }
         printf("%-12s %-10s %-13s %5s %-16s %8s %9s\n", "JOB", "USER", "NAME", "NODES", "FIRST SEEN",
                "ELAPSED", "CPU TIME");
-        for (size_t i = 0; i < json_object_array_length(jobs); i++) {
-                json_object *j = json_object_array_get_idx(jobs, i);
+        for (int64_t i = 0; i < n; i++) {
+                json_object *j = json_object_array_get_idx(jobs, (size_t) i);
                 char id[64], user[32], name[32], t[32], el[32], cpu[32];
 
                 printf("%-12s %-10s %-13s %5" PRId64 " %-16s %8s %9s\n",
@@ -80,7 +89,14 @@ int do_jobs(Cli *cli, int argc, char **argv) {
                        fmt_duration(jnum(j, "elapsed_seconds"), el, sizeof(el)),
                        fmt_duration(jnum(j, "cpu_seconds"), cpu, sizeof(cpu)));
         }
-        if (json_object_get_boolean(jget(o, "more")))
-                printf("(more jobs: use --limit or --offset)\n");
+        /* where this page is, when it is not all there is */
+        if (offset > 0 || json_object_get_boolean(jget(o, "more"))) {
+                printf("jobs %" PRId64 "-%" PRId64 " of %s%s", offset + 1, offset + n,
+                       json_object_get_boolean(jget(o, "total_exact")) ? "" : "more than ",
+                       fmt_count(total, count, sizeof(count)));
+                if (json_object_get_boolean(jget(o, "more")))
+                        printf("; next: --offset %" PRId64, offset + n);
+                printf("\n");
+        }
         return 0;
 }

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "findings-cache.h"
 #include "findings.h"
 #include "json-out.h"
 #include "server.h"
@@ -18,7 +19,6 @@
 /* Jobs looked at per request, most recently seen first; a wider range says
  * "truncated" and names how far it got. */
 #define FINDINGS_MAX_JOBS 5000
-#define JOBS_PAGE 500
 
 static int finding_json(const Finding *f, json_object **ret) {
         json_object *e = json_object_new_object();
@@ -49,8 +49,8 @@ static int array_append(json_object *a, json_object *v) {
 
 /* The caller holds findings_lock for reading: SIGHUP may swap the rules,
  * and a finding's advice points into them. */
-static int evaluate(Server *s, const JobSummary *js, FindingList *ret) {
-        return findings_evaluate(s->findings, s->families, js, ret);
+static int evaluate(Server *s, FamilyMemo *memo, const JobSummary *js, FindingList *ret) {
+        return findings_evaluate(s->findings, s->families, memo, js, ret);
 }
 
 static int job_findings(Server *s, const JobSummary *js, json_object *o) {
@@ -58,7 +58,7 @@ static int job_findings(Server *s, const JobSummary *js, json_object *o) {
         json_object *a;
         int r;
 
-        r = evaluate(s, js, &l);
+        r = evaluate(s, NULL, js, &l);
         if (r < 0)
                 return r;
         a = json_object_new_array();
@@ -82,25 +82,6 @@ int api_job_findings(Server *s, const JobSummary *js, json_object *o) {
         return r;
 }
 
-/* A finding of the site's list: the job it is about travels with it. */
-typedef struct SiteFinding {
-        Finding f;
-        char *job, *cluster, *user, *account;
-        double last_seen;
-} SiteFinding;
-
-static void site_findings_free(SiteFinding *v, size_t n) {
-        for (size_t i = 0; i < n; i++) {
-                free(v[i].f.node);
-                free(v[i].f.message);
-                free(v[i].job);
-                free(v[i].cluster);
-                free(v[i].user);
-                free(v[i].account);
-        }
-        free(v);
-}
-
 static int by_stake(const void *a, const void *b) {
         const SiteFinding *x = a, *y = b;
 
@@ -111,69 +92,81 @@ static int by_stake(const void *a, const void *b) {
         return x->last_seen < y->last_seen ? 1 : x->last_seen > y->last_seen ? -1 : 0;
 }
 
-static char *dup_or_null(const char *s, int *r) {
-        char *p;
+/* One request's walk over the jobs of its range. */
+typedef struct Scan {
+        Server *s;
+        int64_t now;
+        int rule, min_severity;
+        SiteFindings out;       /* the findings that pass the filter */
+        size_t flagged_jobs;
+        int error;
+} Scan;
 
-        if (!s)
-                return NULL;
-        p = strdup(s);
-        if (!p)
-                *r = -ENOMEM;
-        return p;
+static void scan_done(Scan *x) {
+        site_findings_done(&x->out);
 }
 
-/* Moves the findings of one job that pass the filter into *v. */
-static int collect(const FindingList *l, const JobSummary *js, int rule, int min_severity,
-                   SiteFinding **v, size_t *n, size_t *alloc) {
-        int r = 0;
+static bool keep(const Finding *f, void *userdata) {
+        const Scan *x = userdata;
 
-        for (size_t i = 0; i < l->n; i++) {
-                const Finding *f = &l->items[i];
-                SiteFinding *x;
+        return (x->rule < 0 || (int) f->rule == x->rule) && (int) f->severity >= x->min_severity;
+}
 
-                if ((rule >= 0 && (int) f->rule != rule) || (int) f->severity < min_severity)
-                        continue;
-                if (*n == *alloc) {
-                        size_t na = *alloc ? *alloc * 2 : 64;
-                        SiteFinding *nv = reallocarray(*v, na, sizeof(*nv));
+/* Asked about each job of the range: its findings from the cache when they
+ * are still those of its revision; else its summary is to be read. */
+static bool want(int64_t row_id, int64_t revision, void *userdata) {
+        Scan *x = userdata;
+        size_t kept;
+        int r;
 
-                        if (!nv)
-                                return -ENOMEM;
-                        *v = nv;
-                        *alloc = na;
+        if (x->error < 0)
+                return false;
+        r = findings_cache_get(x->s->findings_cache, row_id, revision, x->now, keep, x, &x->out, &kept);
+        if (r < 0)
+                x->error = r;
+        if (kept > 0)
+                x->flagged_jobs++;
+        return r == 0;
+}
+
+/* Judges a job the cache did not know, and keeps its findings there. */
+static int judge(Scan *x, const JobSummary *js, FamilyMemo *memo) {
+        _cleanup_(finding_list_done) FindingList fl = {};
+        _cleanup_(site_findings_done) SiteFindings all = {};
+        size_t kept = 0;
+        int r;
+
+        r = evaluate(x->s, memo, js, &fl);
+        for (size_t i = 0; r >= 0 && i < fl.n; i++)
+                r = site_findings_add(&all, &fl.items[i], &js->info);
+        if (r >= 0)
+                r = findings_cache_put(x->s->findings_cache, js->info.row_id, js->info.revision, x->now, &all);
+        for (size_t i = 0; r >= 0 && i < all.n; i++)
+                if (keep(&all.v[i].f, x)) {
+                        r = site_findings_add_copy(&x->out, &all.v[i]);
+                        kept++;
                 }
-                x = &(*v)[(*n)++];
-                *x = (SiteFinding) { .f = *f, .last_seen = js->info.last_seen };
-                x->f.node = dup_or_null(f->node, &r);
-                x->f.message = dup_or_null(f->message, &r);
-                x->job = dup_or_null(js->info.job, &r);
-                x->cluster = dup_or_null(js->info.cluster, &r);
-                x->user = dup_or_null(js->info.user, &r);
-                x->account = dup_or_null(js->info.account, &r);
-                if (r < 0)
-                        return r;
-        }
-        return 0;
+        if (kept > 0)
+                x->flagged_jobs++;
+        return r;
 }
 
 static const char *const findings_args[] = { "since", "until", "user", "cluster", "rule", "severity", "limit", NULL };
 
 void api_findings(Server *s, Request *req, Reply *reply) {
         _cleanup_(json_object_putp) json_object *o = NULL;
+        _cleanup_(job_summary_list_free) JobSummaryList jl = {};
         int64_t now = (int64_t) time(NULL);
         JobFilter jf = {
                 .user = request_arg(req, "user"),
                 .cluster = request_arg(req, "cluster"),
                 .until = now,
-                .limit = JOBS_PAGE,
+                .limit = FINDINGS_MAX_JOBS,
         };
         const char *rule_arg = request_arg(req, "rule"), *sev_arg = request_arg(req, "severity");
         unsigned limit = FINDINGS_DEFAULT_LIMIT;
-        int rule = -1, min_severity = SEVERITY_INFO;
-        _cleanup_free_ char *accounts = NULL;
-        SiteFinding *v = NULL;
-        size_t n = 0, alloc = 0, scanned = 0, flagged_jobs = 0;
-        bool truncated = false;
+        _cleanup_(scan_done) Scan x = { .s = s, .now = now, .rule = -1, .min_severity = SEVERITY_INFO };
+        FamilyMemo memo = {};
         json_object *a;
         int r = 0;
 
@@ -183,100 +176,72 @@ void api_findings(Server *s, Request *req, Reply *reply) {
             !arg_time(req, "until", NULL, now, &jf.until, reply) ||
             !arg_uint(req, "limit", 1, FINDINGS_MAX_LIMIT, &limit, reply))
                 return;
-        if (rule_arg && (rule = finding_rule_from_string(rule_arg)) < 0) {
+        if (rule_arg && (x.rule = finding_rule_from_string(rule_arg)) < 0) {
                 reply_error(reply, MHD_HTTP_BAD_REQUEST, "rule",
                             "rule=%s: expected idle-cores, single-thread, unbalanced-nodes, communication, "
                             "kernel-time, low-ipc, reference-blas or markers-off", rule_arg);
                 return;
         }
-        if (sev_arg && (min_severity = severity_from_string(sev_arg)) < 0) {
+        if (sev_arg && (x.min_severity = severity_from_string(sev_arg)) < 0) {
                 reply_error(reply, MHD_HTTP_BAD_REQUEST, "severity",
                             "severity=%s: expected info, warning or critical (the least shown)", sev_arg);
                 return;
         }
-        if (!api_viewer(req, &jf, &accounts)) {
-                reply_oom(reply);
-                return;
-        }
+        api_viewer(req, &jf);
 
-        /* page through the jobs in the range, most recently seen first; the
-         * rules stay the same throughout */
+        /* The jobs of the range, most recently seen first: those the cache
+         * knows at their revision from there, the others read together and
+         * judged. The rules stay the same until the answer is written (its
+         * advice points into them; and the cache is theirs: a reload
+         * clears it under this lock). */
         pthread_rwlock_rdlock(&s->findings_lock);
-        for (bool more = true; more && r >= 0;) {
-                JobList jl = {};
-
-                r = s->storage->ops->list_jobs(s->storage, &jf, &jl);
-                if (r < 0)
-                        break;
-                more = jl.more;
-                for (size_t i = 0; r >= 0 && i < jl.n; i++) {
-                        _cleanup_(finding_list_done) FindingList fl = {};
-                        JobSummary js = {};
-                        size_t before = n;
-
-                        if (scanned == FINDINGS_MAX_JOBS) {
-                                truncated = true;
-                                more = false;
-                                break;
-                        }
-                        scanned++;
-                        r = s->storage->ops->get_job(s->storage, jl.items[i].job, jl.items[i].cluster, &js);
-                        if (r == -ENOENT) { /* gone meanwhile */
-                                r = 0;
-                                continue;
-                        }
-                        if (r < 0)
-                                break;
-                        r = evaluate(s, &js, &fl);
-                        if (r >= 0)
-                                r = collect(&fl, &js, rule, min_severity, &v, &n, &alloc);
-                        if (n > before)
-                                flagged_jobs++;
-                        job_summary_free(&js);
-                }
-                jf.offset += jl.n;
-                job_list_free(&jl);
-        }
+        r = s->storage->ops->list_job_summaries(s->storage, &jf, want, &x, &jl);
+        if (r >= 0)
+                r = x.error;
+        if (r >= 0 && jl.n > 0)
+                r = family_memo_init(&memo, s->families);
+        for (size_t i = 0; r >= 0 && i < jl.n; i++)
+                r = judge(&x, &jl.items[i], &memo);
+        family_memo_done(&memo);
         if (r < 0) {
                 pthread_rwlock_unlock(&s->findings_lock);
-                site_findings_free(v, n);
                 reply_storage_error(reply, r);
                 return;
         }
-        if (n > 1)
-                qsort(v, n, sizeof(*v), by_stake);
+        if (x.out.n > 1)
+                qsort(x.out.v, x.out.n, sizeof(SiteFinding), by_stake);
 
         o = json_object_new_object();
         a = json_object_new_array();
         if (!o || !a ||
             json_add(o, "since", json_object_new_int64(jf.since)) < 0 ||
             json_add(o, "until", json_object_new_int64(jf.until)) < 0 ||
-            json_add(o, "jobs_scanned", json_object_new_int64((int64_t) scanned)) < 0 ||
-            json_add(o, "jobs_flagged", json_object_new_int64((int64_t) flagged_jobs)) < 0 ||
-            json_add(o, "truncated", json_object_new_boolean(truncated)) < 0 ||
-            json_add(o, "total", json_object_new_int64((int64_t) n)) < 0) {
+            json_add(o, "jobs_scanned", json_object_new_int64((int64_t) jl.n_jobs)) < 0 ||
+            json_add(o, "jobs_flagged", json_object_new_int64((int64_t) x.flagged_jobs)) < 0 ||
+            json_add(o, "truncated", json_object_new_boolean(jl.more)) < 0 ||
+            json_add(o, "total", json_object_new_int64((int64_t) x.out.n)) < 0) {
                 json_object_put(a);
                 r = -ENOMEM;
         } else
                 r = json_add(o, "findings", a);
-        for (size_t i = 0; r >= 0 && i < n && i < limit; i++) {
+        for (size_t i = 0; r >= 0 && i < x.out.n && i < limit; i++) {
+                const SiteFinding *y = &x.out.v[i];
                 json_object *e;
 
-                r = finding_json(&v[i].f, &e);
+                r = finding_json(&y->f, &e);
                 if (r < 0)
                         break;
-                if ((r = json_add(e, "job", json_object_new_string(v[i].job))) < 0 ||
-                    (r = json_add(e, "cluster", json_string_or_null(v[i].cluster && *v[i].cluster ? v[i].cluster : NULL))) < 0 ||
-                    (r = json_add(e, "user", json_string_or_null(v[i].user))) < 0 ||
-                    (r = json_add(e, "account", json_string_or_null(v[i].account))) < 0 ||
-                    (r = json_add(e, "last_seen", json_number(v[i].last_seen, 3))) < 0) {
+                if ((r = json_add(e, "job", json_object_new_string(y->job))) < 0 ||
+                    (r = json_add(e, "cluster", json_string_or_null(y->cluster && *y->cluster ? y->cluster : NULL))) < 0 ||
+                    (r = json_add(e, "user", json_string_or_null(y->user))) < 0 ||
+                    (r = json_add(e, "account", json_string_or_null(y->account))) < 0 ||
+                    (r = json_add(e, "last_seen", json_number(y->last_seen, 3))) < 0) {
                         json_object_put(e);
                         break;
                 }
                 r = array_append(a, e);
         }
         pthread_rwlock_unlock(&s->findings_lock);
-        site_findings_free(v, n);
         if (r < 0) {
                 reply_oom(reply);
                 return;

@@ -105,6 +105,7 @@ static int add_job_info(json_object *o, const StoredJob *j) {
             (r = json_add(o, "account", json_string_or_null(j->account))) < 0 ||
             (r = json_add(o, "partition", json_string_or_null(j->partition))) < 0 ||
             (r = json_add(o, "name", json_string_or_null(j->name))) < 0 ||
+            (r = json_add(o, "app", json_string_or_null(j->app))) < 0 ||
             (r = json_add(o, "nodes_allocated", json_int_or_null(j->nodes_alloc))) < 0 ||
             (r = json_add(o, "tasks", json_int_or_null(j->tasks))) < 0 ||
             (r = json_add(o, "nodes_seen", json_object_new_int64((int64_t) j->n_nodes))) < 0 ||
@@ -130,18 +131,36 @@ static int add_counters(json_object *o, int64_t cpu_time_ns, int64_t cycles, int
         return 0;
 }
 
-bool api_viewer(const Request *req, JobFilter *f, char **ret_accounts) {
+void api_viewer(const Request *req, JobFilter *f) {
         if (req->identity.admin)
-                return true;
-        *ret_accounts = identity_accounts_json(&req->identity);
-        if (!*ret_accounts)
-                return false;
+                return;
         f->viewer = req->identity.user;
-        f->viewer_accounts = *ret_accounts;
+        f->viewer_accounts = req->identity.accounts;
+}
+
+static const char *const jobs_args[] = { "user", "cluster", "account", "partition", "app", "name", "state",
+                                        "since", "until", "sort", "order", "limit", "offset", NULL };
+
+/* A word from a closed list: false when the reply holds a 400. */
+static bool arg_word(Request *req, const char *key, int (*from_string)(const char *), const char *expected,
+                     int *ret, Reply *reply) {
+        const char *v = request_arg(req, key);
+        int x;
+
+        if (!v)
+                return true;
+        x = from_string(v);
+        if (x < 0) {
+                reply_error(reply, MHD_HTTP_BAD_REQUEST, key, "%s=%s: expected %s", key, v, expected);
+                return false;
+        }
+        *ret = x;
         return true;
 }
 
-static const char *const jobs_args[] = { "user", "cluster", "since", "until", "limit", "offset", NULL };
+static int order_from_string(const char *s) {
+        return streq(s, "asc") ? 1 : streq(s, "desc") ? 0 : -EINVAL;
+}
 
 void api_jobs(Server *s, Request *req, Reply *reply) {
         _cleanup_(json_object_putp) json_object *o = NULL;
@@ -150,24 +169,33 @@ void api_jobs(Server *s, Request *req, Reply *reply) {
         JobFilter f = {
                 .user = request_arg(req, "user"),
                 .cluster = request_arg(req, "cluster"),
+                .account = request_arg(req, "account"),
+                .partition = request_arg(req, "partition"),
+                .app = request_arg(req, "app"),
+                .name = request_arg(req, "name"),
                 .since = INT64_MIN,
                 .until = INT64_MAX,
                 .limit = DEFAULT_LIMIT,
+                .count = true,
         };
-        _cleanup_free_ char *accounts = NULL;
+        int state = JOB_STATE_ANY, sort = JOB_SORT_LAST_SEEN, ascending = 0;
         JobList l = {};
         int r;
 
         if (!request_check_args(req, jobs_args, reply) ||
             !arg_time(req, "since", NULL, now, &f.since, reply) ||
             !arg_time(req, "until", NULL, now, &f.until, reply) ||
+            !arg_word(req, "state", job_state_from_string, "running or ended", &state, reply) ||
+            !arg_word(req, "sort", job_sort_from_string, "last_seen, first_seen or cpu_seconds",
+                      &sort, reply) ||
+            !arg_word(req, "order", order_from_string, "asc or desc", &ascending, reply) ||
             !arg_uint(req, "limit", 1, MAX_LIMIT, &f.limit, reply) ||
             !arg_uint(req, "offset", 0, MAX_OFFSET, &f.offset, reply))
                 return;
-        if (!api_viewer(req, &f, &accounts)) {
-                reply_oom(reply);
-                return;
-        }
+        f.state = state;
+        f.sort = sort;
+        f.ascending = ascending;
+        api_viewer(req, &f);
 
         r = s->storage->ops->list_jobs(s->storage, &f, &l);
         if (r < 0) {
@@ -181,6 +209,14 @@ void api_jobs(Server *s, Request *req, Reply *reply) {
                 r = json_add(o, "limit", json_object_new_int64(f.limit));
         if (r >= 0)
                 r = json_add(o, "offset", json_object_new_int64(f.offset));
+        if (r >= 0)
+                r = json_add(o, "sort", json_object_new_string(job_sort_to_string(f.sort)));
+        if (r >= 0)
+                r = json_add(o, "order", json_object_new_string(f.ascending ? "asc" : "desc"));
+        if (r >= 0)
+                r = json_add(o, "total", json_object_new_int64((int64_t) l.total));
+        if (r >= 0)
+                r = json_add(o, "total_exact", json_object_new_boolean(l.total_exact));
         if (r >= 0)
                 r = json_add(o, "more", json_object_new_boolean(l.more));
         if (r >= 0)
@@ -494,6 +530,7 @@ void api_objects(Server *s, Request *req, Reply *reply) {
         if (!o || !a ||
             json_add(o, "since", json_object_new_int64(l.since)) < 0 ||
             json_add(o, "until", json_object_new_int64(l.until)) < 0 ||
+            json_add(o, "grain", json_object_new_string(l.grain == 86400 ? "day" : "hour")) < 0 ||
             json_add(o, "kind", json_string_or_null(kind)) < 0 ||
             json_add(o, "total_samples", json_object_new_int64(l.total_samples)) < 0 ||
             json_add(o, "total_cpu_seconds", json_number(l.total_cpu_seconds, TIME_DECIMALS)) < 0) {

@@ -255,9 +255,47 @@ void finding_list_done(FindingList *l) {
         *l = (FindingList) {};
 }
 
+/* what a memo holds for a path of no family */
+static const LibFamily family_none;
+
+int family_memo_init(FamilyMemo *m, const LibFamilies *families) {
+        *m = (FamilyMemo) { .families = families, .paths = hashmap_new(&string_hash_ops) };
+        return m->paths ? 0 : -ENOMEM;
+}
+
+void family_memo_done(FamilyMemo *m) {
+        const void *key;
+        size_t i = 0;
+
+        while (m->paths && hashmap_iterate(m->paths, &i, NULL, &key))
+                free((void *) key);
+        hashmap_free(m->paths);
+        *m = (FamilyMemo) {};
+}
+
+/* The family of path, from the memo when there is one. Out of memory, the
+ * memo is skipped: the answer is the same, only slower. */
+static const LibFamily *family_of(const LibFamilies *families, FamilyMemo *memo, const char *path) {
+        const LibFamily *f;
+        void *v;
+        char *key;
+
+        if (!memo)
+                return lib_families_match(families, path);
+        v = hashmap_get(memo->paths, path);
+        if (v)
+                return v == &family_none ? NULL : v;
+        f = lib_families_match(families, path);
+        key = strdup(path);
+        if (key && hashmap_put(memo->paths, key, (void *) (f ?: &family_none)) < 0)
+                free(key);
+        return f;
+}
+
 typedef struct Eval {
         const FindingsConfig *c;
         const LibFamilies *families;
+        FamilyMemo *memo;
         const JobSummary *js;
         FindingList out;
         int error;
@@ -369,7 +407,7 @@ static void purpose_shares(const Eval *e, PurposeShare *v, size_t n) {
 
         for (size_t i = 0; i < js->objects.n; i++) {
                 const Share *o = &js->objects.items[i];
-                const LibFamily *f = lib_families_match(e->families, o->name);
+                const LibFamily *f = family_of(e->families, e->memo, o->name);
 
                 for (size_t k = 0; f && k < n; k++)
                         if (streq(f->purpose, v[k].purpose)) {
@@ -481,9 +519,9 @@ static int by_stake(const void *a, const void *b) {
         return (int) x->rule - (int) y->rule;
 }
 
-int findings_evaluate(const FindingsConfig *c, const LibFamilies *families, const JobSummary *js,
+int findings_evaluate(const FindingsConfig *c, const LibFamilies *families, FamilyMemo *memo, const JobSummary *js,
                       FindingList *ret) {
-        Eval e = { .c = c, .families = families, .js = js };
+        Eval e = { .c = c, .families = families, .memo = memo, .js = js };
 
         /* an allocation left idle has no samples at all: only its time on
          * the node counts (min-elapsed, per node) */

@@ -4,6 +4,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "hashmap.h"
 #include "lib-families.h"
 #include "storage.h"
 
@@ -88,7 +89,20 @@ void findings_config_done(FindingsConfig *c);
  * hold part of the file, so load into a fresh config and swap on success. */
 int findings_config_load(FindingsConfig *c, const char *path, char **ret_error);
 
-/* The findings for one job, largest stake first. */
-int findings_evaluate(const FindingsConfig *c, const LibFamilies *families, const JobSummary *js,
+/* The families of the objects met while judging many jobs (the site's
+ * list): each path is matched against the patterns once, not once per job
+ * that ran it. One thread's; it holds on to families, which must outlive
+ * it. */
+typedef struct FamilyMemo {
+        const LibFamilies *families;
+        Hashmap *paths; /* path (owned) → LibFamily, or &family_none */
+} FamilyMemo;
+
+int family_memo_init(FamilyMemo *m, const LibFamilies *families);
+void family_memo_done(FamilyMemo *m);
+
+/* The findings for one job, largest stake first. memo, if not NULL, is of
+ * the same families. */
+int findings_evaluate(const FindingsConfig *c, const LibFamilies *families, FamilyMemo *memo, const JobSummary *js,
                       FindingList *ret);
 void finding_list_done(FindingList *l);

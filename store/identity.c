@@ -39,25 +39,6 @@ bool identity_may_see(const Identity *id, const char *user, const char *account)
         return false;
 }
 
-char *identity_accounts_json(const Identity *id) {
-        size_t len = 3;
-        char *s, *p;
-
-        for (char **a = id->accounts; a && *a; a++)
-                len += strlen(*a) + 3;
-        s = malloc(len);
-        if (!s)
-                return NULL;
-        p = s;
-        *p++ = '[';
-        /* account names are [A-Za-z0-9_.@+-] (leads.h): nothing to escape */
-        for (char **a = id->accounts; a && *a; a++)
-                p += sprintf(p, "%s\"%s\"", a == id->accounts ? "" : ",", *a);
-        *p++ = ']';
-        *p = '\0';
-        return s;
-}
-
 _printf_(3, 4)
 static int why(char **ret_why, int r, const char *fmt, ...) {
         va_list ap;

@@ -32,8 +32,6 @@ void identity_done(Identity *id);
 /* Whether the identity may see a job of user and account. */
 bool identity_may_see(const Identity *id, const char *user, const char *account);
 
-/* The led accounts as a JSON array ("[]" when none), for SQL. NULL on ENOMEM. */
-char *identity_accounts_json(const Identity *id);
 
 /* Decodes a MUNGE credential (through munged's socket, NULL: the default)
  * and checks that its payload is IDENTITY_PAYLOAD_PREFIX METHOD PATH. On

@@ -755,6 +755,9 @@ int server_start(Server *s) {
         pthread_rwlock_init(&s->leads_lock, NULL);
         session_used_init(&s->tickets_used);
         s->metrics.start_time = (int64_t) time(NULL);
+        s->findings_cache = findings_cache_new();
+        if (!s->findings_cache)
+                return -ENOMEM;
         r = conn_guard_new(&guard, &s->metrics, &s->guard);
         if (r < 0)
                 return r;
@@ -828,6 +831,7 @@ void server_stop(Server *s, unsigned timeout_s) {
         s->tokens = NULL;
         pthread_rwlock_destroy(&s->tokens_lock);
         free_findings(s);
+        findings_cache_free(TAKE_PTR(s->findings_cache));
         pthread_rwlock_destroy(&s->findings_lock);
         pthread_rwlock_destroy(&s->leads_lock);
         session_used_done(&s->tickets_used);
@@ -842,6 +846,9 @@ void server_set_findings(Server *s, FindingsConfig *findings, LibFamilies *famil
         old_families = s->families;
         s->findings = findings;
         s->families = families;
+        /* findings judged by the old rules, their advice pointing into them */
+        if (s->findings_cache)
+                findings_cache_clear(s->findings_cache);
         pthread_rwlock_unlock(&s->findings_lock);
         findings_config_done(old_findings);
         free(old_findings);

@@ -10,6 +10,7 @@
 #include "conn-guard.h"
 #include "metrics.h"
 #include "storage.h"
+#include "findings-cache.h"
 #include "findings.h"
 #include "identity.h"
 #include "leads.h"
@@ -56,6 +57,7 @@ typedef struct Server {
         pthread_rwlock_t findings_lock;
         FindingsConfig *findings;
         LibFamilies *families;
+        FindingsCache *findings_cache; /* the site list's, cleared with the rules */
 
         /* who leads which account (SIGHUP) */
         pthread_rwlock_t leads_lock;
@@ -133,8 +135,9 @@ void api_findings(Server *s, Request *req, Reply *reply);
  * reply holds a 400. */
 bool arg_time(Request *req, const char *key, const char *fallback, int64_t now, int64_t *ret, Reply *reply);
 bool arg_uint(Request *req, const char *key, unsigned min, unsigned max, unsigned *ret, Reply *reply);
-/* Narrows a job filter to what the request's identity may see; false on ENOMEM. */
-bool api_viewer(const Request *req, JobFilter *f, char **ret_accounts);
+/* Narrows a job filter to what the request's identity may see (the filter
+ * then points into req). */
+void api_viewer(const Request *req, JobFilter *f);
 /* Adds "findings" to a job's summary. */
 int api_job_findings(Server *s, const JobSummary *js, json_object *o);
 /* Replaces who leads which account (SIGHUP); takes ownership. */

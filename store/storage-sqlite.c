@@ -18,6 +18,9 @@
 #include "storage.h"
 
 #define BUCKET_SECONDS 3600
+#define DAY_SECONDS 86400
+/* /api/v1/objects over at least this long reads whole days (object_days) */
+#define OBJECT_DAYS_FROM (7 * DAY_SECONDS)
 /* Interned ids of objects, phases and tasks are cached across batches; a
  * site has a few thousand distinct ones, the bound only guards against a
  * node that sends a new path with every row. */
@@ -60,6 +63,7 @@ typedef enum Stmt {
         STMT_JOB_NODE_UPSERT,
         STMT_JOB_INTERVAL_UPSERT,
         STMT_OBJECT_HOUR_UPSERT,
+        STMT_OBJECT_DAY_UPSERT,
         STMT_MARKER_UPSERT,
         STMT_RANK_UPSERT,
         STMT_NODE_SUMS,
@@ -68,9 +72,8 @@ typedef enum Stmt {
         STMT_JOB_NAMED_CLUSTER,
         STMT_JOB_ADOPT,
         STMT_NOTE_SELECT,
-        /* readers */
-        STMT_JOBS_LIST,
-        STMT_JOBS_LIST_USER,
+        STMT_JOB_APP,
+        /* readers (the job list builds its SQL per filter: list_jobs) */
         STMT_JOB_FIND,
         STMT_JOB_FIND_CLUSTER,
         STMT_JOB_KINDS,
@@ -82,24 +85,29 @@ typedef enum Stmt {
         STMT_JOB_RANKS,
         STMT_JOB_SPAN,
         STMT_JOB_TIMELINE,
-        STMT_OBJECTS,
-        STMT_OBJECTS_KIND,
-        STMT_OBJECTS_TOTAL,
+        STMT_OBJECT_HOURS,
+        STMT_OBJECT_DAYS,
+        STMT_OBJECT_NAME,
+        STMT_NODE_NAME,
+        STMT_SUMMARY_JOBS,
+        STMT_SUMMARY_OBJECTS,
+        STMT_SUMMARY_NODES,
+        STMT_SUMMARY_MARKERS,
         STMT_NODES,
         STMT_CHECK,
         _STMT_MAX,
 } Stmt;
 
-/* What a person may see (store/identity.h): ?6 the viewer's user name
- * (NULL: everything), ?7 the accounts they lead as a JSON array. */
-#define JOBS_VISIBLE                                                            \
-        "AND (?6 IS NULL OR j.user_name = ?6 OR j.account IN (SELECT value FROM json_each(?7))) "
-
 #define JOB_COLUMNS                                                             \
         "j.id, j.job, j.cluster, j.user_name, j.account, j.partition_name, "    \
         "j.name, j.nodes_alloc, j.tasks, j.ended, j.first_seen, j.last_seen, "  \
         "j.samples, j.cpu_seconds, j.cpu_time_ns, j.cycles, j.instructions, "   \
-        "(SELECT count(*) FROM job_nodes n WHERE n.job_id = j.id), j.metadata_conflicts"
+        "(SELECT count(*) FROM job_nodes n WHERE n.job_id = j.id), j.metadata_conflicts, j.app, j.revision"
+
+/* The file name of a path: rtrim() strips the trailing characters that are
+ * not '/', leaving the directories, which replace() removes (they cannot
+ * occur again after the last '/'). schema/0006-job-app.sql spells the same. */
+#define SQL_FILE_NAME(p) "nullif(replace(" p ", rtrim(" p ", replace(" p ", '/', '')), ''), '')"
 
 static const char *const stmt_sql[_STMT_MAX] = {
         [STMT_NODE_UPSERT] =
@@ -136,6 +144,7 @@ static const char *const stmt_sql[_STMT_MAX] = {
                 "nodes_alloc = coalesce(jobs.nodes_alloc, excluded.nodes_alloc), "
                 "tasks = coalesce(jobs.tasks, excluded.tasks), "
                 "metadata_conflicts = jobs.metadata_conflicts + excluded.metadata_conflicts, "
+                "revision = jobs.revision + 1, "
                 "ended = CASE WHEN excluded.ended > jobs.ended THEN excluded.ended ELSE jobs.ended END, "
                 "first_seen = CASE WHEN jobs.first_seen IS NULL OR excluded.first_seen < jobs.first_seen "
                 "THEN excluded.first_seen ELSE jobs.first_seen END, "
@@ -199,6 +208,11 @@ static const char *const stmt_sql[_STMT_MAX] = {
                 "ON CONFLICT (bucket, object_id) DO UPDATE SET "
                 ADD("object_hours", "samples") ", " ADD("object_hours", "cpu_seconds") " "
                 "WHERE " FITS("object_hours", "samples"),
+        [STMT_OBJECT_DAY_UPSERT] =
+                "INSERT INTO object_days (day, object_id, samples, cpu_seconds) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT (day, object_id) DO UPDATE SET "
+                ADD("object_days", "samples") ", " ADD("object_days", "cpu_seconds") " "
+                "WHERE " FITS("object_days", "samples"),
         [STMT_MARKER_UPSERT] =
                 "INSERT INTO job_markers (job_id, comm, phase, state, first_seen, last_seen, batches) "
                 "VALUES (?, ?, ?, ?, ?, ?, 1) "
@@ -229,20 +243,16 @@ static const char *const stmt_sql[_STMT_MAX] = {
                 "UPDATE jobs SET cluster = ?2 WHERE job = ?1 AND cluster = '' "
                 "AND NOT EXISTS (SELECT 1 FROM jobs WHERE job = ?1 AND cluster = ?2)",
         [STMT_NOTE_SELECT] = "SELECT note_value FROM job_notes WHERE job_id = ? AND note_key = ?",
+        /* A job's application (schema/0006-job-app.sql): its app= note,
+         * else the file name of the executable with the most samples so
+         * far; written only when it changed, so its index is left alone. */
+        [STMT_JOB_APP] =
+                "UPDATE jobs SET app = a.app FROM (SELECT coalesce("
+                "(SELECT nullif(n.note_value, '') FROM job_notes n WHERE n.job_id = ?1 AND n.note_key = 'app'), "
+                "(SELECT " SQL_FILE_NAME("o.path") " FROM job_objects jo JOIN objects o ON o.id = jo.object_id "
+                "WHERE jo.job_id = ?1 AND o.kind = 'exe' ORDER BY jo.samples DESC, o.path LIMIT 1)) AS app) AS a "
+                "WHERE jobs.id = ?1 AND jobs.app IS NOT a.app",
 
-        /* Two statements instead of "? IS NULL OR user_name = ?", so that
-         * each can use its own index. */
-        [STMT_JOBS_LIST] =
-                "SELECT " JOB_COLUMNS " FROM jobs j "
-                "WHERE j.last_seen >= ?1 AND j.first_seen <= ?2 AND (?3 IS NULL OR j.cluster = ?3) "
-                JOBS_VISIBLE
-                "ORDER BY j.last_seen DESC, j.id DESC LIMIT ?4 OFFSET ?5",
-        [STMT_JOBS_LIST_USER] =
-                "SELECT " JOB_COLUMNS " FROM jobs j "
-                "WHERE j.user_name = ?8 AND j.last_seen >= ?1 AND j.first_seen <= ?2 "
-                "AND (?3 IS NULL OR j.cluster = ?3) "
-                JOBS_VISIBLE
-                "ORDER BY j.last_seen DESC, j.id DESC LIMIT ?4 OFFSET ?5",
         [STMT_JOB_FIND] = "SELECT " JOB_COLUMNS " FROM jobs j WHERE j.job = ? LIMIT 2",
         [STMT_JOB_FIND_CLUSTER] = "SELECT " JOB_COLUMNS " FROM jobs j WHERE j.job = ? AND j.cluster = ?",
         [STMT_JOB_KINDS] =
@@ -287,18 +297,26 @@ static const char *const stmt_sql[_STMT_MAX] = {
                 "JOIN nodes n ON n.id = jn.node_id "
                 "JOIN job_intervals t ON t.job_id = ?1 AND t.node_id = jn.node_id "
                 "GROUP BY n.name, k ORDER BY n.name, k",
-        [STMT_OBJECTS] =
-                "SELECT o.path, o.kind, sum(h.samples), sum(h.cpu_seconds) "
-                "FROM object_hours h JOIN objects o ON o.id = h.object_id "
-                "WHERE h.bucket >= ? AND h.bucket < ? "
-                "GROUP BY o.path, o.kind ORDER BY 3 DESC, 1 LIMIT ?",
-        [STMT_OBJECTS_KIND] =
-                "SELECT o.path, o.kind, sum(h.samples), sum(h.cpu_seconds) "
-                "FROM object_hours h JOIN objects o ON o.id = h.object_id "
-                "WHERE h.bucket >= ? AND h.bucket < ? AND o.kind = ? "
-                "GROUP BY o.path, o.kind ORDER BY 3 DESC, 1 LIMIT ?",
-        [STMT_OBJECTS_TOTAL] =
-                "SELECT sum(samples), sum(cpu_seconds) FROM object_hours WHERE bucket >= ? AND bucket < ?",
+        /* summed by list_objects, see there */
+        [STMT_OBJECT_HOURS] =
+                "SELECT object_id, samples, cpu_seconds FROM object_hours WHERE bucket >= ? AND bucket < ?",
+        [STMT_OBJECT_DAYS] =
+                "SELECT object_id, samples, cpu_seconds FROM object_days WHERE day >= ? AND day < ?",
+        [STMT_OBJECT_NAME] = "SELECT path, kind, build_id FROM objects WHERE id = ?",
+        [STMT_NODE_NAME] = "SELECT name, installed FROM nodes WHERE id = ?",
+        /* list_job_summaries: the jobs whose row ids ?1 lists (a JSON
+         * array), and their parts (with ids, not names: see there) */
+        [STMT_SUMMARY_JOBS] =
+                "SELECT " JOB_COLUMNS " FROM json_each(?1) w JOIN jobs j ON j.id = w.value ORDER BY w.key",
+        [STMT_SUMMARY_OBJECTS] =
+                "SELECT jo.job_id, jo.object_id, jo.samples, jo.cpu_seconds, jo.cpu_time_ns, jo.cycles, "
+                "jo.instructions FROM json_each(?1) w JOIN job_objects jo ON jo.job_id = w.value",
+        [STMT_SUMMARY_NODES] =
+                "SELECT jn.job_id, jn.node_id, jn.samples, jn.first_seen, jn.last_seen, jn.cpu_seconds, "
+                "jn.cpus_alloc FROM json_each(?1) w JOIN job_nodes jn ON jn.job_id = w.value",
+        [STMT_SUMMARY_MARKERS] =
+                "SELECT m.job_id, m.comm, m.phase, m.state, m.first_seen, m.last_seen, m.batches "
+                "FROM json_each(?1) w JOIN job_markers m ON m.job_id = w.value",
         [STMT_NODES] =
                 "SELECT name, hostname, cluster, boot_id, cpus, last_seq, batches, samples, "
                 "samples_lost, first_seen, last_seen, last_push FROM nodes ORDER BY name",
@@ -1096,25 +1114,50 @@ static int write_rollup(IngestCtx *x, const AccMap *m, Stmt id, const char *what
         return 0;
 }
 
-static int write_object_hours(IngestCtx *x) {
-        for (size_t i = 0; i < x->object_hours.n; i++) {
-                const Acc *a = &x->object_hours.pool[i];
+/* After the batch's rollups: the application of each job it touched. */
+static int update_apps(IngestCtx *x) {
+        for (size_t i = 0; i < x->n_jobs; i++) {
                 sqlite3_stmt *st;
                 int r;
 
-                if ((r = conn_stmt(&x->s->writer, STMT_OBJECT_HOUR_UPSERT, &st)) < 0 ||
-                    (r = bind_int(st, 1, x->bucket)) < 0 ||
-                    (r = bind_int(st, 2, a->a)) < 0 ||
-                    (r = bind_int(st, 3, a->samples)) < 0 ||
-                    (r = bind_sum(st, 4, a->cpu_seconds)) < 0)
-                        return r;
-                r = step_sum(st);
-                if (r == -EOVERFLOW)
-                        return overflow(x, "rows", "adding this batch to the site-wide samples of an object "
-                                        "in that hour would overflow");
-                if (r < 0)
+                if ((r = conn_stmt(&x->s->writer, STMT_JOB_APP, &st)) < 0 ||
+                    (r = bind_int(st, 1, x->job_pool[i].id)) < 0 ||
+                    (r = step_done(st)) < 0)
                         return r;
         }
+        return 0;
+}
+
+/* Site-wide time per object, in the batch's hour and in its day. */
+static int write_object_sums(IngestCtx *x) {
+        static const struct {
+                Stmt stmt;
+                int64_t seconds;
+                const char *name;
+        } grains[] = {
+                { STMT_OBJECT_HOUR_UPSERT, BUCKET_SECONDS, "hour" },
+                { STMT_OBJECT_DAY_UPSERT, DAY_SECONDS, "day" },
+        };
+
+        for (size_t g = 0; g < ELEMENTSOF(grains); g++)
+                for (size_t i = 0; i < x->object_hours.n; i++) {
+                        const Acc *a = &x->object_hours.pool[i];
+                        sqlite3_stmt *st;
+                        int r;
+
+                        if ((r = conn_stmt(&x->s->writer, grains[g].stmt, &st)) < 0 ||
+                            (r = bind_int(st, 1, x->bucket - x->bucket % grains[g].seconds)) < 0 ||
+                            (r = bind_int(st, 2, a->a)) < 0 ||
+                            (r = bind_int(st, 3, a->samples)) < 0 ||
+                            (r = bind_sum(st, 4, a->cpu_seconds)) < 0)
+                                return r;
+                        r = step_sum(st);
+                        if (r == -EOVERFLOW)
+                                return overflow(x, "rows", "adding this batch to the site-wide samples of an "
+                                                "object in that %s would overflow", grains[g].name);
+                        if (r < 0)
+                                return r;
+                }
         return 0;
 }
 
@@ -1196,7 +1239,8 @@ static int ingest_locked(IngestCtx *x, int64_t now, IngestResult *ret) {
             (r = ingest_rows(x)) < 0 ||
             (r = write_rollup(x, &x->job_objects, STMT_JOB_OBJECT_UPSERT, "object")) < 0 ||
             (r = write_rollup(x, &x->job_phases, STMT_JOB_PHASE_UPSERT, "phase")) < 0 ||
-            (r = write_object_hours(x)) < 0 ||
+            (r = update_apps(x)) < 0 ||
+            (r = write_object_sums(x)) < 0 ||
             (r = ingest_markers(x)) < 0 ||
             (r = ingest_ranks(x)) < 0)
                 return r;
@@ -1394,6 +1438,9 @@ static int read_job_info(sqlite3_stmt *st, StoredJob *j, int64_t *ret_id) {
                 .instructions = column_nullable_int(st, 16),
                 .n_nodes = (uint64_t) sqlite3_column_int64(st, 17),
                 .metadata_conflicts = sqlite3_column_int64(st, 18),
+                .app = column_strdup(st, 19, &r),
+                .row_id = sqlite3_column_int64(st, 0),
+                .revision = sqlite3_column_int64(st, 20),
         };
         return r;
 }
@@ -1414,33 +1461,295 @@ static int grow(void **items, size_t n, size_t *alloc, size_t size) {
         return 0;
 }
 
+/* ---- the job list ----
+ *
+ * Its SQL is put together per request from the filters it has: one static
+ * statement with "? IS NULL OR column = ?" for every filter would keep
+ * SQLite from using the index of the filter at hand. Values are always
+ * bound (numbered, so that a condition can appear twice), never put into
+ * the text. Each filter's index also holds the three sort keys
+ * (schema/0006-job-app.sql), so that a page, its offset and the count walk
+ * an index without reading the table. */
+
+typedef struct JobArg {
+        const char *text; /* NULL: num */
+        int64_t num;
+} JobArg;
+
+/* Past this many accounts a lead's jobs come from one OR (an IN list)
+ * instead of one SELECT per account merged: SQLite allows 500 SELECTs in a
+ * compound, and a merge of many walks no fewer rows than the OR. */
+#define JOBS_MAX_MERGED 16
+
+typedef struct JobQuery {
+        FILE *f;
+        char *where;        /* what every job must match, "" for nothing */
+        size_t where_size;
+        /* Who may see (store/identity.h), when the filter does not already
+         * keep to it: the argument naming the viewer (0: anyone may), and
+         * those naming the accounts they lead. */
+        int viewer;
+        int *accounts;
+        size_t n_accounts;
+        JobArg *args;
+        size_t n_args, alloc_args;
+} JobQuery;
+
+static void job_query_done(JobQuery *q) {
+        if (q->f)
+                fclose(q->f);
+        free(q->where);
+        free(q->accounts);
+        free(q->args);
+        *q = (JobQuery) {};
+}
+
+/* The number of a new argument, -ENOMEM. */
+static int job_arg(JobQuery *q, const char *text, int64_t num) {
+        int r = grow((void **) &q->args, q->n_args, &q->alloc_args, sizeof(JobArg));
+
+        if (r < 0)
+                return r;
+        q->args[q->n_args++] = (JobArg) { .text = text, .num = num };
+        return (int) q->n_args;
+}
+
+/* Appends "AND column op ?N" to the conditions being written to f. */
+static int job_cond(JobQuery *q, FILE *f, const char *column, const char *op, const char *text, int64_t num) {
+        int n = job_arg(q, text, num);
+
+        if (n < 0)
+                return n;
+        fprintf(f, "%s%s %s ?%d", ftell(f) > 0 ? " AND " : "", column, op, n);
+        return 0;
+}
+
+static bool led(char *const *accounts, const char *account) {
+        for (char *const *a = accounts; a && *a; a++)
+                if (streq(*a, account))
+                        return true;
+        return false;
+}
+
+/* Who may see what (store/identity.h): a person their own jobs and those of
+ * the accounts they lead. Nothing to add when the filter already keeps to
+ * them (their own user, or an account they lead). */
+static int job_query_viewer(JobQuery *q, const JobFilter *f) {
+        size_t n = 0;
+        int r;
+
+        if (!f->viewer || (f->user && streq(f->user, f->viewer)) || (f->account && led(f->viewer_accounts, f->account)))
+                return 0;
+        r = q->viewer = job_arg(q, f->viewer, 0);
+        if (r < 0)
+                return r;
+        for (char *const *a = f->viewer_accounts; a && *a; a++)
+                n++;
+        if (n == 0)
+                return 0;
+        q->accounts = calloc(n, sizeof(int));
+        if (!q->accounts)
+                return -ENOMEM;
+        for (; q->n_accounts < n; q->n_accounts++) {
+                r = q->accounts[q->n_accounts] = job_arg(q, f->viewer_accounts[q->n_accounts], 0);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int job_query_init(JobQuery *q, const JobFilter *f) {
+        const struct {
+                const char *column, *value;
+        } eq[] = {
+                { "j.user_name", f->user },
+                { "j.cluster", f->cluster },
+                { "j.account", f->account },
+                { "j.partition_name", f->partition },
+                { "j.app", f->app },
+                { "j.name", f->name },
+        };
+        int r = 0;
+
+        *q = (JobQuery) {};
+        q->f = open_memstream(&q->where, &q->where_size);
+        if (!q->f)
+                return -ENOMEM;
+        if (f->since != INT64_MIN)
+                r = job_cond(q, q->f, "j.last_seen", ">=", NULL, f->since);
+        if (r >= 0 && f->until != INT64_MAX)
+                r = job_cond(q, q->f, "j.first_seen", "<=", NULL, f->until);
+        for (size_t i = 0; r >= 0 && i < ELEMENTSOF(eq); i++)
+                if (eq[i].value)
+                        r = job_cond(q, q->f, eq[i].column, "=", eq[i].value, 0);
+        if (r >= 0 && f->state != JOB_STATE_ANY)
+                r = job_cond(q, q->f, "j.ended", "=", NULL, f->state == JOB_STATE_ENDED);
+        if (r >= 0)
+                r = job_query_viewer(q, f);
+        if (fclose(q->f) != 0 && r >= 0)
+                r = -ENOMEM;
+        q->f = NULL;
+        return r;
+}
+
+/* "WHERE ..." with what the viewer may see as one condition (alt < 0), or
+ * only one part of it: their own jobs (alt 0) or an account's (alt k). */
+static void job_query_where(const JobQuery *q, FILE *f, ssize_t alt) {
+        bool any = q->where[0] || q->viewer > 0;
+
+        fprintf(f, "%s%s", any ? " WHERE " : "", q->where);
+        if (q->viewer == 0)
+                return;
+        fputs(q->where[0] ? " AND " : "", f);
+        if (alt == 0 || (alt < 0 && q->n_accounts == 0))
+                fprintf(f, "j.user_name = ?%d", q->viewer);
+        else if (alt > 0)
+                fprintf(f, "j.account = ?%d", q->accounts[alt - 1]);
+        else {
+                fprintf(f, "(j.user_name = ?%d OR j.account IN (", q->viewer);
+                for (size_t i = 0; i < q->n_accounts; i++)
+                        fprintf(f, "%s?%d", i ? ", " : "", q->accounts[i]);
+                fputs("))", f);
+        }
+}
+
+/* The order of each sort: its key, then the other two, then the row, all
+ * in one direction, which is the order of the key's index. */
+static const char *const job_sort_keys[_JOB_SORT_MAX][3] = {
+        [JOB_SORT_LAST_SEEN] = { "last_seen", "first_seen", "cpu_seconds" },
+        [JOB_SORT_FIRST_SEEN] = { "first_seen", "last_seen", "cpu_seconds" },
+        [JOB_SORT_CPU_SECONDS] = { "cpu_seconds", "last_seen", "first_seen" },
+};
+
+static void job_query_order(const JobFilter *f, FILE *out, const char *prefix) {
+        const char *dir = f->ascending ? "ASC" : "DESC";
+        const char *const *k = job_sort_keys[f->sort];
+
+        fprintf(out, " ORDER BY %s%s %s, %s%s %s, %s%s %s, %sid %s", prefix, k[0], dir, prefix, k[1], dir,
+                prefix, k[2], dir, prefix, dir);
+}
+
+/* The SQL of a page of ids (?L and ?L+1: limit and offset). With a viewer
+ * who leads accounts and the default order, one SELECT for their own jobs
+ * and one per account, merged: each walks its own index in order, where an
+ * OR would read every job the viewer may see and sort them. */
+static void job_query_page(const JobQuery *q, const JobFilter *f, FILE *out) {
+        int l = (int) q->n_args + 1;
+
+        if (q->n_accounts > 0 && q->n_accounts <= JOBS_MAX_MERGED && f->sort == JOB_SORT_LAST_SEEN) {
+                for (size_t i = 0; i <= q->n_accounts; i++) {
+                        fprintf(out, "%sSELECT j.id AS id, j.last_seen AS last_seen, j.first_seen AS first_seen, "
+                                "j.cpu_seconds AS cpu_seconds FROM jobs j", i ? " UNION " : "");
+                        job_query_where(q, out, (ssize_t) i);
+                }
+                job_query_order(f, out, "");
+        } else {
+                fputs("SELECT j.id FROM jobs j", out);
+                job_query_where(q, out, -1);
+                job_query_order(f, out, "j.");
+        }
+        fprintf(out, " LIMIT ?%d OFFSET ?%d", l, l + 1);
+}
+
+/* Prepares sql (not cached: it depends on the filter) and binds the
+ * query's arguments, then extra[] as integers after them. */
+static int job_query_prepare(Conn *c, const JobQuery *q, const char *sql, const int64_t *extra, size_t n_extra,
+                             sqlite3_stmt **ret) {
+        sqlite3_stmt *st;
+        int r = 0, rc;
+
+        rc = sqlite3_prepare_v2(c->db, sql, -1, &st, NULL);
+        if (rc != SQLITE_OK)
+                return sqlite_errno(rc);
+        for (size_t i = 0; r >= 0 && i < q->n_args; i++)
+                r = q->args[i].text ? bind_text(st, (int) i + 1, q->args[i].text)
+                                    : bind_int(st, (int) i + 1, q->args[i].num);
+        for (size_t i = 0; r >= 0 && i < n_extra; i++)
+                r = bind_int(st, (int) (q->n_args + i + 1), extra[i]);
+        if (r < 0) {
+                sqlite3_finalize(st);
+                return r;
+        }
+        *ret = st;
+        return 0;
+}
+
+/* sql, written by fn. -ENOMEM. */
+static int job_query_sql(const JobQuery *q, const JobFilter *f, void (*fn)(const JobQuery *, const JobFilter *, FILE *),
+                         char **ret) {
+        size_t size;
+        FILE *out = open_memstream(ret, &size);
+
+        if (!out)
+                return -ENOMEM;
+        fn(q, f, out);
+        if (fclose(out) != 0) {
+                free(*ret);
+                *ret = NULL;
+                return -ENOMEM;
+        }
+        return 0;
+}
+
+static void job_query_list(const JobQuery *q, const JobFilter *f, FILE *out) {
+        /* The page's ids first, from indexes alone; the columns (and the
+         * count of nodes) then only for those. */
+        fputs("WITH page AS MATERIALIZED (", out);
+        job_query_page(q, f, out);
+        fputs(") SELECT " JOB_COLUMNS " FROM page JOIN jobs j ON j.id = page.id", out);
+        job_query_order(f, out, "j.");
+}
+
+/* Counts up to a limit (?N after the arguments): a capped count walks no
+ * more of an index than the pages before it. */
+static void job_query_count(const JobQuery *q, const JobFilter *f, FILE *out) {
+        fputs("SELECT count(*) FROM (SELECT 1 FROM jobs j", out);
+        job_query_where(q, out, -1);
+        fprintf(out, " LIMIT ?%zu)", q->n_args + 1);
+}
+
+static int count_jobs(Conn *c, const JobQuery *q, const JobFilter *f, int64_t cap, int64_t *ret) {
+        _cleanup_free_ char *sql = NULL;
+        sqlite3_stmt *st;
+        int r;
+
+        r = job_query_sql(q, f, job_query_count, &sql);
+        if (r < 0)
+                return r;
+        r = job_query_prepare(c, q, sql, &cap, 1, &st);
+        if (r < 0)
+                return r;
+        r = step_id(st, ret);
+        sqlite3_finalize(st);
+        return r;
+}
+
 static int sqlite_list_jobs(Storage *base, const JobFilter *f, JobList *ret) {
         SqliteStorage *s = (SqliteStorage *) base;
-        const char *user = f->user;
+        /* one more than asked, to tell whether there are more */
+        const int64_t page[2] = { (int64_t) f->limit + 1, f->offset };
+        _cleanup_(job_query_done) JobQuery q = {};
+        _cleanup_free_ char *sql = NULL;
+        sqlite3_stmt *st = NULL;
         JobList l = {};
         size_t alloc = 0;
-        sqlite3_stmt *st;
         Conn *c;
         int r, rc;
 
-        /* a viewer who leads no account sees only their own jobs: the
-         * user index answers that */
-        if (!f->user && f->viewer && (!f->viewer_accounts || streq(f->viewer_accounts, "[]")))
-                user = f->viewer;
+        if (f->sort < 0 || f->sort >= _JOB_SORT_MAX)
+                return -EINVAL;
+        if ((r = job_query_init(&q, f)) < 0 ||
+            (r = job_query_sql(&q, f, job_query_list, &sql)) < 0)
+                return r;
+
         reader_acquire(s, &c);
-        r = conn_stmt(c, user ? STMT_JOBS_LIST_USER : STMT_JOBS_LIST, &st);
+        /* one read transaction, so that the count and the page agree */
+        r = conn_exec(c, "BEGIN");
+        if (r < 0)
+                goto release;
+        r = job_query_prepare(c, &q, sql, page, ELEMENTSOF(page), &st);
         if (r < 0)
                 goto finish;
-        if ((r = bind_int(st, 1, f->since)) < 0 ||
-            (r = bind_int(st, 2, f->until)) < 0 ||
-            (r = bind_text(st, 3, f->cluster)) < 0 ||
-            (r = bind_int(st, 4, (int64_t) f->limit + 1)) < 0 ||
-            (r = bind_int(st, 5, f->offset)) < 0 ||
-            (r = bind_text(st, 6, f->viewer)) < 0 ||
-            (r = bind_text(st, 7, f->viewer_accounts ?: "[]")) < 0 ||
-            (user && (r = bind_text(st, 8, user)) < 0))
-                goto finish;
-
         while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
                 int64_t id;
 
@@ -1455,10 +1764,24 @@ static int sqlite_list_jobs(Storage *base, const JobFilter *f, JobList *ret) {
                 if (r < 0)
                         goto finish;
         }
-        if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
                 r = sqlite_errno(rc);
+                goto finish;
+        }
+        if (f->count) {
+                int64_t cap = (int64_t) f->offset + f->limit + JOBS_COUNT_AHEAD, total;
+
+                r = count_jobs(c, &q, f, cap + 1, &total);
+                if (r < 0)
+                        goto finish;
+                l.total = (uint64_t) MIN(total, cap);
+                l.total_exact = total <= cap;
+        }
 
 finish:
+        sqlite3_finalize(st);
+        (void) conn_exec(c, "COMMIT");
+release:
         reader_release(s, c);
         if (r < 0) {
                 job_list_free(&l);
@@ -1470,11 +1793,60 @@ finish:
 
 /* Reads a breakdown: columns name, [kind, build_id,] samples, cpu_seconds,
  * cpu_time_ns, cycles, instructions (with_kind) or name, samples, ... */
+/* A line of a breakdown from columns at col: name, [kind, build_id,]
+ * samples, cpu_seconds, cpu_time_ns, cycles, instructions. */
+static int read_share_row(sqlite3_stmt *st, int col, bool with_kind, Share *x) {
+        int r = 0, k = col + (with_kind ? 3 : 1);
+
+        x->name = column_strdup(st, col, &r);
+        if (with_kind) {
+                x->kind = column_strdup(st, col + 1, &r);
+                x->build_id = sqlite3_column_bytes(st, col + 2) > 0 ? column_strdup(st, col + 2, &r) : NULL;
+        }
+        x->samples = sqlite3_column_int64(st, k);
+        x->cpu_seconds = sqlite3_column_double(st, k + 1);
+        x->cpu_time_ns = column_nullable_int(st, k + 2);
+        x->cycles = column_nullable_int(st, k + 3);
+        x->instructions = column_nullable_int(st, k + 4);
+        x->first_seen = x->last_seen = NAN;
+        return r;
+}
+
+/* A job's node from columns at col: name, samples, first_seen, last_seen,
+ * cpu_seconds, cpus_alloc, installed. */
+static int read_node_row(sqlite3_stmt *st, int col, Share *x) {
+        int r = 0;
+
+        x->name = column_strdup(st, col, &r);
+        x->samples = sqlite3_column_int64(st, col + 1);
+        x->first_seen = sqlite3_column_double(st, col + 2);
+        x->last_seen = sqlite3_column_double(st, col + 3);
+        x->cpu_seconds = sqlite3_column_double(st, col + 4);
+        x->cpus_alloc = column_nullable_int(st, col + 5);
+        x->installed = column_strdup(st, col + 6, &r);
+        x->cpu_time_ns = x->cycles = x->instructions = STORAGE_NULL;
+        return r;
+}
+
+/* A switched-off marker from columns at col: comm, phase, state,
+ * first_seen, last_seen, batches. */
+static int read_marker_row(sqlite3_stmt *st, int col, Marker *m) {
+        int r = 0;
+
+        m->comm = column_strdup(st, col, &r);
+        m->phase = column_strdup(st, col + 1, &r);
+        m->state = column_strdup(st, col + 2, &r);
+        m->first_seen = sqlite3_column_double(st, col + 3);
+        m->last_seen = sqlite3_column_double(st, col + 4);
+        m->batches = sqlite3_column_int64(st, col + 5);
+        return r;
+}
+
 static int read_shares(Conn *c, Stmt id, int64_t job_id, int64_t limit, bool with_kind, ShareList *ret) {
         ShareList l = {};
         size_t alloc = 0;
         sqlite3_stmt *st;
-        int r, rc, k = with_kind ? 3 : 1;
+        int r, rc;
 
         r = conn_stmt(c, id, &st);
         if (r < 0)
@@ -1482,23 +1854,10 @@ static int read_shares(Conn *c, Stmt id, int64_t job_id, int64_t limit, bool wit
         if ((r = bind_int(st, 1, job_id)) < 0 || (limit > 0 && (r = bind_int(st, 2, limit)) < 0))
                 return r;
         while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-                Share *x;
-
                 r = grow((void **) &l.items, l.n, &alloc, sizeof(Share));
                 if (r < 0)
                         break;
-                x = &l.items[l.n++];
-                x->name = column_strdup(st, 0, &r);
-                if (with_kind) {
-                        x->kind = column_strdup(st, 1, &r);
-                        x->build_id = sqlite3_column_bytes(st, 2) > 0 ? column_strdup(st, 2, &r) : NULL;
-                }
-                x->samples = sqlite3_column_int64(st, k);
-                x->cpu_seconds = sqlite3_column_double(st, k + 1);
-                x->cpu_time_ns = column_nullable_int(st, k + 2);
-                x->cycles = column_nullable_int(st, k + 3);
-                x->instructions = column_nullable_int(st, k + 4);
-                x->first_seen = x->last_seen = NAN;
+                r = read_share_row(st, 0, with_kind, &l.items[l.n++]);
                 if (r < 0)
                         break;
         }
@@ -1522,21 +1881,10 @@ static int read_nodes(Conn *c, int64_t job_id, ShareList *ret) {
         if (r < 0 || (r = bind_int(st, 1, job_id)) < 0)
                 return r;
         while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-                Share *x;
-
                 r = grow((void **) &l.items, l.n, &alloc, sizeof(Share));
                 if (r < 0)
                         break;
-                x = &l.items[l.n++];
-                x->name = column_strdup(st, 0, &r);
-                x->samples = sqlite3_column_int64(st, 1);
-                x->first_seen = sqlite3_column_double(st, 2);
-                x->last_seen = sqlite3_column_double(st, 3);
-                x->cpu_seconds = sqlite3_column_double(st, 4);
-                x->cpus_alloc = column_nullable_int(st, 5);
-                if (sqlite3_column_type(st, 6) != SQLITE_NULL && r >= 0)
-                        x->installed = column_strdup(st, 6, &r);
-                x->cpu_time_ns = x->cycles = x->instructions = STORAGE_NULL;
+                r = read_node_row(st, 0, &l.items[l.n++]);
                 if (r < 0)
                         break;
         }
@@ -1579,18 +1927,10 @@ static int read_markers(Conn *c, int64_t job_id, JobSummary *js) {
         if (r < 0 || (r = bind_int(st, 1, job_id)) < 0)
                 return r;
         while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-                Marker *m;
-
                 r = grow((void **) &js->markers, js->n_markers, &alloc, sizeof(Marker));
                 if (r < 0)
                         return r;
-                m = &js->markers[js->n_markers++];
-                m->comm = column_strdup(st, 0, &r);
-                m->phase = column_strdup(st, 1, &r);
-                m->state = column_strdup(st, 2, &r);
-                m->first_seen = sqlite3_column_double(st, 3);
-                m->last_seen = sqlite3_column_double(st, 4);
-                m->batches = sqlite3_column_int64(st, 5);
+                r = read_marker_row(st, 0, &js->markers[js->n_markers++]);
                 if (r < 0)
                         return r;
         }
@@ -1754,58 +2094,495 @@ release:
         return 0;
 }
 
-static int sqlite_list_objects(Storage *base, const ObjectFilter *f, ObjectList *ret) {
+DEFINE_TRIVIAL_CLEANUP_FUNC(Hashmap *, hashmap_free);
+
+/* ---- summaries of many jobs, for the findings ----
+ *
+ * A few reads for a whole page of jobs: the page's row ids and revisions
+ * first (from the indexes), then, for the jobs wanted, their rows and
+ * each part of their summaries by one statement over the list of their
+ * ids. The parts carry object and node ids: their names are looked up once
+ * per distinct id (thousands, against tens of thousands of rows), and the
+ * summaries point to them (JobSummaryList.strings). */
+
+enum { PART_OBJECTS, PART_NODES, PART_MARKERS, _PART_MAX };
+
+static const Stmt summary_parts[_PART_MAX] = {
+        [PART_OBJECTS] = STMT_SUMMARY_OBJECTS,
+        [PART_NODES] = STMT_SUMMARY_NODES,
+        [PART_MARKERS] = STMT_SUMMARY_MARKERS,
+};
+
+/* An object's (path, kind, build_id) or a node's (name, installed, -). */
+typedef struct Names {
+        char *s[3];
+} Names;
+
+typedef struct SummaryRead {
+        Conn *c;
+        JobSummaryList *l;
+        Hashmap *jobs;          /* job row id → index + 1 */
+        Hashmap *names[2];      /* object id, node id → Names */
+        size_t (*alloc)[_PART_MAX];
+        size_t alloc_strings;
+} SummaryRead;
+
+static int keep_string(SummaryRead *x, sqlite3_stmt *st, int col, char **ret) {
+        JobSummaryList *l = x->l;
+        int r = 0;
+
+        *ret = column_strdup(st, col, &r);
+        if (r < 0 || !*ret)
+                return r;
+        r = grow((void **) &l->strings, l->n_strings, &x->alloc_strings, sizeof(char *));
+        if (r < 0) {
+                free(*ret);
+                return r;
+        }
+        l->strings[l->n_strings++] = *ret;
+        return 0;
+}
+
+/* The names of object or node id, looked up on first use. */
+static int summary_names(SummaryRead *x, int which, int64_t id, const Names **ret) {
+        Names *n = hashmap_get(x->names[which], INT_TO_KEY(id));
+        sqlite3_stmt *st;
+        int r, rc;
+
+        if (n) {
+                *ret = n;
+                return 0;
+        }
+        if ((r = conn_stmt(x->c, which == PART_OBJECTS ? STMT_OBJECT_NAME : STMT_NODE_NAME, &st)) < 0 ||
+            (r = bind_int(st, 1, id)) < 0)
+                return r;
+        rc = sqlite3_step(st);
+        if (rc != SQLITE_ROW)
+                return rc == SQLITE_DONE ? -ENOENT : sqlite_errno(rc);
+        n = calloc(1, sizeof(Names));
+        if (!n)
+                return -ENOMEM;
+        r = hashmap_put(x->names[which], INT_TO_KEY(id), n);
+        if (r < 0) {
+                free(n);
+                return r;
+        }
+        for (int i = 0; r >= 0 && i < (which == PART_OBJECTS ? 3 : 2); i++)
+                r = keep_string(x, st, i, &n->s[i]);
+        sqlite3_reset(st);
+        *ret = n;
+        return r;
+}
+
+static int read_summary_row(SummaryRead *x, sqlite3_stmt *st, int part, JobSummary *js, size_t *alloc) {
+        const Names *n;
+        int r;
+
+        switch (part) {
+        case PART_OBJECTS:
+                if ((r = summary_names(x, PART_OBJECTS, sqlite3_column_int64(st, 1), &n)) < 0 ||
+                    (r = grow((void **) &js->objects.items, js->objects.n, alloc, sizeof(Share))) < 0)
+                        return r;
+                js->objects.items[js->objects.n++] = (Share) {
+                        .name = n->s[0], .kind = n->s[1], .build_id = n->s[2] && *n->s[2] ? n->s[2] : NULL,
+                        .samples = sqlite3_column_int64(st, 2),
+                        .cpu_seconds = sqlite3_column_double(st, 3),
+                        .cpu_time_ns = column_nullable_int(st, 4),
+                        .cycles = column_nullable_int(st, 5),
+                        .instructions = column_nullable_int(st, 6),
+                        .first_seen = NAN, .last_seen = NAN,
+                };
+                return 0;
+        case PART_NODES:
+                if ((r = summary_names(x, PART_NODES, sqlite3_column_int64(st, 1), &n)) < 0 ||
+                    (r = grow((void **) &js->nodes.items, js->nodes.n, alloc, sizeof(Share))) < 0)
+                        return r;
+                js->nodes.items[js->nodes.n++] = (Share) {
+                        .name = n->s[0], .installed = n->s[1],
+                        .samples = sqlite3_column_int64(st, 2),
+                        .first_seen = sqlite3_column_double(st, 3),
+                        .last_seen = sqlite3_column_double(st, 4),
+                        .cpu_seconds = sqlite3_column_double(st, 5),
+                        .cpus_alloc = column_nullable_int(st, 6),
+                        .cpu_time_ns = STORAGE_NULL, .cycles = STORAGE_NULL, .instructions = STORAGE_NULL,
+                };
+                return 0;
+        default:
+                r = grow((void **) &js->markers, js->n_markers, alloc, sizeof(Marker));
+                if (r < 0)
+                        return r;
+                return read_marker_row(st, 1, &js->markers[js->n_markers++]);
+        }
+}
+
+/* Steps a statement over the wanted ids (?1, a JSON array). */
+static int summary_stmt(SummaryRead *x, Stmt id, const char *ids, sqlite3_stmt **ret) {
+        int r = conn_stmt(x->c, id, ret);
+
+        return r < 0 ? r : bind_text(*ret, 1, ids);
+}
+
+static int read_summary_part(SummaryRead *x, const char *ids, int part) {
+        sqlite3_stmt *st;
+        int r, rc = SQLITE_DONE;
+
+        r = summary_stmt(x, summary_parts[part], ids, &st);
+        while (r >= 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+                size_t i = (uintptr_t) hashmap_get(x->jobs, INT_TO_KEY(sqlite3_column_int64(st, 0)));
+
+                if (i > 0) /* always: the ids are the jobs read */
+                        r = read_summary_row(x, st, part, &x->l->items[i - 1], &x->alloc[i - 1][part]);
+        }
+        if (r >= 0 && rc != SQLITE_DONE)
+                r = sqlite_errno(rc);
+        return r;
+}
+
+/* The row ids and revisions of the page; the ids of the jobs wanted into
+ * *ids (a JSON array). */
+static int summary_page(SummaryRead *x, const JobQuery *q, const JobFilter *f, JobWant want, void *userdata,
+                        char **ids) {
+        const int64_t page[2] = { (int64_t) f->limit + 1, f->offset };
+        _cleanup_fclose_ FILE *out = NULL;
+        _cleanup_free_ char *sql = NULL;
+        size_t size, n = 0;
+        sqlite3_stmt *st;
+        int r, rc = SQLITE_DONE;
+
+        out = open_memstream(&sql, &size);
+        if (!out)
+                return -ENOMEM;
+        fputs("WITH page AS MATERIALIZED (", out);
+        job_query_page(q, f, out);
+        fputs(") SELECT j.id, j.revision FROM page JOIN jobs j ON j.id = page.id", out);
+        job_query_order(f, out, "j.");
+        if (fclose(TAKE_PTR(out)) != 0)
+                return -ENOMEM;
+        r = job_query_prepare(x->c, q, sql, page, ELEMENTSOF(page), &st);
+        if (r < 0)
+                return r;
+        out = open_memstream(ids, &size);
+        if (!out) {
+                sqlite3_finalize(st);
+                return -ENOMEM;
+        }
+        fputc('[', out);
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+                int64_t id = sqlite3_column_int64(st, 0);
+
+                if (x->l->n_jobs == f->limit) {
+                        x->l->more = true;
+                        break;
+                }
+                x->l->n_jobs++;
+                if (!want || want(id, sqlite3_column_int64(st, 1), userdata))
+                        fprintf(out, "%s%" PRId64, n++ ? "," : "", id);
+        }
+        fputc(']', out);
+        if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+                r = sqlite_errno(rc);
+        sqlite3_finalize(st);
+        if (fclose(TAKE_PTR(out)) != 0 && r >= 0)
+                r = -ENOMEM;
+        return r;
+}
+
+static int64_t sum_nullable(int64_t sum, int64_t v) {
+        if (v == STORAGE_NULL)
+                return sum;
+        if (sum == STORAGE_NULL)
+                return v;
+        return __builtin_add_overflow(sum, v, &sum) ? INT64_MAX : sum;
+}
+
+static int by_samples_then_name(const void *a, const void *b) {
+        const Share *x = a, *y = b;
+
+        if (x->samples != y->samples)
+                return x->samples < y->samples ? 1 : -1;
+        return strcmp(x->name, y->name);
+}
+
+static int by_share_name(const void *a, const void *b) {
+        return strcmp(((const Share *) a)->name, ((const Share *) b)->name);
+}
+
+static int by_marker(const void *a, const void *b) {
+        const Marker *x = a, *y = b;
+        int c = strcmp(x->phase, y->phase);
+
+        if (c == 0)
+                c = strcmp(x->comm, y->comm);
+        return c ? c : strcmp(x->state, y->state);
+}
+
+/* Puts a summary read in parts into the order and shape get_job gives:
+ * objects by samples (the first JOB_SUMMARY_MAX_OBJECTS), their kinds
+ * summed over all of them, nodes by name, markers by phase. */
+static int finish_summary(JobSummary *js) {
+        size_t alloc = 0;
+        int r;
+
+        if (js->objects.n > 1)
+                qsort(js->objects.items, js->objects.n, sizeof(Share), by_samples_then_name);
+        for (size_t i = 0; i < js->objects.n; i++) {
+                const Share *o = &js->objects.items[i];
+                Share *k = NULL;
+
+                for (size_t j = 0; j < js->kinds.n && !k; j++)
+                        if (streq(js->kinds.items[j].name, o->kind))
+                                k = &js->kinds.items[j];
+                if (!k) {
+                        r = grow((void **) &js->kinds.items, js->kinds.n, &alloc, sizeof(Share));
+                        if (r < 0)
+                                return r;
+                        k = &js->kinds.items[js->kinds.n++];
+                        *k = (Share) { .name = o->kind, .cpu_time_ns = STORAGE_NULL, .cycles = STORAGE_NULL,
+                                       .instructions = STORAGE_NULL, .first_seen = NAN, .last_seen = NAN };
+                }
+                k->samples = sum_nullable(k->samples, o->samples);
+                k->cpu_seconds += o->cpu_seconds;
+                k->cpu_time_ns = sum_nullable(k->cpu_time_ns, o->cpu_time_ns);
+                k->cycles = sum_nullable(k->cycles, o->cycles);
+                k->instructions = sum_nullable(k->instructions, o->instructions);
+        }
+        if (js->kinds.n > 1)
+                qsort(js->kinds.items, js->kinds.n, sizeof(Share), by_samples_then_name);
+        if (js->objects.n > JOB_SUMMARY_MAX_OBJECTS) {
+                js->objects.n = JOB_SUMMARY_MAX_OBJECTS;
+                js->objects_truncated = true;
+        }
+        if (js->nodes.n > 1)
+                qsort(js->nodes.items, js->nodes.n, sizeof(Share), by_share_name);
+        if (js->n_markers > 1)
+                qsort(js->markers, js->n_markers, sizeof(Marker), by_marker);
+        return 0;
+}
+
+static void names_free(Hashmap *h) {
+        Names *n;
+        size_t i;
+
+        HASHMAP_FOREACH(n, h, i)
+                free(n);
+        hashmap_free(h);
+}
+
+static int sqlite_list_job_summaries(Storage *base, const JobFilter *f, JobWant want, void *userdata,
+                                     JobSummaryList *ret) {
         SqliteStorage *s = (SqliteStorage *) base;
-        ObjectList ol = {};
+        _cleanup_(job_query_done) JobQuery q = {};
+        _cleanup_free_ char *ids = NULL;
+        JobSummaryList l = {};
+        SummaryRead x = { .l = &l };
+        sqlite3_stmt *st;
+        size_t n_alloc = 0;
+        int r, rc = SQLITE_DONE;
+
+        if (f->sort < 0 || f->sort >= _JOB_SORT_MAX)
+                return -EINVAL;
+        r = job_query_init(&q, f);
+        if (r < 0)
+                return r;
+        x.jobs = hashmap_new(&uint64_hash_ops);
+        x.names[0] = hashmap_new(&uint64_hash_ops);
+        x.names[1] = hashmap_new(&uint64_hash_ops);
+        if (!x.jobs || !x.names[0] || !x.names[1]) {
+                r = -ENOMEM;
+                goto free;
+        }
+
+        reader_acquire(s, &x.c);
+        /* one read transaction: the parts of each summary add up */
+        r = conn_exec(x.c, "BEGIN");
+        if (r < 0)
+                goto release;
+        r = summary_page(&x, &q, f, want, userdata, &ids);
+        if (r >= 0)
+                r = summary_stmt(&x, STMT_SUMMARY_JOBS, ids, &st);
+        while (r >= 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+                int64_t id;
+
+                if ((r = grow((void **) &l.items, l.n, &n_alloc, sizeof(JobSummary))) < 0 ||
+                    (r = read_job_info(st, &l.items[l.n++].info, &id)) < 0 ||
+                    (r = hashmap_put(x.jobs, INT_TO_KEY(id), (void *) (uintptr_t) l.n)) < 0)
+                        break;
+        }
+        if (r >= 0 && rc != SQLITE_DONE)
+                r = sqlite_errno(rc);
+        if (r >= 0 && l.n > 0) {
+                x.alloc = calloc(l.n, sizeof(*x.alloc));
+                if (!x.alloc)
+                        r = -ENOMEM;
+        }
+        for (int part = 0; r >= 0 && l.n > 0 && part < _PART_MAX; part++)
+                r = read_summary_part(&x, ids, part);
+        reader_release_stmts(x.c);
+        (void) conn_exec(x.c, "COMMIT");
+release:
+        reader_release(s, x.c);
+        for (size_t i = 0; r >= 0 && i < l.n; i++)
+                r = finish_summary(&l.items[i]);
+free:
+        free(x.alloc);
+        hashmap_free(x.jobs);
+        names_free(x.names[0]);
+        names_free(x.names[1]);
+        if (r < 0) {
+                job_summary_list_free(&l);
+                return r;
+        }
+        *ret = l;
+        return 0;
+}
+
+/* An object's sums over the range, while list_objects adds them up. */
+typedef struct ObjectSum {
+        int64_t id, samples;
+        double cpu_seconds;
+        char *path, *kind;
+} ObjectSum;
+
+static int by_name(const void *a, const void *b) {
+        const ObjectSum *x = a, *y = b;
+        int c = strcmp(x->path, y->path);
+
+        return c ? c : strcmp(x->kind, y->kind);
+}
+
+static int by_samples(const void *a, const void *b) {
+        const ObjectSum *x = a, *y = b;
+
+        if (x->samples != y->samples)
+                return x->samples < y->samples ? 1 : -1;
+        return by_name(a, b);
+}
+
+/* Reads the rows of the range (object, samples, CPU seconds) and sums them
+ * per object in v, and all of them in ol. */
+static int sum_objects(Conn *c, const ObjectList *range, ObjectSum **v, size_t *n, ObjectList *ol) {
+        _cleanup_(hashmap_freep) Hashmap *index = hashmap_new(&uint64_hash_ops);
         size_t alloc = 0;
         sqlite3_stmt *st;
-        Conn *c;
-        int r, rc, i = 1;
+        int r, rc;
 
-        /* Whole hours: the rollup has no finer grain. */
-        ol.since = f->since - ((f->since % BUCKET_SECONDS) + BUCKET_SECONDS) % BUCKET_SECONDS;
+        if (!index)
+                return -ENOMEM;
+        r = conn_stmt(c, range->grain == DAY_SECONDS ? STMT_OBJECT_DAYS : STMT_OBJECT_HOURS, &st);
+        if (r < 0 || (r = bind_int(st, 1, range->since)) < 0 || (r = bind_int(st, 2, range->until)) < 0)
+                return r;
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+                int64_t id = sqlite3_column_int64(st, 0), samples = sqlite3_column_int64(st, 1);
+                double cpu = sqlite3_column_double(st, 2);
+                void *p = hashmap_get(index, INT_TO_KEY(id));
+                ObjectSum *x;
+
+                if (p)
+                        x = &(*v)[(uintptr_t) p - 1];
+                else {
+                        if ((r = grow((void **) v, *n, &alloc, sizeof(ObjectSum))) < 0 ||
+                            (r = hashmap_put(index, INT_TO_KEY(id), (void *) (uintptr_t) (*n + 1))) < 0)
+                                return r;
+                        x = &(*v)[(*n)++];
+                        x->id = id;
+                }
+                /* each stored sum is within int64, a range of them need not be */
+                x->samples = __builtin_add_overflow(x->samples, samples, &x->samples) ? INT64_MAX : x->samples;
+                x->cpu_seconds += cpu;
+                ol->total_samples = __builtin_add_overflow(ol->total_samples, samples, &ol->total_samples)
+                                            ? INT64_MAX : ol->total_samples;
+                ol->total_cpu_seconds += cpu;
+        }
+        return rc == SQLITE_DONE ? 0 : sqlite_errno(rc);
+}
+
+/* Site-wide time per object: the sums of the range are added up here, not
+ * by SQL, whose GROUP BY sorts every row first; then named, merged over
+ * build ids (same path and kind), and the largest kept. Ranges of a week or
+ * more read whole days, shorter ones whole hours. */
+static int sqlite_list_objects(Storage *base, const ObjectFilter *f, ObjectList *ret) {
+        SqliteStorage *s = (SqliteStorage *) base;
+        const char *kind = f->kind >= 0 ? code_kind_to_string(f->kind) : NULL;
+        ObjectSum *v = NULL;
+        ObjectList ol = {};
+        size_t n = 0, m = 0;
+        sqlite3_stmt *st;
+        Conn *c;
+        int r, rc;
+
+        ol.grain = f->until - f->since >= OBJECT_DAYS_FROM ? DAY_SECONDS : BUCKET_SECONDS;
+        /* whole hours or days: the rollups have no finer grain */
+        ol.since = f->since - ((f->since % ol.grain) + ol.grain) % ol.grain;
         ol.until = f->until;
 
         reader_acquire(s, &c);
-        r = conn_stmt(c, STMT_OBJECTS_TOTAL, &st);
-        if (r < 0 || (r = bind_int(st, 1, ol.since)) < 0 || (r = bind_int(st, 2, ol.until)) < 0)
+        /* one read transaction, not one per name looked up */
+        r = conn_exec(c, "BEGIN");
+        if (r >= 0)
+                r = sum_objects(c, &ol, &v, &n, &ol);
+        for (size_t i = 0; r >= 0 && i < n; i++) {
+                if ((r = conn_stmt(c, STMT_OBJECT_NAME, &st)) < 0 || (r = bind_int(st, 1, v[i].id)) < 0)
+                        break;
+                rc = sqlite3_step(st);
+                if (rc != SQLITE_ROW) {
+                        r = rc == SQLITE_DONE ? -ENOENT : sqlite_errno(rc);
+                        break;
+                }
+                v[i].path = column_strdup(st, 0, &r);
+                v[i].kind = column_strdup(st, 1, &r);
+                sqlite3_reset(st);
+        }
+        reader_release_stmts(c);
+        (void) conn_exec(c, "COMMIT");
+        reader_release(s, c);
+        if (r < 0)
                 goto finish;
-        rc = sqlite3_step(st);
-        if (rc != SQLITE_ROW) {
-                r = sqlite_errno(rc);
+
+        /* the kind asked for, each path once */
+        if (n > 1)
+                qsort(v, n, sizeof(*v), by_name);
+        for (size_t i = 0; i < n; i++) {
+                if (kind && !streq(v[i].kind, kind))
+                        continue;
+                if (m > 0 && by_name(&v[m - 1], &v[i]) == 0) {
+                        if (__builtin_add_overflow(v[m - 1].samples, v[i].samples, &v[m - 1].samples))
+                                v[m - 1].samples = INT64_MAX;
+                        v[m - 1].cpu_seconds += v[i].cpu_seconds;
+                        continue;
+                }
+                if (m != i) {
+                        ObjectSum t = v[m];
+
+                        v[m] = v[i];
+                        v[i] = t;
+                }
+                m++;
+        }
+        if (m > 1)
+                qsort(v, m, sizeof(*v), by_samples);
+
+        ol.objects.items = calloc(MIN(m, (size_t) f->limit) ?: 1, sizeof(Share));
+        if (!ol.objects.items) {
+                r = -ENOMEM;
                 goto finish;
         }
-        ol.total_samples = sqlite3_column_int64(st, 0);
-        ol.total_cpu_seconds = sqlite3_column_double(st, 1);
+        for (size_t i = 0; i < m && i < f->limit; i++) {
+                Share *x = &ol.objects.items[ol.objects.n++];
 
-        r = conn_stmt(c, f->kind >= 0 ? STMT_OBJECTS_KIND : STMT_OBJECTS, &st);
-        if (r < 0 ||
-            (r = bind_int(st, i++, ol.since)) < 0 ||
-            (r = bind_int(st, i++, ol.until)) < 0 ||
-            (f->kind >= 0 && (r = bind_text(st, i++, code_kind_to_string(f->kind))) < 0) ||
-            (r = bind_int(st, i++, f->limit)) < 0)
-                goto finish;
-        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-                Share *x;
-
-                r = grow((void **) &ol.objects.items, ol.objects.n, &alloc, sizeof(Share));
-                if (r < 0)
-                        goto finish;
-                x = &ol.objects.items[ol.objects.n++];
-                x->name = column_strdup(st, 0, &r);
-                x->kind = column_strdup(st, 1, &r);
-                x->samples = sqlite3_column_int64(st, 2);
-                x->cpu_seconds = sqlite3_column_double(st, 3);
+                x->name = TAKE_PTR(v[i].path);
+                x->kind = TAKE_PTR(v[i].kind);
+                x->samples = v[i].samples;
+                x->cpu_seconds = v[i].cpu_seconds;
                 x->cpu_time_ns = x->cycles = x->instructions = STORAGE_NULL;
                 x->first_seen = x->last_seen = NAN;
-                if (r < 0)
-                        goto finish;
         }
-        if (rc != SQLITE_DONE)
-                r = sqlite_errno(rc);
 
 finish:
-        reader_release(s, c);
+        for (size_t i = 0; i < n; i++) {
+                free(v[i].path);
+                free(v[i].kind);
+        }
+        free(v);
         if (r < 0) {
                 object_list_free(&ol);
                 return r;
@@ -2059,6 +2836,7 @@ const StorageOps storage_sqlite_ops = {
         .ingest = sqlite_ingest,
         .list_jobs = sqlite_list_jobs,
         .get_job = sqlite_get_job,
+        .list_job_summaries = sqlite_list_job_summaries,
         .list_objects = sqlite_list_objects,
         .list_nodes = sqlite_list_nodes,
         .stats = sqlite_stats,

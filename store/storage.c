@@ -21,6 +21,35 @@ int storage_ops_for(const char *db, const StorageOps **ret_ops, const char **ret
         return 0;
 }
 
+static const char *const job_state_names[_JOB_STATE_MAX] = {
+        [JOB_STATE_RUNNING] = "running",
+        [JOB_STATE_ENDED] = "ended",
+};
+
+static const char *const job_sort_names[_JOB_SORT_MAX] = {
+        [JOB_SORT_LAST_SEEN] = "last_seen",
+        [JOB_SORT_FIRST_SEEN] = "first_seen",
+        [JOB_SORT_CPU_SECONDS] = "cpu_seconds",
+};
+
+int job_state_from_string(const char *s) {
+        for (int i = JOB_STATE_ANY + 1; i < _JOB_STATE_MAX; i++)
+                if (s && streq(s, job_state_names[i]))
+                        return i;
+        return -EINVAL;
+}
+
+const char *job_sort_to_string(JobSort s) {
+        return s >= 0 && s < _JOB_SORT_MAX ? job_sort_names[s] : NULL;
+}
+
+int job_sort_from_string(const char *s) {
+        for (int i = 0; i < _JOB_SORT_MAX; i++)
+                if (s && streq(s, job_sort_names[i]))
+                        return i;
+        return -EINVAL;
+}
+
 void share_list_free(ShareList *l) {
         for (size_t i = 0; i < l->n; i++) {
                 free(l->items[i].name);
@@ -39,6 +68,7 @@ void stored_job_free(StoredJob *j) {
         free(j->account);
         free(j->partition);
         free(j->name);
+        free(j->app);
         *j = (StoredJob) {};
 }
 
@@ -76,6 +106,24 @@ void job_summary_free(JobSummary *s) {
         }
         free(s->timeline);
         *s = (JobSummary) {};
+}
+
+void job_summary_list_free(JobSummaryList *l) {
+        for (size_t i = 0; i < l->n; i++) {
+                JobSummary *s = &l->items[i];
+
+                /* the shares' strings are the list's */
+                free(s->kinds.items);
+                free(s->objects.items);
+                free(s->nodes.items);
+                s->kinds = s->objects = s->nodes = (ShareList) {};
+                job_summary_free(s);
+        }
+        free(l->items);
+        for (size_t i = 0; i < l->n_strings; i++)
+                free(l->strings[i]);
+        free(l->strings);
+        *l = (JobSummaryList) {};
 }
 
 void object_list_free(ObjectList *l) {

@@ -55,6 +55,7 @@ typedef struct ShareList {
 
 typedef struct StoredJob {
         char *job, *cluster, *user, *account, *partition, *name;
+        char *app; /* the LMK_NOTES app= note, else the top executable's file name; NULL if neither */
         int64_t nodes_alloc, tasks; /* STORAGE_NULL when unknown */
         bool ended;
         double first_seen, last_seen; /* NAN when unknown */
@@ -63,13 +64,25 @@ typedef struct StoredJob {
         int64_t cpu_time_ns, cycles, instructions;
         uint64_t n_nodes;
         int64_t metadata_conflicts; /* later claims that differed from the kept one */
+        int64_t row_id;   /* the store's own id of the job */
+        int64_t revision; /* one more with each batch that changed the job */
 } StoredJob;
 
 typedef struct JobList {
         StoredJob *items;
         size_t n;
         bool more; /* there are jobs beyond limit */
+        /* With JobFilter.count: the jobs that match, counted up to
+         * offset + limit + JOBS_COUNT_AHEAD; total_exact is false when
+         * there are more than that (total is then a lower bound). */
+        uint64_t total;
+        bool total_exact;
 } JobList;
+
+/* How far past the page a job list counts the matching jobs: a hundred
+ * pages of 100 ahead, so that counting costs about as much as paging
+ * there, and never a walk over a million rows for a page of a hundred. */
+#define JOBS_COUNT_AHEAD 10000
 
 typedef struct KeyValue {
         char *key, *value;
@@ -117,16 +130,64 @@ typedef struct JobSummary {
         size_t n_markers;
 } JobSummary;
 
+/* JOB_STATE_ANY is 0: a filter that says nothing of the state keeps all. */
+typedef enum JobState {
+        JOB_STATE_ANY,
+        JOB_STATE_RUNNING, /* not ended (yet) */
+        JOB_STATE_ENDED,
+        _JOB_STATE_MAX,
+} JobState;
+
+/* The orders a job list comes in, each from an index of its own and one
+ * in every filter's index (schema/0006-job-app.sql): whatever the filter,
+ * a page never sorts more than the jobs that match. Ties are broken by the
+ * other two keys, then the job's row, in the same direction. */
+typedef enum JobSort {
+        JOB_SORT_LAST_SEEN,
+        JOB_SORT_FIRST_SEEN,
+        JOB_SORT_CPU_SECONDS,
+        _JOB_SORT_MAX,
+} JobSort;
+
+int job_state_from_string(const char *s);
+const char *job_sort_to_string(JobSort s);
+int job_sort_from_string(const char *s);
+
+/* Summaries of many jobs (list_job_summaries). Their objects', kinds' and
+ * nodes' strings point into strings, which the list owns: free it whole
+ * with job_summary_list_free, never an item with job_summary_free. */
+typedef struct JobSummaryList {
+        JobSummary *items; /* the jobs wanted, in the list's order */
+        size_t n;
+        size_t n_jobs;     /* the jobs of the page, wanted or not */
+        bool more;         /* there are jobs beyond limit */
+        char **strings;
+        size_t n_strings;
+} JobSummaryList;
+
+/* Asked by list_job_summaries about each job of the page, by its row id
+ * and revision (StoredJob): true to have its summary read. */
+typedef bool (*JobWant)(int64_t row_id, int64_t revision, void *userdata);
+
 typedef struct JobFilter {
-        const char *user;    /* NULL: any */
-        const char *cluster; /* NULL: any */
-        int64_t since, until; /* jobs seen in [since, until] */
+        /* Each NULL: any; else an exact match. */
+        const char *user;
+        const char *cluster;
+        const char *account;
+        const char *partition;
+        const char *app;
+        const char *name;
+        JobState state;
+        int64_t since, until; /* jobs seen in [since, until]; INT64_MIN/MAX: open */
+        JobSort sort;
+        bool ascending;
         unsigned limit, offset;
+        bool count; /* fill JobList.total and total_exact */
         /* Who asks (store/identity.h): NULL sees every job; else only the
          * viewer's own jobs and those of the accounts in viewer_accounts
-         * (a JSON array of names, NULL for none). */
+         * (NULL-terminated, or NULL for none). */
         const char *viewer;
-        const char *viewer_accounts;
+        char *const *viewer_accounts;
 } JobFilter;
 
 typedef struct ObjectFilter {
@@ -139,7 +200,8 @@ typedef struct ObjectList {
         ShareList objects;
         int64_t total_samples; /* all samples in the range, every kind */
         double total_cpu_seconds;
-        int64_t since, until;  /* the range actually covered (whole hours) */
+        int64_t since, until;  /* the range actually covered: since rounded down to grain */
+        int64_t grain;         /* seconds: 3600 (whole hours) or 86400 (whole days, for a week or more) */
 } ObjectList;
 
 typedef struct NodeInfo {
@@ -189,6 +251,14 @@ typedef struct StorageOps {
         /* -ENOENT: no such job; -ENOTUNIQ: the id exists on several clusters
          * and cluster is NULL. */
         int (*get_job)(Storage *s, const char *job, const char *cluster, JobSummary *ret);
+        /* The summaries of a page of the job list (f as for list_jobs; no
+         * count), for rules that judge many jobs at once (the findings):
+         * each with its info, kinds, objects, nodes and markers as get_job
+         * gives them, without phases, notes and ranks. A few reads for the
+         * whole page, in one transaction, not a few per job. want (NULL:
+         * all) chooses the jobs whose summaries are read. */
+        int (*list_job_summaries)(Storage *s, const JobFilter *f, JobWant want, void *userdata,
+                                  JobSummaryList *ret);
         int (*list_objects)(Storage *s, const ObjectFilter *f, ObjectList *ret);
         int (*list_nodes)(Storage *s, NodeList *ret);
         int (*stats)(Storage *s, StorageStats *ret);
@@ -209,5 +279,6 @@ void share_list_free(ShareList *l);
 void stored_job_free(StoredJob *j);
 void job_list_free(JobList *l);
 void job_summary_free(JobSummary *s);
+void job_summary_list_free(JobSummaryList *l);
 void object_list_free(ObjectList *l);
 void node_list_free(NodeList *l);

@@ -41,17 +41,17 @@ static bool query_link(Html *h, Request *req, const char *const *skip) {
         return q.first;
 }
 
-static void sort_head(Html *h, Request *req, const char *key, const char *label, bool num) {
+/* A column the API sorts by (sort=), marked when the list is sorted so. */
+static void sort_head(Html *h, Request *req, json_object *list, const char *key, const char *label, bool num) {
         static const char *const skip[] = { "sort", "order", "offset", NULL };
-        const char *sort = request_arg(req, "sort"), *order = request_arg(req, "order");
-        bool sorted = sort && streq(sort, key);
+        const char *sort = jstr(list, "sort"), *order = jstr(list, "order");
+        bool sorted = sort && streq(sort, key), desc = !order || streq(order, "desc");
         bool first;
 
         html_rawf(h, "<th%s><a class=\"%s\" href=\"", num ? " class=\"num\"" : "", sorted ? "sorted" : "");
         first = query_link(h, req, skip);
         html_rawf(h, "%ssort=%s&amp;order=%s\">%s%s</a></th>", first ? "?" : "&amp;", key,
-                  sorted && order && streq(order, "desc") ? "asc" : "desc", label,
-                  !sorted ? "" : order && streq(order, "asc") ? " ▲" : " ▼");
+                  sorted && desc ? "asc" : "desc", label, !sorted ? "" : desc ? " ▼" : " ▲");
 }
 
 static void filter_input(Html *h, Request *req, const char *key, const char *label, const char *placeholder) {
@@ -102,7 +102,7 @@ static void pager(Html *h, Request *req, json_object *list, size_t shown) {
         else {
                 html_rawf(h, "<span>Jobs %" PRId64 "–%" PRId64, offset + 1, offset + (int64_t) shown);
                 if (total >= 0)
-                        html_rawf(h, " of %" PRId64 "%s", total, jbool(list, "total_capped") ? "+" : "");
+                        html_rawf(h, " of %s%" PRId64, jbool(list, "total_exact") ? "" : "at least ", total);
                 html_raw(h, "</span>");
         }
         if (offset > 0) {
@@ -126,6 +126,8 @@ static void job_row(Html *h, const char *root, json_object *j) {
         html_raw(h, "</td><td>");
         html_text(h, jstr(j, "name") ?: "");
         html_raw(h, "</td><td>");
+        html_text(h, jstr(j, "app") ?: "–");
+        html_raw(h, "</td><td>");
         html_text(h, jstr(j, "user") ?: "–");
         html_raw(h, "</td><td>");
         html_text(h, jstr(j, "account") ?: "–");
@@ -139,6 +141,8 @@ static void job_row(Html *h, const char *root, json_object *j) {
         web_cpu_time(h, jnum(j, "cpu_seconds"));
         html_raw(h, "</td><td>");
         html_time(h, jnum(j, "first_seen"));
+        html_raw(h, "</td><td>");
+        html_time(h, jnum(j, "last_seen"));
         html_raw(h, "</td></tr>");
 }
 
@@ -170,14 +174,12 @@ void web_jobs(Server *s, Request *req, Reply *reply) {
         if (!req->identity.admin)
                 html_raw(&h, "<p class=\"note\">Your own jobs and those of the accounts you lead.</p>");
         filters(&h, req);
-        html_raw(&h, "<table class=\"jobs\"><thead><tr>");
-        sort_head(&h, req, "job", "Job", false);
-        sort_head(&h, req, "name", "Name", false);
-        sort_head(&h, req, "user", "User", false);
-        html_raw(&h, "<th>Account</th><th>Partition</th><th>State</th><th class=\"num\">Nodes</th>"
+        html_raw(&h, "<table class=\"jobs\"><thead><tr><th>Job</th><th>Name</th><th>Application</th><th>User</th>"
+                     "<th>Account</th><th>Partition</th><th>State</th><th class=\"num\">Nodes</th>"
                      "<th class=\"num\">Elapsed</th>");
-        sort_head(&h, req, "cpu_seconds", "CPU time", true);
-        sort_head(&h, req, "first_seen", "Started", false);
+        sort_head(&h, req, list, "cpu_seconds", "CPU time", true);
+        sort_head(&h, req, list, "first_seen", "Started", false);
+        sort_head(&h, req, list, "last_seen", "Last seen", false);
         html_raw(&h, "</tr></thead><tbody>");
         for (size_t i = 0; i < n; i++)
                 job_row(&h, root, json_object_array_get_idx(jobs, i));

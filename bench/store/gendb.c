@@ -5,9 +5,26 @@
  *
  * creates the schema through the storage backend (so it is the real one),
  * then writes JOBS jobs with their rollups (objects, phases, nodes, notes)
- * directly with SQL in one transaction: going through ingest would take
- * hours for a million jobs and measure ingest, not queries. Job ids are
- * "1" .. "JOBS". */
+ * and a year of site-wide hours per object directly with SQL in one
+ * transaction: going through ingest would take hours for a million jobs and
+ * measure ingest, not queries. Job ids are "1" .. "JOBS", one year of them,
+ * first seen in that order.
+ *
+ * The mix is skewed the way a site's is, so that the job list's filters
+ * meet both small and large sets:
+ *   - users: HEAVY_USERS users (user0 ...) own HEAVY_SHARE of the jobs
+ *     (60,000 each of a million), the other users the rest;
+ *   - accounts: each user charges a home account (user N: pN mod 100), one
+ *     job in seven another one;
+ *   - partitions: batch, large, gpu, debug, long, bigmem, from 55% down;
+ *   - applications: half the jobs name theirs in an app= note, the others
+ *     are known by their executable's file name, from the same APPS (the
+ *     first ones far more common);
+ *   - state: the jobs that would still run now are running (ended = 0,
+ *     seen in the last 5 minutes), about one day's worth; all others ended;
+ *   - CPU time: cores x elapsed x a utilisation from 5% to 100%.
+ * The app column is written as ingest would write it (schema 0006). */
+#include <math.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <time.h>
@@ -16,10 +33,33 @@
 #include "util.h"
 
 #define N_USERS 500
+#define HEAVY_USERS 5
+#define HEAVY_SHARE 0.30
+#define N_ACCOUNTS 100
 #define N_NODES 2000
+#define CPUS_PER_NODE 48
 #define N_EXES 300
 #define N_LIBS 1700
 #define N_PHASES 40
+#define YEAR (365.0 * 86400)
+
+static const char *const APPS[] = {
+        "lammps", "gromacs", "vasp", "cp2k", "openfoam", "wrf", "namd", "quantum-espresso",
+        "amber", "nwchem", "cesm", "python3", "julia", "matlab", "siesta", "abinit",
+        "orca", "gaussian", "fluent", "star-ccm", "lulesh", "hpcg", "nek5000", "palabos",
+        "su2", "bowtie2", "gatk", "samtools", "blast", "r", "tensorflow", "pytorch",
+};
+#define N_APPS (sizeof(APPS) / sizeof(APPS[0]))
+
+static const char *const SUFFIXES[] = { "prod", "test", "relax", "scf", "md", "bench", "eq", "run" };
+#define N_SUFFIXES (sizeof(SUFFIXES) / sizeof(SUFFIXES[0]))
+
+static const struct {
+        const char *name;
+        unsigned percent;
+} PARTITIONS[] = {
+        { "batch", 55 }, { "large", 15 }, { "gpu", 12 }, { "debug", 10 }, { "long", 5 }, { "bigmem", 3 },
+};
 
 static void die(sqlite3 *db, const char *what) {
         fprintf(stderr, "%s: %s\n", what, sqlite3_errmsg(db));
@@ -49,12 +89,68 @@ static uint64_t next(void) {
         return rng;
 }
 
+static double uniform(void) {
+        return (double) (next() >> 11) / (double) (UINT64_C(1) << 53);
+}
+
+/* 0 .. n-1, the first ones far more likely (about 1/(i+1)). */
+static unsigned skewed(unsigned n) {
+        return (unsigned) MIN((double) n - 1, floor(exp(uniform() * log((double) n + 1)) - 1));
+}
+
+static const char *partition(void) {
+        unsigned p = (unsigned) (next() % 100), sum = 0;
+
+        for (size_t i = 0; i < sizeof(PARTITIONS) / sizeof(PARTITIONS[0]); i++) {
+                sum += PARTITIONS[i].percent;
+                if (p < sum)
+                        return PARTITIONS[i].name;
+        }
+        return PARTITIONS[0].name;
+}
+
+static void exec(sqlite3 *db, const char *sql) {
+        if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK)
+                die(db, sql);
+}
+
+/* Site-wide samples per hour and object (object_hours, and object_days
+ * from them) over the year: in each hour a third of the executables and
+ * half of the libraries ran. */
+static uint64_t object_hours(sqlite3 *db, double base, double now) {
+        sqlite3_stmt *st = prepare(db, "INSERT INTO object_hours (bucket, object_id, samples, cpu_seconds) "
+                                       "VALUES (?, ?, ?, ?)");
+        int64_t first = (int64_t) base / 3600 * 3600;
+        uint64_t rows = 0;
+
+        for (int64_t bucket = first; bucket <= (int64_t) now; bucket += 3600)
+                for (int o = 1; o <= N_EXES + N_LIBS; o++) {
+                        int64_t n;
+
+                        if (next() % 6 >= (o <= N_EXES ? 2u : 3u))
+                                continue;
+                        n = (int64_t) (1 + next() % 200000);
+                        sqlite3_bind_int64(st, 1, bucket);
+                        sqlite3_bind_int64(st, 2, o);
+                        sqlite3_bind_int64(st, 3, n);
+                        sqlite3_bind_double(st, 4, (double) n);
+                        step(db, st);
+                        rows++;
+                }
+        sqlite3_finalize(st);
+        /* the days, as ingest keeps them beside the hours */
+        exec(db, "INSERT INTO object_days (day, object_id, samples, cpu_seconds) "
+                 "SELECT bucket - bucket % 86400, object_id, sum(samples), sum(cpu_seconds) "
+                 "FROM object_hours GROUP BY 1, 2");
+        return rows;
+}
+
 int main(int argc, char **argv) {
         const StorageOptions opts = { .readers = 1, .busy_timeout_ms = 1000 };
         sqlite3_stmt *job, *jo, *jp, *jn, *note;
         Storage *s = NULL;
-        uint64_t jobs, t0 = now_ns(CLOCK_MONOTONIC), rows = 0;
-        double base = (double) time(NULL) - 365.0 * 86400;
+        uint64_t jobs, t0 = now_ns(CLOCK_MONOTONIC), rows = 0, running = 0, hours;
+        double now = (double) time(NULL), base = now - YEAR;
         sqlite3 *db;
         char buf[256];
 
@@ -70,52 +166,70 @@ int main(int argc, char **argv) {
 
         if (sqlite3_open(argv[1], &db) != SQLITE_OK)
                 die(db, "open");
-        sqlite3_exec(db, "PRAGMA synchronous = OFF; PRAGMA cache_size = -1048576; BEGIN", NULL, NULL, NULL);
+        exec(db, "PRAGMA synchronous = OFF; PRAGMA cache_size = -1048576; BEGIN");
 
         for (int i = 1; i <= N_NODES; i++) {
                 snprintf(buf, sizeof(buf),
-                         "INSERT INTO nodes (id, name, cluster, cpus, boot_id, last_seq, first_seen, last_seen, "
-                         "last_push, batches) VALUES (%d, 'cn%05d', 'bench', 48, 'boot', 0, %.0f, %.0f, %.0f, 0)",
-                         i, i, base, base, base);
-                if (sqlite3_exec(db, buf, NULL, NULL, NULL) != SQLITE_OK)
-                        die(db, "nodes");
+                         "INSERT INTO nodes (id, name, hostname, cluster, cpus, boot_id, last_seq, first_seen, "
+                         "last_seen, last_push, batches) VALUES (%d, 'cn%05d', 'cn%05d', 'bench', %d, 'boot', 0, "
+                         "%.0f, %.0f, %.0f, 0)",
+                         i, i, i, CPUS_PER_NODE, base, now - (double) (next() % 300), now - (double) (next() % 300));
+                exec(db, buf);
         }
         for (int i = 1; i <= N_EXES + N_LIBS; i++) {
-                snprintf(buf, sizeof(buf), "INSERT INTO objects (id, path, kind, build_id) VALUES "
-                                           "(%d, '%s/%d/%s', '%s', '')",
-                         i, i <= N_EXES ? "/apps" : "/usr/lib/x86_64-linux-gnu/pkg", i,
-                         i <= N_EXES ? "bin/app" : "libthing.so.1", i <= N_EXES ? "exe" : "lib");
-                if (sqlite3_exec(db, buf, NULL, NULL, NULL) != SQLITE_OK)
-                        die(db, "objects");
+                if (i <= N_EXES)
+                        snprintf(buf, sizeof(buf), "INSERT INTO objects (id, path, kind, build_id) VALUES "
+                                                   "(%d, '/sw/%s/%d/bin/%s', 'exe', '')",
+                                 i, APPS[i % N_APPS], i, APPS[i % N_APPS]);
+                else
+                        snprintf(buf, sizeof(buf), "INSERT INTO objects (id, path, kind, build_id) VALUES "
+                                                   "(%d, '/usr/lib/x86_64-linux-gnu/pkg/%d/libthing.so.1', 'lib', '')",
+                                 i, i);
+                exec(db, buf);
         }
         for (int i = 1; i <= N_PHASES; i++) {
                 snprintf(buf, sizeof(buf), "INSERT INTO phases (id, path) VALUES (%d, 'phase%d/step%d')",
                          i, i / 5, i);
-                if (sqlite3_exec(db, buf, NULL, NULL, NULL) != SQLITE_OK)
-                        die(db, "phases");
+                exec(db, buf);
         }
 
         job = prepare(db, "INSERT INTO jobs (id, cluster, job, user_name, account, partition_name, name, "
-                          "nodes_alloc, tasks, ended, first_seen, last_seen, samples, cpu_seconds) "
-                          "VALUES (?, 'bench', ?, ?, ?, 'batch', 'app', ?, ?, 1, ?, ?, ?, ?)");
-        jo = prepare(db, "INSERT INTO job_objects VALUES (?, ?, ?, ?, NULL, NULL, NULL)");
-        jp = prepare(db, "INSERT INTO job_phases VALUES (?, ?, ?, ?, NULL, NULL, NULL)");
-        jn = prepare(db, "INSERT INTO job_nodes VALUES (?, ?, ?, ?, ?)");
-        note = prepare(db, "INSERT INTO job_notes VALUES (?, 'app', 'bench')");
+                          "nodes_alloc, tasks, ended, first_seen, last_seen, samples, cpu_seconds, app) "
+                          "VALUES (?, 'bench', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+        jo = prepare(db, "INSERT INTO job_objects (job_id, object_id, samples, cpu_seconds) VALUES (?, ?, ?, ?)");
+        jp = prepare(db, "INSERT INTO job_phases (job_id, phase_id, samples, cpu_seconds) VALUES (?, ?, ?, ?)");
+        jn = prepare(db, "INSERT INTO job_nodes (job_id, node_id, samples, first_seen, last_seen, cpu_seconds, "
+                         "cpus_alloc) VALUES (?, ?, ?, ?, ?, ?, ?)");
+        note = prepare(db, "INSERT INTO job_notes (job_id, note_key, note_value) VALUES (?, 'app', ?)");
 
         for (uint64_t id = 1; id <= jobs; id++) {
                 unsigned n_nodes = 1 + next() % 4, n_objects = 8 + next() % 10, n_phases = next() % 6;
-                double first = base + (double) id * (365.0 * 86400 / (double) jobs), last = first + 600 + next() % 86400;
-                uint64_t node0 = 1 + next() % (N_NODES - 4), exe = 1 + next() % N_EXES, lib0 = next() % (N_LIBS - 20);
+                unsigned user_no = uniform() < HEAVY_SHARE ? next() % HEAVY_USERS
+                                                            : HEAVY_USERS + next() % (N_USERS - HEAVY_USERS);
+                unsigned app_no = skewed(N_APPS);
+                double first = base + (double) id * (YEAR / (double) jobs), last = first + 600 + next() % 86400;
+                /* an executable of the job's application */
+                uint64_t exe = app_no + N_APPS * (next() % (N_EXES / N_APPS)), lib0 = next() % (N_LIBS - 20);
+                double util = 0.05 + 0.95 * uniform();
+                bool ended = last <= now, noted = next() % 2;
                 int64_t total = 0, per;
-                char user[32], account[32];
+                char user[32], account[32], name[64];
 
+                if (exe == 0)
+                        exe = N_APPS;
+                if (!ended) {
+                        last = now - (double) (next() % 300);
+                        running++;
+                }
                 snprintf(buf, sizeof(buf), "%" PRIu64, id);
-                snprintf(user, sizeof(user), "user%" PRIu64, next() % N_USERS);
-                snprintf(account, sizeof(account), "p%" PRIu64, next() % 100);
-                per = (int64_t) (100 + next() % 5000);
+                snprintf(user, sizeof(user), "user%u", user_no);
+                snprintf(account, sizeof(account), "p%u", next() % 7 ? user_no % N_ACCOUNTS
+                                                                     : (unsigned) (next() % N_ACCOUNTS));
+                snprintf(name, sizeof(name), "%s-%s", APPS[app_no], SUFFIXES[next() % N_SUFFIXES]);
+                /* the objects' samples halve every two objects: about 4 x per in all */
+                per = MAX((int64_t) ((last - first) * n_nodes * CPUS_PER_NODE * util / 4), 1);
                 for (unsigned k = 0; k < n_objects; k++) {
-                        int64_t n = per >> (k / 2);
+                        int64_t n = MAX(per >> (k / 2), 1);
 
                         sqlite3_bind_int64(jo, 1, (int64_t) id);
                         sqlite3_bind_int64(jo, 2, (int64_t) (k == 0 ? exe : N_EXES + 1 + lib0 + k));
@@ -135,38 +249,51 @@ int main(int argc, char **argv) {
                 }
                 for (unsigned k = 0; k < n_nodes; k++) {
                         sqlite3_bind_int64(jn, 1, (int64_t) id);
-                        sqlite3_bind_int64(jn, 2, (int64_t) (node0 + k));
+                        sqlite3_bind_int64(jn, 2, (int64_t) (1 + (id * 7 + k) % N_NODES));
                         sqlite3_bind_int64(jn, 3, total / n_nodes);
                         sqlite3_bind_double(jn, 4, first);
                         sqlite3_bind_double(jn, 5, last);
+                        sqlite3_bind_double(jn, 6, (double) (total / n_nodes));
+                        sqlite3_bind_int64(jn, 7, CPUS_PER_NODE);
                         step(db, jn);
                         rows++;
                 }
-                sqlite3_bind_int64(note, 1, (int64_t) id);
-                step(db, note);
+                if (noted) {
+                        sqlite3_bind_int64(note, 1, (int64_t) id);
+                        sqlite3_bind_text(note, 2, APPS[app_no], -1, SQLITE_STATIC);
+                        step(db, note);
+                        rows++;
+                }
 
                 sqlite3_bind_int64(job, 1, (int64_t) id);
                 sqlite3_bind_text(job, 2, buf, -1, SQLITE_TRANSIENT);
                 sqlite3_bind_text(job, 3, user, -1, SQLITE_TRANSIENT);
                 sqlite3_bind_text(job, 4, account, -1, SQLITE_TRANSIENT);
-                sqlite3_bind_int64(job, 5, n_nodes);
-                sqlite3_bind_int64(job, 6, n_nodes * 48);
-                sqlite3_bind_double(job, 7, first);
-                sqlite3_bind_double(job, 8, last);
-                sqlite3_bind_int64(job, 9, total);
-                sqlite3_bind_double(job, 10, (double) total);
+                sqlite3_bind_text(job, 5, partition(), -1, SQLITE_STATIC);
+                sqlite3_bind_text(job, 6, name, -1, SQLITE_TRANSIENT);
+                sqlite3_bind_int64(job, 7, n_nodes);
+                sqlite3_bind_int64(job, 8, n_nodes * CPUS_PER_NODE);
+                sqlite3_bind_int(job, 9, ended);
+                sqlite3_bind_double(job, 10, first);
+                sqlite3_bind_double(job, 11, last);
+                sqlite3_bind_int64(job, 12, total);
+                sqlite3_bind_double(job, 13, (double) total);
+                /* the note, else the executable's file name: both are APPS[app_no] */
+                sqlite3_bind_text(job, 14, APPS[app_no], -1, SQLITE_STATIC);
                 step(db, job);
-                rows += 2;
+                rows++;
         }
         sqlite3_finalize(job);
         sqlite3_finalize(jo);
         sqlite3_finalize(jp);
         sqlite3_finalize(jn);
         sqlite3_finalize(note);
-        if (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
-                die(db, "commit");
+        hours = object_hours(db, base, now);
+        rows += hours;
+        exec(db, "COMMIT");
         sqlite3_close(db);
-        printf("gendb: %" PRIu64 " jobs, %" PRIu64 " rows in %.1f s\n", jobs, rows,
-               (double) (now_ns(CLOCK_MONOTONIC) - t0) / 1e9);
+        printf("gendb: %" PRIu64 " jobs (%" PRIu64 " running), %" PRIu64 " rows (%" PRIu64
+               " object hours) in %.1f s\n",
+               jobs, running, rows, hours, (double) (now_ns(CLOCK_MONOTONIC) - t0) / 1e9);
         return EXIT_SUCCESS;
 }

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """Real people for the access tests: system users made for the test, the
 lmk command run as one of them, and MUNGE credentials they make."""
+import fcntl
 import os
 import pwd
 import subprocess
@@ -67,11 +68,15 @@ def with_people(run):
         skip("munge is not installed (apt-get install munge)")
     d = workdir()
     os.chmod(d, 0o755)
-    made = make_users()
-    m = munged.Munged(d).start()
-    try:
-        run(d, m.socket)
-    finally:
-        m.stop()
-        for u in made:
-            subprocess.run([find("userdel"), u], capture_output=True)
+    # the tests that use these users run one after the other: one's userdel
+    # must not pull them from under another
+    with open("/run/lmk-test-people.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        made = make_users()
+        m = munged.Munged(d).start()
+        try:
+            run(d, m.socket)
+        finally:
+            m.stop()
+            for u in made:
+                subprocess.run([find("userdel"), u], capture_output=True)

@@ -221,7 +221,7 @@ class Store:
 
     def counts(self):
         tables = ["batches", "jobs", "samples", "objects", "phases", "job_objects",
-                  "job_phases", "job_nodes", "job_notes", "job_markers", "object_hours", "nodes",
+                  "job_phases", "job_nodes", "job_notes", "job_markers", "object_hours", "object_days", "nodes",
                   "job_ranks"]
         return {t: self.sql(f"SELECT count(*) FROM {t}")[0][0] for t in tables}
 

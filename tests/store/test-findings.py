@@ -141,6 +141,22 @@ def check_site_list(s):
             check_eq(body.get("field"), field, f"?{q}'s field")
 
 
+def check_site_list_follows_jobs(s):
+    """The site list keeps each job's findings from one request to the next
+    only while the job is the same: a batch that changes it counts at once."""
+    def idle():
+        return [f["job"] for f in s.get_ok("/api/v1/findings?since=7d&rule=idle-cores")["findings"]]
+
+    check_eq(idle(), ["100"], "job 100 idle, asked twice")
+    check_eq(idle(), ["100"], "job 100 idle, asked twice")
+    # job 100 now keeps its 16 cores busy: no longer idle
+    b = make_batch(node="cn001", seq=1, jobs=[job("100", 16)],
+                   rows=[row("100", "/apps/a.out", "exe", int(7.4 * T)), row("100", "/apps/b.out", "exe", int(7.4 * T))])
+    check_eq(s.ingest(b)[0], 200, "ingest more of job 100")
+    check_eq(idle(), [], "job 100 after its new samples")
+    check_eq(s.get_ok("/api/v1/findings?since=7d")["jobs_flagged"], 7, "jobs flagged after job 100 changed")
+
+
 def check_cli(s):
     env = dict(os.environ, LMK_STORE=s.url(), LMK_TOKEN_FILE=token_file(s))
     out = subprocess.run([build_path("cli", "lmk"), "flagged", "--since", "7d"], env=env,
@@ -185,6 +201,8 @@ def check_site_files():
         check_eq(findings_of(s, "101")["single-thread"]["advice"], "Please see https://hpc.example/serial",
                  "the site's advice")
         check_eq(set(findings_of(s, "105")), {"communication"}, "job 105: kernel-time off, /apps/io is comm")
+        check_eq(s.get_ok("/api/v1/findings?since=7d&rule=idle-cores")["findings"], [],
+                 "the site list under threshold 0.05")
 
         # SIGHUP: new rules apply to stored jobs at once; a bad file keeps the old ones
         s.reload(findings, "[idle-cores]\nthreshold = 0.5\nseverity = critical\n",
@@ -193,6 +211,9 @@ def check_site_files():
         s.reload(findings, "[idle-cores]\nthreshold = 2\n",
                  lambda: "Keeping the previous findings" in s.read_log(), "a bad findings file is reported")
         check_eq(findings_of(s, "100")["idle-cores"]["severity"], "critical", "old rules kept")
+        # the site list judged job 100 by the first rules; the new ones count there too
+        got = s.get_ok("/api/v1/findings?since=7d&rule=idle-cores")["findings"]
+        check_eq([(f["job"], f["severity"]) for f in got], [("100", "critical")], "the site list after SIGHUP")
         if "findings.conf:2: threshold = 2: expected a number from 0 to 1" not in s.read_log():
             fail(f"the log does not say what is wrong, and where:\n{s.read_log()}")
 
@@ -243,6 +264,7 @@ def main():
         check_rules(s)
         check_site_list(s)
         check_cli(s)
+        check_site_list_follows_jobs(s)
         check_refused(s)
     check_site_files()
     log("PASS")

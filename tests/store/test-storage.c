@@ -310,7 +310,7 @@ static double table_sums(const char *sql) {
         "(SELECT total(samples) + total(cycles) FROM job_objects) + "                             \
         "(SELECT total(samples) + total(cycles) FROM job_phases) + "                              \
         "(SELECT total(samples) FROM job_nodes) + (SELECT total(samples) FROM object_hours) + "  \
-        "(SELECT count(*) FROM batches)"
+        "(SELECT total(samples) FROM object_days) + (SELECT count(*) FROM batches)"
 
 /* The storage layer guards every stored sum itself, whatever the parser let
  * through: batches are built in range, then pushed past it by hand. Each sum
@@ -366,6 +366,140 @@ TEST(stored_sums_overflow) {
                                 sqlite3_close(d);
                         }
                 }
+        s->ops->close(s);
+}
+
+static bool same_str(const char *a, const char *b) {
+        return a == b || (a && b && streq(a, b));
+}
+
+static void assert_same_shares(const ShareList *a, const ShareList *b, const char *what) {
+        if (a->n != b->n)
+                test_fail("%s: %zu and %zu entries", what, a->n, b->n);
+        for (size_t i = 0; i < a->n; i++) {
+                const Share *x = &a->items[i], *y = &b->items[i];
+
+                if (!same_str(x->name, y->name) || !same_str(x->kind, y->kind) ||
+                    !same_str(x->build_id, y->build_id) || !same_str(x->installed, y->installed) ||
+                    x->samples != y->samples || x->cpu_seconds != y->cpu_seconds ||
+                    x->cpu_time_ns != y->cpu_time_ns || x->cycles != y->cycles ||
+                    x->instructions != y->instructions || x->cpus_alloc != y->cpus_alloc ||
+                    !(x->first_seen == y->first_seen || (isnan(x->first_seen) && isnan(y->first_seen))) ||
+                    !(x->last_seen == y->last_seen || (isnan(x->last_seen) && isnan(y->last_seen))))
+                        test_fail("%s[%zu]: %s and %s differ", what, i, x->name, y->name);
+        }
+}
+
+static int64_t s2_row = -1;
+
+static bool want_s2(int64_t row_id, int64_t revision, void *userdata) {
+        (*(int *) userdata)++;
+        ASSERT_EQ(revision, 1);
+        return row_id == s2_row;
+}
+
+/* The summaries the findings read for many jobs at once are those get_job
+ * gives one by one (without phases, notes and ranks), for jobs of several
+ * objects, nodes, counters known and not, and markers. */
+TEST(summaries_as_get_job) {
+        static const char jobs[] =
+                "{\"job\":\"s1\",\"user\":\"ann\",\"cpus_allocated\":4},"
+                "{\"job\":\"s2\",\"user\":\"ann\"},{\"job\":\"s3\",\"user\":\"ann\"}";
+        static const char rows[] =
+                "{\"job\":\"s1\",\"object\":\"/bin/a\",\"kind\":\"exe\",\"samples\":7,\"cycles\":70},"
+                "{\"job\":\"s1\",\"object\":\"/lib/b.so\",\"kind\":\"lib\",\"samples\":9},"
+                "{\"job\":\"s1\",\"object\":\"/lib/c.so\",\"kind\":\"lib\",\"samples\":9,\"cycles\":5},"
+                "{\"job\":\"s1\",\"object\":\"[kernel]\",\"kind\":\"kernel\",\"samples\":2},"
+                "{\"job\":\"s2\",\"object\":\"/bin/a\",\"kind\":\"exe\",\"samples\":3,\"instructions\":8}";
+        Batch *b1 = make_batch("sn1", 1, 1795550400, rows, jobs), *b2 = make_batch("sn2", 1, 1795550400, rows, jobs);
+        JobFilter f = { .user = "ann", .since = INT64_MIN, .until = INT64_MAX, .limit = 10 };
+        Storage *s = open_db(NULL);
+        JobSummaryList l = {};
+        IngestResult res;
+        BatchError err;
+        int seen = 0;
+
+        ASSERT_OK(s->ops->ingest(s, b1, 1795550500, &res, &err));
+        ASSERT_OK(s->ops->ingest(s, b2, 1795550500, &res, &err));
+        ASSERT_OK(s->ops->list_job_summaries(s, &f, NULL, NULL, &l));
+        ASSERT_EQ(l.n, 3);
+        ASSERT_EQ(l.n_jobs, 3);
+        ASSERT_FALSE(l.more);
+        for (size_t i = 0; i < l.n; i++) {
+                const JobSummary *x = &l.items[i];
+                JobSummary y;
+
+                ASSERT_OK(s->ops->get_job(s, x->info.job, x->info.cluster, &y));
+                ASSERT_EQ(x->info.samples, y.info.samples);
+                ASSERT_EQ(x->info.n_nodes, y.info.n_nodes);
+                ASSERT_TRUE(same_str(x->info.app, y.info.app));
+                assert_same_shares(&x->kinds, &y.kinds, "kinds");
+                assert_same_shares(&x->objects, &y.objects, "objects");
+                assert_same_shares(&x->nodes, &y.nodes, "nodes");
+                ASSERT_EQ(x->n_markers, y.n_markers);
+                for (size_t k = 0; k < x->n_markers; k++) {
+                        ASSERT_STREQ(x->markers[k].phase, y.markers[k].phase);
+                        ASSERT_EQ(x->markers[k].batches, y.markers[k].batches);
+                }
+                ASSERT_EQ(x->n_notes + x->n_ranks + x->phases.n, 0);
+                ASSERT_EQ(x->info.row_id, y.info.row_id);
+                if (streq(x->info.job, "s2"))
+                        s2_row = x->info.row_id;
+                job_summary_free(&y);
+        }
+        ASSERT_EQ(l.items[0].objects.n, 4); /* s1: both libraries, 18 samples each, by name */
+        ASSERT_STREQ(l.items[0].objects.items[0].name, "/lib/b.so");
+        job_summary_list_free(&l);
+
+        /* only the jobs wanted, asked with their revisions */
+        ASSERT_OK(s->ops->list_job_summaries(s, &f, want_s2, &seen, &l));
+        ASSERT_EQ(seen, 3);
+        ASSERT_EQ(l.n, 1);
+        ASSERT_EQ(l.n_jobs, 3);
+        ASSERT_STREQ(l.items[0].info.job, "s2");
+        ASSERT_EQ(l.items[0].info.revision, 1); /* stored, then changed by the second batch */
+        ASSERT_EQ(l.items[0].objects.n, 1);
+        job_summary_list_free(&l);
+
+        /* a page of one, and what is beyond it */
+        f.limit = 1;
+        f.offset = 1;
+        ASSERT_OK(s->ops->list_job_summaries(s, &f, NULL, NULL, &l));
+        ASSERT_EQ(l.n, 1);
+        ASSERT_TRUE(l.more);
+        ASSERT_EQ(l.items[0].n_markers, 0);
+        job_summary_list_free(&l);
+        batch_free(b1);
+        batch_free(b2);
+        s->ops->close(s);
+}
+
+/* An object's day holds its hours: two batches in two hours of one day from
+ * two nodes fit every sum but the day's, and the second is refused whole. */
+TEST(day_sums_overflow) {
+        static const char row[] = "{\"job\":null,\"object\":\"/bin/d\",\"kind\":\"exe\",\"samples\":1}";
+        /* 00:00 UTC of a day, then 05:00 */
+        double day = 1795478400;
+        Batch *b1 = make_batch("d1", 1, day, row, ""), *b2 = make_batch("d2", 1, day + 5 * 3600, row, "");
+        Storage *s = open_db(NULL);
+        int64_t half = INT64_MAX / 2 + 1;
+        IngestResult res;
+        BatchError err = {};
+        double before;
+
+        for (Batch *b = b1; b; b = b == b1 ? b2 : NULL) {
+                b->rows[0].samples = half;
+                b->total_samples = half;
+                b->total_cpu_seconds = (double) half / b->frequency_hz;
+        }
+        ASSERT_OK(s->ops->ingest(s, b1, 1795550500, &res, &err));
+        before = table_sums(SUMS_SQL);
+        ASSERT_ERROR(s->ops->ingest(s, b2, 1795550500, &res, &err), EOVERFLOW);
+        if (!strstr(err.message, "in that day would overflow") || !streq(err.field, "rows"))
+                test_fail("%s: %s", err.field, err.message);
+        ASSERT_TRUE(table_sums(SUMS_SQL) == before);
+        batch_free(b1);
+        batch_free(b2);
         s->ops->close(s);
 }
 
@@ -425,6 +559,8 @@ int main(void) {
         RUN(concurrent_retries);
         RUN(migrations_once);
         RUN(stored_sums_overflow);
+        RUN(day_sums_overflow);
+        RUN(summaries_as_get_job);
         RUN(metadata_first_claim);
 
         unlink(db);

@@ -90,6 +90,7 @@ def totals(store):
         "job_phases": "SELECT total(samples), total(cycles) FROM job_phases",
         "job_nodes": "SELECT total(samples) FROM job_nodes",
         "object_hours": "SELECT total(samples), total(cpu_seconds) FROM object_hours",
+        "object_days": "SELECT total(samples), total(cpu_seconds) FROM object_days",
         "batches": "SELECT count(*), total(samples) FROM batches",
     }
     out = {k: store.sql(v) for k, v in q.items()}
