@@ -45,6 +45,11 @@
         FITS(t, "samples") " AND " FITS(t, "cpu_time_ns") " AND "               \
         FITS(t, "cycles") " AND " FITS(t, "instructions")
 
+/* The coarser grains of a job's time line, in seconds (schema/0009): each
+ * holds at most JOB_TIMELINE_MAX_STEPS buckets for a job of up to 120
+ * times its length. */
+static const int64_t timeline_grains[] = { 300, 1800, 10800, 86400 };
+
 typedef enum Stmt {
         /* writer */
         STMT_NODE_UPSERT,
@@ -62,6 +67,7 @@ typedef enum Stmt {
         STMT_JOB_PHASE_UPSERT,
         STMT_JOB_NODE_UPSERT,
         STMT_JOB_INTERVAL_UPSERT,
+        STMT_JOB_GRAIN_UPSERT,
         STMT_OBJECT_HOUR_UPSERT,
         STMT_OBJECT_DAY_UPSERT,
         STMT_MARKER_UPSERT,
@@ -197,12 +203,20 @@ static const char *const stmt_sql[_STMT_MAX] = {
          * before it gets here, so a conflict is a restarted lmkd's interval
          * that began at the same instant: its figures add */
         [STMT_JOB_INTERVAL_UPSERT] =
-                "INSERT INTO job_intervals (job_id, node_id, start, seconds, samples, cpu_seconds) "
-                "VALUES (?, ?, ?, ?, ?, ?) "
-                "ON CONFLICT (job_id, node_id, start) DO UPDATE SET "
-                "seconds = max(job_intervals.seconds, excluded.seconds), "
-                ADD("job_intervals", "samples") ", " ADD("job_intervals", "cpu_seconds") " "
-                "WHERE " FITS("job_intervals", "samples"),
+                "INSERT INTO job_timeline (job_id, grain, node_id, t, seconds, samples, cpu_seconds) "
+                "VALUES (?, 0, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (job_id, grain, node_id, t) DO UPDATE SET "
+                "seconds = max(job_timeline.seconds, excluded.seconds), "
+                ADD("job_timeline", "samples") ", " ADD("job_timeline", "cpu_seconds") " "
+                "WHERE " FITS("job_timeline", "samples"),
+        /* the same batch summed into each coarser grain's bucket */
+        [STMT_JOB_GRAIN_UPSERT] =
+                "INSERT INTO job_timeline (job_id, grain, node_id, t, seconds, samples, cpu_seconds) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (job_id, grain, node_id, t) DO UPDATE SET "
+                ADD("job_timeline", "seconds") ", "
+                ADD("job_timeline", "samples") ", " ADD("job_timeline", "cpu_seconds") " "
+                "WHERE " FITS("job_timeline", "samples"),
         [STMT_OBJECT_HOUR_UPSERT] =
                 "INSERT INTO object_hours (bucket, object_id, samples, cpu_seconds) VALUES (?, ?, ?, ?) "
                 "ON CONFLICT (bucket, object_id) DO UPDATE SET "
@@ -284,18 +298,22 @@ static const char *const stmt_sql[_STMT_MAX] = {
                 "sum(r.comm_seconds), min(r.first_seen), max(r.last_seen) "
                 "FROM job_ranks r JOIN phases p ON p.id = r.phase_id WHERE r.job_id = ? "
                 "GROUP BY p.path, r.rank ORDER BY p.path, r.rank LIMIT ?",
-        /* ?1 job, ?2 start, ?3 step, ?4 steps, ?5 nodes: whole steps from
-         * the job's start, the first nodes by name (two-argument min() is
-         * SQLite's; PostgreSQL says least()) */
+        /* the job's span from its nodes (a few rows, not its time line), and
+         * the length of its batches from a few of them */
         [STMT_JOB_SPAN] =
-                "SELECT min(start), max(start + seconds), avg(seconds) FROM job_intervals WHERE job_id = ?",
+                "SELECT min(first_seen), max(last_seen), "
+                "(SELECT avg(seconds) FROM (SELECT seconds FROM job_timeline WHERE job_id = ?1 AND grain = 0 "
+                "LIMIT 16)) FROM job_nodes WHERE job_id = ?1",
+        /* ?1 job, ?2 start, ?3 step, ?4 steps, ?5 nodes, ?6 grain: whole
+         * steps from the start, the first nodes by name (two-argument min()
+         * and max() are SQLite's; PostgreSQL says least() and greatest()) */
         [STMT_JOB_TIMELINE] =
                 "SELECT n.name, jn.cpus_alloc, "
-                "min(CAST((t.start - ?2) / ?3 AS INTEGER), ?4 - 1) AS k, sum(t.seconds), sum(t.cpu_seconds) "
+                "max(min(CAST((t.t - ?2) / ?3 AS INTEGER), ?4 - 1), 0) AS k, sum(t.seconds), sum(t.cpu_seconds) "
                 "FROM (SELECT node_id, cpus_alloc FROM job_nodes jn JOIN nodes n ON n.id = jn.node_id "
                 "      WHERE jn.job_id = ?1 ORDER BY n.name LIMIT ?5) jn "
                 "JOIN nodes n ON n.id = jn.node_id "
-                "JOIN job_intervals t ON t.job_id = ?1 AND t.node_id = jn.node_id "
+                "JOIN job_timeline t ON t.job_id = ?1 AND t.grain = ?6 AND t.node_id = jn.node_id "
                 "GROUP BY n.name, k ORDER BY n.name, k",
         /* summed by list_objects, see there */
         [STMT_OBJECT_HOURS] =
@@ -912,6 +930,36 @@ static int job_cluster(IngestCtx *x, const char *job, const char **cluster, char
         return 0;
 }
 
+/* The batch in the job's time line: as itself (grain 0), and added to the
+ * bucket of each coarser grain it starts in (schema/0009). */
+static int ingest_timeline(IngestCtx *x, const JobAcc *j) {
+        const Batch *b = x->b;
+        sqlite3_stmt *st;
+        int r;
+
+        for (size_t g = 0; g <= ELEMENTSOF(timeline_grains); g++) {
+                int64_t grain = g == 0 ? 0 : timeline_grains[g - 1];
+                int i = 1;
+
+                if ((r = conn_stmt(&x->s->writer, g == 0 ? STMT_JOB_INTERVAL_UPSERT : STMT_JOB_GRAIN_UPSERT, &st)) < 0 ||
+                    (r = bind_int(st, i++, j->id)) < 0 ||
+                    (g > 0 && (r = bind_int(st, i++, grain)) < 0) ||
+                    (r = bind_int(st, i++, x->node_id)) < 0 ||
+                    (r = bind_double(st, i++, g == 0 ? b->start : floor(b->start / (double) grain) * (double) grain)) < 0 ||
+                    (r = bind_double(st, i++, b->end - b->start)) < 0 ||
+                    (r = bind_int(st, i++, j->samples)) < 0 ||
+                    (r = bind_sum(st, i++, j->cpu_seconds)) < 0)
+                        return r;
+                r = step_sum(st);
+                if (r == -EOVERFLOW)
+                        return overflow(x, "rows", "adding this batch to job %s's time line on node %s would overflow",
+                                        j->job, b->node);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
 static int ingest_jobs(IngestCtx *x) {
         const Batch *b = x->b;
         double cps = 1.0 / b->frequency_hz;
@@ -1014,18 +1062,7 @@ static int ingest_jobs(IngestCtx *x) {
                 if (r < 0)
                         return r;
 
-                if ((r = conn_stmt(&x->s->writer, STMT_JOB_INTERVAL_UPSERT, &st)) < 0 ||
-                    (r = bind_int(st, 1, j->id)) < 0 ||
-                    (r = bind_int(st, 2, x->node_id)) < 0 ||
-                    (r = bind_double(st, 3, b->start)) < 0 ||
-                    (r = bind_double(st, 4, b->end - b->start)) < 0 ||
-                    (r = bind_int(st, 5, j->samples)) < 0 ||
-                    (r = bind_sum(st, 6, j->cpu_seconds)) < 0)
-                        return r;
-                r = step_sum(st);
-                if (r == -EOVERFLOW)
-                        return overflow(x, "rows", "adding this batch to job %s's interval on node %s would overflow",
-                                        j->job, b->node);
+                r = ingest_timeline(x, j);
                 if (r < 0)
                         return r;
         }
@@ -1973,11 +2010,16 @@ static int read_ranks(Conn *c, int64_t job_id, JobSummary *js) {
 
 /* The job's time line in at most JOB_TIMELINE_MAX_STEPS steps of whole
  * seconds, from its first interval's start. */
+/* The job's time line in at most JOB_TIMELINE_MAX_STEPS steps: whole
+ * batches for a job of up to that many of them, else buckets of the
+ * smallest grain that covers a step, so that at most about as many rows
+ * per node are read however long the job ran. */
 static int read_timeline(Conn *c, int64_t job_id, JobSummary *js) {
-        double first, last, span, interval;
-        sqlite3_stmt *st;
+        double first, last, span, interval, target, step;
         TimelineNode *tn = NULL;
         size_t alloc = 0, steps;
+        int64_t grain = 0;
+        sqlite3_stmt *st;
         int r, rc;
 
         r = conn_stmt(c, STMT_JOB_SPAN, &st);
@@ -1986,23 +2028,36 @@ static int read_timeline(Conn *c, int64_t job_id, JobSummary *js) {
         rc = sqlite3_step(st);
         if (rc != SQLITE_ROW)
                 return sqlite_errno(rc);
-        if (sqlite3_column_type(st, 0) == SQLITE_NULL)
-                return 0; /* stored before the time line was */
+        if (sqlite3_column_type(st, 0) == SQLITE_NULL || sqlite3_column_type(st, 2) == SQLITE_NULL)
+                return 0; /* no node, or stored before the time line was */
         first = floor(sqlite3_column_double(st, 0));
         last = sqlite3_column_double(st, 1);
         interval = MAX(round(sqlite3_column_double(st, 2)), 1.0);
         span = MAX(last - first, 1.0);
-        js->timeline_start = first;
-        /* whole intervals per step, so that each step holds as many */
-        js->timeline_step = interval * ceil(span / JOB_TIMELINE_MAX_STEPS / interval);
-        steps = (size_t) ceil(span / js->timeline_step);
+        target = span / JOB_TIMELINE_MAX_STEPS;
+        if (target <= interval)
+                step = interval; /* whole batches */
+        else {
+                grain = timeline_grains[ELEMENTSOF(timeline_grains) - 1];
+                for (size_t g = 0; g < ELEMENTSOF(timeline_grains); g++)
+                        if ((double) timeline_grains[g] >= MAX(target, interval)) {
+                                grain = timeline_grains[g];
+                                break;
+                        }
+                first = floor(first / (double) grain) * (double) grain;
+                span = MAX(last - first, 1.0);
+                step = (double) grain * ceil(span / JOB_TIMELINE_MAX_STEPS / (double) grain);
+        }
+        steps = (size_t) ceil(span / step);
         steps = MIN(MAX(steps, (size_t) 1), (size_t) JOB_TIMELINE_MAX_STEPS);
+        js->timeline_start = first;
+        js->timeline_step = step;
         js->n_timeline = steps;
 
         r = conn_stmt(c, STMT_JOB_TIMELINE, &st);
         if (r < 0 || (r = bind_int(st, 1, job_id)) < 0 || (r = bind_double(st, 2, first)) < 0 ||
-            (r = bind_double(st, 3, js->timeline_step)) < 0 || (r = bind_int(st, 4, (int64_t) steps)) < 0 ||
-            (r = bind_int(st, 5, JOB_TIMELINE_MAX_NODES)) < 0)
+            (r = bind_double(st, 3, step)) < 0 || (r = bind_int(st, 4, (int64_t) steps)) < 0 ||
+            (r = bind_int(st, 5, JOB_TIMELINE_MAX_NODES)) < 0 || (r = bind_int(st, 6, grain)) < 0)
                 return r;
         while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
                 const char *node = (const char *) sqlite3_column_text(st, 0);
@@ -2023,7 +2078,7 @@ static int read_timeline(Conn *c, int64_t job_id, JobSummary *js) {
                                 return -ENOMEM;
                 }
                 if (k < 0 || (size_t) k >= steps)
-                        continue; /* cannot happen: the span covers every interval */
+                        continue; /* cannot happen: the query clamps */
                 tn->seconds[k] += sqlite3_column_double(st, 3);
                 tn->cpu_seconds[k] += sqlite3_column_double(st, 4);
         }
