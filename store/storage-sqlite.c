@@ -19,6 +19,7 @@
 
 #define BUCKET_SECONDS 3600
 #define DAY_SECONDS 86400
+#define WEEK_SECONDS (7 * DAY_SECONDS) /* from the epoch, a Thursday */
 /* /api/v1/objects over at least this long reads whole days (object_days) */
 #define OBJECT_DAYS_FROM (7 * DAY_SECONDS)
 /* Interned ids of objects, phases and tasks are cached across batches; a
@@ -70,6 +71,7 @@ typedef enum Stmt {
         STMT_JOB_GRAIN_UPSERT,
         STMT_OBJECT_HOUR_UPSERT,
         STMT_OBJECT_DAY_UPSERT,
+        STMT_OBJECT_WEEK_UPSERT,
         STMT_MARKER_UPSERT,
         STMT_RANK_UPSERT,
         STMT_NODE_SUMS,
@@ -93,6 +95,7 @@ typedef enum Stmt {
         STMT_JOB_TIMELINE,
         STMT_OBJECT_HOURS,
         STMT_OBJECT_DAYS,
+        STMT_OBJECT_WEEKS,
         STMT_OBJECT_NAME,
         STMT_NODE_NAME,
         STMT_SUMMARY_JOBS,
@@ -222,6 +225,11 @@ static const char *const stmt_sql[_STMT_MAX] = {
                 "ON CONFLICT (bucket, object_id) DO UPDATE SET "
                 ADD("object_hours", "samples") ", " ADD("object_hours", "cpu_seconds") " "
                 "WHERE " FITS("object_hours", "samples"),
+        [STMT_OBJECT_WEEK_UPSERT] =
+                "INSERT INTO object_weeks (week, object_id, samples, cpu_seconds) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT (week, object_id) DO UPDATE SET "
+                ADD("object_weeks", "samples") ", " ADD("object_weeks", "cpu_seconds") " "
+                "WHERE " FITS("object_weeks", "samples"),
         [STMT_OBJECT_DAY_UPSERT] =
                 "INSERT INTO object_days (day, object_id, samples, cpu_seconds) VALUES (?, ?, ?, ?) "
                 "ON CONFLICT (day, object_id) DO UPDATE SET "
@@ -320,6 +328,8 @@ static const char *const stmt_sql[_STMT_MAX] = {
                 "SELECT object_id, samples, cpu_seconds FROM object_hours WHERE bucket >= ? AND bucket < ?",
         [STMT_OBJECT_DAYS] =
                 "SELECT object_id, samples, cpu_seconds FROM object_days WHERE day >= ? AND day < ?",
+        [STMT_OBJECT_WEEKS] =
+                "SELECT object_id, samples, cpu_seconds FROM object_weeks WHERE week >= ? AND week < ?",
         [STMT_OBJECT_NAME] = "SELECT path, kind, build_id FROM objects WHERE id = ?",
         [STMT_NODE_NAME] = "SELECT name, installed FROM nodes WHERE id = ?",
         /* list_job_summaries: the jobs whose row ids ?1 lists (a JSON
@@ -1174,6 +1184,7 @@ static int write_object_sums(IngestCtx *x) {
         } grains[] = {
                 { STMT_OBJECT_HOUR_UPSERT, BUCKET_SECONDS, "hour" },
                 { STMT_OBJECT_DAY_UPSERT, DAY_SECONDS, "day" },
+                { STMT_OBJECT_WEEK_UPSERT, WEEK_SECONDS, "week" },
         };
 
         for (size_t g = 0; g < ELEMENTSOF(grains); g++)
@@ -2515,16 +2526,16 @@ static int by_samples(const void *a, const void *b) {
 
 /* Reads the rows of the range (object, samples, CPU seconds) and sums them
  * per object in v, and all of them in ol. */
-static int sum_objects(Conn *c, const ObjectList *range, ObjectSum **v, size_t *n, ObjectList *ol) {
-        _cleanup_(hashmap_freep) Hashmap *index = hashmap_new(&uint64_hash_ops);
-        size_t alloc = 0;
+/* Adds the sums of one grain's rows in [since, until). */
+static int add_object_rows(Conn *c, Stmt which, int64_t since, int64_t until, Hashmap *index, ObjectSum **v,
+                           size_t *n, size_t *alloc, ObjectList *ol) {
         sqlite3_stmt *st;
         int r, rc;
 
-        if (!index)
-                return -ENOMEM;
-        r = conn_stmt(c, range->grain == DAY_SECONDS ? STMT_OBJECT_DAYS : STMT_OBJECT_HOURS, &st);
-        if (r < 0 || (r = bind_int(st, 1, range->since)) < 0 || (r = bind_int(st, 2, range->until)) < 0)
+        if (since >= until)
+                return 0;
+        r = conn_stmt(c, which, &st);
+        if (r < 0 || (r = bind_int(st, 1, since)) < 0 || (r = bind_int(st, 2, until)) < 0)
                 return r;
         while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
                 int64_t id = sqlite3_column_int64(st, 0), samples = sqlite3_column_int64(st, 1);
@@ -2535,7 +2546,7 @@ static int sum_objects(Conn *c, const ObjectList *range, ObjectSum **v, size_t *
                 if (p)
                         x = &(*v)[(uintptr_t) p - 1];
                 else {
-                        if ((r = grow((void **) v, *n, &alloc, sizeof(ObjectSum))) < 0 ||
+                        if ((r = grow((void **) v, *n, alloc, sizeof(ObjectSum))) < 0 ||
                             (r = hashmap_put(index, INT_TO_KEY(id), (void *) (uintptr_t) (*n + 1))) < 0)
                                 return r;
                         x = &(*v)[(*n)++];
@@ -2548,7 +2559,30 @@ static int sum_objects(Conn *c, const ObjectList *range, ObjectSum **v, size_t *
                                             ? INT64_MAX : ol->total_samples;
                 ol->total_cpu_seconds += cpu;
         }
+        sqlite3_reset(st);
         return rc == SQLITE_DONE ? 0 : sqlite_errno(rc);
+}
+
+/* The range's rows: hours, or days, with whole weeks inside a range of
+ * days read as weeks (the days at its edges as days). */
+static int sum_objects(Conn *c, const ObjectList *range, ObjectSum **v, size_t *n, ObjectList *ol) {
+        _cleanup_(hashmap_freep) Hashmap *index = hashmap_new(&uint64_hash_ops);
+        int64_t w0, w1;
+        size_t alloc = 0;
+        int r;
+
+        if (!index)
+                return -ENOMEM;
+        if (range->grain != DAY_SECONDS)
+                return add_object_rows(c, STMT_OBJECT_HOURS, range->since, range->until, index, v, n, &alloc, ol);
+        w0 = range->since + (WEEK_SECONDS - range->since % WEEK_SECONDS) % WEEK_SECONDS;
+        w1 = range->until - range->until % WEEK_SECONDS;
+        if (w1 <= w0)
+                return add_object_rows(c, STMT_OBJECT_DAYS, range->since, range->until, index, v, n, &alloc, ol);
+        if ((r = add_object_rows(c, STMT_OBJECT_DAYS, range->since, w0, index, v, n, &alloc, ol)) < 0 ||
+            (r = add_object_rows(c, STMT_OBJECT_WEEKS, w0, w1, index, v, n, &alloc, ol)) < 0)
+                return r;
+        return add_object_rows(c, STMT_OBJECT_DAYS, w1, range->until, index, v, n, &alloc, ol);
 }
 
 /* Site-wide time per object: the sums of the range are added up here, not

@@ -310,7 +310,8 @@ static double table_sums(const char *sql) {
         "(SELECT total(samples) + total(cycles) FROM job_objects) + "                             \
         "(SELECT total(samples) + total(cycles) FROM job_phases) + "                              \
         "(SELECT total(samples) FROM job_nodes) + (SELECT total(samples) FROM object_hours) + "  \
-        "(SELECT total(samples) FROM object_days) + (SELECT count(*) FROM batches)"
+        "(SELECT total(samples) FROM object_days) + (SELECT total(samples) FROM object_weeks) + "  \
+        "(SELECT total(samples) FROM job_timeline) + (SELECT count(*) FROM batches)"
 
 /* The storage layer guards every stored sum itself, whatever the parser let
  * through: batches are built in range, then pushed past it by hand. Each sum
@@ -327,10 +328,12 @@ TEST(stored_sums_overflow) {
 
         for (size_t k = 0; k < ELEMENTSOF(rows); k++)
                 for (int which = 0; which < 4; which++) {
-                        Batch *b1 = make_batch("ov", seq++, 1795550400 + 3600 * (int) (k * 4 + which) * 2, rows[k], "");
+                        Batch *b1 = make_batch("ov", seq++, 1795550400 + 8 * 86400.0 * (double) k + 7200 * which, rows[k], "");
                         /* System work's samples from a second node: only the
-                         * site-wide hour of the object holds both. */
-                        Batch *b2 = make_batch(k == 1 && which == 0 ? "ov2" : "ov", seq++, 1795550400 + 3600 * (int) (k * 4 + which) * 2, rows[k], "");
+                         * site-wide hour of the object holds both. Each row
+                         * kind in its own week: the site-wide week of the
+                         * object holds every round's. */
+                        Batch *b2 = make_batch(k == 1 && which == 0 ? "ov2" : "ov", seq++, 1795550400 + 8 * 86400.0 * (double) k + 7200 * which, rows[k], "");
                         int64_t half = INT64_MAX / 2 + 1;
                         IngestResult res;
                         BatchError err = {};
