@@ -96,6 +96,7 @@ typedef enum Stmt {
         STMT_OBJECT_HOURS,
         STMT_OBJECT_DAYS,
         STMT_OBJECT_WEEKS,
+        STMT_OBJECT_IDS_OF_KIND,
         STMT_OBJECT_NAME,
         STMT_NODE_NAME,
         STMT_SUMMARY_JOBS,
@@ -328,6 +329,7 @@ static const char *const stmt_sql[_STMT_MAX] = {
                 "SELECT object_id, samples, cpu_seconds FROM object_hours WHERE bucket >= ? AND bucket < ?",
         [STMT_OBJECT_DAYS] =
                 "SELECT object_id, samples, cpu_seconds FROM object_days WHERE day >= ? AND day < ?",
+        [STMT_OBJECT_IDS_OF_KIND] = "SELECT id FROM objects WHERE kind = ?",
         [STMT_OBJECT_WEEKS] =
                 "SELECT object_id, samples, cpu_seconds FROM object_weeks WHERE week >= ? AND week < ?",
         [STMT_OBJECT_NAME] = "SELECT path, kind, build_id FROM objects WHERE id = ?",
@@ -2527,8 +2529,8 @@ static int by_samples(const void *a, const void *b) {
 /* Reads the rows of the range (object, samples, CPU seconds) and sums them
  * per object in v, and all of them in ol. */
 /* Adds the sums of one grain's rows in [since, until). */
-static int add_object_rows(Conn *c, Stmt which, int64_t since, int64_t until, Hashmap *index, ObjectSum **v,
-                           size_t *n, size_t *alloc, ObjectList *ol) {
+static int add_object_rows(Conn *c, Stmt which, int64_t since, int64_t until, Hashmap *only, Hashmap *index,
+                           ObjectSum **v, size_t *n, size_t *alloc, ObjectList *ol) {
         sqlite3_stmt *st;
         int r, rc;
 
@@ -2540,9 +2542,16 @@ static int add_object_rows(Conn *c, Stmt which, int64_t since, int64_t until, Ha
         while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
                 int64_t id = sqlite3_column_int64(st, 0), samples = sqlite3_column_int64(st, 1);
                 double cpu = sqlite3_column_double(st, 2);
-                void *p = hashmap_get(index, INT_TO_KEY(id));
+                void *p;
                 ObjectSum *x;
 
+                /* every row counts to the total, only the kind asked for is named */
+                ol->total_samples = __builtin_add_overflow(ol->total_samples, samples, &ol->total_samples)
+                                            ? INT64_MAX : ol->total_samples;
+                ol->total_cpu_seconds += cpu;
+                if (only && !hashmap_get(only, INT_TO_KEY(id)))
+                        continue;
+                p = hashmap_get(index, INT_TO_KEY(id));
                 if (p)
                         x = &(*v)[(uintptr_t) p - 1];
                 else {
@@ -2555,9 +2564,6 @@ static int add_object_rows(Conn *c, Stmt which, int64_t since, int64_t until, Ha
                 /* each stored sum is within int64, a range of them need not be */
                 x->samples = __builtin_add_overflow(x->samples, samples, &x->samples) ? INT64_MAX : x->samples;
                 x->cpu_seconds += cpu;
-                ol->total_samples = __builtin_add_overflow(ol->total_samples, samples, &ol->total_samples)
-                                            ? INT64_MAX : ol->total_samples;
-                ol->total_cpu_seconds += cpu;
         }
         sqlite3_reset(st);
         return rc == SQLITE_DONE ? 0 : sqlite_errno(rc);
@@ -2565,24 +2571,50 @@ static int add_object_rows(Conn *c, Stmt which, int64_t since, int64_t until, Ha
 
 /* The range's rows: hours, or days, with whole weeks inside a range of
  * days read as weeks (the days at its edges as days). */
-static int sum_objects(Conn *c, const ObjectList *range, ObjectSum **v, size_t *n, ObjectList *ol) {
-        _cleanup_(hashmap_freep) Hashmap *index = hashmap_new(&uint64_hash_ops);
+/* The ids of the objects of a kind, for sum_objects() to name only those. */
+static int kind_ids(Conn *c, const char *kind, Hashmap **ret) {
+        _cleanup_(hashmap_freep) Hashmap *h = hashmap_new(&uint64_hash_ops);
+        sqlite3_stmt *st;
+        int r, rc;
+
+        if (!h)
+                return -ENOMEM;
+        r = conn_stmt(c, STMT_OBJECT_IDS_OF_KIND, &st);
+        if (r < 0 || (r = bind_text(st, 1, kind)) < 0)
+                return r;
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+                if ((r = hashmap_put(h, INT_TO_KEY(sqlite3_column_int64(st, 0)), (void *) 1)) < 0)
+                        return r;
+        sqlite3_reset(st);
+        if (rc != SQLITE_DONE)
+                return sqlite_errno(rc);
+        *ret = TAKE_PTR(h);
+        return 0;
+}
+
+static int sum_objects(Conn *c, const ObjectList *range, const char *kind, ObjectSum **v, size_t *n,
+                       ObjectList *ol) {
+        _cleanup_(hashmap_freep) Hashmap *index = hashmap_new(&uint64_hash_ops), *only = NULL;
         int64_t w0, w1;
         size_t alloc = 0;
         int r;
 
         if (!index)
                 return -ENOMEM;
+        if (kind && (r = kind_ids(c, kind, &only)) < 0)
+                return r;
         if (range->grain != DAY_SECONDS)
-                return add_object_rows(c, STMT_OBJECT_HOURS, range->since, range->until, index, v, n, &alloc, ol);
+                return add_object_rows(c, STMT_OBJECT_HOURS, range->since, range->until, only, index, v, n, &alloc,
+                                       ol);
         w0 = range->since + (WEEK_SECONDS - range->since % WEEK_SECONDS) % WEEK_SECONDS;
         w1 = range->until - range->until % WEEK_SECONDS;
         if (w1 <= w0)
-                return add_object_rows(c, STMT_OBJECT_DAYS, range->since, range->until, index, v, n, &alloc, ol);
-        if ((r = add_object_rows(c, STMT_OBJECT_DAYS, range->since, w0, index, v, n, &alloc, ol)) < 0 ||
-            (r = add_object_rows(c, STMT_OBJECT_WEEKS, w0, w1, index, v, n, &alloc, ol)) < 0)
+                return add_object_rows(c, STMT_OBJECT_DAYS, range->since, range->until, only, index, v, n, &alloc,
+                                       ol);
+        if ((r = add_object_rows(c, STMT_OBJECT_DAYS, range->since, w0, only, index, v, n, &alloc, ol)) < 0 ||
+            (r = add_object_rows(c, STMT_OBJECT_WEEKS, w0, w1, only, index, v, n, &alloc, ol)) < 0)
                 return r;
-        return add_object_rows(c, STMT_OBJECT_DAYS, w1, range->until, index, v, n, &alloc, ol);
+        return add_object_rows(c, STMT_OBJECT_DAYS, w1, range->until, only, index, v, n, &alloc, ol);
 }
 
 /* Site-wide time per object: the sums of the range are added up here, not
@@ -2608,7 +2640,7 @@ static int sqlite_list_objects(Storage *base, const ObjectFilter *f, ObjectList 
         /* one read transaction, not one per name looked up */
         r = conn_exec(c, "BEGIN");
         if (r >= 0)
-                r = sum_objects(c, &ol, &v, &n, &ol);
+                r = sum_objects(c, &ol, kind, &v, &n, &ol);
         for (size_t i = 0; r >= 0 && i < n; i++) {
                 if ((r = conn_stmt(c, STMT_OBJECT_NAME, &st)) < 0 || (r = bind_int(st, 1, v[i].id)) < 0)
                         break;

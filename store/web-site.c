@@ -11,6 +11,8 @@
 #define SITE_TOP 25
 /* a node silent for longer has probably stopped pushing */
 #define NODE_STALE_SECONDS 600
+/* silent nodes listed above the full list */
+#define NODE_STALE_SHOWN 50
 
 static void objects_table(Html *h, json_object *l, const char *title, const char *what) {
         json_object *a = jget(l, "objects");
@@ -35,6 +37,8 @@ static void objects_table(Html *h, json_object *l, const char *title, const char
         html_raw(h, "</tbody></table>");
 }
 
+static void nodes_rows(Html *h, json_object *a, bool stale_only);
+
 static void nodes_table(Html *h, json_object *l) {
         json_object *a = jget(l, "nodes");
         size_t n = a ? json_object_array_length(a) : 0, stale = 0;
@@ -45,12 +49,30 @@ static void nodes_table(Html *h, json_object *l) {
         if (stale > 0)
                 html_rawf(h, ", <span class=\"sev-high\">%zu silent for more than %d minutes</span>", stale,
                           NODE_STALE_SECONDS / 60);
-        html_raw(h, ".</p><table class=\"nodes\"><thead><tr><th>Node</th><th>Cluster</th><th class=\"num\">CPUs</th>"
+        html_raw(h, ".</p>");
+        /* the silent ones in sight, every node a click away (no script: <details>) */
+        if (stale > 0)
+                nodes_rows(h, a, true);
+        if (stale > NODE_STALE_SHOWN)
+                html_rawf(h, "<p class=\"note\">The first %d silent nodes by name; all of them below.</p>",
+                          NODE_STALE_SHOWN);
+        html_rawf(h, "<details%s><summary>All %zu nodes</summary>", n <= 50 && stale == 0 ? " open" : "", n);
+        nodes_rows(h, a, false);
+        html_raw(h, "</details>");
+}
+
+static void nodes_rows(Html *h, json_object *a, bool stale_only) {
+        size_t n = a ? json_object_array_length(a) : 0, shown = 0;
+
+        html_raw(h, "<table class=\"nodes\"><thead><tr><th>Node</th><th>Cluster</th><th class=\"num\">CPUs</th>"
                     "<th class=\"num\">Last push</th><th class=\"num\">Batches</th><th class=\"num\">Samples</th>"
                     "<th class=\"num\">Lost</th></tr></thead><tbody>");
         for (size_t i = 0; i < n; i++) {
                 json_object *e = json_object_array_get_idx(a, i);
                 int64_t age = jint(e, "last_push_age_seconds", 0);
+
+                if (stale_only && (age <= NODE_STALE_SECONDS || shown++ >= NODE_STALE_SHOWN))
+                        continue;
 
                 html_raw(h, "<tr><td>");
                 html_text(h, jstr(e, "node"));
