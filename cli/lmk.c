@@ -20,6 +20,7 @@ static const struct {
         { "nodes", do_nodes },
         { "flagged", do_flagged },
         { "web", do_web },
+        { "unused", do_unused },
         { "login", do_web },
 };
 
@@ -33,6 +34,9 @@ static void help(void) {
                "       [--limit N] [--offset N]                         List jobs\n"
                "  job ID [--cluster C]                                  Summary of one job\n"
                "  top --libs|--exes|--kind K [--since T] [--limit N]    Site-wide time per object\n"
+               "  top --families|--packages [--since T]                 Site-wide time per library family\n"
+               "                                                        or installed package\n"
+               "  unused [--since T] [--manager M]                      Installed software nobody used\n"
                "  nodes                                                 Nodes and their last push\n"
                "  flagged [--since T] [--user U] [--rule R] [--severity S] [--limit N]\n"
                "                                                        Jobs that waste their allocation\n"

@@ -64,7 +64,7 @@ static json_object *share_of(int64_t part, int64_t total) {
  * the samples in its denominator, and whether they are enough for more
  * than a rough figure. A part larger than its whole (which the storage
  * never returns) gets a null interval rather than a made-up one. */
-static int add_share(json_object *e, int64_t part, int64_t total) {
+int api_add_share(json_object *e, int64_t part, int64_t total) {
         ShareInterval si;
         json_object *ci;
         int r;
@@ -253,7 +253,7 @@ static int add_share_list(json_object *o, const char *key, const char *name_key,
                     (with_kind && (r = json_add(e, "kind", json_string_or_null(x->kind))) < 0) ||
                     (with_kind && (r = json_add(e, "build_id", json_string_or_null(x->build_id))) < 0) ||
                     (r = json_add(e, "samples", json_object_new_int64(x->samples))) < 0 ||
-                    (r = add_share(e, x->samples, total)) < 0 ||
+                    (r = api_add_share(e, x->samples, total)) < 0 ||
                     (r = json_add(e, "cpu_seconds", json_number(x->cpu_seconds, TIME_DECIMALS))) < 0 ||
                     (r = add_counters(e, x->cpu_time_ns, x->cycles, x->instructions)) < 0)
                         return r;
@@ -278,7 +278,7 @@ static int add_kinds(json_object *o, const JobSummary *js) {
                 e = json_object_new_object();
                 if ((r = json_add(k, name, e)) < 0 ||
                     (r = json_add(e, "samples", json_object_new_int64(x ? x->samples : 0))) < 0 ||
-                    (r = add_share(e, x ? x->samples : 0, js->info.samples)) < 0 ||
+                    (r = api_add_share(e, x ? x->samples : 0, js->info.samples)) < 0 ||
                     (r = json_add(e, "cpu_seconds", json_number(x ? x->cpu_seconds : 0, TIME_DECIMALS))) < 0 ||
                     (r = json_add(e, "ipc", x ? ipc(x->instructions, x->cycles) : json_null())) < 0)
                         return r;
@@ -298,7 +298,7 @@ static int add_nodes(json_object *o, const JobSummary *js) {
                 if ((r = json_append(a, e)) < 0 ||
                     (r = json_add(e, "node", json_object_new_string(x->name))) < 0 ||
                     (r = json_add(e, "samples", json_object_new_int64(x->samples))) < 0 ||
-                    (r = add_share(e, x->samples, js->info.samples)) < 0 ||
+                    (r = api_add_share(e, x->samples, js->info.samples)) < 0 ||
                     (r = json_add(e, "cpu_seconds", json_number(x->cpu_seconds, TIME_DECIMALS))) < 0 ||
                     (r = json_add(e, "cpus_allocated", json_int_or_null(x->cpus_alloc))) < 0 ||
                     (r = json_add(e, "first_seen", json_number(x->first_seen, TIME_DECIMALS))) < 0 ||
@@ -546,7 +546,7 @@ void api_objects(Server *s, Request *req, Reply *reply) {
                     (r = json_add(e, "object", json_object_new_string(x->name))) < 0 ||
                     (r = json_add(e, "kind", json_object_new_string(x->kind))) < 0 ||
                     (r = json_add(e, "samples", json_object_new_int64(x->samples))) < 0 ||
-                    (r = add_share(e, x->samples, l.total_samples)) < 0 ||
+                    (r = api_add_share(e, x->samples, l.total_samples)) < 0 ||
                     (r = json_add(e, "cpu_seconds", json_number(x->cpu_seconds, TIME_DECIMALS))) < 0)
                         break;
         }

@@ -599,9 +599,19 @@ static int parse_ranks(json_object *root, Batch *b, BatchError *err) {
         return 0;
 }
 
+static void inventory_free(BatchInventory *inv) {
+        if (!inv)
+                return;
+        for (size_t i = 0; i < inv->n_packages && inv->packages; i++)
+                free(inv->packages[i].files);
+        free(inv->packages);
+        free(inv);
+}
+
 Batch *batch_free(Batch *b) {
         if (!b)
                 return NULL;
+        inventory_free(b->inventory);
         for (size_t i = 0; i < b->n_jobs && b->jobs; i++)
                 free(b->jobs[i].notes);
         free(b->jobs);
@@ -612,6 +622,109 @@ Batch *batch_free(Batch *b) {
         json_object_put(b->json);
         free(b);
         return NULL;
+}
+
+static const char *const package_managers[] = { "debian", "spack", "easybuild", "opt" };
+
+static int parse_package(json_object *o, Where w, BatchPackage *p, size_t *files_left, BatchError *err) {
+        json_object *a;
+        bool known = false;
+        size_t n;
+        int r;
+
+        if (!json_object_is_type(o, json_type_object))
+                return fail(err, -EINVAL, w, NULL, "must be an object");
+        if ((r = get_string(o, w, "manager", REQUIRED | IDENT, 1, 16, &p->manager, err)) < 0 ||
+            (r = get_string(o, w, "name", REQUIRED | IDENT, 1, 256, &p->name, err)) < 0 ||
+            (r = get_string(o, w, "version", REQUIRED | IDENT, 0, 256, &p->version, err)) < 0 ||
+            (r = get_string(o, w, "arch", NULLABLE | IDENT, 1, 64, &p->arch, err)) < 0 ||
+            (r = get_string(o, w, "hash", NULLABLE | IDENT, 1, 128, &p->hash, err)) < 0 ||
+            (r = get_string(o, w, "prefix", NULLABLE, 1, BATCH_MAX_PATH, &p->prefix, err)) < 0 ||
+            (r = get_int(o, w, "size", REQUIRED, 0, (int64_t) BATCH_MAX_COUNTER, &p->size, err)) < 0)
+                return r;
+        for (size_t i = 0; i < ELEMENTSOF(package_managers); i++)
+                known = known || streq(p->manager, package_managers[i]);
+        if (!known)
+                return fail(err, -EINVAL, w, "manager", "must be one of debian, spack, easybuild, opt");
+        if (p->prefix && p->prefix[0] != '/')
+                return fail(err, -EINVAL, w, "prefix", "must be an absolute path");
+        if (!json_object_object_get_ex(o, "files", &a) || !json_object_is_type(a, json_type_array))
+                return fail(err, -EINVAL, w, "files", "must be an array of paths");
+        n = json_object_array_length(a);
+        if (n > BATCH_MAX_PACKAGE_FILES || n > *files_left)
+                return fail(err, -E2BIG, w, "files", "too many files: at most %u a package, %u in all",
+                            BATCH_MAX_PACKAGE_FILES, BATCH_MAX_INVENTORY_FILES);
+        *files_left -= n;
+        p->files = calloc(n ?: 1, sizeof(char *));
+        if (!p->files)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                json_object *f = json_object_array_get_idx(a, i);
+                const char *s;
+                int len;
+
+                if (!json_object_is_type(f, json_type_string))
+                        return fail(err, -EINVAL, w, "files", "element %zu must be a string", i);
+                s = json_object_get_string(f);
+                len = json_object_get_string_len(f);
+                if (len < 2 || (size_t) len > BATCH_MAX_PATH || s[0] != '/')
+                        return fail(err, -EINVAL, w, "files", "element %zu must be an absolute path of at most %u bytes",
+                                    i, BATCH_MAX_PATH);
+                r = check_text(s, (size_t) len, 0, w, "files", err);
+                if (r < 0)
+                        return r;
+                p->files[i] = s;
+        }
+        p->n_files = n;
+        return 0;
+}
+
+/* "inventory": the node's software (docs/inventory.md); absent in most batches. */
+static int parse_inventory(json_object *root, Batch *b, BatchError *err) {
+        json_object *o, *a;
+        const char *format;
+        int64_t version;
+        size_t n, files_left = BATCH_MAX_INVENTORY_FILES;
+        BatchInventory *inv;
+        int r;
+
+        if (!json_object_object_get_ex(root, "inventory", &o) || json_object_is_type(o, json_type_null))
+                return 0;
+        if (!json_object_is_type(o, json_type_object))
+                return fail(err, -EINVAL, TOP, "inventory", "must be an object");
+        if ((r = get_string(o, IN("inventory"), "format", REQUIRED, 0, 64, &format, err)) < 0 ||
+            (r = get_int(o, IN("inventory"), "version", REQUIRED, 0, INT32_MAX, &version, err)) < 0)
+                return r;
+        if (!streq(format, "lmk-inventory") || version != 1)
+                return fail(err, -EPROTONOSUPPORT, IN("inventory"), "format",
+                            "must be lmk-inventory version 1");
+        inv = b->inventory = calloc(1, sizeof(BatchInventory));
+        if (!inv)
+                return -ENOMEM;
+        r = get_string(o, IN("inventory"), "digest", REQUIRED | IDENT, 64, 64, &inv->digest, err);
+        if (r < 0)
+                return r;
+        for (const char *p = inv->digest; *p; p++)
+                if (!strchr("0123456789abcdef", *p))
+                        return fail(err, -EINVAL, IN("inventory"), "digest", "must be 64 lower-case hex digits");
+        if (!json_object_object_get_ex(o, "packages", &a) || !json_object_is_type(a, json_type_array))
+                return fail(err, -EINVAL, IN("inventory"), "packages", "must be an array");
+        n = json_object_array_length(a);
+        if (n > BATCH_MAX_PACKAGES)
+                return fail(err, -E2BIG, IN("inventory"), "packages", "has %zu packages, at most %u are allowed",
+                            n, BATCH_MAX_PACKAGES);
+        inv->packages = calloc(n ?: 1, sizeof(BatchPackage));
+        if (!inv->packages)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                r = parse_package(json_object_array_get_idx(a, i), AT("inventory.packages", i), &inv->packages[i],
+                                  &files_left, err);
+                inv->n_packages = i + 1; /* so that batch_free() frees its files */
+                if (r < 0)
+                        return r;
+        }
+        inv->n_files = BATCH_MAX_INVENTORY_FILES - files_left;
+        return 0;
 }
 
 static int parse_json(const char *data, size_t size, json_object **ret, BatchError *err) {
@@ -673,7 +786,8 @@ int batch_parse(const char *data, size_t size, Batch **ret, BatchError *err) {
             (r = parse_jobs(root, b, err)) < 0 ||
             (r = parse_rows(root, b, err)) < 0 ||
             (r = parse_markers(root, b, err)) < 0 ||
-            (r = parse_ranks(root, b, err)) < 0)
+            (r = parse_ranks(root, b, err)) < 0 ||
+            (r = parse_inventory(root, b, err)) < 0)
                 return r;
 
         *ret = TAKE_PTR(b);

@@ -90,6 +90,28 @@ typedef struct BatchRank {
         double first, last;       /* Unix time of the first and last sample */
 } BatchRank;
 
+/* The node's software inventory (docs/inventory.md), in the batch after
+ * lmkd saw it change. */
+#define BATCH_MAX_PACKAGES 100000u
+#define BATCH_MAX_PACKAGE_FILES 100000u
+#define BATCH_MAX_INVENTORY_FILES 1000000u
+#define BATCH_MAX_PATH 4096u
+
+typedef struct BatchPackage {
+        const char *manager;            /* debian, spack, easybuild, opt */
+        const char *name, *version;     /* version "" when not known */
+        const char *arch, *hash, *prefix; /* NULL when absent */
+        int64_t size;                   /* bytes on disk */
+        const char **files;             /* real paths of its executables and libraries */
+        size_t n_files;
+} BatchPackage;
+
+typedef struct BatchInventory {
+        const char *digest;             /* 64 hex digits */
+        BatchPackage *packages;
+        size_t n_packages, n_files;
+} BatchInventory;
+
 typedef struct Batch {
         const char *node, *boot_id;
         int64_t seq;
@@ -111,6 +133,7 @@ typedef struct Batch {
         size_t n_markers;
         BatchRank *ranks;
         size_t n_ranks;
+        BatchInventory *inventory;      /* NULL: none in this batch */
 
         BatchLimits limits;
         /* Sums over all rows; counters not reported count as 0. Each fits

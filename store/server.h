@@ -130,6 +130,11 @@ void api_job(Server *s, Request *req, Reply *reply);
 void api_objects(Server *s, Request *req, Reply *reply);
 void api_nodes(Server *s, Request *req, Reply *reply);
 void api_findings(Server *s, Request *req, Reply *reply);
+/* Site answers (api-site.c): installed software and its use, library families. */
+void api_packages(Server *s, Request *req, Reply *reply);
+void api_families(Server *s, Request *req, Reply *reply);
+/* "share" of part in total and what it rests on (docs/uncertainty.md). */
+int api_add_share(json_object *e, int64_t part, int64_t total);
 /* Query parameters: a time (Unix seconds, "now" or an age; fallback when
  * absent, NULL: leave *ret) and an integer in [min, max]. false when the
  * reply holds a 400. */

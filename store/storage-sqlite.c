@@ -77,6 +77,14 @@ typedef enum Stmt {
         STMT_NODE_SUMS,
         STMT_NODE_INSTALLED,
         STMT_JOB_CURRENT,
+        STMT_NODE_DIGEST,
+        STMT_NODE_PACKAGES_CLEAR,
+        STMT_PACKAGE_INSERT,
+        STMT_PACKAGE_SELECT,
+        STMT_PACKAGE_FILE_INSERT,
+        STMT_NODE_PACKAGE_INSERT,
+        STMT_NODE_INVENTORY_SET,
+        STMT_OBJECT_LAST_SEEN,
         STMT_JOB_NAMED_CLUSTER,
         STMT_JOB_ADOPT,
         STMT_NOTE_SELECT,
@@ -97,6 +105,8 @@ typedef enum Stmt {
         STMT_OBJECT_DAYS,
         STMT_OBJECT_WEEKS,
         STMT_OBJECT_IDS_OF_KIND,
+        STMT_PACKAGES_INSTALLED,
+        STMT_PACKAGE_OBJECTS,
         STMT_OBJECT_NAME,
         STMT_NODE_NAME,
         STMT_SUMMARY_JOBS,
@@ -258,6 +268,21 @@ static const char *const stmt_sql[_STMT_MAX] = {
                 "WHERE " FITS("job_ranks", "samples") " AND " FITS("job_ranks", "comm_samples"),
         [STMT_NODE_SUMS] = "SELECT samples, samples_lost, batches FROM nodes WHERE name = ?",
         [STMT_NODE_INSTALLED] = "UPDATE nodes SET installed = ?2 WHERE id = ?1 AND installed IS NOT ?2",
+        /* the software inventory (schema/0011) */
+        [STMT_NODE_DIGEST] = "SELECT inventory_digest FROM nodes WHERE id = ?",
+        [STMT_NODE_PACKAGES_CLEAR] = "DELETE FROM node_packages WHERE node_id = ?",
+        [STMT_PACKAGE_INSERT] =
+                "INSERT INTO packages (manager, name, version, arch, hash, prefix, size) VALUES (?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT DO NOTHING RETURNING id",
+        [STMT_PACKAGE_SELECT] =
+                "SELECT id FROM packages WHERE manager = ? AND name = ? AND version = ? AND arch = ? AND hash = ? "
+                "AND prefix = ?",
+        [STMT_PACKAGE_FILE_INSERT] = "INSERT INTO package_files (package_id, path) VALUES (?, ?) ON CONFLICT DO NOTHING",
+        [STMT_NODE_PACKAGE_INSERT] =
+                "INSERT INTO node_packages (node_id, package_id) VALUES (?, ?) ON CONFLICT DO NOTHING",
+        [STMT_NODE_INVENTORY_SET] = "UPDATE nodes SET inventory_digest = ?, inventory_at = ? WHERE id = ?",
+        [STMT_OBJECT_LAST_SEEN] =
+                "UPDATE objects SET last_seen = ?2 WHERE id = ?1 AND (last_seen IS NULL OR last_seen < ?2)",
         [STMT_JOB_CURRENT] =
                 "SELECT id, user_name, account, partition_name, name, nodes_alloc, tasks, samples, "
                 "cpu_seconds, cpu_time_ns, cycles, instructions FROM jobs WHERE job = ? AND cluster = ?",
@@ -330,6 +355,14 @@ static const char *const stmt_sql[_STMT_MAX] = {
         [STMT_OBJECT_DAYS] =
                 "SELECT object_id, samples, cpu_seconds FROM object_days WHERE day >= ? AND day < ?",
         [STMT_OBJECT_IDS_OF_KIND] = "SELECT id FROM objects WHERE kind = ?",
+        /* packages installed on a node now, and on how many */
+        [STMT_PACKAGES_INSTALLED] =
+                "SELECT p.id, p.manager, p.name, p.version, p.arch, p.prefix, p.size, count(*) "
+                "FROM node_packages np JOIN packages p ON p.id = np.package_id GROUP BY p.id",
+        /* the sampled objects each of those packages holds */
+        [STMT_PACKAGE_OBJECTS] =
+                "SELECT pf.package_id, o.id, o.last_seen FROM package_files pf JOIN objects o ON o.path = pf.path "
+                "WHERE pf.package_id IN (SELECT package_id FROM node_packages)",
         [STMT_OBJECT_WEEKS] =
                 "SELECT object_id, samples, cpu_seconds FROM object_weeks WHERE week >= ? AND week < ?",
         [STMT_OBJECT_NAME] = "SELECT path, kind, build_id FROM objects WHERE id = ?",
@@ -1208,6 +1241,18 @@ static int write_object_sums(IngestCtx *x) {
                         if (r < 0)
                                 return r;
                 }
+        /* when each object was last used (the unused-software list) */
+        for (size_t i = 0; i < x->object_hours.n; i++) {
+                sqlite3_stmt *st;
+                int r;
+
+                if (x->object_hours.pool[i].samples <= 0)
+                        continue;
+                if ((r = conn_stmt(&x->s->writer, STMT_OBJECT_LAST_SEEN, &st)) < 0 ||
+                    (r = bind_int(st, 1, x->object_hours.pool[i].a)) < 0 ||
+                    (r = bind_int(st, 2, x->bucket)) < 0 || (r = step_done(st)) < 0)
+                        return r;
+        }
         return 0;
 }
 
@@ -1272,6 +1317,79 @@ static int ingest_ranks(IngestCtx *x) {
         return 0;
 }
 
+static int package_id(IngestCtx *x, const BatchPackage *p, int64_t *ret, bool *ret_new) {
+        sqlite3_stmt *st;
+        int r;
+
+        for (int pass = 0; pass < 2; pass++) {
+                if ((r = conn_stmt(&x->s->writer, pass == 0 ? STMT_PACKAGE_INSERT : STMT_PACKAGE_SELECT, &st)) < 0 ||
+                    (r = bind_text(st, 1, p->manager)) < 0 ||
+                    (r = bind_text(st, 2, p->name)) < 0 ||
+                    (r = bind_text(st, 3, p->version)) < 0 ||
+                    (r = bind_text(st, 4, p->arch ?: "")) < 0 ||
+                    (r = bind_text(st, 5, p->hash ?: "")) < 0 ||
+                    (r = bind_text(st, 6, p->prefix ?: "")) < 0 ||
+                    (pass == 0 && (r = bind_int(st, 7, p->size)) < 0))
+                        return r;
+                r = step_id(st, ret);
+                if (r != -ENOENT) {
+                        if (pass == 0)
+                                sqlite3_reset(st);
+                        *ret_new = pass == 0;
+                        return r;
+                }
+        }
+        return -EIO; /* neither inserted nor found */
+}
+
+/* The node's software, when the batch carries it and it is not what the
+ * store has for the node: the node's packages replaced, packages new to
+ * the store added with their files (a package of the same manager, name,
+ * version, arch, hash and prefix has the same files wherever it is). */
+static int ingest_inventory(IngestCtx *x, int64_t now) {
+        const BatchInventory *inv = x->b->inventory;
+        sqlite3_stmt *st;
+        int r, rc;
+
+        if (!inv)
+                return 0;
+        if ((r = conn_stmt(&x->s->writer, STMT_NODE_DIGEST, &st)) < 0 || (r = bind_int(st, 1, x->node_id)) < 0)
+                return r;
+        rc = sqlite3_step(st);
+        if (rc == SQLITE_ROW && sqlite3_column_type(st, 0) == SQLITE_TEXT &&
+            streq((const char *) sqlite3_column_text(st, 0), inv->digest)) {
+                sqlite3_reset(st);
+                return 0;
+        }
+        sqlite3_reset(st);
+        if ((r = conn_stmt(&x->s->writer, STMT_NODE_PACKAGES_CLEAR, &st)) < 0 ||
+            (r = bind_int(st, 1, x->node_id)) < 0 || (r = step_done(st)) < 0)
+                return r;
+        for (size_t i = 0; i < inv->n_packages; i++) {
+                const BatchPackage *p = &inv->packages[i];
+                int64_t id;
+                bool added;
+
+                r = package_id(x, p, &id, &added);
+                if (r < 0)
+                        return r;
+                for (size_t k = 0; added && k < p->n_files; k++)
+                        if ((r = conn_stmt(&x->s->writer, STMT_PACKAGE_FILE_INSERT, &st)) < 0 ||
+                            (r = bind_int(st, 1, id)) < 0 || (r = bind_text(st, 2, p->files[k])) < 0 ||
+                            (r = step_done(st)) < 0)
+                                return r;
+                if ((r = conn_stmt(&x->s->writer, STMT_NODE_PACKAGE_INSERT, &st)) < 0 ||
+                    (r = bind_int(st, 1, x->node_id)) < 0 || (r = bind_int(st, 2, id)) < 0 ||
+                    (r = step_done(st)) < 0)
+                        return r;
+        }
+        if ((r = conn_stmt(&x->s->writer, STMT_NODE_INVENTORY_SET, &st)) < 0 ||
+            (r = bind_text(st, 1, inv->digest)) < 0 || (r = bind_int(st, 2, now)) < 0 ||
+            (r = bind_int(st, 3, x->node_id)) < 0)
+                return r;
+        return step_done(st);
+}
+
 static int ingest_locked(IngestCtx *x, int64_t now, IngestResult *ret) {
         int r;
 
@@ -1292,7 +1410,8 @@ static int ingest_locked(IngestCtx *x, int64_t now, IngestResult *ret) {
             (r = update_apps(x)) < 0 ||
             (r = write_object_sums(x)) < 0 ||
             (r = ingest_markers(x)) < 0 ||
-            (r = ingest_ranks(x)) < 0)
+            (r = ingest_ranks(x)) < 0 ||
+            (r = ingest_inventory(x, now)) < 0)
                 return r;
         *ret = (IngestResult) { .duplicate = false, .rows = x->b->n_rows, .metadata_conflicts = x->conflicts };
         memcpy(ret->conflict, x->conflict, sizeof(ret->conflict));
@@ -2712,6 +2831,114 @@ finish:
         return 0;
 }
 
+/* Installed packages and the samples of their files in the range: the
+ * range's object sums (as list_objects adds them), then each package's
+ * sampled objects, by path. */
+static int sqlite_list_packages(Storage *base, const PackageFilter *f, PackageList *ret) {
+        SqliteStorage *s = (SqliteStorage *) base;
+        _cleanup_(hashmap_freep) Hashmap *by_object = NULL, *by_package = hashmap_new(&uint64_hash_ops);
+        ObjectList range = {};
+        ObjectSum *v = NULL;
+        PackageList pl = {};
+        size_t n = 0, alloc = 0;
+        sqlite3_stmt *st;
+        Conn *c;
+        int r, rc;
+
+        if (!by_package)
+                return -ENOMEM;
+        range.grain = f->until - f->since >= OBJECT_DAYS_FROM ? DAY_SECONDS : BUCKET_SECONDS;
+        range.since = f->since - ((f->since % range.grain) + range.grain) % range.grain;
+        range.until = f->until;
+
+        reader_acquire(s, &c);
+        r = conn_exec(c, "BEGIN");
+        if (r >= 0)
+                r = sum_objects(c, &range, NULL, &v, &n, &range);
+        if (r >= 0 && !(by_object = hashmap_new(&uint64_hash_ops)))
+                r = -ENOMEM;
+        for (size_t i = 0; r >= 0 && i < n; i++)
+                r = hashmap_put(by_object, INT_TO_KEY(v[i].id), &v[i]);
+        if (r >= 0)
+                r = conn_stmt(c, STMT_PACKAGES_INSTALLED, &st);
+        while (r >= 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+                PackageUse *p;
+
+                if ((r = grow((void **) &pl.items, pl.n, &alloc, sizeof(PackageUse))) < 0)
+                        break;
+                p = &pl.items[pl.n++];
+                *p = (PackageUse) {
+                        .manager = column_strdup(st, 1, &r), .name = column_strdup(st, 2, &r),
+                        .version = column_strdup(st, 3, &r), .arch = column_strdup(st, 4, &r),
+                        .prefix = column_strdup(st, 5, &r), .size = sqlite3_column_int64(st, 6),
+                        .nodes = sqlite3_column_int64(st, 7), .last_seen = -1,
+                };
+                if (r >= 0)
+                        r = hashmap_put(by_package, INT_TO_KEY(sqlite3_column_int64(st, 0)), (void *) (uintptr_t) pl.n);
+        }
+        if (r >= 0 && rc != SQLITE_DONE)
+                r = sqlite_errno(rc);
+        if (r >= 0)
+                r = conn_stmt(c, STMT_PACKAGE_OBJECTS, &st);
+        /* grow() may move items: looked up by index */
+        while (r >= 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+                uintptr_t k = (uintptr_t) hashmap_get(by_package, INT_TO_KEY(sqlite3_column_int64(st, 0)));
+                ObjectSum *o = hashmap_get(by_object, INT_TO_KEY(sqlite3_column_int64(st, 1)));
+                PackageUse *p;
+
+                if (k == 0)
+                        continue;
+                p = &pl.items[k - 1];
+                p->files++;
+                if (sqlite3_column_type(st, 2) != SQLITE_NULL)
+                        p->last_seen = MAX(p->last_seen, sqlite3_column_int64(st, 2));
+                if (o) {
+                        p->samples = __builtin_add_overflow(p->samples, o->samples, &p->samples) ? INT64_MAX : p->samples;
+                        p->cpu_seconds += o->cpu_seconds;
+                }
+        }
+        if (r >= 0 && rc != SQLITE_DONE)
+                r = sqlite_errno(rc);
+        reader_release_stmts(c);
+        (void) conn_exec(c, "COMMIT");
+        reader_release(s, c);
+        for (size_t i = 0; i < n; i++) {
+                free(v[i].path);
+                free(v[i].kind);
+        }
+        free(v);
+        if (r < 0) {
+                package_list_free(&pl);
+                return r;
+        }
+        if (f->unused) {
+                size_t m = 0;
+
+                for (size_t i = 0; i < pl.n; i++) {
+                        if (pl.items[i].samples == 0) {
+                                PackageUse t = pl.items[m];
+
+                                pl.items[m++] = pl.items[i];
+                                pl.items[i] = t;
+                        }
+                }
+                for (size_t i = m; i < pl.n; i++) {
+                        free(pl.items[i].manager);
+                        free(pl.items[i].name);
+                        free(pl.items[i].version);
+                        free(pl.items[i].arch);
+                        free(pl.items[i].prefix);
+                }
+                pl.n = m;
+        }
+        pl.total_samples = range.total_samples;
+        pl.since = range.since;
+        pl.until = range.until;
+        pl.grain = range.grain;
+        *ret = pl;
+        return 0;
+}
+
 static int sqlite_list_nodes(Storage *base, NodeList *ret) {
         SqliteStorage *s = (SqliteStorage *) base;
         NodeList l = {};
@@ -2960,6 +3187,7 @@ const StorageOps storage_sqlite_ops = {
         .list_job_summaries = sqlite_list_job_summaries,
         .list_objects = sqlite_list_objects,
         .list_nodes = sqlite_list_nodes,
+        .list_packages = sqlite_list_packages,
         .stats = sqlite_stats,
         .check = sqlite_check,
 };

@@ -141,3 +141,15 @@ void node_list_free(NodeList *l) {
         free(l->items);
         *l = (NodeList) {};
 }
+
+void package_list_free(PackageList *l) {
+        for (size_t i = 0; i < l->n; i++) {
+                free(l->items[i].manager);
+                free(l->items[i].name);
+                free(l->items[i].version);
+                free(l->items[i].arch);
+                free(l->items[i].prefix);
+        }
+        free(l->items);
+        *l = (PackageList) {};
+}

@@ -232,6 +232,30 @@ typedef struct StorageStats {
 /* The most objects a job summary lists (the rest are summed in the kinds). */
 #define JOB_SUMMARY_MAX_OBJECTS 1000
 
+/* Installed software and its use (docs/inventory.md): each package
+ * installed on some node now, with the samples of its files in a range. */
+typedef struct PackageFilter {
+        int64_t since, until;
+        bool unused;            /* only those without a sample in the range */
+} PackageFilter;
+
+typedef struct PackageUse {
+        char *manager, *name, *version, *arch, *prefix; /* arch, prefix "" when none */
+        int64_t size;           /* bytes on disk */
+        int64_t nodes;          /* nodes it is installed on */
+        int64_t files;          /* of its files, those ever sampled */
+        int64_t samples;        /* in the range */
+        double cpu_seconds;
+        int64_t last_seen;      /* the last hour any file had samples, -1: never */
+} PackageUse;
+
+typedef struct PackageList {
+        PackageUse *items;
+        size_t n;
+        int64_t total_samples;  /* all samples in the range, for shares */
+        int64_t since, until, grain;
+} PackageList;
+
 typedef struct StorageOps {
         const char *name;
         /* Opens (creating if needed) the database named by location. */
@@ -261,6 +285,7 @@ typedef struct StorageOps {
                                   JobSummaryList *ret);
         int (*list_objects)(Storage *s, const ObjectFilter *f, ObjectList *ret);
         int (*list_nodes)(Storage *s, NodeList *ret);
+        int (*list_packages)(Storage *s, const PackageFilter *f, PackageList *ret);
         int (*stats)(Storage *s, StorageStats *ret);
         /* A cheap read that fails when the database cannot serve queries. */
         int (*check)(Storage *s);
@@ -282,3 +307,4 @@ void job_summary_free(JobSummary *s);
 void job_summary_list_free(JobSummaryList *l);
 void object_list_free(ObjectList *l);
 void node_list_free(NodeList *l);
+void package_list_free(PackageList *l);

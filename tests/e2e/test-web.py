@@ -10,7 +10,8 @@ directly and through a reverse proxy that mounts the store at /lmk/. Each
 page must load without a console error, failed request or dialog, show
 the objects, phases and nodes with the numbers of the JSON API for the same
 query, and its links must work. Screenshots of each page go to
-BUILD/web-screenshots/."""
+BUILD/web-screenshots/. lmkd's software inventory of this machine reaches
+the store on the way (/api/v1/packages)."""
 import http.client
 import http.server
 import json
@@ -149,6 +150,16 @@ def main():
         api = store.get_ok(f"/api/v1/jobs/{JOB}")
         log(f"job {JOB}: {api['samples']} samples, {len(api['objects'])} objects, {len(api['phases'])} phases")
         check(api["samples"] > 200 and api["name"] == HOSTILE, f"the job in the store: {api['samples']} {api['name']}")
+
+        # the node's software inventory came with a batch (lmkd scanned this
+        # machine): dpkg's libc6 is there, and what ran used some package
+        pk = store.get_ok("/api/v1/packages?since=1d&limit=100000")
+        names = {p["name"] for p in pk["packages"] if p["manager"] == "debian"}
+        used = [p for p in pk["packages"] if p["samples"] > 0]
+        log(f"inventory: {len(pk['packages'])} packages, {len(used)} used: "
+            f"{[(p['name'], p['samples']) for p in used[:5]]}")
+        check("libc6" in names and len(names) > 50, f"dpkg's packages not in the store: {len(names)}")
+        check(used and sum(p["samples"] for p in used) <= pk["total_samples"], "no package was used")
 
         base = store.url("/")
         with Browser(screenshot_dir=shots) as b:
