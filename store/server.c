@@ -45,6 +45,7 @@ static const Route routes[] = {
         { "/jobs", false, "GET", ROLE_ADMIN, web_jobs, false, true },
         { "/jobs/", true, "GET", ROLE_ADMIN, web_job, false, true },
         { "/site", false, "GET", ROLE_ADMIN, web_site, true, true },
+        { "/site/software", false, "GET", ROLE_ADMIN, web_site_software, true, true },
 };
 
 /* State of one request between libmicrohttpd's calls. */

@@ -164,11 +164,135 @@ void web_site(Server *s, Request *req, Reply *reply) {
         objects_table(&h, libs, "Libraries", "libraries");
         findings_table(&h, root, findings, req->identity.admin);
         nodes_table(&h, nodes);
-        html_rawf(&h, "<p class=\"links\"><a href=\"%sapi/v1/objects?since=", root);
+        html_rawf(&h, "<p class=\"links\"><a href=\"%ssite/software?since=", root);
+        html_url_part(&h, since);
+        html_raw(&h, "&amp;until=");
+        html_url_part(&h, until);
+        html_rawf(&h, "\">Library families and installed software</a><a href=\"%sapi/v1/objects?since=", root);
         html_url_part(&h, since);
         html_raw(&h, "&amp;until=");
         html_url_part(&h, until);
         html_rawf(&h, "\">JSON: objects</a><a href=\"%sapi/v1/nodes\">JSON: nodes</a></p>", root);
+        web_end(&h, req);
+        web_reply(reply, &h);
+}
+
+static void families_table(Html *h, json_object *l) {
+        json_object *a = jget(l, "families");
+        size_t n = a ? json_object_array_length(a) : 0;
+
+        html_raw(h, "<h2 id=\"families\">Time per library family</h2>");
+        if (n == 0) {
+                html_raw(h, "<p class=\"note\">No samples in a known library family in this range.</p>");
+                return;
+        }
+        html_raw(h, "<table class=\"families\"><thead><tr><th>Purpose</th><th>Family</th>"
+                    "<th class=\"num\">Share of all samples</th><th></th><th class=\"num\">CPU time</th>"
+                    "<th class=\"num\">Samples</th></tr></thead><tbody>");
+        for (size_t i = 0; i < n; i++) {
+                json_object *e = json_object_array_get_idx(a, i);
+
+                html_raw(h, "<tr><td>");
+                html_text(h, jstr(e, "purpose"));
+                html_raw(h, "</td><td>");
+                html_text(h, jstr(e, "family"));
+                html_raw(h, "</td>");
+                web_share_cells(h, e, false);
+                html_raw(h, "</tr>");
+        }
+        html_raw(h, "</tbody></table>");
+}
+
+static void size_cell(Html *h, int64_t n) {
+        html_raw(h, "<td class=\"num\">");
+        if (n >= (INT64_C(1) << 30))
+                html_rawf(h, "%.1f GiB", (double) n / (double) (INT64_C(1) << 30));
+        else
+                html_rawf(h, "%.1f MiB", (double) n / (double) (1 << 20));
+        html_raw(h, "</td>");
+}
+
+static void packages_table(Html *h, json_object *l, bool unused) {
+        json_object *a = jget(l, "packages");
+        size_t n = a ? json_object_array_length(a) : 0;
+
+        html_raw(h, unused ? "<h2 id=\"unused\">Installed, and no sample in this range</h2>" :
+                             "<h2 id=\"packages\">Time per installed package</h2>");
+        if (n == 0) {
+                html_raw(h, unused ? "<p class=\"note\">Every installed package had samples.</p>" :
+                                     "<p class=\"note\">No inventory yet: lmkd reports what is installed "
+                                     "([inventory] in lmkd.conf(5)).</p>");
+                return;
+        }
+        html_rawf(h, "<table class=\"%s\"><thead><tr><th>Package</th><th>Version</th><th>Manager</th>%s"
+                     "<th class=\"num\">Size</th><th class=\"num\">Nodes</th><th>Last used</th></tr></thead><tbody>",
+                  unused ? "unused" : "packages",
+                  unused ? "" : "<th class=\"num\">Share of all samples</th><th></th><th class=\"num\">CPU time</th>"
+                                "<th class=\"num\">Samples</th>");
+        for (size_t i = 0; i < n; i++) {
+                json_object *e = json_object_array_get_idx(a, i);
+
+                /* the unused ones have their own table */
+                if (!unused && jint(e, "samples", 0) == 0)
+                        continue;
+                html_raw(h, "<tr><td>");
+                html_text(h, jstr(e, "name"));
+                html_raw(h, "</td><td>");
+                html_text(h, jstr(e, "version"));
+                html_raw(h, "</td><td>");
+                html_text(h, jstr(e, "manager"));
+                html_raw(h, "</td>");
+                if (!unused)
+                        web_share_cells(h, e, false);
+                size_cell(h, jint(e, "size_bytes", 0));
+                html_rawf(h, "<td class=\"num\">%" PRId64 "</td><td class=\"time\">", jint(e, "nodes", 0));
+                if (jint(e, "last_seen", -1) >= 0)
+                        html_time(h, jnum(e, "last_seen"));
+                else
+                        html_raw(h, "never");
+                html_raw(h, "</td></tr>");
+        }
+        html_raw(h, "</tbody></table>");
+}
+
+/* /site/software: time per library family and per installed package, and
+ * what is installed but unused (GET /api/v1/families, /api/v1/packages). */
+void web_site_software(Server *s, Request *req, Reply *reply) {
+        _cleanup_(json_object_putp) json_object *families = NULL, *used = NULL, *unused = NULL;
+        _cleanup_(html_done) Html h = {};
+        const char *root = web_root_prefix(req);
+        const char *since = request_arg(req, "since") ?: "30d", *until = request_arg(req, "until") ?: "now";
+
+        if (!request_check_args(req, page_args, reply))
+                return;
+        if (!web_api(s, req, api_families, (const RequestArg[]) { { "since", since }, { "until", until } }, 2, reply,
+                     &families) ||
+            !web_api(s, req, api_packages, (const RequestArg[]) { { "since", since }, { "until", until },
+                                                                  { "limit", "25" } }, 3, reply, &used) ||
+            !web_api(s, req, api_packages, (const RequestArg[]) { { "since", since }, { "until", until },
+                                                                  { "unused", "true" }, { "limit", "50" } },
+                     4, reply, &unused))
+                return;
+        web_begin(&h, s, req, "Software");
+        html_raw(&h, "<h1>Software</h1><form class=\"filters\" method=\"get\" action=\"software\">"
+                     "<label>Since<input name=\"since\" value=\"");
+        html_text(&h, since);
+        html_raw(&h, "\" placeholder=\"30d\"></label><label>Until<input name=\"until\" value=\"");
+        html_text(&h, until);
+        html_raw(&h, "\" placeholder=\"now\"></label><button type=\"submit\">Show</button></form><p class=\"note\">From ");
+        html_time(&h, jnum(used, "since"));
+        html_raw(&h, " to ");
+        html_time(&h, jnum(used, "until"));
+        html_rawf(&h, ": %" PRId64 " samples. A package's time is that of its executables and libraries.</p>",
+                  jint(used, "total_samples", 0));
+        families_table(&h, families);
+        packages_table(&h, used, false);
+        packages_table(&h, unused, true);
+        html_rawf(&h, "<p class=\"links\"><a href=\"%ssite\">Site</a><a href=\"%sapi/v1/families?since=", root, root);
+        html_url_part(&h, since);
+        html_rawf(&h, "\">JSON: families</a><a href=\"%sapi/v1/packages?unused=true&amp;since=", root);
+        html_url_part(&h, since);
+        html_raw(&h, "\">JSON: unused</a></p>");
         web_end(&h, req);
         web_reply(reply, &h);
 }

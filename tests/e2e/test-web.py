@@ -198,6 +198,19 @@ def main():
             page.screenshot("site")
             visit_links(b, page, base)
 
+            page = b.open(base + "site/software")
+            page.assert_clean()
+            used = [p for p in store.get_ok("/api/v1/packages?since=30d&until=now&limit=25")["packages"]
+                    if p["samples"] > 0]
+            rows = cells(page, "table.packages tbody tr")
+            check([r[0] for r in rows] == [p["name"] for p in used], f"the software page's packages: {rows[:3]}")
+            check(pct(used[0]["share"]) in " ".join(rows[0]) if used[0]["share_reliable"] else True,
+                  f"the share of {used[0]['name']} on the software page: {rows[0]}")
+            unused = store.get_ok("/api/v1/packages?since=30d&until=now&unused=true&limit=50")["packages"]
+            check([r[0] for r in cells(page, "table.unused tbody tr")] == [p["name"] for p in unused],
+                  "the software page's unused packages")
+            page.screenshot("software")
+
             # behind a proxy at /lmk/: the links, the stylesheet and the cookie follow
             b.clear_cookies()
             proxy = Proxy(("127.0.0.1", 0), proxy_handler(store.port))
@@ -217,7 +230,7 @@ def main():
                 check(page.status == 401, f"after signing out: {page.status}")
             finally:
                 proxy.shutdown()
-    for name in ("job", "jobs", "site"):
+    for name in ("job", "jobs", "site", "software"):
         path = os.path.join(shots, name + ".png")
         check(os.path.getsize(path) > 10000, f"{path} is too small to show anything")
     log(f"screenshots in {shots}")
