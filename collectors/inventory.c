@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "inventory-internal.h"
+#include "json-text.h"
 #include "utf8.h"
 #include "util.h"
 
@@ -401,22 +402,12 @@ static void scan_done(Scan *s) {
         free(s->packages);
 }
 
-static json_object *json_text(const char *s) {
-        size_t n = strlen(s);
-        _cleanup_free_ char *fixed = NULL;
-
-        if (utf8_is_valid(s, n))
-                return json_object_new_string_len(s, (int) n);
-        fixed = utf8_make_valid(s, n);
-        return fixed ? json_object_new_string(fixed) : NULL;
-}
-
 static int json_add_text(json_object *o, const char *key, const char *s) {
         json_object *v;
 
         if (!s)
                 return 0;
-        v = json_text(s);
+        v = json_text_new(s);
         if (!v || json_object_object_add(o, key, v) < 0) {
                 json_object_put(v);
                 return -ENOMEM;
@@ -450,7 +441,7 @@ static json_object *package_to_json(const InventoryPackage *p) {
         if (json_add(o, "files", files) < 0)
                 goto fail;
         for (size_t i = 0; i < p->n_files; i++) {
-                json_object *f = json_text(p->files[i]);
+                json_object *f = json_text_new(p->files[i]);
 
                 if (!f || json_object_array_add(files, f) < 0) {
                         json_object_put(f);

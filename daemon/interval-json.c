@@ -9,21 +9,9 @@
 #include "hashmap.h"
 #include "interval-json.h"
 #include "liblmk-state.h"
+#include "json-text.h"
 #include "utf8.h"
 #include "util.h"
-
-/* Every string of a batch is well-formed UTF-8: command names, paths and
- * phase names come from processes, and the store refuses the whole batch
- * for one ill-formed byte. */
-static json_object *json_text(const char *s) {
-        size_t n = strlen(s);
-        _cleanup_free_ char *fixed = NULL;
-
-        if (utf8_is_valid(s, n))
-                return json_object_new_string_len(s, (int) n);
-        fixed = utf8_make_valid(s, n);
-        return fixed ? json_object_new_string(fixed) : NULL;
-}
 
 static Hashmap *user_cache;
 
@@ -67,7 +55,7 @@ const char *counter_error_text(int error) {
 }
 
 static json_object *str_or_null(const char *s) {
-        return s ? json_text(s) : NULL;
+        return s ? json_text_new(s) : NULL;
 }
 
 static json_object *u64_or_null(bool valid, double v) {
@@ -147,17 +135,17 @@ static json_object *row_json(const Interval *iv, const HistRow *row) {
 
         json_object_object_add(o, "job", str_or_null(row->key.job));
         json_object_object_add(o, "step", str_or_null(row->key.step));
-        json_object_object_add(o, "user", json_text(user_name(row->key.uid)));
+        json_object_object_add(o, "user", json_text_new(user_name(row->key.uid)));
         json_object_object_add(o, "uid", json_object_new_int64(row->key.uid));
-        json_object_object_add(o, "comm", json_text(row->key.comm));
-        json_object_object_add(o, "object", json_text(obj->path));
-        json_object_object_add(o, "kind", json_text(code_kind_to_string(row->key.kind)));
+        json_object_object_add(o, "comm", json_text_new(row->key.comm));
+        json_object_object_add(o, "object", json_text_new(obj->path));
+        json_object_object_add(o, "kind", json_text_new(code_kind_to_string(row->key.kind)));
         if (obj->build_id_size > 0) {
                 buildid_to_hex(obj->build_id, obj->build_id_size, hex);
-                json_object_object_add(o, "build_id", json_text(hex));
+                json_object_object_add(o, "build_id", json_text_new(hex));
         } else
                 json_object_object_add(o, "build_id", NULL);
-        json_object_object_add(o, "phase", json_text(row->key.phase));
+        json_object_object_add(o, "phase", json_text_new(row->key.phase));
         json_object_object_add(o, "samples", json_object_new_int64((int64_t) row->samples));
         for (unsigned i = 0; i < LMK_MAX_COUNTERS; i++)
                 valid[i] = row->counted[i] > 0;
@@ -178,9 +166,9 @@ static json_object *total_json(const Interval *iv, const TotalRow *t) {
                 valid[i] = i < iv->n_events && iv->counters[i].available && iv->switch_program;
         json_object_object_add(o, "job", str_or_null(t->key.job));
         json_object_object_add(o, "step", str_or_null(t->key.step));
-        json_object_object_add(o, "user", json_text(user_name(t->key.uid)));
+        json_object_object_add(o, "user", json_text_new(user_name(t->key.uid)));
         json_object_object_add(o, "uid", json_object_new_int64(t->key.uid));
-        json_object_object_add(o, "comm", json_text(t->key.comm));
+        json_object_object_add(o, "comm", json_text_new(t->key.comm));
         add_counters(o, iv, (double) t->cpu_time_ns, true, t->counts, valid, 1.0);
         json_object_object_add(o, "switches", json_object_new_int64((int64_t) t->switches));
         return o;
@@ -195,12 +183,12 @@ static json_object *counters_json(const Interval *iv) {
         for (size_t i = 0; i < n; i++) {
                 json_object *o = json_object_new_object();
 
-                json_object_object_add(o, "role", json_text(ev[i].role));
-                json_object_object_add(o, "event", json_text(ev[i].name));
+                json_object_object_add(o, "role", json_text_new(ev[i].role));
+                json_object_object_add(o, "event", json_text_new(ev[i].name));
                 json_object_object_add(o, "source", str_or_null(ev[i].source));
                 json_object_object_add(o, "available", json_object_new_boolean(cs[i].available));
                 if (!cs[i].available) {
-                        json_object_object_add(o, "error", json_text(
+                        json_object_object_add(o, "error", json_text_new(
                                 ev[i].detail[0] ? ev[i].detail : counter_error_text(cs[i].error)));
                         json_object_array_add(arr, o);
                         continue;
@@ -217,7 +205,7 @@ static json_object *counters_json(const Interval *iv) {
 }
 
 static json_object *text_or_null(const char *s) {
-        return s && *s ? json_text(s) : NULL;
+        return s && *s ? json_text_new(s) : NULL;
 }
 
 static json_object *count_or_null(uint32_t v) {
@@ -249,7 +237,7 @@ static json_object *jobs_json(const Interval *iv, TotalRow **totals, size_t nt) 
                 for (unsigned c = 0; c < LMK_MAX_COUNTERS; c++)
                         valid[c] = c < n && cs[c].available && iv->switch_program;
                 o = json_object_new_object();
-                json_object_object_add(o, "job", json_text(j->display));
+                json_object_object_add(o, "job", json_text_new(j->display));
                 json_object_object_add(o, "user", text_or_null(j->info.user[0] ? j->info.user :
                                                                j->info.uid != JOB_UNSET ? user_name(j->info.uid) : NULL));
                 json_object_object_add(o, "uid", j->info.uid == JOB_UNSET ? NULL : json_object_new_int64(j->info.uid));
@@ -263,7 +251,7 @@ static json_object *jobs_json(const Interval *iv, TotalRow **totals, size_t nt) 
                 notes = json_object_new_object();
                 for (size_t k = 0; k < j->info.notes.n; k++)
                         json_object_object_add(notes, job_notes_key(&j->info.notes, k),
-                                               json_text(job_notes_value(&j->info.notes, k)));
+                                               json_text_new(job_notes_value(&j->info.notes, k)));
                 json_object_object_add(o, "notes", notes);
                 json_object_object_add(o, "first_seen", json_object_new_double(j->first_seen));
                 json_object_object_add(o, "last_seen", json_object_new_double(j->last_seen));
@@ -281,10 +269,10 @@ static json_object *markers_json(const Interval *iv) {
                 const MarkerOff *x = &iv->markers_off[i];
                 json_object *o = json_object_new_object();
 
-                json_object_object_add(o, "job", x->job[0] ? json_text(x->job) : NULL);
-                json_object_object_add(o, "comm", json_text(x->comm));
-                json_object_object_add(o, "phase", json_text(x->name));
-                json_object_object_add(o, "state", json_text(marker_off_reason(x->reason)));
+                json_object_object_add(o, "job", x->job[0] ? json_text_new(x->job) : NULL);
+                json_object_object_add(o, "comm", json_text_new(x->comm));
+                json_object_object_add(o, "phase", json_text_new(x->name));
+                json_object_object_add(o, "state", json_text_new(marker_off_reason(x->reason)));
                 json_object_array_add(arr, o);
         }
         return arr;
@@ -299,10 +287,10 @@ static json_object *ranks_json(RankRow **ranks, size_t n) {
                 const RankRow *r = ranks[i];
                 json_object *o = json_object_new_object();
 
-                json_object_object_add(o, "job", json_text(r->key.job));
+                json_object_object_add(o, "job", json_text_new(r->key.job));
                 json_object_object_add(o, "step", str_or_null(r->key.step));
                 json_object_object_add(o, "rank", json_object_new_int64(r->key.rank));
-                json_object_object_add(o, "phase", json_text(r->key.phase));
+                json_object_object_add(o, "phase", json_text_new(r->key.phase));
                 json_object_object_add(o, "samples", json_object_new_int64((int64_t) r->samples));
                 json_object_object_add(o, "comm_samples", json_object_new_int64((int64_t) r->comm_samples));
                 json_object_object_add(o, "first", json_object_new_double(r->first));
