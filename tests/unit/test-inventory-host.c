@@ -71,11 +71,14 @@ static bool is_elf(const char *path) {
 /* What the inventory must have found among a listed file: a regular ELF
  * file named like a library, or executable in a bin folder. */
 static bool wanted(const char *path) {
+        const char *slash = strrchr(path, '/'), *base;
         char copy[PATH_MAX];
-        const char *base = strrchr(path, '/') + 1;
         struct stat st;
 
-        snprintf(copy, sizeof(copy), "%s", path);
+        if (!slash || strlen(path) >= sizeof(copy))
+                return false;
+        base = slash + 1;
+        memcpy(copy, path, strlen(path) + 1);
         if (lstat(path, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size < 52)
                 return false;
         if (!inventory_name_is_library(base) && !(inventory_dir_is_bin(dirname(copy)) && (st.st_mode & 0111)))
