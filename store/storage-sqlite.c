@@ -20,6 +20,7 @@
 #define BUCKET_SECONDS 3600
 #define DAY_SECONDS 86400
 #define WEEK_SECONDS (7 * DAY_SECONDS) /* from the epoch, a Thursday */
+#define PERIOD_SECONDS (4 * WEEK_SECONDS) /* object_periods: four weeks */
 /* /api/v1/objects over at least this long reads whole days (object_days) */
 #define OBJECT_DAYS_FROM (7 * DAY_SECONDS)
 /* Interned ids of objects, phases and tasks are cached across batches; a
@@ -72,6 +73,7 @@ typedef enum Stmt {
         STMT_OBJECT_HOUR_UPSERT,
         STMT_OBJECT_DAY_UPSERT,
         STMT_OBJECT_WEEK_UPSERT,
+        STMT_OBJECT_PERIOD_UPSERT,
         STMT_MARKER_UPSERT,
         STMT_RANK_UPSERT,
         STMT_NODE_SUMS,
@@ -104,6 +106,7 @@ typedef enum Stmt {
         STMT_OBJECT_HOURS,
         STMT_OBJECT_DAYS,
         STMT_OBJECT_WEEKS,
+        STMT_OBJECT_PERIODS,
         STMT_OBJECT_IDS_OF_KIND,
         STMT_PACKAGES_INSTALLED,
         STMT_PACKAGE_OBJECTS,
@@ -241,6 +244,11 @@ static const char *const stmt_sql[_STMT_MAX] = {
                 "ON CONFLICT (week, object_id) DO UPDATE SET "
                 ADD("object_weeks", "samples") ", " ADD("object_weeks", "cpu_seconds") " "
                 "WHERE " FITS("object_weeks", "samples"),
+        [STMT_OBJECT_PERIOD_UPSERT] =
+                "INSERT INTO object_periods (period, object_id, samples, cpu_seconds) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT (period, object_id) DO UPDATE SET "
+                ADD("object_periods", "samples") ", " ADD("object_periods", "cpu_seconds") " "
+                "WHERE " FITS("object_periods", "samples"),
         [STMT_OBJECT_DAY_UPSERT] =
                 "INSERT INTO object_days (day, object_id, samples, cpu_seconds) VALUES (?, ?, ?, ?) "
                 "ON CONFLICT (day, object_id) DO UPDATE SET "
@@ -365,6 +373,8 @@ static const char *const stmt_sql[_STMT_MAX] = {
                 "WHERE pf.package_id IN (SELECT package_id FROM node_packages)",
         [STMT_OBJECT_WEEKS] =
                 "SELECT object_id, samples, cpu_seconds FROM object_weeks WHERE week >= ? AND week < ?",
+        [STMT_OBJECT_PERIODS] =
+                "SELECT object_id, samples, cpu_seconds FROM object_periods WHERE period >= ? AND period < ?",
         [STMT_OBJECT_NAME] = "SELECT path, kind, build_id FROM objects WHERE id = ?",
         [STMT_NODE_NAME] = "SELECT name, installed FROM nodes WHERE id = ?",
         /* list_job_summaries: the jobs whose row ids ?1 lists (a JSON
@@ -1220,6 +1230,7 @@ static int write_object_sums(IngestCtx *x) {
                 { STMT_OBJECT_HOUR_UPSERT, BUCKET_SECONDS, "hour" },
                 { STMT_OBJECT_DAY_UPSERT, DAY_SECONDS, "day" },
                 { STMT_OBJECT_WEEK_UPSERT, WEEK_SECONDS, "week" },
+                { STMT_OBJECT_PERIOD_UPSERT, PERIOD_SECONDS, "four weeks" },
         };
 
         for (size_t g = 0; g < ELEMENTSOF(grains); g++)
@@ -2714,7 +2725,6 @@ static int kind_ids(Conn *c, const char *kind, Hashmap **ret) {
 static int sum_objects(Conn *c, const ObjectList *range, const char *kind, ObjectSum **v, size_t *n,
                        ObjectList *ol) {
         _cleanup_(hashmap_freep) Hashmap *index = hashmap_new(&uint64_hash_ops), *only = NULL;
-        int64_t w0, w1;
         size_t alloc = 0;
         int r;
 
@@ -2725,15 +2735,37 @@ static int sum_objects(Conn *c, const ObjectList *range, const char *kind, Objec
         if (range->grain != DAY_SECONDS)
                 return add_object_rows(c, STMT_OBJECT_HOURS, range->since, range->until, only, index, v, n, &alloc,
                                        ol);
-        w0 = range->since + (WEEK_SECONDS - range->since % WEEK_SECONDS) % WEEK_SECONDS;
-        w1 = range->until - range->until % WEEK_SECONDS;
-        if (w1 <= w0)
-                return add_object_rows(c, STMT_OBJECT_DAYS, range->since, range->until, only, index, v, n, &alloc,
-                                       ol);
-        if ((r = add_object_rows(c, STMT_OBJECT_DAYS, range->since, w0, only, index, v, n, &alloc, ol)) < 0 ||
-            (r = add_object_rows(c, STMT_OBJECT_WEEKS, w0, w1, only, index, v, n, &alloc, ol)) < 0)
-                return r;
-        return add_object_rows(c, STMT_OBJECT_DAYS, w1, range->until, only, index, v, n, &alloc, ol);
+        /* [since, until) in the coarsest whole buckets: days at the edges,
+         * then weeks, then four-week periods in the middle (a period is
+         * four weeks from the epoch, so its edges are weeks' edges) */
+        {
+                static const struct {
+                        Stmt stmt;
+                        int64_t seconds;
+                } ladder[] = {
+                        { STMT_OBJECT_DAYS, DAY_SECONDS },
+                        { STMT_OBJECT_WEEKS, WEEK_SECONDS },
+                        { STMT_OBJECT_PERIODS, PERIOD_SECONDS },
+                };
+                int64_t lo = range->since, hi = range->until;
+
+                for (size_t g = 0;; g++) {
+                        int64_t next, a, b;
+
+                        if (g + 1 == ELEMENTSOF(ladder))
+                                return add_object_rows(c, ladder[g].stmt, lo, hi, only, index, v, n, &alloc, ol);
+                        next = ladder[g + 1].seconds;
+                        a = lo + (next - lo % next) % next;
+                        b = hi - hi % next;
+                        if (b <= a) /* no whole bucket of the next grain */
+                                return add_object_rows(c, ladder[g].stmt, lo, hi, only, index, v, n, &alloc, ol);
+                        if ((r = add_object_rows(c, ladder[g].stmt, lo, a, only, index, v, n, &alloc, ol)) < 0 ||
+                            (r = add_object_rows(c, ladder[g].stmt, b, hi, only, index, v, n, &alloc, ol)) < 0)
+                                return r;
+                        lo = a;
+                        hi = b;
+                }
+        }
 }
 
 /* Site-wide time per object: the sums of the range are added up here, not

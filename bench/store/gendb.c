@@ -145,6 +145,9 @@ static uint64_t object_hours(sqlite3 *db, double base, double now) {
         exec(db, "INSERT INTO object_weeks (week, object_id, samples, cpu_seconds) "
                  "SELECT day - day % 604800, object_id, sum(samples), sum(cpu_seconds) "
                  "FROM object_days GROUP BY 1, 2");
+        exec(db, "INSERT INTO object_periods (period, object_id, samples, cpu_seconds) "
+                 "SELECT week - week % 2419200, object_id, sum(samples), sum(cpu_seconds) "
+                 "FROM object_weeks GROUP BY 1, 2");
         return rows;
 }
 

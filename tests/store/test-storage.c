@@ -311,6 +311,7 @@ static double table_sums(const char *sql) {
         "(SELECT total(samples) + total(cycles) FROM job_phases) + "                              \
         "(SELECT total(samples) FROM job_nodes) + (SELECT total(samples) FROM object_hours) + "  \
         "(SELECT total(samples) FROM object_days) + (SELECT total(samples) FROM object_weeks) + "  \
+        "(SELECT total(samples) FROM object_periods) + "  \
         "(SELECT total(samples) FROM job_timeline) + (SELECT count(*) FROM batches)"
 
 /* The storage layer guards every stored sum itself, whatever the parser let
@@ -328,12 +329,12 @@ TEST(stored_sums_overflow) {
 
         for (size_t k = 0; k < ELEMENTSOF(rows); k++)
                 for (int which = 0; which < 4; which++) {
-                        Batch *b1 = make_batch("ov", seq++, 1795550400 + 8 * 86400.0 * (double) k + 7200 * which, rows[k], "");
+                        Batch *b1 = make_batch("ov", seq++, 1795550400 + 29 * 86400.0 * (double) k + 7200 * which, rows[k], "");
                         /* System work's samples from a second node: only the
                          * site-wide hour of the object holds both. Each row
-                         * kind in its own week: the site-wide week of the
-                         * object holds every round's. */
-                        Batch *b2 = make_batch(k == 1 && which == 0 ? "ov2" : "ov", seq++, 1795550400 + 8 * 86400.0 * (double) k + 7200 * which, rows[k], "");
+                         * kind in its own four weeks: the site-wide week
+                         * and period of the object hold every round's. */
+                        Batch *b2 = make_batch(k == 1 && which == 0 ? "ov2" : "ov", seq++, 1795550400 + 29 * 86400.0 * (double) k + 7200 * which, rows[k], "");
                         int64_t half = INT64_MAX / 2 + 1;
                         IngestResult res;
                         BatchError err = {};
