@@ -68,7 +68,7 @@ typedef enum Stmt {
         STMT_JOB_OBJECT_UPSERT,
         STMT_JOB_PHASE_UPSERT,
         STMT_JOB_NODE_UPSERT,
-        STMT_JOB_INTERVAL_UPSERT,
+        STMT_JOB_BATCH_UPSERT,
         STMT_JOB_GRAIN_UPSERT,
         STMT_OBJECT_HOUR_UPSERT,
         STMT_OBJECT_DAY_UPSERT,
@@ -219,7 +219,7 @@ static const char *const stmt_sql[_STMT_MAX] = {
         /* a node's batches do not overlap; a retried batch is a duplicate
          * before it gets here, so a conflict is a restarted lmkd's interval
          * that began at the same instant: its figures add */
-        [STMT_JOB_INTERVAL_UPSERT] =
+        [STMT_JOB_BATCH_UPSERT] =
                 "INSERT INTO job_timeline (job_id, grain, node_id, t, seconds, samples, cpu_seconds) "
                 "VALUES (?, 0, ?, ?, ?, ?, ?) "
                 "ON CONFLICT (job_id, grain, node_id, t) DO UPDATE SET "
@@ -996,7 +996,7 @@ static int ingest_timeline(IngestCtx *x, const JobAcc *j) {
                 int64_t grain = g == 0 ? 0 : timeline_grains[g - 1];
                 int i = 1;
 
-                if ((r = conn_stmt(&x->s->writer, g == 0 ? STMT_JOB_INTERVAL_UPSERT : STMT_JOB_GRAIN_UPSERT, &st)) < 0 ||
+                if ((r = conn_stmt(&x->s->writer, g == 0 ? STMT_JOB_BATCH_UPSERT : STMT_JOB_GRAIN_UPSERT, &st)) < 0 ||
                     (r = bind_int(st, i++, j->id)) < 0 ||
                     (g > 0 && (r = bind_int(st, i++, grain)) < 0) ||
                     (r = bind_int(st, i++, x->node_id)) < 0 ||

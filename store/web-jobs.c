@@ -139,9 +139,9 @@ static void job_row(Html *h, const char *root, json_object *j) {
         html_duration(h, jnum(j, "elapsed_seconds"));
         html_raw(h, "</td><td class=\"num\">");
         web_cpu_time(h, jnum(j, "cpu_seconds"));
-        html_raw(h, "</td><td>");
+        html_raw(h, "</td><td class=\"time\">");
         html_time(h, jnum(j, "first_seen"));
-        html_raw(h, "</td><td>");
+        html_raw(h, "</td><td class=\"time\">");
         html_time(h, jnum(j, "last_seen"));
         html_raw(h, "</td></tr>");
 }

@@ -14,27 +14,41 @@
 /* silent nodes listed above the full list */
 #define NODE_STALE_SHOWN 50
 
-static void objects_table(Html *h, json_object *l, const char *title, const char *what) {
-        json_object *a = jget(l, "objects");
+/* A table of shares of all samples: the name columns (keys of each entry,
+ * NULL-terminated, with their headings), then share, bar, CPU time and
+ * samples. */
+static void shares_table(Html *h, json_object *a, const char *cls, const char *const *keys,
+                         const char *const *heads, const char *empty) {
         size_t n = a ? json_object_array_length(a) : 0;
 
-        html_rawf(h, "<h2>%s</h2>", title);
         if (n == 0) {
-                html_rawf(h, "<p class=\"note\">No %s sampled in this range.</p>", what);
+                html_rawf(h, "<p class=\"note\">%s</p>", empty);
                 return;
         }
-        html_raw(h, "<table class=\"objects\"><thead><tr><th>Object</th><th class=\"num\">Share of all samples</th>"
-                    "<th></th><th class=\"num\">CPU time</th><th class=\"num\">Samples</th></tr></thead><tbody>");
+        html_rawf(h, "<table class=\"%s\"><thead><tr>", cls);
+        for (size_t k = 0; heads[k]; k++)
+                html_rawf(h, "<th>%s</th>", heads[k]);
+        html_raw(h, "<th class=\"num\">Share of all samples</th><th></th><th class=\"num\">CPU time</th>"
+                    "<th class=\"num\">Samples</th></tr></thead><tbody>");
         for (size_t i = 0; i < n; i++) {
                 json_object *e = json_object_array_get_idx(a, i);
 
-                html_raw(h, "<tr><td class=\"path\">");
-                html_text(h, jstr(e, "object"));
-                html_raw(h, "</td>");
+                html_raw(h, "<tr>");
+                for (size_t k = 0; keys[k]; k++) {
+                        html_raw(h, streq(keys[k], "object") ? "<td class=\"path\">" : "<td>");
+                        html_text(h, jstr(e, keys[k]));
+                        html_raw(h, "</td>");
+                }
                 web_share_cells(h, e, false);
                 html_raw(h, "</tr>");
         }
         html_raw(h, "</tbody></table>");
+}
+
+static void objects_table(Html *h, json_object *l, const char *title, const char *empty) {
+        html_rawf(h, "<h2>%s</h2>", title);
+        shares_table(h, jget(l, "objects"), "objects", (const char *const[]) { "object", NULL },
+                     (const char *const[]) { "Object", NULL }, empty);
 }
 
 static void nodes_rows(Html *h, json_object *a, bool stale_only);
@@ -45,7 +59,7 @@ static void nodes_table(Html *h, json_object *l) {
 
         for (size_t i = 0; i < n; i++)
                 stale += jint(json_object_array_get_idx(a, i), "last_push_age_seconds", 0) > NODE_STALE_SECONDS;
-        html_rawf(h, "<h2 id=\"nodes\">Nodes</h2><p class=\"note\">%zu nodes", n);
+        html_rawf(h, "<h2 id=\"nodes\">Nodes</h2><p class=\"note\">%zu node%s", n, n == 1 ? "" : "s");
         if (stale > 0)
                 html_rawf(h, ", <span class=\"sev-high\">%zu silent for more than %d minutes</span>", stale,
                           NODE_STALE_SECONDS / 60);
@@ -56,7 +70,8 @@ static void nodes_table(Html *h, json_object *l) {
         if (stale > NODE_STALE_SHOWN)
                 html_rawf(h, "<p class=\"note\">The first %d silent nodes by name; all of them below.</p>",
                           NODE_STALE_SHOWN);
-        html_rawf(h, "<details%s><summary>All %zu nodes</summary>", n <= 50 && stale == 0 ? " open" : "", n);
+        html_rawf(h, "<details%s><summary>%s %zu node%s</summary>", n <= 50 && stale == 0 ? " open" : "",
+                  n == 1 ? "The" : "All", n, n == 1 ? "" : "s");
         nodes_rows(h, a, false);
         html_raw(h, "</details>");
 }
@@ -160,8 +175,8 @@ void web_site(Server *s, Request *req, Reply *reply) {
         html_raw(&h, " (whole hours): ");
         web_cpu_time(&h, jnum(exes, "total_cpu_seconds"));
         html_rawf(&h, " sampled in %" PRId64 " samples, jobs and system together.</p>", jint(exes, "total_samples", 0));
-        objects_table(&h, exes, "Executables (the application mix)", "executables");
-        objects_table(&h, libs, "Libraries", "libraries");
+        objects_table(&h, exes, "Executables (the application mix)", "No executables sampled in this range.");
+        objects_table(&h, libs, "Libraries", "No libraries sampled in this range.");
         findings_table(&h, root, findings, req->identity.admin);
         nodes_table(&h, nodes);
         html_rawf(&h, "<p class=\"links\"><a href=\"%ssite/software?since=", root);
@@ -178,29 +193,10 @@ void web_site(Server *s, Request *req, Reply *reply) {
 }
 
 static void families_table(Html *h, json_object *l) {
-        json_object *a = jget(l, "families");
-        size_t n = a ? json_object_array_length(a) : 0;
-
         html_raw(h, "<h2 id=\"families\">Time per library family</h2>");
-        if (n == 0) {
-                html_raw(h, "<p class=\"note\">No samples in a known library family in this range.</p>");
-                return;
-        }
-        html_raw(h, "<table class=\"families\"><thead><tr><th>Purpose</th><th>Family</th>"
-                    "<th class=\"num\">Share of all samples</th><th></th><th class=\"num\">CPU time</th>"
-                    "<th class=\"num\">Samples</th></tr></thead><tbody>");
-        for (size_t i = 0; i < n; i++) {
-                json_object *e = json_object_array_get_idx(a, i);
-
-                html_raw(h, "<tr><td>");
-                html_text(h, jstr(e, "purpose"));
-                html_raw(h, "</td><td>");
-                html_text(h, jstr(e, "family"));
-                html_raw(h, "</td>");
-                web_share_cells(h, e, false);
-                html_raw(h, "</tr>");
-        }
-        html_raw(h, "</tbody></table>");
+        shares_table(h, jget(l, "families"), "families", (const char *const[]) { "purpose", "family", NULL },
+                     (const char *const[]) { "Purpose", "Family", NULL },
+                     "No samples in a known library family in this range.");
 }
 
 static void size_cell(Html *h, int64_t n) {

@@ -138,7 +138,8 @@ def main():
     d = tmpdir()
     shots = build_path("web-screenshots")
     os.makedirs(shots, exist_ok=True)
-    with storetest.Store() as store:
+    # a user as a single-sign-on proxy names them: the pages as a person sees them
+    with storetest.Store(extra=["--user-header", "X-Remote-User", "--trusted-proxies", "127.0.0.1"]) as store:
         lmkd = Lmkd(d, store, interval=2, hz=99).start()
         env = {**os.environ, "LD_LIBRARY_PATH": build_path("liblmk"), "SLURM_JOB_ID": JOB,
                "SLURM_JOB_NAME": HOSTILE, "SLURM_JOB_USER": "nobody", "SLURM_JOB_ACCOUNT": "webtest",
@@ -204,12 +205,25 @@ def main():
                     if p["samples"] > 0]
             rows = cells(page, "table.packages tbody tr")
             check([r[0] for r in rows] == [p["name"] for p in used], f"the software page's packages: {rows[:3]}")
-            check(pct(used[0]["share"]) in " ".join(rows[0]) if used[0]["share_reliable"] else True,
-                  f"the share of {used[0]['name']} on the software page: {rows[0]}")
+            want = pct(used[0]["share"]) if used[0]["share_reliable"] else f"~{used[0]['share'] * 100:.0f}%"
+            check(want in " ".join(rows[0]), f"the share {want} of {used[0]['name']} on the software page: {rows[0]}")
             unused = store.get_ok("/api/v1/packages?since=30d&until=now&unused=true&limit=50")["packages"]
             check([r[0] for r in cells(page, "table.unused tbody tr")] == [p["name"] for p in unused],
                   "the software page's unused packages")
             page.screenshot("software")
+
+            # as the job's owner (named by the trusted proxy's header), and as someone else
+            b.clear_cookies()
+            page = b.open(base + "jobs", extra_headers={"X-Remote-User": "nobody"})
+            page.assert_clean()
+            check([r[0] for r in cells(page, "table.jobs tbody tr")] == [JOB] and "My jobs" in page.text
+                  and "admin" not in page.evaluate("document.querySelector('header').innerText"),
+                  "the owner's job list")
+            page.screenshot("jobs-user")
+            page = b.open(base + f"jobs/{JOB}", extra_headers={"X-Remote-User": "someoneelse"})
+            check(page.status == 404 and HOSTILE not in page.text, f"another user's view of the job: {page.status}")
+            page.assert_clean()
+            page.screenshot("job-not-yours")
 
             # behind a proxy at /lmk/: the links, the stylesheet and the cookie follow
             b.clear_cookies()
@@ -230,7 +244,7 @@ def main():
                 check(page.status == 401, f"after signing out: {page.status}")
             finally:
                 proxy.shutdown()
-    for name in ("job", "jobs", "site", "software"):
+    for name in ("job", "jobs", "site", "software", "jobs-user", "job-not-yours"):
         path = os.path.join(shots, name + ".png")
         check(os.path.getsize(path) > 10000, f"{path} is too small to show anything")
     log(f"screenshots in {shots}")

@@ -115,7 +115,7 @@ def _high_cloexec(fd):
     return n
 
 
-def _live_in_group(pgid):
+def live_in_group(pgid):
     """Pids of the process group that are not yet dead (zombies are)."""
     pids = []
     for d in filter(str.isdigit, os.listdir("/proc")):
@@ -262,7 +262,7 @@ class _Chromium:
             self.proc.wait()
             # SIGKILL is not instant; closed means gone.
             deadline = time.monotonic() + 5
-            while _live_in_group(self.proc.pid) and time.monotonic() < deadline:
+            while live_in_group(self.proc.pid) and time.monotonic() < deadline:
                 time.sleep(0.02)
         for fd in (self.rfd, self.wfd):
             if fd >= 0:

@@ -16,7 +16,7 @@ import struct
 import threading
 import time
 
-from browser import Browser, BrowserError, browser_available
+from browser import Browser, BrowserError, browser_available, live_in_group
 from lmktest import build_path, check, fail, log, skip
 
 HOSTILE = "<script>alert(1)</script>"
@@ -93,20 +93,6 @@ def png_size(path):
         head = f.read(24)
     check(head[:8] == b"\x89PNG\r\n\x1a\n" and head[12:16] == b"IHDR", f"{path} is not a PNG: {head[:16]!r}")
     return struct.unpack(">II", head[16:24])
-
-
-def live_in_group(pgid):
-    """Pids of the process group that have not exited (a zombie has)."""
-    alive = []
-    for d in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            with open(f"/proc/{d}/stat") as f:
-                state, _, pgrp = f.read().rpartition(")")[2].split()[:3]
-        except OSError:
-            continue
-        if int(pgrp) == pgid and state != "Z":
-            alive.append(int(d))
-    return alive
 
 
 def timed(b, url, **kw):
