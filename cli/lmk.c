@@ -21,6 +21,7 @@ static const struct {
         { "flagged", do_flagged },
         { "web", do_web },
         { "unused", do_unused },
+        { "apps", do_apps },
         { "login", do_web },
 };
 
@@ -37,6 +38,9 @@ static void help(void) {
                "  top --families|--packages [--since T]                 Site-wide time per library family\n"
                "                                                        or installed package\n"
                "  unused [--since T] [--manager M]                      Installed software nobody used\n"
+               "  apps [--by app|user|account|partition] [--top N] [--since T] [--until T]\n"
+               "       [--user U] [--account A] [--partition P] [--app A] [--weekly]\n"
+               "                                                        The site's application mix\n"
                "  nodes                                                 Nodes and their last push\n"
                "  flagged [--since T] [--user U] [--rule R] [--severity S] [--limit N]\n"
                "                                                        Jobs that waste their allocation\n"

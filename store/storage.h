@@ -256,6 +256,30 @@ typedef struct PackageList {
         int64_t since, until, grain;
 } PackageList;
 
+/* The site's application mix (schema/0013): time per day and per key
+ * (application, user, account, partition) over whole UTC days. */
+typedef struct AppMixKey {
+        char *app;              /* the app= note or the executable's file name; "" when neither */
+        char *package;          /* the package that installed the executable; NULL: none known or a note */
+        bool from_note;         /* the app= note named it (else the executable did, or nothing) */
+        char *user, *account, *partition; /* "" when unknown */
+} AppMixKey;
+
+typedef struct AppMixDay {
+        int64_t day;            /* the day's start, Unix seconds (UTC) */
+        size_t key;             /* into AppMixList.keys */
+        int64_t samples, runs;  /* runs: jobs first seen that day */
+        double cpu_seconds;
+} AppMixDay;
+
+typedef struct AppMixList {
+        AppMixKey *keys;
+        size_t n_keys;
+        AppMixDay *days;
+        size_t n_days;
+        int64_t since, until;   /* whole days: since rounded down, until up */
+} AppMixList;
+
 typedef struct StorageOps {
         const char *name;
         /* Opens (creating if needed) the database named by location. */
@@ -286,6 +310,7 @@ typedef struct StorageOps {
         int (*list_objects)(Storage *s, const ObjectFilter *f, ObjectList *ret);
         int (*list_nodes)(Storage *s, NodeList *ret);
         int (*list_packages)(Storage *s, const PackageFilter *f, PackageList *ret);
+        int (*list_app_mix)(Storage *s, int64_t since, int64_t until, AppMixList *ret);
         int (*stats)(Storage *s, StorageStats *ret);
         /* A cheap read that fails when the database cannot serve queries. */
         int (*check)(Storage *s);
@@ -308,3 +333,4 @@ void job_summary_list_free(JobSummaryList *l);
 void object_list_free(ObjectList *l);
 void node_list_free(NodeList *l);
 void package_list_free(PackageList *l);
+void app_mix_list_free(AppMixList *l);
