@@ -135,6 +135,8 @@ def _raise_exit(*_):
 class Server:
     def __init__(self, tcp=False, template=True, parent=None):
         self.bindir = bindir()
+        if not self.bindir and os.environ.get("LMK_PG_BINDIR"):
+            raise Unavailable(f"LMK_PG_BINDIR={os.environ['LMK_PG_BINDIR']} lacks initdb, postgres or psql")
         if not self.bindir:
             raise Unavailable("PostgreSQL is not installed (no /usr/lib/postgresql/*/bin with initdb, "
                               "postgres and psql; apt-get install postgresql, or set LMK_PG_BINDIR)")
