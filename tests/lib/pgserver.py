@@ -271,7 +271,8 @@ class Server:
             subprocess.run(["cp", "-a", data, tmp], check=True)
             os.rename(tmp, template)
         except (OSError, subprocess.CalledProcessError) as e:
-            lmktest.log(f"pgserver: template not kept ({e}); the next server runs initdb again")
+            if not os.path.isdir(template):  # else a test started at the same time kept one
+                lmktest.log(f"pgserver: template not kept ({e}); the next server runs initdb again")
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
         self._postmaster()
