@@ -207,7 +207,10 @@ class Server:
         root = os.environ.get("LMK_BUILD_ROOT")
         if not self.use_template or not root or not os.path.isdir(root):
             return None
-        return os.path.join(root, "tests", f"pg-template-{self.major}-{TEMPLATE_FORMAT}-uid{self.uid}")
+        path = os.path.join(root, "tests", f"pg-template-{self.major}-{TEMPLATE_FORMAT}-uid{self.uid}")
+        if not os.path.isdir(path) and not os.access(os.path.dirname(path), os.W_OK):
+            return None  # nowhere to keep one (another user's build directory)
+        return path
 
     def start(self):
         t0 = time.monotonic()
