@@ -167,6 +167,20 @@ def main():
             if status != 400 or (field and body.get("field") != field):
                 fail(f"{q}: expected 400 naming {field}, got {status} {body}")
 
+        # the page shows the JSON's figures, as an admin and as a person
+        status, headers, page = s.get("/site/apps?since=14d&top=2")
+        check_eq((status, headers.get("content-type", "").split(";")[0]), (200, "text/html"), "the page")
+        for want in ("lammps", "solver", "Everything else (2 more)", "47.2%", 'class="mix-0"', "mix-other",
+                     "lammps: 4.2 core-min", "<option value=\"user\""):
+            if want not in page:
+                fail(f"/site/apps lacks {want!r}")
+        status, _, page = s.request("GET", "/site/apps?since=14d", headers={hdr: "bob"})
+        if status != 200 or "gromacs" not in page or '<option value="user"' in page:
+            fail(f"/site/apps for a person: {status} {page[:300]}")
+        status, headers, page = s.request("GET", "/site/apps?by=user", headers={hdr: "bob"})
+        check_eq((status, headers.get("content-type", "").split(";")[0]), (403, "text/html"),
+                 "time per user for a person: an error page")
+
         # the command
         lmk = [build_path("cli", "lmk"), "--store", s.url(), "--token-file", s.token_file]
         r = subprocess.run(lmk + ["apps", "--since", "14d", "--top", "3"], capture_output=True, text=True)
