@@ -31,13 +31,16 @@
 #define MODULE_DEPTH_MAX 8
 #define MODULE_FILES_MAX 100000
 #define MODULE_PREFIXES_MAX 8
+/* As for Spack's names and versions; the store takes up to 256 bytes. */
+#define MODULE_NAME_MAX 128
+#define MODULE_VERSION_MAX 128
 
 static const char *const elf_top[] = { "lib", "lib64", "bin", "sbin", "libexec" };
 
 typedef struct ModuleFind {
         Scan *scan;
         size_t budget;
-        size_t too_big, unreadable;
+        size_t too_big, unreadable, long_names;
         char first_bad[PATH_MAX];
         char root[PATH_MAX];            /* real path */
         char rel[PATH_MAX];             /* below root */
@@ -123,7 +126,7 @@ static bool ends_with_lua(const char *name) {
 
 static void note_bad(ModuleFind *f, size_t *counter) {
         /* a path too long to name whole is named by its start */
-        if (f->too_big + f->unreadable == 0 &&
+        if (f->too_big + f->unreadable + f->long_names == 0 &&
             snprintf(f->first_bad, sizeof(f->first_bad), "%s/%s", f->root, f->rel) >= (int) sizeof(f->first_bad))
                 f->first_bad[sizeof(f->first_bad) - 1] = '\0';
         (*counter)++;
@@ -180,6 +183,10 @@ static int module_file(ModuleFind *f, int dir_fd, const char *name) {
         version = strrchr(module, '/');
         if (version)
                 *version++ = '\0';
+        if (strlen(module) > MODULE_NAME_MAX || (version && strlen(version) > MODULE_VERSION_MAX)) {
+                note_bad(f, &f->long_names);
+                return 0;
+        }
         r = scan_add_package(f->scan, INVENTORY_MODULE, module, version ?: "", NULL, NULL, prefixes[0], 0, &p);
         if (r < 0)
                 return r;
@@ -256,8 +263,9 @@ int inventory_scan_modules(Scan *s, const char *root, bool configured) {
                                  real, MODULE_FILES_MAX);
         if (r < 0)
                 return r;
-        if (f->too_big + f->unreadable > 0)
-                return scan_problem(s, "module: %zu modulefiles larger than 1 MiB or unreadable, left out (the first: %s)",
-                                    f->too_big + f->unreadable, f->first_bad);
+        if (f->too_big + f->unreadable + f->long_names > 0)
+                return scan_problem(s, "module: %zu modulefiles larger than 1 MiB, unreadable, or with a name or "
+                                    "version longer than 128 bytes, left out (the first: %s)",
+                                    f->too_big + f->unreadable + f->long_names, f->first_bad);
         return 0;
 }

@@ -881,6 +881,16 @@ static void build_modules(void) {
                 big[n] = '\0';
                 text("mods/tcl/toobig/1.0", big);
         }
+        {
+                char name[256];
+
+                /* a name longer than the store takes */
+                memcpy(name, "mods/tcl/", 9);
+                memset(name + 9, 'n', 129);
+                snprintf(name + 9 + 129, sizeof(name) - 9 - 129, "/1.0");
+                snprintf(t, sizeof(t), "#%%Module\nprepend-path PATH %s\n", real("apps/huge/bin"));
+                text(name, t);
+        }
         text("mods/tcl/open/1.0", "#%Module\nset root \"/apps/x\nprepend-path PATH {$root/bin\n");
         text("mods/lua/open/1.0.lua", "prepend_path(\"PATH\", \"/apps/x");
         /* no #%Module cookie: no modulefile */
@@ -936,7 +946,8 @@ TEST(modules) {
         ASSERT_NULL(find(inv, INVENTORY_MODULE, "open"));
         ASSERT_NULL(find(inv, INVENTORY_MODULE, "readme"));
         ASSERT_NULL(find(inv, INVENTORY_MODULE, "wide"));
-        ASSERT_TRUE(problem(inv, "module: 1 modulefiles larger than 1 MiB", "mods/tcl/toobig/1.0"));
+        ASSERT_TRUE(problem(inv, "module: 2 modulefiles larger than 1 MiB", NULL));
+        ASSERT_EQ(find(inv, INVENTORY_MODULE, "huge")->n_files, 1);
         /* openmpi, fftw, huge and zlib: no other had a prefix to look at */
         ASSERT_EQ(inv->stats.packages_seen[INVENTORY_MODULE], 4);
 }
