@@ -106,6 +106,15 @@ static const InventoryPackage *find(const Inventory *inv, InventoryManager m, co
         return NULL;
 }
 
+/* What a scan found, in the test's log. */
+static void dump(const Inventory *inv) {
+        for (size_t i = 0; i < inv->n_packages; i++)
+                fprintf(stderr, "   %s %s %s: %zu files\n", inventory_manager_to_string(inv->packages[i].manager),
+                        inv->packages[i].name, inv->packages[i].version, inv->packages[i].n_files);
+        for (size_t i = 0; i < inv->n_problems; i++)
+                fprintf(stderr, "   problem: %s\n", inv->problems[i]);
+}
+
 static bool problem(const Inventory *inv, const char *part1, const char *part2) {
         for (size_t i = 0; i < inv->n_problems; i++)
                 if (strstr(inv->problems[i], part1) && (!part2 || strstr(inv->problems[i], part2)))
@@ -293,11 +302,7 @@ TEST(tree) {
         _cleanup_(inventory_freep) Inventory *inv = scan();
         const InventoryPackage *p;
 
-        for (size_t i = 0; i < inv->n_packages; i++)
-                fprintf(stderr, "   %s %s %s: %zu files\n", inventory_manager_to_string(inv->packages[i].manager),
-                        inv->packages[i].name, inv->packages[i].version, inv->packages[i].n_files);
-        for (size_t i = 0; i < inv->n_problems; i++)
-                fprintf(stderr, "   problem: %s\n", inv->problems[i]);
+        dump(inv);
 
         /* Debian: each real file goes to the package that has it itself */
         p = find(inv, INVENTORY_DEBIAN, "libfoo1");
@@ -916,11 +921,7 @@ TEST(modules) {
         const InventoryPackage *p;
 
         ASSERT_OK(inventory_scan(&o, &inv));
-        for (size_t i = 0; i < inv->n_packages; i++)
-                fprintf(stderr, "   %s %s %s: %zu files\n", inventory_manager_to_string(inv->packages[i].manager),
-                        inv->packages[i].name, inv->packages[i].version, inv->packages[i].n_files);
-        for (size_t i = 0; i < inv->n_problems; i++)
-                fprintf(stderr, "   problem: %s\n", inv->problems[i]);
+        dump(inv);
 
         p = find(inv, INVENTORY_MODULE, "openmpi");
         assert_files(p, (const char *[]) { "apps/openmpi/4.1.5/bin/mpirun", "apps/openmpi/4.1.5/lib/extra/libextra.so.1",
