@@ -190,9 +190,9 @@ int spack_spec_yaml_parse(const char *text, size_t n, const char *hash_hint, Spa
                         *ret_why = "not the YAML Spack writes: a tab, a NUL byte or a line longer than 4 KiB";
                         return -EINVAL;
                 }
-                indent = strspn(line, " ");
-                if (indent > len)
-                        indent = len;
+                /* the text is not NUL-terminated */
+                for (indent = 0; indent < len && line[indent] == ' '; indent++)
+                        ;
                 s = line + indent;
                 len -= indent;
                 while (len > 0 && (s[len - 1] == ' ' || s[len - 1] == '\r'))
