@@ -770,10 +770,15 @@ TEST(modulefile_tcl) {
                        "prepend-path PATH \"/apps/unterminated/bin\n"
                        "set root [pwd]\n"
                        "prepend-path PATH $root/bin2\n"
-                       "setenv X_ROOT relative/path", false);
+                       "setenv X_ROOT relative/path\n"
+                       /* as Spack writes them */
+                       "proc ModulesHelp { } {\n"
+                       "puts stderr {zlib}\n"
+                       "}\n"
+                       "prepend-path --delim \":\" LD_LIBRARY_PATH \"/opt/spack/zlib-1.3-abc/lib\"", false);
         assert_paths(&m, (const char *[]) { "/apps/openmpi/4.1.5/bin", "/apps/openmpi/4.1.5/lib",
                                             "/apps/openmpi/4.1.5/lib/extra", "/apps/braced/$root/lib", "/apps/b2/lib",
-                                            "R:/apps/openmpi/4.1.5", NULL });
+                                            "R:/apps/openmpi/4.1.5", "/opt/spack/zlib-1.3-abc/lib", NULL });
         ASSERT_EQ(m.unresolved, 5);
         module_info_done(&m);
 
