@@ -202,45 +202,89 @@ static int module_file(ModuleFind *f, int dir_fd, const char *name) {
         return 0;
 }
 
+static int cmp_name(const void *a, const void *b) {
+        return strcmp(*(char *const *) a, *(char *const *) b);
+}
+
+/* The usable names in a folder, sorted: modules of the same prefix (a
+ * version and its aliases) then give it to the same one on every node,
+ * whatever order the filesystem lists them in. */
+static int sorted_names(ModuleFind *f, DIR *d, char ***ret, size_t *ret_n) {
+        char **v = NULL;
+        size_t n = 0, alloc = 0;
+        struct dirent *de;
+        int r = 0;
+
+        while ((de = readdir(d))) {
+                /* .version, .modulerc, .git; names with control characters */
+                if (!inventory_dir_name_is_usable(de->d_name))
+                        continue;
+                if (f->budget == 0) {
+                        r = -E2BIG;
+                        break;
+                }
+                f->budget--;
+                if (n == alloc) {
+                        char **w = reallocarray(v, alloc ? alloc * 2 : 16, sizeof(char *));
+
+                        if (!w) {
+                                r = -ENOMEM;
+                                break;
+                        }
+                        v = w;
+                        alloc = alloc ? alloc * 2 : 16;
+                }
+                if (!(v[n] = strdup(de->d_name))) {
+                        r = -ENOMEM;
+                        break;
+                }
+                n++;
+        }
+        if (n > 0)
+                qsort(v, n, sizeof(char *), cmp_name);
+        *ret = v;
+        *ret_n = n;
+        return r;
+}
+
 /* Looks for modulefiles in dir_fd (taken), f->rel[0..len) below the root. */
 static int module_find(ModuleFind *f, int dir_fd, size_t len, unsigned depth) {
         _cleanup_(closedirp) DIR *d = NULL;
-        struct dirent *de;
+        char **names = NULL;
+        size_t n_names = 0;
+        int r, k;
 
         d = fdopendir(dir_fd);
         if (!d) {
                 safe_close(dir_fd);
                 return 0;
         }
-        while ((de = readdir(d))) {
-                size_t n = strlen(de->d_name), at = len ? len + 1 : 0;
+        k = sorted_names(f, d, &names, &n_names);
+        r = k == -ENOMEM ? k : 0;
+        for (size_t i = 0; i < n_names && r >= 0; i++) {
+                const char *name = names[i];
+                size_t n = strlen(name), at = len ? len + 1 : 0;
                 struct stat st;
-                int r = 0;
 
-                /* .version, .modulerc, .git; names with control characters */
-                if (!inventory_dir_name_is_usable(de->d_name))
-                        continue;
-                if (f->budget == 0)
-                        return -E2BIG;
-                f->budget--;
-                if (at + n >= sizeof(f->rel) ||
-                    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                if (at + n >= sizeof(f->rel) || fstatat(dirfd(d), name, &st, AT_SYMLINK_NOFOLLOW) < 0)
                         continue;
                 if (len)
                         f->rel[len] = '/';
-                memcpy(f->rel + at, de->d_name, n + 1);
+                memcpy(f->rel + at, name, n + 1);
                 if (S_ISDIR(st.st_mode) && depth + 1 < MODULE_DEPTH_MAX) {
-                        int fd = inventory_open_dir(dirfd(d), de->d_name);
+                        int fd = inventory_open_dir(dirfd(d), name);
 
                         if (fd >= 0)
                                 r = module_find(f, fd, at + n, depth + 1);
                 } else if (S_ISREG(st.st_mode))
-                        r = module_file(f, dirfd(d), de->d_name);
+                        r = module_file(f, dirfd(d), name);
                 f->rel[len] = '\0';
-                if (r < 0)
-                        return r;
         }
-        return 0;
+        for (size_t i = 0; i < n_names; i++)
+                free(names[i]);
+        free(names);
+        /* what was read before the budget ran out counts */
+        return r < 0 ? r : k;
 }
 
 int inventory_scan_modules(Scan *s, const char *root, bool configured) {
