@@ -16,8 +16,10 @@
  * docs/inventory.md describes the sources, the rules and the JSON.
  *
  * Everything read is untrusted (a Spack prefix or a directory in /opt may
- * belong to a user): reads are bounded, directories are opened without
- * following symlinks, nothing is written. */
+ * belong to a user, a modulefile to whoever installs software): reads are
+ * bounded, directories are opened without following symlinks, modulefiles
+ * are read and never run, nothing is written (rpm, run to read an RPM
+ * database, takes its database's lock as for any query). */
 
 typedef enum InventoryManager {
         INVENTORY_DEBIAN,
