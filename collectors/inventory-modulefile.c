@@ -462,22 +462,20 @@ static void lua_call(Parse *p, Lex *x, bool path) {
                 p->error = -ENOMEM;
                 return;
         }
-        if (lua_value(p, x, &w[0]) < 0 || !w[0].known || !lua_take(x, ",")) {
+        /* the variable's name: a literal, or the call is not one read here */
+        if (lua_value(p, x, &w[0]) < 0 || !w[0].known || !lua_take(x, ","))
                 return;
-        }
         if (path ? !is_path_variable(w[0].text) : !is_root_variable(w[0].text))
                 return;
         if (lua_value(p, x, &w[1]) < 0 || !w[1].known) {
                 m->unresolved++;
                 return;
         }
-        /* prepend_path("PATH", value, delimiter) */
+        /* prepend_path("PATH", value, delimiter); w[0] is free again */
         if (lua_take(x, ",")) {
-                Word *d = &w[0];
-
-                if (lua_value(p, x, d) < 0 || !d->known || strlen(d->text) != 1)
+                if (lua_value(p, x, &w[0]) < 0 || !w[0].known || strlen(w[0].text) != 1)
                         return;
-                delim = d->text[0];
+                delim = w[0].text[0];
         }
         if (!lua_take(x, ")"))
                 return;
