@@ -218,8 +218,10 @@ int rpm_query_finish(RpmQuery *q);
 /* A modulefile (Tcl, or Lua for Lmod's .lua files): the folders it puts
  * in PATH, LD_LIBRARY_PATH or LIBRARY_PATH and the values of *_ROOT,
  * *_HOME, *_DIR, *_PREFIX it sets, as absolute paths, from literal text
- * and simple variables only (Tcl set, Lua local, "..", pathJoin). Nothing
- * is run; a value using anything else is left out and counted. */
+ * and simple variables only (Tcl set, Lua local, "..", pathJoin, and
+ * Lmod's myModuleName(), myModuleVersion(), myModuleFullName() from the
+ * module's name and version). Nothing is run; a value using anything
+ * else is left out and counted. */
 #define MODULEFILE_MAX (1U << 20)
 #define MODULE_PATHS_MAX 16
 #define MODULE_VARS_MAX 32
@@ -237,5 +239,5 @@ typedef struct ModuleInfo {
         size_t lines_cut;       /* lines longer than DPKG_LINE_MAX, not read */
 } ModuleInfo;
 
-int modulefile_parse(const char *text, size_t n, bool lua, ModuleInfo *ret);
+int modulefile_parse(const char *text, size_t n, bool lua, const char *name, const char *version, ModuleInfo *ret);
 void module_info_done(ModuleInfo *m);

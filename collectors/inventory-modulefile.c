@@ -23,6 +23,7 @@ typedef struct Var {
 
 typedef struct Parse {
         ModuleInfo *info;
+        const char *name, *version;     /* the module's, from its path */
         bool lua;
         bool in_comment;        /* Lua: inside --[[ ]] */
         Var vars[MODULE_VARS_MAX];
@@ -398,6 +399,22 @@ static int lua_term(Parse *p, Lex *x, Word *w, size_t *len, unsigned depth) {
         if (lua_take(x, "(")) {
                 bool first = true;
 
+                /* Lmod's own: the module's name and version, known here */
+                if ((n == 12 && strncmp(name, "myModuleName", 12) == 0) ||
+                    (n == 15 && strncmp(name, "myModuleVersion", 15) == 0) ||
+                    (n == 16 && strncmp(name, "myModuleFullName", 16) == 0)) {
+                        bool ok = true;
+
+                        if (n != 15)
+                                ok = word_append(w, len, p->name, strlen(p->name));
+                        if (ok && n == 16 && p->version[0])
+                                ok = word_append(w, len, "/", 1);
+                        if (ok && n != 12)
+                                ok = word_append(w, len, p->version, strlen(p->version));
+                        if (!ok)
+                                w->known = false;
+                        return lua_take(x, ")") ? 0 : -EINVAL;
+                }
                 if (!(n == 8 && strncmp(name, "pathJoin", 8) == 0)) {
                         w->known = false;
                         return lua_skip_call(x);
@@ -576,7 +593,7 @@ void module_info_done(ModuleInfo *m) {
         *m = (ModuleInfo) {};
 }
 
-int modulefile_parse(const char *text, size_t n, bool lua, ModuleInfo *ret) {
+int modulefile_parse(const char *text, size_t n, bool lua, const char *name, const char *version, ModuleInfo *ret) {
         _cleanup_free_ DpkgLines *lines = calloc(1, sizeof(DpkgLines));
         _cleanup_free_ Parse *p = calloc(1, sizeof(Parse));
         ModuleInfo info = {};
@@ -587,6 +604,8 @@ int modulefile_parse(const char *text, size_t n, bool lua, ModuleInfo *ret) {
         if (n > MODULEFILE_MAX)
                 return -EFBIG;
         p->info = &info;
+        p->name = name;
+        p->version = version;
         p->lua = lua;
         r = inventory_lines_feed(lines, text, n, parse_line, p);
         /* the last line, without its newline */

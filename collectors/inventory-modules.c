@@ -165,15 +165,6 @@ static int module_file(ModuleFind *f, int dir_fd, const char *name) {
         }
         if (!lua && (n < 8 || strncmp(text, "#%Module", 8) != 0))
                 return 0;
-        r = modulefile_parse(text, n, lua, &info);
-        if (r == -ENOMEM)
-                return r;
-        if (r < 0)
-                return 0;
-        r = module_prefixes(&info, prefixes, &n_prefixes);
-        module_info_done(&info);
-        if (r < 0 || n_prefixes == 0)
-                return r;
 
         /* NAME/VERSION from the path below the root; a file right in the
          * root is a NAME without a version */
@@ -187,6 +178,16 @@ static int module_file(ModuleFind *f, int dir_fd, const char *name) {
                 note_bad(f, &f->long_names);
                 return 0;
         }
+
+        r = modulefile_parse(text, n, lua, module, version ?: "", &info);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                return 0;
+        r = module_prefixes(&info, prefixes, &n_prefixes);
+        module_info_done(&info);
+        if (r < 0 || n_prefixes == 0)
+                return r;
         r = scan_add_package(f->scan, INVENTORY_MODULE, module, version ?: "", NULL, NULL, prefixes[0], 0, &p);
         if (r < 0)
                 return r;

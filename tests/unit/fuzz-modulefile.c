@@ -15,7 +15,7 @@ static void check(const uint8_t *data, size_t size, bool lua) {
         ModuleInfo m;
         int r;
 
-        r = modulefile_parse((const char *) data, size, lua, &m);
+        r = modulefile_parse((const char *) data, size, lua, "Core/fftw", "3.3.10", &m);
         if (r == -ENOMEM)
                 return;
         if (r < 0) {

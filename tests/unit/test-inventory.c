@@ -725,7 +725,7 @@ TEST(rpm_query) {
 static ModuleInfo modulefile(const char *text, bool lua) {
         ModuleInfo m;
 
-        ASSERT_OK(modulefile_parse(text, strlen(text), lua, &m));
+        ASSERT_OK(modulefile_parse(text, strlen(text), lua, "fftw", "3.3.10", &m));
         return m;
 }
 
@@ -791,7 +791,7 @@ TEST(modulefile_tcl) {
                 memcpy(t, "#%Module\nset x ", 15);
                 memset(t + 15, 'a', n);
                 snprintf(t + 15 + n, 64, "\nprepend-path PATH /apps/after/bin\n");
-                ASSERT_OK(modulefile_parse(t, strlen(t), false, &m));
+                ASSERT_OK(modulefile_parse(t, strlen(t), false, "x", "1", &m));
                 assert_paths(&m, (const char *[]) { "/apps/after/bin", NULL });
                 ASSERT_EQ(m.lines_cut, 1);
                 module_info_done(&m);
@@ -825,7 +825,9 @@ TEST(modulefile_lua) {
                        "setenv(\"FFTW_ROOT\", root)\n"
                        "if (mode() == \"load\") then prepend_path(\"PATH\", \"/apps/inif/bin\") end\n"
                        "prepend_path(\"PATH\", os.getenv(\"HOME\") .. \"/bin\")\n"
-                       "prepend_path(\"PATH\", pathJoin(myModuleVersion(), \"bin\"))\n"
+                       "prepend_path(\"PATH\", pathJoin(myModuleVersion, \"bin\"))\n"
+                       "prepend_path(\"PATH\", pathJoin(\"/sw\", myModuleFullName(), \"bin\"))\n"
+                       "prepend_path(\"PATH\", \"/sw/\" .. myModuleName() .. \"-\" .. myModuleVersion() .. \"/bin\")\n"
                        "prepend_path(\"PATH\", \"/apps/esc\\\\aped/bin\")\n"
                        "prepend_path(\"PATH\", \"/apps/unterminated/bin)\n"
                        "prepend_path{\"PATH\", \"/apps/table/bin\", priority=10}\n"
@@ -835,9 +837,10 @@ TEST(modulefile_lua) {
                        "prepend_path(\"PATH\", ((((((((((\"/deep\"))))))))))\n"
                        "prepend_path(\"PATH\", \"/apps/a/bin:/apps/b/bin\")", true);
         assert_paths(&m, (const char *[]) { "/apps/fftw/3.3.10/bin", "/apps/fftw/3.3.10/lib", "/apps/long/lib",
-                                            "R:/apps/fftw/3.3.10", "/apps/inif/bin", "/apps/a/bin", "/apps/b/bin",
-                                            NULL });
-        ASSERT_EQ(m.unresolved, 6);        /* getenv, myModuleVersion, escape, open string, root, depth */
+                                            "R:/apps/fftw/3.3.10", "/apps/inif/bin", "/sw/fftw/3.3.10/bin",
+                                            "/sw/fftw-3.3.10/bin", "/apps/a/bin", "/apps/b/bin", NULL });
+        /* getenv, a variable never set, escape, open string, root, depth */
+        ASSERT_EQ(m.unresolved, 6);
         module_info_done(&m);
 }
 
