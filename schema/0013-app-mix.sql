@@ -6,7 +6,11 @@
 --
 -- jobs.app_object is the executable a job's app was named after (NULL when
 -- the LMK_NOTES app= note named it): the query groups such jobs by the
--- package that installed the executable. mix_keys holds each distinct
+-- package that installed the executable. A job none of whose executables
+-- had a sample (all its time in libraries: a BLAS driver, a program run by
+-- an interpreter that was not sampled) is named after its command (comm)
+-- with the most samples, app_object -1; the jobs stored before without an
+-- app get theirs here. mix_keys holds each distinct
 -- (app, app_object, user, account, partition), with '' and 0 for what is
 -- unknown so that the unique key holds; jobs.mix_key is the key a job's
 -- time is counted under. When a job's key changes (its top executable
@@ -35,12 +39,16 @@ CREATE TABLE app_days (
         PRIMARY KEY (day, mix_key)
 ) WITHOUT ROWID;
 
--- The jobs stored before: the executable their app came from, their keys
--- and their days.
+-- The jobs stored before: the executable their app came from, the command
+-- for those without, their keys and their days.
+UPDATE jobs SET app_object = -1, app = (
+        SELECT t.comm FROM samples s JOIN tasks t ON t.id = s.task_id WHERE s.job_id = jobs.id
+        GROUP BY t.comm ORDER BY sum(s.samples) DESC, t.comm LIMIT 1)
+WHERE app IS NULL AND EXISTS (SELECT 1 FROM samples s WHERE s.job_id = jobs.id);
 UPDATE jobs SET app_object = (
         SELECT jo.object_id FROM job_objects jo JOIN objects o ON o.id = jo.object_id
         WHERE jo.job_id = jobs.id AND o.kind = 'exe' ORDER BY jo.samples DESC, o.path LIMIT 1)
-WHERE app IS NOT NULL AND NOT EXISTS (
+WHERE app IS NOT NULL AND app_object IS NULL AND NOT EXISTS (
         SELECT 1 FROM job_notes n WHERE n.job_id = jobs.id AND n.note_key = 'app' AND n.note_value <> '');
 INSERT OR IGNORE INTO mix_keys (app, app_object, user_name, account, partition_name)
         SELECT DISTINCT coalesce(app, ''), coalesce(app_object, 0), coalesce(user_name, ''), coalesce(account, ''),

@@ -3,7 +3,8 @@
  * application, user, account or partition over whole UTC days, the top N
  * and "everything else", and the same groups week by week. An application
  * is a job's LMK_NOTES app= note, else the package that installed its top
- * executable, else that executable's file name. */
+ * executable, else that executable's file name, else (no executable of the
+ * job had a sample) its command with the most samples. */
 #include <errno.h>
 #include <time.h>
 
@@ -37,7 +38,8 @@ typedef struct MixGroup {
         size_t rank;            /* its place in the answer; top: the "everything else" row */
 } MixGroup;
 
-/* What a key is counted as, grouped by `by`. */
+/* What a key is counted as, grouped by `by`: by app, also what named it
+ * (note, package, executable, command or unknown). */
 static const char *key_name(const AppMixKey *k, AppMixBy by, const char **ret_kind) {
         *ret_kind = NULL;
         switch (by) {
@@ -52,6 +54,10 @@ static const char *key_name(const AppMixKey *k, AppMixBy by, const char **ret_ki
         }
         if (k->from_note) {
                 *ret_kind = "note";
+                return k->app;
+        }
+        if (k->from_command) {
+                *ret_kind = "command";
                 return k->app;
         }
         if (k->package) {

@@ -312,15 +312,20 @@ static const char *const stmt_sql[_STMT_MAX] = {
          * else the file name of the executable with the most samples so
          * far; written only when it changed, so its index is left alone. */
         /* The job's app: its app= note, else the file name of its top
-         * executable, which is then app_object (schema/0013). */
+         * executable (then app_object), else, when no executable of its had
+         * a sample (all its time in libraries), the command with the most
+         * samples (app_object -1). schema/0013. */
         [STMT_JOB_APP] =
-                "UPDATE jobs SET app = a.app, app_object = a.object FROM (SELECT coalesce(n.note, e.name) AS app, "
-                "CASE WHEN n.note IS NULL THEN e.id END AS object "
+                "UPDATE jobs SET app = a.app, app_object = a.object FROM (SELECT b.app, "
+                "CASE WHEN b.note IS NOT NULL THEN NULL WHEN b.exe IS NOT NULL THEN b.exe "
+                "WHEN b.app IS NOT NULL THEN -1 END AS object FROM (SELECT n.note, e.id AS exe, "
+                "coalesce(n.note, e.name, (SELECT t.comm FROM samples s JOIN tasks t ON t.id = s.task_id "
+                "WHERE s.job_id = ?1 GROUP BY t.comm ORDER BY sum(s.samples) DESC, t.comm LIMIT 1)) AS app "
                 "FROM (SELECT (SELECT nullif(note_value, '') FROM job_notes "
                 "WHERE job_id = ?1 AND note_key = 'app') AS note) n LEFT JOIN "
                 "(SELECT o.id, " SQL_FILE_NAME("o.path") " AS name FROM job_objects jo "
                 "JOIN objects o ON o.id = jo.object_id "
-                "WHERE jo.job_id = ?1 AND o.kind = 'exe' ORDER BY jo.samples DESC, o.path LIMIT 1) e) AS a "
+                "WHERE jo.job_id = ?1 AND o.kind = 'exe' ORDER BY jo.samples DESC, o.path LIMIT 1) e) b) AS a "
                 "WHERE jobs.id = ?1 AND (jobs.app IS NOT a.app OR jobs.app_object IS NOT a.object)",
         /* the application mix (schema/0013): the key a job's time is
          * counted under, and the key its columns name now */
@@ -3203,6 +3208,7 @@ static int sqlite_list_app_mix(Storage *base, int64_t since, int64_t until, AppM
                 }
                 k->app = column_strdup(st, 0, &r);
                 k->from_note = sqlite3_column_int64(st, 1) == 0 && *sqlite3_column_text(st, 0) != 0;
+                k->from_command = sqlite3_column_int64(st, 1) < 0;
                 k->user = column_strdup(st, 2, &r);
                 k->account = column_strdup(st, 3, &r);
                 k->partition = column_strdup(st, 4, &r);

@@ -55,7 +55,8 @@ typedef struct ShareList {
 
 typedef struct StoredJob {
         char *job, *cluster, *user, *account, *partition, *name;
-        char *app; /* the LMK_NOTES app= note, else the top executable's file name; NULL if neither */
+        char *app; /* the LMK_NOTES app= note, else the top executable's file name, else the top
+                    * command when no executable had a sample; NULL if none */
         int64_t nodes_alloc, tasks; /* STORAGE_NULL when unknown */
         bool ended;
         double first_seen, last_seen; /* NAN when unknown */
@@ -259,9 +260,10 @@ typedef struct PackageList {
 /* The site's application mix (schema/0013): time per day and per key
  * (application, user, account, partition) over whole UTC days. */
 typedef struct AppMixKey {
-        char *app;              /* the app= note or the executable's file name; "" when neither */
+        char *app;              /* the app= note, the executable's file name or the command; "" when none */
         char *package;          /* the package that installed the executable; NULL: none known or a note */
-        bool from_note;         /* the app= note named it (else the executable did, or nothing) */
+        bool from_note;         /* the app= note named it */
+        bool from_command;      /* no executable had samples: the top command (comm) named it */
         char *user, *account, *partition; /* "" when unknown */
 } AppMixKey;
 

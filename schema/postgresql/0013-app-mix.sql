@@ -1,6 +1,7 @@
 -- SPDX-License-Identifier: GPL-2.0-or-later
 -- PostgreSQL dialect of schema/0013-app-mix.sql: the application mix per
--- day and key, the key each job counts under, and the jobs stored before.
+-- day and key, the key each job counts under, the command that names a job
+-- none of whose executables had a sample, and the jobs stored before.
 -- Ties between executables are broken by the path in byte order, as
 -- SQLite's BINARY collation does.
 ALTER TABLE jobs ADD COLUMN app_object BIGINT;
@@ -24,10 +25,14 @@ CREATE TABLE app_days (
         PRIMARY KEY (day, mix_key)
 );
 
+UPDATE jobs SET app_object = -1, app = (
+        SELECT t.comm FROM samples s JOIN tasks t ON t.id = s.task_id WHERE s.job_id = jobs.id
+        GROUP BY t.comm ORDER BY sum(s.samples) DESC, t.comm COLLATE "C" LIMIT 1)
+WHERE app IS NULL AND EXISTS (SELECT 1 FROM samples s WHERE s.job_id = jobs.id);
 UPDATE jobs SET app_object = (
         SELECT jo.object_id FROM job_objects jo JOIN objects o ON o.id = jo.object_id
         WHERE jo.job_id = jobs.id AND o.kind = 'exe' ORDER BY jo.samples DESC, o.path COLLATE "C" LIMIT 1)
-WHERE app IS NOT NULL AND NOT EXISTS (
+WHERE app IS NOT NULL AND app_object IS NULL AND NOT EXISTS (
         SELECT 1 FROM job_notes n WHERE n.job_id = jobs.id AND n.note_key = 'app' AND n.note_value <> '');
 INSERT INTO mix_keys (app, app_object, user_name, account, partition_name)
         SELECT DISTINCT coalesce(app, ''), coalesce(app_object, 0), coalesce(user_name, ''), coalesce(account, ''),
