@@ -6,10 +6,14 @@
 
 #include "cli.h"
 
-/* Time per library family or per installed package. */
-static int top_groups(Cli *cli, bool families, const char *since, const char *until, const char *limit) {
-        const char *fq[] = { "since", since, "until", until, NULL };
-        const char *pq[] = { "since", since, "until", until, "limit", limit, NULL };
+/* Time per library family or per installed package, of the whole site or
+ * of a cluster's, partition's or account's jobs (scope: their values). */
+static int top_groups(Cli *cli, bool families, const char *since, const char *until, const char *limit,
+                      const char *const *scope) {
+        const char *fq[] = { "since", since, "until", until, "cluster", scope[0], "partition", scope[1],
+                             "account", scope[2], NULL };
+        const char *pq[] = { "since", since, "until", until, "limit", limit, "cluster", scope[0],
+                             "partition", scope[1], "account", scope[2], NULL };
         _cleanup_(json_object_putp) json_object *o = NULL;
         char a[32], b[32], total[32];
         json_object *list;
@@ -22,9 +26,10 @@ static int top_groups(Cli *cli, bool families, const char *since, const char *un
                 cli_print_json(o);
                 return 0;
         }
-        printf("Time per %s, %s to %s\n(shares of all %s samples in that time)\n",
+        printf("Time per %s, %s to %s\n(shares of all %s samples in that time%s)\n",
                families ? "library family" : "installed package", fmt_time(jnum(o, "since"), a, sizeof(a)),
-               fmt_time(jnum(o, "until"), b, sizeof(b)), fmt_count(jint(o, "total_samples"), total, sizeof(total)));
+               fmt_time(jnum(o, "until"), b, sizeof(b)), fmt_count(jint(o, "total_samples"), total, sizeof(total)),
+               scope[0] || scope[1] || scope[2] ? " of these jobs, each prorated to the time" : "");
         list = jget(o, families ? "families" : "packages");
         if (json_object_array_length(list) == 0) {
                 printf(families ? "No samples in a known library family in this time.\n" :
@@ -60,10 +65,14 @@ int do_top(Cli *cli, int argc, char **argv) {
                 { "limit", required_argument, NULL, 'n' },
                 { "families", no_argument, NULL, 'f' },
                 { "packages", no_argument, NULL, 'p' },
+                { "cluster", required_argument, NULL, 'C' },
+                { "partition", required_argument, NULL, 'P' },
+                { "account", required_argument, NULL, 'A' },
                 {}
         };
         bool families = false, packages = false;
-        const char *query[] = { "kind", NULL, "since", "7d", "until", NULL, "limit", "20", NULL };
+        const char *query[] = { "kind", NULL, "since", "7d", "until", NULL, "limit", "20", "cluster", NULL,
+                                "partition", NULL, "account", NULL, NULL };
         _cleanup_(json_object_putp) json_object *o = NULL;
         char a[32], b[32], total[32];
         json_object *objects;
@@ -97,6 +106,15 @@ int do_top(Cli *cli, int argc, char **argv) {
                 case 'p':
                         packages = true;
                         break;
+                case 'C':
+                        query[9] = optarg;
+                        break;
+                case 'P':
+                        query[11] = optarg;
+                        break;
+                case 'A':
+                        query[13] = optarg;
+                        break;
                 default:
                         return cli_error(cli, EINVAL, "top: unknown option %s", argv[optind - 1]);
                 }
@@ -107,7 +125,8 @@ int do_top(Cli *cli, int argc, char **argv) {
         if ((families || packages) && (query[1] || (families && packages)))
                 return cli_error(cli, EINVAL, "top: --families and --packages go alone, without a kind");
         if (families || packages)
-                return top_groups(cli, families, query[3], query[5], query[7]);
+                return top_groups(cli, families, query[3], query[5], query[7],
+                                  (const char *const[]) { query[9], query[11], query[13] });
 
         r = cli_get(cli, "/api/v1/objects", query, &o);
         if (r < 0)

@@ -498,13 +498,26 @@ void api_job(Server *s, Request *req, Reply *reply) {
         reply_json(reply, MHD_HTTP_OK, TAKE_PTR(o));
 }
 
-static const char *const objects_args[] = { "since", "until", "kind", "limit", NULL };
+static const char *const objects_args[] = { "since", "until", "kind", "limit", "cluster", "partition", "account",
+                                            NULL };
+
+JobScope api_scope(Request *req) {
+        return (JobScope) {
+                .cluster = request_arg(req, "cluster"),
+                .partition = request_arg(req, "partition"),
+                .account = request_arg(req, "account"),
+        };
+}
+
+const char *api_grain_name(int64_t grain) {
+        return grain == 86400 ? "day" : grain == 3600 ? "hour" : "jobs";
+}
 
 void api_objects(Server *s, Request *req, Reply *reply) {
         _cleanup_(json_object_putp) json_object *o = NULL;
         json_object *a;
         int64_t now = (int64_t) time(NULL);
-        ObjectFilter f = { .until = now, .kind = -1, .limit = DEFAULT_LIMIT };
+        ObjectFilter f = { .until = now, .kind = -1, .limit = DEFAULT_LIMIT, .scope = api_scope(req) };
         const char *kind = request_arg(req, "kind");
         ObjectList l = {};
         int r;
@@ -530,7 +543,7 @@ void api_objects(Server *s, Request *req, Reply *reply) {
         if (!o || !a ||
             json_add(o, "since", json_object_new_int64(l.since)) < 0 ||
             json_add(o, "until", json_object_new_int64(l.until)) < 0 ||
-            json_add(o, "grain", json_object_new_string(l.grain == 86400 ? "day" : "hour")) < 0 ||
+            json_add(o, "grain", json_object_new_string(api_grain_name(l.grain))) < 0 ||
             json_add(o, "kind", json_string_or_null(kind)) < 0 ||
             json_add(o, "total_samples", json_object_new_int64(l.total_samples)) < 0 ||
             json_add(o, "total_cpu_seconds", json_number(l.total_cpu_seconds, TIME_DECIMALS)) < 0) {

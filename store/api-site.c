@@ -13,7 +13,8 @@
 #define MAX_LIMIT 100000
 #define DECIMALS 3
 
-static const char *const packages_args[] = { "since", "until", "unused", "manager", "limit", NULL };
+static const char *const packages_args[] = { "since", "until", "unused", "manager", "limit", "cluster", "partition",
+                                             "account", NULL };
 
 static int by_use(const void *a, const void *b) {
         const PackageUse *x = a, *y = b;
@@ -28,7 +29,7 @@ static int by_use(const void *a, const void *b) {
 void api_packages(Server *s, Request *req, Reply *reply) {
         _cleanup_(json_object_putp) json_object *o = NULL;
         int64_t now = (int64_t) time(NULL);
-        PackageFilter f = { .until = now };
+        PackageFilter f = { .until = now, .scope = api_scope(req) };
         const char *unused = request_arg(req, "unused"), *manager = request_arg(req, "manager");
         unsigned limit = DEFAULT_LIMIT;
         PackageList l = {};
@@ -64,7 +65,7 @@ void api_packages(Server *s, Request *req, Reply *reply) {
         r = !o || !a ? -ENOMEM : 0;
         if (r >= 0 && ((r = json_add(o, "since", json_object_new_int64(l.since))) < 0 ||
                        (r = json_add(o, "until", json_object_new_int64(l.until))) < 0 ||
-                       (r = json_add(o, "grain", json_object_new_string(l.grain == 86400 ? "day" : "hour"))) < 0 ||
+                       (r = json_add(o, "grain", json_object_new_string(api_grain_name(l.grain)))) < 0 ||
                        (r = json_add(o, "unused", json_object_new_boolean(f.unused))) < 0 ||
                        (r = json_add(o, "total_samples", json_object_new_int64(l.total_samples))) < 0))
                 json_object_put(TAKE_PTR(a));
@@ -117,7 +118,7 @@ static int by_samples(const void *a, const void *b) {
         return strcmp(x->family, y->family);
 }
 
-static const char *const families_args[] = { "since", "until", "purpose", NULL };
+static const char *const families_args[] = { "since", "until", "purpose", "cluster", "partition", "account", NULL };
 
 /* Time per library family over a range: every object the range sampled,
  * classified by the families table (common/lib-families.h, the site's
@@ -126,7 +127,7 @@ static const char *const families_args[] = { "since", "until", "purpose", NULL }
 void api_families(Server *s, Request *req, Reply *reply) {
         _cleanup_(json_object_putp) json_object *o = NULL;
         int64_t now = (int64_t) time(NULL);
-        ObjectFilter f = { .until = now, .kind = -1, .limit = UINT32_MAX };
+        ObjectFilter f = { .until = now, .kind = -1, .limit = UINT32_MAX, .scope = api_scope(req) };
         const char *purpose = request_arg(req, "purpose");
         FamilyUse *u = NULL;
         size_t n = 0;
@@ -167,6 +168,7 @@ void api_families(Server *s, Request *req, Reply *reply) {
         r = !u || !o || !a ? -ENOMEM : 0;
         if (r >= 0 && ((r = json_add(o, "since", json_object_new_int64(l.since))) < 0 ||
                        (r = json_add(o, "until", json_object_new_int64(l.until))) < 0 ||
+                       (r = json_add(o, "grain", json_object_new_string(api_grain_name(l.grain)))) < 0 ||
                        (r = json_add(o, "total_samples", json_object_new_int64(l.total_samples))) < 0 ||
                        (r = json_add(o, "total_cpu_seconds", json_number(l.total_cpu_seconds, DECIMALS))) < 0))
                 json_object_put(TAKE_PTR(a));

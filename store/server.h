@@ -135,6 +135,11 @@ void api_packages(Server *s, Request *req, Reply *reply);
 void api_families(Server *s, Request *req, Reply *reply);
 /* The application mix (api-apps.c). */
 void api_apps(Server *s, Request *req, Reply *reply);
+/* The cluster, partition and account a site answer is narrowed to
+ * (query parameters; pointers into req). */
+JobScope api_scope(Request *req);
+/* "day", "hour", or "jobs" for a scope's prorated jobs (ObjectList.grain). */
+const char *api_grain_name(int64_t grain);
 /* "share" of part in total and what it rests on (docs/uncertainty.md). */
 int api_add_share(json_object *e, int64_t part, int64_t total);
 /* Query parameters: a time (Unix seconds, "now" or an age; fallback when

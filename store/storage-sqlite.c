@@ -2836,6 +2836,35 @@ static int by_samples(const void *a, const void *b) {
 /* Reads the rows of the range (object, samples, CPU seconds) and sums them
  * per object in v, and all of them in ol. */
 /* Adds the sums of one grain's rows in [since, until). */
+/* Adds one row of sums to the range's: every row counts to the total,
+ * only the kind asked for is named. */
+static int object_sum_add(int64_t id, int64_t samples, double cpu, Hashmap *only, Hashmap *index, ObjectSum **v,
+                          size_t *n, size_t *alloc, ObjectList *ol) {
+        ObjectSum *x;
+        void *p;
+        int r;
+
+        ol->total_samples = __builtin_add_overflow(ol->total_samples, samples, &ol->total_samples)
+                                    ? INT64_MAX : ol->total_samples;
+        ol->total_cpu_seconds += cpu;
+        if (only && !hashmap_get(only, INT_TO_KEY(id)))
+                return 0;
+        p = hashmap_get(index, INT_TO_KEY(id));
+        if (p)
+                x = &(*v)[(uintptr_t) p - 1];
+        else {
+                if ((r = grow((void **) v, *n, alloc, sizeof(ObjectSum))) < 0 ||
+                    (r = hashmap_put(index, INT_TO_KEY(id), (void *) (uintptr_t) (*n + 1))) < 0)
+                        return r;
+                x = &(*v)[(*n)++];
+                x->id = id;
+        }
+        /* each stored sum is within int64, a range of them need not be */
+        x->samples = __builtin_add_overflow(x->samples, samples, &x->samples) ? INT64_MAX : x->samples;
+        x->cpu_seconds += cpu;
+        return 0;
+}
+
 static int add_object_rows(Conn *c, Stmt which, int64_t since, int64_t until, Hashmap *only, Hashmap *index,
                            ObjectSum **v, size_t *n, size_t *alloc, ObjectList *ol) {
         sqlite3_stmt *st;
@@ -2846,34 +2875,54 @@ static int add_object_rows(Conn *c, Stmt which, int64_t since, int64_t until, Ha
         r = conn_stmt(c, which, &st);
         if (r < 0 || (r = bind_int(st, 1, since)) < 0 || (r = bind_int(st, 2, until)) < 0)
                 return r;
-        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-                int64_t id = sqlite3_column_int64(st, 0), samples = sqlite3_column_int64(st, 1);
-                double cpu = sqlite3_column_double(st, 2);
-                void *p;
-                ObjectSum *x;
-
-                /* every row counts to the total, only the kind asked for is named */
-                ol->total_samples = __builtin_add_overflow(ol->total_samples, samples, &ol->total_samples)
-                                            ? INT64_MAX : ol->total_samples;
-                ol->total_cpu_seconds += cpu;
-                if (only && !hashmap_get(only, INT_TO_KEY(id)))
-                        continue;
-                p = hashmap_get(index, INT_TO_KEY(id));
-                if (p)
-                        x = &(*v)[(uintptr_t) p - 1];
-                else {
-                        if ((r = grow((void **) v, *n, alloc, sizeof(ObjectSum))) < 0 ||
-                            (r = hashmap_put(index, INT_TO_KEY(id), (void *) (uintptr_t) (*n + 1))) < 0)
-                                return r;
-                        x = &(*v)[(*n)++];
-                        x->id = id;
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+                if ((r = object_sum_add(sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
+                                        sqlite3_column_double(st, 2), only, index, v, n, alloc, ol)) < 0) {
+                        sqlite3_reset(st);
+                        return r;
                 }
-                /* each stored sum is within int64, a range of them need not be */
-                x->samples = __builtin_add_overflow(x->samples, samples, &x->samples) ? INT64_MAX : x->samples;
-                x->cpu_seconds += cpu;
-        }
         sqlite3_reset(st);
         return rc == SQLITE_DONE ? 0 : sqlite_errno(rc);
+}
+
+/* The objects of a scope's jobs that ran in [since, until): each job's
+ * sums (job_objects, which has no time) times the part of the job inside
+ * the range. The job list's indexes (schema/0006) find the account's or the
+ * partition's jobs by last_seen. */
+static int add_scoped_object_rows(Conn *c, const JobScope *scope, int64_t since, int64_t until, Hashmap *only,
+                                  Hashmap *index, ObjectSum **v, size_t *n, size_t *alloc, ObjectList *ol) {
+        char sql[512];
+        sqlite3_stmt *st = NULL;
+        int r, rc, i = 3;
+
+        snprintf(sql, sizeof(sql),
+                 "SELECT jo.object_id, jo.samples, jo.cpu_seconds, j.first_seen, j.last_seen FROM jobs j "
+                 "JOIN job_objects jo ON jo.job_id = j.id WHERE j.last_seen >= ?1 AND j.first_seen < ?2%s%s%s",
+                 scope->account ? " AND j.account = ?" : "", scope->partition ? " AND j.partition_name = ?" : "",
+                 scope->cluster ? " AND j.cluster = ?" : "");
+        r = sqlite_errno(sqlite3_prepare_v2(c->db, sql, -1, &st, NULL));
+        if (r < 0 || (r = bind_int(st, 1, since)) < 0 || (r = bind_int(st, 2, until)) < 0 ||
+            (scope->account && (r = bind_text(st, i++, scope->account)) < 0) ||
+            (scope->partition && (r = bind_text(st, i++, scope->partition)) < 0) ||
+            (scope->cluster && (r = bind_text(st, i++, scope->cluster)) < 0)) {
+                sqlite3_finalize(st);
+                return r;
+        }
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+                double first = sqlite3_column_double(st, 3), last = sqlite3_column_double(st, 4);
+                double in = MIN(last, (double) until) - MAX(first, (double) since), part = 1;
+
+                if (last - first > 0)
+                        part = MIN(MAX(in / (last - first), 0.0), 1.0);
+                r = object_sum_add(sqlite3_column_int64(st, 0), llround((double) sqlite3_column_int64(st, 1) * part),
+                                   sqlite3_column_double(st, 2) * part, only, index, v, n, alloc, ol);
+                if (r < 0)
+                        break;
+        }
+        if (r >= 0 && rc != SQLITE_DONE)
+                r = sqlite_errno(rc);
+        sqlite3_finalize(st);
+        return r;
 }
 
 /* The range's rows: hours, or days, with whole weeks inside a range of
@@ -2899,8 +2948,8 @@ static int kind_ids(Conn *c, const char *kind, Hashmap **ret) {
         return 0;
 }
 
-static int sum_objects(Conn *c, const ObjectList *range, const char *kind, ObjectSum **v, size_t *n,
-                       ObjectList *ol) {
+static int sum_objects(Conn *c, const ObjectList *range, const char *kind, const JobScope *scope, ObjectSum **v,
+                       size_t *n, ObjectList *ol) {
         _cleanup_(hashmap_freep) Hashmap *index = hashmap_new(&uint64_hash_ops), *only = NULL;
         size_t alloc = 0;
         int r;
@@ -2909,6 +2958,8 @@ static int sum_objects(Conn *c, const ObjectList *range, const char *kind, Objec
                 return -ENOMEM;
         if (kind && (r = kind_ids(c, kind, &only)) < 0)
                 return r;
+        if (scope && job_scope_any(scope))
+                return add_scoped_object_rows(c, scope, range->since, range->until, only, index, v, n, &alloc, ol);
         if (range->grain != DAY_SECONDS)
                 return add_object_rows(c, STMT_OBJECT_HOURS, range->since, range->until, only, index, v, n, &alloc,
                                        ol);
@@ -2960,15 +3011,18 @@ static int sqlite_list_objects(Storage *base, const ObjectFilter *f, ObjectList 
         int r, rc;
 
         ol.grain = f->until - f->since >= OBJECT_DAYS_FROM ? DAY_SECONDS : BUCKET_SECONDS;
-        /* whole hours or days: the rollups have no finer grain */
-        ol.since = f->since - ((f->since % ol.grain) + ol.grain) % ol.grain;
+        /* whole hours or days: the rollups have no finer grain; a scope's
+         * jobs are prorated to the range as it is */
+        if (job_scope_any(&f->scope))
+                ol.grain = 0;
+        ol.since = ol.grain ? f->since - ((f->since % ol.grain) + ol.grain) % ol.grain : f->since;
         ol.until = f->until;
 
         reader_acquire(s, &c);
         /* one read transaction, not one per name looked up */
         r = conn_exec(c, "BEGIN");
         if (r >= 0)
-                r = sum_objects(c, &ol, kind, &v, &n, &ol);
+                r = sum_objects(c, &ol, kind, &f->scope, &v, &n, &ol);
         for (size_t i = 0; r >= 0 && i < n; i++) {
                 if ((r = conn_stmt(c, STMT_OBJECT_NAME, &st)) < 0 || (r = bind_int(st, 1, v[i].id)) < 0)
                         break;
@@ -3056,14 +3110,15 @@ static int sqlite_list_packages(Storage *base, const PackageFilter *f, PackageLi
 
         if (!by_package)
                 return -ENOMEM;
-        range.grain = f->until - f->since >= OBJECT_DAYS_FROM ? DAY_SECONDS : BUCKET_SECONDS;
-        range.since = f->since - ((f->since % range.grain) + range.grain) % range.grain;
+        range.grain = job_scope_any(&f->scope) ? 0 : f->until - f->since >= OBJECT_DAYS_FROM ? DAY_SECONDS
+                                                                                             : BUCKET_SECONDS;
+        range.since = range.grain ? f->since - ((f->since % range.grain) + range.grain) % range.grain : f->since;
         range.until = f->until;
 
         reader_acquire(s, &c);
         r = conn_exec(c, "BEGIN");
         if (r >= 0)
-                r = sum_objects(c, &range, NULL, &v, &n, &range);
+                r = sum_objects(c, &range, NULL, &f->scope, &v, &n, &range);
         if (r >= 0 && !(by_object = hashmap_new(&uint64_hash_ops)))
                 r = -ENOMEM;
         for (size_t i = 0; r >= 0 && i < n; i++)

@@ -191,10 +191,22 @@ typedef struct JobFilter {
         char *const *viewer_accounts;
 } JobFilter;
 
+/* The jobs of a cluster, partition and/or account (NULL: any): site-wide
+ * sums narrowed to them come from the jobs' own sums (job_objects), each
+ * job's prorated by the part of it inside the range. */
+typedef struct JobScope {
+        const char *cluster, *partition, *account;
+} JobScope;
+
+static inline bool job_scope_any(const JobScope *s) {
+        return s->cluster || s->partition || s->account;
+}
+
 typedef struct ObjectFilter {
         int64_t since, until;
         int kind; /* CodeKind, or -1 for all */
         unsigned limit;
+        JobScope scope;
 } ObjectFilter;
 
 typedef struct ObjectList {
@@ -202,7 +214,8 @@ typedef struct ObjectList {
         int64_t total_samples; /* all samples in the range, every kind */
         double total_cpu_seconds;
         int64_t since, until;  /* the range actually covered: since rounded down to grain */
-        int64_t grain;         /* seconds: 3600 (whole hours) or 86400 (whole days, for a week or more) */
+        int64_t grain;         /* seconds: 3600 (whole hours) or 86400 (whole days, for a week or more);
+                                * 0: a scope's jobs, prorated to the range as given */
 } ObjectList;
 
 typedef struct NodeInfo {
@@ -238,6 +251,7 @@ typedef struct StorageStats {
 typedef struct PackageFilter {
         int64_t since, until;
         bool unused;            /* only those without a sample in the range */
+        JobScope scope;
 } PackageFilter;
 
 typedef struct PackageUse {

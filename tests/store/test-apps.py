@@ -181,6 +181,20 @@ def main():
         check_eq((status, headers.get("content-type", "").split(";")[0]), (403, "text/html"),
                  "time per user for a person: an error page")
 
+        # packages, families and objects of an account's, partition's or cluster's jobs, each job
+        # prorated to the part of it inside the range
+        o = s.get_ok("/api/v1/packages?since=14d&account=p2")
+        check_eq((o["grain"], o["total_samples"], [(p["name"], p["samples"], p["share"]) for p in o["packages"]]),
+                 ("jobs", 850, [("gromacs", 300, 0.352941)]), "the packages of account p2's jobs")
+        o = s.get_ok("/api/v1/packages?since=14d&account=p1")
+        check_eq([(p["name"], p["samples"]) for p in o["packages"]], [("gromacs", 0)], "none of it in p1's jobs")
+        o = s.get_ok("/api/v1/objects?since=14d&partition=gpu")
+        check_eq([(x["object"], x["samples"]) for x in o["objects"]], [(GMX, 300)], "the gpu partition's objects")
+        o = s.get_ok(f"/api/v1/objects?since={int(old) + 30}&until={int(old) + 90}&account=p1&cluster=demo")
+        check_eq((o["since"], [(x["object"], x["samples"]) for x in o["objects"]]),
+                 (int(old) + 30, [("/opt/lammps/bin/lmp", 125)]), "half of a job's minute, half its samples")
+        check_eq(s.get_ok("/api/v1/families?since=14d&cluster=elsewhere")["total_samples"], 0, "another cluster")
+
         # a job whose time is all in a library: named after its command
         check_eq(s.ingest(make_batch(seq=5, start=START + 180, jobs=[job("1005", "erin", "p3", "cpu")],
                                      rows=[row("1005", "/usr/lib/libopenblas.so.0", "lib", 40, user="erin",
@@ -197,6 +211,11 @@ def main():
         if r.returncode != 0 or not all(w in r.stdout for w in ("lammps", "solver", "gromacs", "46.1%",
                                                                 "everything else")):
             fail(f"lmk apps: {r.returncode} {r.stdout} {r.stderr}")
+        log(r.stdout)
+        r = subprocess.run(lmk + ["top", "--packages", "--since", "14d", "--account", "p2"], capture_output=True,
+                           text=True)
+        if r.returncode != 0 or "gromacs 2023.1" not in r.stdout or "of these jobs" not in r.stdout:
+            fail(f"lmk top --packages --account p2: {r.returncode} {r.stdout} {r.stderr}")
         log(r.stdout)
         r = subprocess.run(lmk + ["apps", "--since", "14d", "--by", "account", "--weekly"], capture_output=True,
                            text=True)
