@@ -15,6 +15,7 @@
 
 #include "store-config.h"
 #include "log.h"
+#include "retention.h"
 #include "server.h"
 #include "storage.h"
 #include "util.h"
@@ -60,6 +61,9 @@ static void help(void) {
                "                                sending headers\n"
                "     --max-body BYTES           Largest batch, before and after gzip (default 32M)\n"
                "     --max-buffered BYTES       All bodies being received together (default 512M)\n"
+               "     --keep-raw-days DAYS       Keep raw rows this long, summaries and rollups for\n"
+               "                                good (default 30; 0: keep everything)\n"
+               "     --retention-interval SEC   Time between retention passes (default 3600)\n"
                "\nSee lmk-store(8).\n");
 }
 
@@ -89,6 +93,8 @@ static const struct option options[] = {
         { "max-connections-per-ip", required_argument, NULL, 'p' },
         { "max-body", required_argument, NULL, 'b' },
         { "max-buffered", required_argument, NULL, 'B' },
+        { "keep-raw-days", required_argument, NULL, 'k' },
+        { "retention-interval", required_argument, NULL, 'R' },
         {}
 };
 
@@ -378,6 +384,7 @@ int main(int argc, char **argv) {
         TokenSet *tokens = NULL;
         unsigned from, to;
         char addr[INET6_ADDRSTRLEN + 16];
+        Retention retention = {};
         sigset_t mask;
         int r;
 
@@ -468,11 +475,18 @@ int main(int argc, char **argv) {
         format_address(&s.config.listen, server_port(&s), addr, sizeof(addr));
         log_info("Listening on http://%s/ with database %s (%s, schema version %u).",
                  addr, location, ops->name, to);
+        retention = (Retention) {
+                .storage = storage, .metrics = &s.metrics,
+                .keep_raw_days = c.keep_raw_days, .interval_s = c.retention_interval,
+        };
+        if (retention_start(&retention) < 0)
+                goto fail;
         notify("READY=1\nSTATUS=Serving");
 
         r = run(&s, &c, &mask);
 
         notify("STOPPING=1");
+        retention_stop(&retention);
         server_stop(&s, STOP_TIMEOUT_S);
         ops->close(storage);
         free_users(s.config.admin_users);

@@ -111,6 +111,30 @@ void metrics_write(const Metrics *m, int64_t db_bytes, FILE *f) {
                 "# TYPE lmk_store_start_time_seconds gauge\n"
                 "lmk_store_start_time_seconds %" PRId64 "\n",
                 atomic_load(&m->in_flight), m->start_time);
+        fprintf(f,
+                "# HELP lmk_store_retention_keep_raw_seconds How long raw rows (batch receipts, sample rows, "
+                "the per-batch time line) are kept; 0: for good. Summaries and rollups are kept for good.\n"
+                "# TYPE lmk_store_retention_keep_raw_seconds gauge\n"
+                "lmk_store_retention_keep_raw_seconds %" PRIu64 "\n"
+                "# HELP lmk_store_retention_deleted_rows_total Raw rows deleted by retention.\n"
+                "# TYPE lmk_store_retention_deleted_rows_total counter\n"
+                "lmk_store_retention_deleted_rows_total{table=\"batches\"} %" PRIu64 "\n"
+                "lmk_store_retention_deleted_rows_total{table=\"samples\"} %" PRIu64 "\n"
+                "lmk_store_retention_deleted_rows_total{table=\"job_timeline\"} %" PRIu64 "\n"
+                "# HELP lmk_store_retention_failures_total Retention passes that failed (tried again later).\n"
+                "# TYPE lmk_store_retention_failures_total counter\n"
+                "lmk_store_retention_failures_total %" PRIu64 "\n"
+                "# HELP lmk_store_retention_horizon_seconds Raw rows from before this time are deleted "
+                "(Unix time; 0: none yet).\n"
+                "# TYPE lmk_store_retention_horizon_seconds gauge\n"
+                "lmk_store_retention_horizon_seconds %" PRIu64 "\n"
+                "# HELP lmk_store_retention_last_run_seconds When the last retention pass ended (Unix time; "
+                "0: none yet).\n"
+                "# TYPE lmk_store_retention_last_run_seconds gauge\n"
+                "lmk_store_retention_last_run_seconds %" PRIu64 "\n",
+                LOAD(m->retention_keep_seconds), LOAD(m->retention_deleted[0]), LOAD(m->retention_deleted[1]),
+                LOAD(m->retention_deleted[2]), LOAD(m->retention_failures), LOAD(m->retention_horizon),
+                LOAD(m->retention_last_run));
         if (db_bytes >= 0)
                 fprintf(f,
                         "# HELP lmk_store_db_size_bytes Size of the database files on disk.\n"

@@ -24,6 +24,11 @@ typedef struct Metrics {
         atomic_uint_fast64_t denied[12];
         atomic_uint in_flight;
         int64_t start_time;
+        /* retention (retention.h): rows deleted from batches, samples and the
+         * per-batch time line; the horizon and the last pass (Unix time) */
+        atomic_uint_fast64_t retention_deleted[3];
+        atomic_uint_fast64_t retention_failures;
+        atomic_uint_fast64_t retention_horizon, retention_last_run, retention_keep_seconds;
 } Metrics;
 
 void metrics_count_request(Metrics *m, unsigned status);

@@ -98,6 +98,18 @@ typedef enum Stmt {
         STMT_APP_DAY_UPSERT,
         STMT_APP_DAY_TAKE,
         STMT_APP_DAY_PRUNE,
+        /* retention (schema/0014) */
+        STMT_PRUNE_MARK_GET,
+        STMT_PRUNE_MARK_SET,
+        STMT_PRUNE_JOBS,
+        STMT_PRUNE_JOB_TIMELINE,
+        STMT_PRUNE_JOB_BUCKET,
+        STMT_PRUNE_JOB_SAMPLES,
+        STMT_PRUNE_IDLE_NEXT,
+        STMT_PRUNE_IDLE,
+        STMT_PRUNE_BATCH_GROUP,
+        STMT_PRUNE_BATCH_SEQS,
+        STMT_PRUNE_BATCHES,
         /* readers (the job list builds its SQL per filter: list_jobs) */
         STMT_JOB_FIND,
         STMT_JOB_FIND_CLUSTER,
@@ -352,6 +364,29 @@ static const char *const stmt_sql[_STMT_MAX] = {
                 "UPDATE app_days SET samples = max(samples - ?3, 0), cpu_seconds = max(cpu_seconds - ?4, 0), "
                 "runs = max(runs - ?5, 0) WHERE day = ?1 AND mix_key = ?2",
         [STMT_APP_DAY_PRUNE] = "DELETE FROM app_days WHERE day = ? AND mix_key = ? AND samples = 0 AND runs = 0",
+        /* retention: raw detail older than the horizon, in small steps */
+        [STMT_PRUNE_MARK_GET] =
+                "SELECT (SELECT value FROM retention WHERE name = 'prune_jobs_seen'), "
+                "(SELECT value FROM retention WHERE name = 'prune_jobs_id')",
+        [STMT_PRUNE_MARK_SET] =
+                "UPDATE retention SET value = CASE name WHEN 'prune_jobs_seen' THEN ?1 ELSE ?2 END "
+                "WHERE name IN ('prune_jobs_seen', 'prune_jobs_id')",
+        /* after the mark in the order of (last_seen, id): the index gives
+         * last_seen's order, ties are sorted among themselves */
+        [STMT_PRUNE_JOBS] =
+                "SELECT id, last_seen FROM jobs WHERE last_seen >= ?1 AND last_seen < ?3 "
+                "AND (last_seen > ?1 OR id > ?2) ORDER BY last_seen, id LIMIT ?4",
+        [STMT_PRUNE_JOB_TIMELINE] = "DELETE FROM job_timeline WHERE job_id = ? AND grain = 0",
+        [STMT_PRUNE_JOB_BUCKET] = "SELECT min(bucket) FROM samples WHERE job_id = ?",
+        [STMT_PRUNE_JOB_SAMPLES] = "DELETE FROM samples WHERE job_id = ? AND bucket = ?",
+        [STMT_PRUNE_IDLE_NEXT] =
+                "SELECT bucket, node_id FROM samples WHERE job_id = 0 AND bucket < ? ORDER BY bucket, node_id LIMIT 1",
+        [STMT_PRUNE_IDLE] = "DELETE FROM samples WHERE job_id = 0 AND bucket = ? AND node_id = ?",
+        [STMT_PRUNE_BATCH_GROUP] =
+                "SELECT node_id, boot_id FROM batches WHERE (node_id, boot_id) > (?, ?) ORDER BY node_id, boot_id LIMIT 1",
+        [STMT_PRUNE_BATCH_SEQS] =
+                "SELECT seq, received_at FROM batches WHERE node_id = ? AND boot_id = ? ORDER BY seq LIMIT ?",
+        [STMT_PRUNE_BATCHES] = "DELETE FROM batches WHERE node_id = ? AND boot_id = ? AND seq <= ?",
 
         [STMT_JOB_FIND] = "SELECT " JOB_COLUMNS " FROM jobs j WHERE j.job = ? LIMIT 2",
         [STMT_JOB_FIND_CLUSTER] = "SELECT " JOB_COLUMNS " FROM jobs j WHERE j.job = ? AND j.cluster = ?",
@@ -389,7 +424,8 @@ static const char *const stmt_sql[_STMT_MAX] = {
         [STMT_JOB_SPAN] =
                 "SELECT min(first_seen), max(last_seen), "
                 "(SELECT avg(seconds) FROM (SELECT seconds FROM job_timeline WHERE job_id = ?1 AND grain = 0 "
-                "LIMIT 16)) FROM job_nodes WHERE job_id = ?1",
+                "LIMIT 16)), EXISTS (SELECT 1 FROM job_timeline WHERE job_id = ?1 AND grain = 300) "
+                "FROM job_nodes WHERE job_id = ?1",
         /* ?1 job, ?2 start, ?3 step, ?4 steps, ?5 nodes, ?6 grain: whole
          * steps from the start, the first nodes by name (two-argument min()
          * and max() are SQLite's; PostgreSQL says least() and greatest()) */
@@ -468,6 +504,9 @@ typedef struct SqliteStorage {
         Pending *queue_head, *queue_tail;
         bool writing;
         Hashmap *object_ids, *phase_ids, *task_ids;
+        /* retention's walk over the batches' (node, boot) groups */
+        int64_t prune_node;
+        char prune_boot[64];
 
         pthread_mutex_t readers_lock;
         pthread_cond_t readers_cond;
@@ -2341,6 +2380,7 @@ static int read_timeline(Conn *c, int64_t job_id, JobSummary *js) {
         TimelineNode *tn = NULL;
         size_t alloc = 0, steps;
         int64_t grain = 0;
+        bool raw;
         sqlite3_stmt *st;
         int r, rc;
 
@@ -2350,14 +2390,17 @@ static int read_timeline(Conn *c, int64_t job_id, JobSummary *js) {
         rc = sqlite3_step(st);
         if (rc != SQLITE_ROW)
                 return sqlite_errno(rc);
-        if (sqlite3_column_type(st, 0) == SQLITE_NULL || sqlite3_column_type(st, 2) == SQLITE_NULL)
+        if (sqlite3_column_type(st, 0) == SQLITE_NULL ||
+            (sqlite3_column_type(st, 2) == SQLITE_NULL && !sqlite3_column_int(st, 3)))
                 return 0; /* no node, or stored before the time line was */
         first = floor(sqlite3_column_double(st, 0));
         last = sqlite3_column_double(st, 1);
-        interval = MAX(round(sqlite3_column_double(st, 2)), 1.0);
+        /* retention deleted the batches' own rows (grain 0): the finest left */
+        raw = sqlite3_column_type(st, 2) != SQLITE_NULL;
+        interval = raw ? MAX(round(sqlite3_column_double(st, 2)), 1.0) : (double) timeline_grains[0];
         span = MAX(last - first, 1.0);
         target = span / JOB_TIMELINE_MAX_STEPS;
-        if (target <= interval)
+        if (raw && target <= interval)
                 step = interval; /* whole batches */
         else {
                 grain = timeline_grains[ELEMENTSOF(timeline_grains) - 1];
@@ -3282,6 +3325,223 @@ static int sqlite_list_app_mix(Storage *base, int64_t since, int64_t until, AppM
         return 0;
 }
 
+/* ---- retention ---- */
+
+typedef struct PruneStep {
+        SqliteStorage *s;
+        int64_t before;
+        int64_t budget;         /* rows this step may still delete */
+        PruneResult *res;
+} PruneStep;
+
+static int prune_exec(PruneStep *p, sqlite3_stmt *st, uint64_t *count) {
+        int r = step_done(st);
+        int64_t n;
+
+        if (r < 0)
+                return r;
+        n = sqlite3_changes(p->s->writer.db);
+        *count += (uint64_t) n;
+        p->budget -= n;
+        return 0;
+}
+
+/* One job's raw rows: its per-batch time line, then its sample rows an
+ * hour at a time. 1: all gone, 0: the budget ran out first. */
+static int prune_job(PruneStep *p, int64_t job_id) {
+        Conn *c = &p->s->writer;
+        sqlite3_stmt *st;
+        int r;
+
+        if ((r = conn_stmt(c, STMT_PRUNE_JOB_TIMELINE, &st)) < 0 || (r = bind_int(st, 1, job_id)) < 0 ||
+            (r = prune_exec(p, st, &p->res->timeline)) < 0)
+                return r;
+        while (p->budget > 0) {
+                int64_t bucket;
+                int rc;
+
+                if ((r = conn_stmt(c, STMT_PRUNE_JOB_BUCKET, &st)) < 0 || (r = bind_int(st, 1, job_id)) < 0)
+                        return r;
+                rc = sqlite3_step(st);
+                if (rc != SQLITE_ROW) {
+                        sqlite3_reset(st);
+                        return sqlite_errno(rc);
+                }
+                if (sqlite3_column_type(st, 0) == SQLITE_NULL) {
+                        sqlite3_reset(st);
+                        return 1;
+                }
+                bucket = sqlite3_column_int64(st, 0);
+                sqlite3_reset(st);
+                if ((r = conn_stmt(c, STMT_PRUNE_JOB_SAMPLES, &st)) < 0 || (r = bind_int(st, 1, job_id)) < 0 ||
+                    (r = bind_int(st, 2, bucket)) < 0 || (r = prune_exec(p, st, &p->res->samples)) < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* The jobs last seen before the horizon, in the order of (last_seen, id)
+ * from where the last step left off (schema/0014). 1: every such job done. */
+static int prune_jobs(PruneStep *p) {
+        enum { JOBS_PER_STEP = 64 };
+        Conn *c = &p->s->writer;
+        int64_t ids[JOBS_PER_STEP], mark_id;
+        double seen[JOBS_PER_STEP], mark_seen;
+        sqlite3_stmt *st;
+        bool done = true;
+        size_t n = 0;
+        int r = 0, rc;
+
+        if ((r = conn_stmt(c, STMT_PRUNE_MARK_GET, &st)) < 0)
+                return r;
+        rc = sqlite3_step(st);
+        if (rc != SQLITE_ROW) {
+                sqlite3_reset(st);
+                return rc == SQLITE_DONE ? -EIO : sqlite_errno(rc);
+        }
+        mark_seen = sqlite3_column_double(st, 0);
+        mark_id = (int64_t) sqlite3_column_double(st, 1);
+        sqlite3_reset(st);
+        if (mark_seen >= (double) p->before)
+                return 1;
+        if ((r = conn_stmt(c, STMT_PRUNE_JOBS, &st)) < 0 || (r = bind_double(st, 1, mark_seen)) < 0 ||
+            (r = bind_int(st, 2, mark_id)) < 0 || (r = bind_int(st, 3, p->before)) < 0 ||
+            (r = bind_int(st, 4, JOBS_PER_STEP)) < 0)
+                return r;
+        while (n < JOBS_PER_STEP && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+                ids[n] = sqlite3_column_int64(st, 0);
+                seen[n++] = sqlite3_column_double(st, 1);
+        }
+        sqlite3_reset(st);
+        if (n < JOBS_PER_STEP && rc != SQLITE_DONE)
+                return sqlite_errno(rc);
+        for (size_t i = 0; i < n; i++) {
+                r = prune_job(p, ids[i]);
+                if (r < 0)
+                        return r;
+                if (r == 0) {
+                        done = false;
+                        break;
+                }
+                mark_seen = seen[i];
+                mark_id = ids[i];
+        }
+        /* fewer jobs than asked for and all done: everything before the horizon */
+        if (n < JOBS_PER_STEP && done) {
+                mark_seen = (double) p->before;
+                mark_id = 0;
+        }
+        if ((r = conn_stmt(c, STMT_PRUNE_MARK_SET, &st)) < 0 || (r = bind_double(st, 1, mark_seen)) < 0 ||
+            (r = bind_int(st, 2, mark_id)) < 0 || (r = step_done(st)) < 0)
+                return r;
+        return mark_seen >= (double) p->before;
+}
+
+/* Samples of work outside jobs (job 0) before the horizon, an hour and a
+ * node at a time. 1: none left. */
+static int prune_outside_jobs(PruneStep *p) {
+        Conn *c = &p->s->writer;
+        sqlite3_stmt *st;
+        int r, rc;
+
+        while (p->budget > 0) {
+                int64_t bucket, node;
+
+                if ((r = conn_stmt(c, STMT_PRUNE_IDLE_NEXT, &st)) < 0 || (r = bind_int(st, 1, p->before)) < 0)
+                        return r;
+                rc = sqlite3_step(st);
+                if (rc != SQLITE_ROW) {
+                        sqlite3_reset(st);
+                        return rc == SQLITE_DONE ? 1 : sqlite_errno(rc);
+                }
+                bucket = sqlite3_column_int64(st, 0);
+                node = sqlite3_column_int64(st, 1);
+                sqlite3_reset(st);
+                if ((r = conn_stmt(c, STMT_PRUNE_IDLE, &st)) < 0 || (r = bind_int(st, 1, bucket)) < 0 ||
+                    (r = bind_int(st, 2, node)) < 0 || (r = prune_exec(p, st, &p->res->samples)) < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* The receipts of batches received before the horizon: per (node, boot),
+ * whose sequence numbers grow with time, the oldest prefix. The walk over
+ * the groups goes on where the last step left it. 1: a whole walk done. */
+static int prune_batches(PruneStep *p) {
+        SqliteStorage *s = p->s;
+        Conn *c = &s->writer;
+        sqlite3_stmt *st;
+        int r, rc;
+
+        while (p->budget > 0) {
+                int64_t last = -1, node;
+                char boot[sizeof(s->prune_boot)];
+                const unsigned char *t;
+
+                if ((r = conn_stmt(c, STMT_PRUNE_BATCH_GROUP, &st)) < 0 || (r = bind_int(st, 1, s->prune_node)) < 0 ||
+                    (r = bind_text(st, 2, s->prune_boot)) < 0)
+                        return r;
+                rc = sqlite3_step(st);
+                if (rc != SQLITE_ROW) {
+                        sqlite3_reset(st);
+                        s->prune_node = 0;
+                        s->prune_boot[0] = 0;
+                        return rc == SQLITE_DONE ? 1 : sqlite_errno(rc);
+                }
+                t = sqlite3_column_text(st, 1);
+                node = sqlite3_column_int64(st, 0);
+                snprintf(boot, sizeof(boot), "%s", t ? (const char *) t : "");
+                sqlite3_reset(st);
+
+                if ((r = conn_stmt(c, STMT_PRUNE_BATCH_SEQS, &st)) < 0 || (r = bind_int(st, 1, node)) < 0 ||
+                    (r = bind_text(st, 2, boot)) < 0 || (r = bind_int(st, 3, p->budget)) < 0)
+                        return r;
+                while ((rc = sqlite3_step(st)) == SQLITE_ROW && sqlite3_column_int64(st, 1) < p->before)
+                        last = sqlite3_column_int64(st, 0);
+                sqlite3_reset(st);
+                if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+                        return sqlite_errno(rc);
+                if (last >= 0 && ((r = conn_stmt(c, STMT_PRUNE_BATCHES, &st)) < 0 || (r = bind_int(st, 1, node)) < 0 ||
+                                  (r = bind_text(st, 2, boot)) < 0 || (r = bind_int(st, 3, last)) < 0 ||
+                                  (r = prune_exec(p, st, &p->res->batches)) < 0))
+                        return r;
+                /* the group's old prefix may go on beyond what was read: the
+                 * next step starts with this group again */
+                if (p->budget <= 0)
+                        break;
+                s->prune_node = node;
+                memcpy(s->prune_boot, boot, sizeof(boot));
+        }
+        return 0;
+}
+
+static int sqlite_prune(Storage *base, int64_t before, unsigned max_rows, PruneResult *ret) {
+        SqliteStorage *s = (SqliteStorage *) base;
+        PruneStep p = { .s = s, .before = before, .budget = MAX(max_rows, 1u), .res = ret };
+        Conn *c = &s->writer;
+        int r, jobs = 0, outside = 0, batches = 0;
+
+        *ret = (PruneResult) {};
+        pthread_mutex_lock(&s->write_lock);
+        r = conn_exec(c, "BEGIN IMMEDIATE");
+        if (r >= 0 && (jobs = prune_jobs(&p)) < 0)
+                r = jobs;
+        if (r >= 0 && (outside = prune_outside_jobs(&p)) < 0)
+                r = outside;
+        if (r >= 0 && (batches = prune_batches(&p)) < 0)
+                r = batches;
+        if (r >= 0)
+                r = conn_exec(c, "COMMIT");
+        if (r < 0) {
+                if (!sqlite3_get_autocommit(c->db))
+                        (void) conn_exec(c, "ROLLBACK");
+                *ret = (PruneResult) {};
+        }
+        pthread_mutex_unlock(&s->write_lock);
+        ret->more = r >= 0 && !(jobs == 1 && outside == 1 && batches == 1);
+        return r;
+}
+
 static int sqlite_list_nodes(Storage *base, NodeList *ret) {
         SqliteStorage *s = (SqliteStorage *) base;
         NodeList l = {};
@@ -3532,6 +3792,7 @@ const StorageOps storage_sqlite_ops = {
         .list_nodes = sqlite_list_nodes,
         .list_packages = sqlite_list_packages,
         .list_app_mix = sqlite_list_app_mix,
+        .prune = sqlite_prune,
         .stats = sqlite_stats,
         .check = sqlite_check,
 };

@@ -296,6 +296,14 @@ typedef struct AppMixList {
         int64_t since, until;   /* whole days: since rounded down, until up */
 } AppMixList;
 
+/* What one retention step deleted (docs/lmk-store.md, "Retention"). */
+typedef struct PruneResult {
+        uint64_t batches;       /* receipts of stored batches */
+        uint64_t samples;       /* sample rows (job, hour, node, object, phase, task) */
+        uint64_t timeline;      /* per-batch time-line rows */
+        bool more;              /* older rows remain: call again */
+} PruneResult;
+
 typedef struct StorageOps {
         const char *name;
         /* Opens (creating if needed) the database named by location. */
@@ -327,6 +335,12 @@ typedef struct StorageOps {
         int (*list_nodes)(Storage *s, NodeList *ret);
         int (*list_packages)(Storage *s, const PackageFilter *f, PackageList *ret);
         int (*list_app_mix)(Storage *s, int64_t since, int64_t until, AppMixList *ret);
+        /* Retention: deletes at most about max_rows rows of raw detail from
+         * before `before` in one short write transaction: the receipts of
+         * batches received before it, and the sample rows and per-batch time
+         * line of jobs last seen before it and of work outside jobs.
+         * Summaries, rollups and time lines of coarser grains stay. */
+        int (*prune)(Storage *s, int64_t before, unsigned max_rows, PruneResult *ret);
         int (*stats)(Storage *s, StorageStats *ret);
         /* A cheap read that fails when the database cannot serve queries. */
         int (*check)(Storage *s);

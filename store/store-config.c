@@ -23,6 +23,8 @@ void store_config_init(StoreConfig *c) {
                 .max_body = STORE_DEFAULT_MAX_BODY,
                 .max_buffered = UINT64_C(512) << 20,
                 .session_ttl = SESSION_DEFAULT_TTL,
+                .keep_raw_days = STORE_DEFAULT_KEEP_RAW_DAYS,
+                .retention_interval = STORE_DEFAULT_RETENTION_INTERVAL,
         };
 }
 
@@ -163,6 +165,10 @@ int store_config_set(StoreConfig *c, const char *key, const char *value) {
         }
         if (streq(key, "threads"))
                 return set_uint(value, 1, 256, &c->threads);
+        if (streq(key, "keep-raw-days"))
+                return set_uint(value, 0, 100 * 366, &c->keep_raw_days);
+        if (streq(key, "retention-interval"))
+                return set_uint(value, 1, 7 * 86400, &c->retention_interval);
         if (streq(key, "connection-timeout"))
                 return set_uint(value, 1, 3600, &c->connection_timeout);
         if (streq(key, "header-timeout"))

@@ -32,7 +32,12 @@ typedef struct StoreConfig {
         unsigned max_connections_per_ip;
         uint64_t max_body;
         uint64_t max_buffered;
+        unsigned keep_raw_days;         /* retention: 0 keeps raw rows for good */
+        unsigned retention_interval;    /* seconds between retention passes */
 } StoreConfig;
+
+#define STORE_DEFAULT_KEEP_RAW_DAYS 30
+#define STORE_DEFAULT_RETENTION_INTERVAL 3600
 
 #define STORE_DEFAULT_MAX_BODY (UINT64_C(32) << 20)
 /* Far below any link a node pushes over (a 1 Gbit/s link shared by 1,000

@@ -1,0 +1,168 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Retention (docs/lmk-store.md): with --keep-raw-days the store deletes
+the raw detail older than that, in steps of at most a few thousand rows:
+the receipts of batches received before the horizon, the sample rows and
+per-batch time line of jobs last seen before it, and the sample rows of
+work outside jobs. Everything the queries answer from stays: the same job
+summaries (their time line then from 5-minute sums), the same site-wide
+objects and application mix. /metrics counts what went; the raw rows
+younger than the horizon are all still there.
+
+The store first runs without retention (--keep-raw-days 0) and takes the
+batches; the test then ages the receipts of the old batches in the
+database (the store's own clock cannot be set) and restarts the store with
+--keep-raw-days 1."""
+import sqlite3
+import time
+
+from lmktest import fail, log
+from storetest import Store, check_eq, make_batch, row
+
+DAY = 86400
+HOUR = 3600
+
+
+def metric(s, name):
+    status, _, text = s.request("GET", "/metrics")
+    check_eq(status, 200, "/metrics")
+    values = {}
+    for line in text.splitlines():
+        if line.startswith(name):
+            key, value = line.rsplit(" ", 1)
+            values[key] = float(value)
+    return values
+
+
+def job(jid, start, end):
+    return {"job": jid, "user": "alice", "account": "p1", "partition": "cpu", "first_seen": start,
+            "last_seen": end}
+
+
+def answers(s, jobs):
+    """What the queries say: job summaries (without what changes with the
+    time line's grain), site-wide objects, the application mix."""
+    out = {}
+    for j in jobs:
+        sm = s.get_ok(f"/api/v1/jobs/{j}")
+        tl = sm.get("timeline") or {}
+        out[j] = (sm["samples"], sm["cpu_seconds"], sorted((o["object"], o["samples"]) for o in sm["objects"]),
+                  tl.get("step_seconds"), [n["busy_cores"] for n in tl.get("nodes", [])])
+    out["objects"] = [(o["object"], o["samples"]) for o in s.get_ok("/api/v1/objects?since=4d")["objects"]]
+    out["apps"] = [(g["name"], g["samples"]) for g in s.get_ok("/api/v1/apps?since=4d")["groups"]]
+    return out
+
+
+def main():
+    now = int(time.time())
+    old = (now - 2 * DAY) // HOUR * HOUR       # well before a one-day horizon
+    recent = (now - 2 * HOUR) // HOUR * HOUR   # well after it
+    pushes = []
+    seq = 0
+    # an old job over 20 hours, 500 rows an hour: about 10,000 sample rows, more than one step
+    for h in range(20):
+        seq += 1
+        pushes.append(make_batch(seq=seq, start=old + h * HOUR, jobs=[job("3001", old, old + 20 * HOUR)],
+                                 rows=[row("3001", f"/opt/app/lib/libpart{k}.so", "lib", 1 + k % 7)
+                                       for k in range(500)] + [row(None, "[idle]", "idle", 30)]))
+    # an old job of three minutes: its time line was its batches
+    for k in range(3):
+        seq += 1
+        pushes.append(make_batch(seq=seq, start=old + 2 * HOUR + k * 60,
+                                 jobs=[job("3003", old + 2 * HOUR, old + 2 * HOUR + 180)],
+                                 rows=[row("3003", "/opt/app/bin/short", "exe", 60)]))
+    old_seqs = list(range(1, seq + 1))
+    for k in range(3):
+        seq += 1
+        pushes.append(make_batch(seq=seq, start=recent + k * 60, jobs=[job("3002", recent, recent + 180)],
+                                 rows=[row("3002", "/opt/app/bin/solver", "exe", 50),
+                                       row(None, "[idle]", "idle", 10)]))
+
+    d = None
+    with Store(extra=["--keep-raw-days", "0"]) as s:
+        d = s
+        for b in pushes:
+            check_eq(s.ingest(b)[0], 200, f"batch {b['batch']['seq']}")
+        before = answers(s, ["3001", "3002", "3003"])
+        check_eq(before["3003"][3], 60.0, "a short job's time line: its batches")
+        check_eq(metric(s, "lmk_store_retention_keep_raw_seconds"),
+                 {"lmk_store_retention_keep_raw_seconds": 0.0}, "no retention")
+        time.sleep(1.5)
+        check_eq(s.sql("SELECT count(*) FROM batches")[0][0], len(pushes), "nothing deleted without retention")
+        ids = dict(s.sql("SELECT job, id FROM jobs"))
+        counts = {
+            "old_samples": s.sql("SELECT count(*) FROM samples WHERE job_id = ?", (ids["3001"],))[0][0],
+            "old_timeline": s.sql("SELECT count(*) FROM job_timeline WHERE job_id = ? AND grain = 0",
+                                  (ids["3001"],))[0][0],
+            "old_idle": s.sql("SELECT count(*) FROM samples WHERE job_id = 0 AND bucket < ?", (now - DAY,))[0][0],
+            "recent_samples": s.sql("SELECT count(*) FROM samples WHERE job_id <> ? AND bucket >= ?",
+                                    (ids["3001"], now - DAY))[0][0],
+            "recent_timeline": s.sql("SELECT count(*) FROM job_timeline WHERE job_id = ?", (ids["3002"],))[0][0],
+            "old_short": s.sql("SELECT count(*) FROM samples WHERE job_id = ?", (ids["3003"],))[0][0],
+            "old_short_timeline": s.sql("SELECT count(*) FROM job_timeline WHERE job_id = ? AND grain = 0",
+                                        (ids["3003"],))[0][0],
+        }
+        log(f"before: {counts}")
+        if counts["old_samples"] < 9000:
+            fail(f"the old job should have about 10,000 sample rows: {counts}")
+
+    # what a day and more would have done to the old receipts
+    con = sqlite3.connect(d.db)
+    con.execute(f"UPDATE batches SET received_at = received_at - {3 * DAY} WHERE seq <= ?", (old_seqs[-1],))
+    con.commit()
+    con.close()
+
+    with Store(directory=d.dir, db=d.db, extra=["--keep-raw-days", "1", "--retention-interval", "1"]) as s:
+        end = time.monotonic() + 30
+        while True:
+            m = metric(s, "lmk_store_retention_")
+            if m.get("lmk_store_retention_last_run_seconds", 0) > 0 and \
+                    not s.sql("SELECT 1 FROM samples WHERE job_id = ? LIMIT 1", (ids["3001"],)):
+                break
+            if time.monotonic() > end:
+                fail(f"retention did not delete the old rows within 30 s: {m}\n{s.read_log()}")
+            time.sleep(0.2)
+        check_eq(m["lmk_store_retention_keep_raw_seconds"], float(DAY), "the horizon's age")
+        if not now - DAY - 5 <= m["lmk_store_retention_horizon_seconds"] <= time.time() - DAY + 1:
+            fail(f"horizon {m['lmk_store_retention_horizon_seconds']}, expected about {now - DAY}")
+        check_eq((m['lmk_store_retention_deleted_rows_total{table="batches"}'],
+                  m['lmk_store_retention_deleted_rows_total{table="samples"}'],
+                  m['lmk_store_retention_deleted_rows_total{table="job_timeline"}']),
+                 (float(len(old_seqs)), float(counts["old_samples"] + counts["old_idle"] + counts["old_short"]),
+                  float(counts["old_timeline"] + counts["old_short_timeline"])), "rows deleted, as /metrics counts them")
+        said = [line for line in s.read_log().splitlines() if "Retention: deleted" in line]
+        log(said)
+        # a step deletes a few thousand rows at most: the old job's 10,000 took more than one
+        if not said or not any(int(x.split(" steps")[0].rsplit(" ", 1)[1]) >= 2 for x in said):
+            fail(f"the log should say what retention deleted, in more than one step: {said}")
+
+        # the raw rows older than the horizon are gone, the younger ones all there
+        check_eq(s.sql("SELECT seq FROM batches ORDER BY seq"), [(q,) for q in range(old_seqs[-1] + 1, seq + 1)],
+                 "the receipts of the recent batches only")
+        check_eq(s.sql("SELECT count(*) FROM samples WHERE bucket < ?", (now - DAY,))[0][0], 0,
+                 "no sample rows before the horizon")
+        check_eq(s.sql("SELECT count(*) FROM samples WHERE job_id <> ? AND bucket >= ?",
+                       (ids["3001"], now - DAY))[0][0], counts["recent_samples"], "the recent sample rows")
+        check_eq(s.sql("SELECT count(*) FROM job_timeline WHERE job_id = ? AND grain = 0", (ids["3001"],))[0][0], 0,
+                 "the old job's per-batch time line")
+        if not s.sql("SELECT count(*) FROM job_timeline WHERE job_id = ? AND grain = 300", (ids["3001"],))[0][0]:
+            fail("the old job's 5-minute time line went too")
+        check_eq(s.sql("SELECT count(*) FROM job_timeline WHERE job_id = ?", (ids["3002"],))[0][0],
+                 counts["recent_timeline"], "the recent job's time line")
+
+        # and every answer is what it was
+        after = answers(s, ["3001", "3002", "3003"])
+        for k in before:
+            if k == "3003":
+                continue
+            check_eq(after[k], before[k], f"the answer for {k} after retention")
+        # the short old job: the same sums, its time line now one 5-minute step of its 180 s
+        check_eq(after["3003"][:3], before["3003"][:3], "the short old job's summary")
+        check_eq((after["3003"][3], after["3003"][4]), (300.0, [[1.0]]),
+                 "the short old job's time line from the 5-minute sums (60 samples a minute at 1 Hz: one core)")
+
+    log("PASS")
+
+
+if __name__ == "__main__":
+    main()
