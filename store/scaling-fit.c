@@ -463,3 +463,60 @@ int scaling_off_curve(const ScalingFit *f, const ScalingPoint *v, size_t n, bool
         }
         return 0;
 }
+
+static size_t gather(const ScalingPoint *v, size_t n, const bool *used, ScalingPoint *w) {
+        size_t m = 0;
+
+        for (size_t i = 0; i < n; i++)
+                if (used[i])
+                        w[m++] = v[i];
+        return m;
+}
+
+int scaling_fit_robust(const ScalingPoint *v, size_t n, bool *used, ScalingFit *ret) {
+        _cleanup_free_ ScalingPoint *w = calloc(MAX(n, (size_t) 1), sizeof(ScalingPoint));
+        _cleanup_free_ bool *off = calloc(MAX(n, (size_t) 1), sizeof(bool));
+        ScalingFit f = {};
+        size_t removed = 0;
+        int r;
+
+        if (!w || !off)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++)
+                used[i] = true;
+        for (;;) {
+                size_t m = gather(v, n, used, w), worst = n, k = 0;
+                double worst_rel = 0;
+
+                r = scaling_fit(w, m, &f);
+                if (r < 0)
+                        return r;
+                if (removed + 1 > n / 4)
+                        break;
+                r = scaling_off_curve(&f, w, m, off);
+                if (r < 0)
+                        return r;
+                for (size_t i = 0; i < n; i++) {
+                        double at, rel;
+
+                        if (!used[i])
+                                continue;
+                        at = scaling_computation(&f, v[i].p) + scaling_communication(&f, v[i].p);
+                        rel = fabs(v[i].computation + v[i].communication - at) / MAX(at, 1e-300);
+                        if (off[k++] && rel > worst_rel) {
+                                worst = i;
+                                worst_rel = rel;
+                        }
+                }
+                if (worst == n)
+                        break;
+                used[worst] = false;
+                if (count_distinct(w, gather(v, n, used, w)) < 2) {
+                        used[worst] = true;
+                        break;
+                }
+                removed++;
+        }
+        *ret = f;
+        return 0;
+}

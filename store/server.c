@@ -34,6 +34,7 @@ static const Route routes[] = {
         { "/api/v1/findings", false, "GET", ROLE_ADMIN, api_findings },
         { "/api/v1/packages", false, "GET", ROLE_ADMIN, api_packages, true },
         { "/api/v1/families", false, "GET", ROLE_ADMIN, api_families, true },
+        { "/api/v1/scaling", false, "GET", ROLE_ADMIN, api_scaling, true },
         { "/api/v1/sessions", false, "POST", ROLE_ADMIN, api_sessions },
         { "/metrics", false, "GET", ROLE_NONE, api_metrics },
         { "/healthz", false, "GET", ROLE_NONE, api_healthz },

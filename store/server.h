@@ -133,6 +133,8 @@ void api_findings(Server *s, Request *req, Reply *reply);
 /* Site answers (api-site.c): installed software and its use, library families. */
 void api_packages(Server *s, Request *req, Reply *reply);
 void api_families(Server *s, Request *req, Reply *reply);
+/* Scaling across runs of one application (api-scaling.c, docs/scaling.md). */
+void api_scaling(Server *s, Request *req, Reply *reply);
 /* "share" of part in total and what it rests on (docs/uncertainty.md). */
 int api_add_share(json_object *e, int64_t part, int64_t total);
 /* Query parameters: a time (Unix seconds, "now" or an age; fallback when

@@ -256,6 +256,26 @@ typedef struct PackageList {
         int64_t since, until, grain;
 } PackageList;
 
+/* What scaling across runs (docs/scaling.md) needs of a job beyond its
+ * StoredJob: its problem size, executable, node type and each rank's
+ * figures summed over the job's steps and phases. */
+typedef struct RunRank {
+        int64_t rank;
+        int64_t samples, comm_samples;
+        double cpu_seconds, comm_seconds;
+        double first_seen, last_seen;
+} RunRank;
+
+typedef struct RunFigures {
+        char *size;             /* its LMK_NOTES size= note, or NULL */
+        char *exe;              /* the executable with the most samples, or NULL */
+        int64_t node_cpus;      /* the most CPUs of its nodes; STORAGE_NULL: unknown */
+        int64_t cpus_alloc;     /* CPUs allocated to it on all its nodes; STORAGE_NULL: unknown */
+        RunRank *ranks;         /* sorted by rank */
+        size_t n_ranks;
+        bool ranks_truncated;   /* more than JOB_SUMMARY_MAX_RANK_ROWS ranks */
+} RunFigures;
+
 typedef struct StorageOps {
         const char *name;
         /* Opens (creating if needed) the database named by location. */
@@ -286,6 +306,10 @@ typedef struct StorageOps {
         int (*list_objects)(Storage *s, const ObjectFilter *f, ObjectList *ret);
         int (*list_nodes)(Storage *s, NodeList *ret);
         int (*list_packages)(Storage *s, const PackageFilter *f, PackageList *ret);
+        /* The figures of n jobs by their row ids (StoredJob.row_id), into
+         * ret[0 … n-1], in one read transaction; a job gone since is all
+         * empty. */
+        int (*get_run_figures)(Storage *s, const int64_t *row_ids, size_t n, RunFigures *ret);
         int (*stats)(Storage *s, StorageStats *ret);
         /* A cheap read that fails when the database cannot serve queries. */
         int (*check)(Storage *s);
@@ -308,3 +332,4 @@ void job_summary_list_free(JobSummaryList *l);
 void object_list_free(ObjectList *l);
 void node_list_free(NodeList *l);
 void package_list_free(PackageList *l);
+void run_figures_free(RunFigures *v, size_t n);
