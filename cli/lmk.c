@@ -21,6 +21,7 @@ static const struct {
         { "flagged", do_flagged },
         { "web", do_web },
         { "unused", do_unused },
+        { "scaling", do_scaling },
         { "login", do_web },
 };
 
@@ -37,6 +38,8 @@ static void help(void) {
                "  top --families|--packages [--since T]                 Site-wide time per library family\n"
                "                                                        or installed package\n"
                "  unused [--since T] [--manager M]                      Installed software nobody used\n"
+               "  scaling APP [--size S] [--predict P] [--since T]      How an application scales across\n"
+               "                                                        its runs, with a prediction\n"
                "  nodes                                                 Nodes and their last push\n"
                "  flagged [--since T] [--user U] [--rule R] [--severity S] [--limit N]\n"
                "                                                        Jobs that waste their allocation\n"
