@@ -47,6 +47,7 @@ static const Route routes[] = {
         { "/jobs/", true, "GET", ROLE_ADMIN, web_job, false, true },
         { "/site", false, "GET", ROLE_ADMIN, web_site, true, true },
         { "/site/software", false, "GET", ROLE_ADMIN, web_site_software, true, true },
+        { "/site/scaling", false, "GET", ROLE_ADMIN, web_site_scaling, true, true },
 };
 
 /* State of one request between libmicrohttpd's calls. */

@@ -165,6 +165,7 @@ void web_jobs(Server *s, Request *req, Reply *reply);
 void web_job(Server *s, Request *req, Reply *reply);
 void web_site(Server *s, Request *req, Reply *reply);
 void web_site_software(Server *s, Request *req, Reply *reply);
+void web_site_scaling(Server *s, Request *req, Reply *reply);
 /* An error reply (JSON) as a page: the same status and message. */
 void web_error_page(Server *s, Request *req, Reply *reply);
 /* Whether a site-wide view is closed to the request's identity. */
