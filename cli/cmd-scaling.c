@@ -29,11 +29,11 @@ static void print_fit(json_object *g) {
                 printf("No fit: the runs do not determine the forms.\n");
                 return;
         }
-        printf("Computation     T(p) = a/p + b with a = %s s, b = %s s (residual %s s)\n", fmt_s(comp, "a", a, sizeof(a)),
-               fmt_s(comp, "b", b, sizeof(b)), fmt_s(comp, "residual_seconds", c, sizeof(c)));
-        printf("Communication   C(p) = %s with c1 = %.6g, c2 = %.6g, c3 = %.6g, c4 = %.6g (residual %s s)\n",
+        printf("Computation     T(p) = a/p + b with a = %s s, b = %s s (residual %.1f%%)\n", fmt_s(comp, "a", a, sizeof(a)),
+               fmt_s(comp, "b", b, sizeof(b)), 100 * jnum(comp, "relative_residual"));
+        printf("Communication   C(p) = %s with c1 = %.6g, c2 = %.6g, c3 = %.6g, c4 = %.6g (residual %.1f%%)\n",
                jstr(comm, "form") ?: "?", jnum(comm, "c1"), jnum(comm, "c2"), jnum(comm, "c3"), jnum(comm, "c4"),
-               fmt_s(comm, "residual_seconds", d, sizeof(d)));
+               100 * jnum(comm, "relative_residual"));
         loo = jnum(fit, "leave_one_out_error");
         if (isnan(loo))
                 printf("Leave-one-out   needs three core counts or more\n");

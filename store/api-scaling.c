@@ -248,7 +248,7 @@ static int add_fit(json_object *g, const Run *v, size_t n, unsigned predict) {
             (r = json_add(comp, "form", json_object_new_string("a/p + b"))) < 0 ||
             (r = json_add(comp, "a", json_number(f.a, 6))) < 0 ||
             (r = json_add(comp, "b", json_number(f.b, 6))) < 0 ||
-            (r = json_add(comp, "residual_seconds", seconds(f.s_computation))) < 0)
+            (r = json_add(comp, "relative_residual", json_number(f.s_computation, 4))) < 0)
                 return r;
         comm = json_object_new_object();
         if ((r = json_add(fit, "communication", comm)) < 0 ||
@@ -257,7 +257,7 @@ static int add_fit(json_object *g, const Run *v, size_t n, unsigned predict) {
             (r = json_add(comm, "c2", json_number(f.c[COMM_SQUARE], 12))) < 0 ||
             (r = json_add(comm, "c3", json_number(f.c[COMM_LOG2], 6))) < 0 ||
             (r = json_add(comm, "c4", json_number(f.c[COMM_CONST], 6))) < 0 ||
-            (r = json_add(comm, "residual_seconds", seconds(f.s_communication))) < 0 ||
+            (r = json_add(comm, "relative_residual", json_number(f.s_communication, 4))) < 0 ||
             (r = json_add(fit, "runs", json_object_new_int64((int64_t) m))) < 0 ||
             (r = json_add(fit, "distinct_core_counts", json_object_new_int64((int64_t) f.distinct))) < 0 ||
             (r = json_add(fit, "leave_one_out_error", json_number(f.loo_error, 4))) < 0)

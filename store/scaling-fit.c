@@ -29,8 +29,9 @@ typedef struct Lsq {
         double sse;
 } Lsq;
 
-/* x: n rows of m values. -EDOM when the columns are dependent. */
-static int lsq_solve(const double *x, const double *y, size_t n, size_t m, Lsq *ret) {
+/* x: n rows of m values, each row and y weighted by sqrt(w). -EDOM when
+ * the columns are dependent. */
+static int lsq_solve(const double *x, const double *y, const double *w, size_t n, size_t m, Lsq *ret) {
         _cleanup_free_ double *a = NULL, *b = NULL;
         double qtb[MAX_TERMS], rmax = 0;
         Lsq l = { .m = m };
@@ -41,18 +42,19 @@ static int lsq_solve(const double *x, const double *y, size_t n, size_t m, Lsq *
         b = malloc(n * sizeof(double));
         if (!a || !b)
                 return -ENOMEM;
-        memcpy(b, y, n * sizeof(double));
+        for (size_t i = 0; i < n; i++)
+                b[i] = y[i] * sqrt(w[i]);
         for (size_t j = 0; j < m; j++) {
                 double norm = 0;
 
                 for (size_t i = 0; i < n; i++)
-                        norm += x[i * m + j] * x[i * m + j];
+                        norm += x[i * m + j] * x[i * m + j] * w[i];
                 norm = sqrt(norm);
                 if (!(norm > 0) || !isfinite(norm))
                         return -EDOM;
                 l.scale[j] = norm;
                 for (size_t i = 0; i < n; i++)
-                        a[i * m + j] = x[i * m + j] / norm;
+                        a[i * m + j] = x[i * m + j] * sqrt(w[i]) / norm;
         }
         for (size_t k = 0; k < m; k++) {
                 double alpha = 0, vnorm = 0;
@@ -166,30 +168,54 @@ static size_t comp_row(unsigned free_, double p, double *row) {
         return m;
 }
 
+/* Run-to-run variation is about proportional to a run's time (a node a few
+ * percent slower makes every part a few percent longer), so each run
+ * counts by its relative residual: weight 1/elapsed^2. A run of no time at
+ * all (which the API never passes) gets the weight of the shortest one. */
+static void weights(const ScalingPoint *v, size_t n, double *w) {
+        double floor_ = INFINITY;
+
+        for (size_t i = 0; i < n; i++) {
+                double e = v[i].computation + v[i].communication;
+
+                if (e > 0)
+                        floor_ = MIN(floor_, e);
+        }
+        for (size_t i = 0; i < n; i++) {
+                double e = v[i].computation + v[i].communication;
+
+                w[i] = isfinite(floor_) ? 1 / (MAX(e, floor_) * MAX(e, floor_)) : 1;
+        }
+}
+
 static int comp_lsq(const ScalingPoint *v, size_t n, unsigned free_, Lsq *ret) {
-        _cleanup_free_ double *x = malloc(n * 2 * sizeof(double)), *y = malloc(n * sizeof(double));
+        _cleanup_free_ double *x = malloc(n * 2 * sizeof(double)), *y = malloc(n * sizeof(double)),
+                              *w = malloc(n * sizeof(double));
         size_t m = (free_ & 1) + (free_ >> 1 & 1);
 
-        if (!x || !y)
+        if (!x || !y || !w)
                 return -ENOMEM;
+        weights(v, n, w);
         for (size_t i = 0; i < n; i++) {
                 comp_row(free_, v[i].p, x + i * m);
                 y[i] = v[i].computation;
         }
-        return lsq_solve(x, y, n, m, ret);
+        return lsq_solve(x, y, w, n, m, ret);
 }
 
 static int comm_lsq(const ScalingPoint *v, size_t n, unsigned terms, Lsq *ret) {
-        _cleanup_free_ double *x = malloc(n * terms * sizeof(double)), *y = malloc(n * sizeof(double));
+        _cleanup_free_ double *x = malloc(n * terms * sizeof(double)), *y = malloc(n * sizeof(double)),
+                              *w = malloc(n * sizeof(double));
 
-        if (!x || !y)
+        if (!x || !y || !w)
                 return -ENOMEM;
+        weights(v, n, w);
         for (size_t i = 0; i < n; i++) {
                 for (unsigned t = 0; t < terms; t++)
                         x[i * terms + t] = comm_term(t, v[i].p);
                 y[i] = v[i].communication;
         }
-        return lsq_solve(x, y, n, terms, ret);
+        return lsq_solve(x, y, w, n, terms, ret);
 }
 
 static size_t count_distinct(const ScalingPoint *v, size_t n) {
@@ -296,8 +322,9 @@ static double mean_at(const ScalingPoint *v, size_t n, double p, int what) {
 }
 
 /* Leave each core count out in turn, fit the rest with the given terms
- * and predict it: the root mean square error of communication (absolute,
- * what == 1) or of elapsed (relative, what == 0). NAN when a fit fails. */
+ * and predict it: the root mean square error of communication (what == 1)
+ * or of elapsed (what == 0), relative to the elapsed time there. NAN when
+ * a fit fails. */
 static int leave_out_error(const ScalingPoint *v, size_t n, unsigned terms, int what, double *ret) {
         _cleanup_free_ ScalingPoint *w = malloc(n * sizeof(ScalingPoint));
         double sum = 0;
@@ -307,7 +334,7 @@ static int leave_out_error(const ScalingPoint *v, size_t n, unsigned terms, int 
                 return -ENOMEM;
         for (size_t i = 0; i < n; i++) {
                 ScalingFit f;
-                double want, got;
+                double want, got, scale;
                 size_t j, m;
                 int r;
 
@@ -324,12 +351,12 @@ static int leave_out_error(const ScalingPoint *v, size_t n, unsigned terms, int 
                 if (r < 0)
                         return r;
                 want = mean_at(v, n, v[i].p, what);
+                scale = mean_at(v, n, v[i].p, 0);
                 if (what == 1)
                         got = scaling_communication(&f, v[i].p) - want;
-                else {
+                else
                         got = scaling_computation(&f, v[i].p) + scaling_communication(&f, v[i].p) - want;
-                        got = want > 0 ? got / want : 0;
-                }
+                got = scale > 0 ? got / scale : 0;
                 sum += got * got;
                 k++;
         }
@@ -401,9 +428,9 @@ double scaling_t95(int dof) {
         return 1.96 + 2.5 / dof;
 }
 
-/* The prediction interval treats the two forms as independent ordinary
+/* The prediction interval treats the two forms as independent weighted
  * least-squares fits with the chosen terms (and the computation's free
- * parameters) fixed: s^2 (1 + leverage) each, added, and the smaller of
+ * parameters) fixed: s^2 (1/w + leverage) each, added, and the smaller of
  * their degrees of freedom. It leaves out the uncertainty of choosing the
  * form: docs/scaling.md shows how it fares against left-out core counts. */
 void scaling_predict(const ScalingFit *f, const ScalingPoint *v, size_t n, double p, ScalingPrediction *ret) {
@@ -427,8 +454,10 @@ void scaling_predict(const ScalingFit *f, const ScalingPoint *v, size_t n, doubl
                 for (unsigned t = 0; t < f->comm_terms; t++)
                         row[t] = comm_term(t, p);
                 hm = lsq_leverage(&lm, row);
-                half = scaling_t95(dof) * sqrt(f->s_computation * f->s_computation * (1 + hc) +
-                                               f->s_communication * f->s_communication * (1 + hm));
+                /* s is relative (weights 1/elapsed^2): a new run at p
+                 * varies by s times its elapsed time */
+                half = scaling_t95(dof) * sqrt(f->s_computation * f->s_computation * (x.elapsed * x.elapsed + hc) +
+                                               f->s_communication * f->s_communication * (x.elapsed * x.elapsed + hm));
                 if (isfinite(half)) {
                         x.low = MAX(x.elapsed - half, 0.0);
                         x.high = x.elapsed + half;
@@ -444,23 +473,23 @@ static int double_cmp(const void *a, const void *b) {
 }
 
 int scaling_off_curve(const ScalingFit *f, const ScalingPoint *v, size_t n, bool *flags) {
-        _cleanup_free_ double *res = malloc(MAX(n, (size_t) 1) * sizeof(double));
+        _cleanup_free_ double *rel = malloc(MAX(n, (size_t) 1) * sizeof(double));
+        _cleanup_free_ double *sorted = malloc(MAX(n, (size_t) 1) * sizeof(double));
         double sigma;
 
-        if (!res)
+        if (!rel || !sorted)
                 return -ENOMEM;
-        for (size_t i = 0; i < n; i++)
-                res[i] = fabs(v[i].computation + v[i].communication - scaling_computation(f, v[i].p) -
-                              scaling_communication(f, v[i].p));
-        qsort(res, n, sizeof(double), double_cmp);
-        sigma = n == 0 ? 0 : 1.4826 * (n % 2 ? res[n / 2] : (res[n / 2 - 1] + res[n / 2]) / 2);
         for (size_t i = 0; i < n; i++) {
                 double fit = scaling_computation(f, v[i].p) + scaling_communication(f, v[i].p);
                 double r = fabs(v[i].computation + v[i].communication - fit);
-                double rel = fit > 0 ? r / fit : r > 0 ? INFINITY : 0;
 
-                flags[i] = rel > 0.25 || (n >= 3 && r > 3 * sigma && rel > 0.05);
+                rel[i] = fit > 0 ? r / fit : r > 0 ? INFINITY : 0;
+                sorted[i] = rel[i];
         }
+        qsort(sorted, n, sizeof(double), double_cmp);
+        sigma = n == 0 ? 0 : 1.4826 * (n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2);
+        for (size_t i = 0; i < n; i++)
+                flags[i] = rel[i] > 0.25 || (n >= 3 && rel[i] > 3 * sigma && rel[i] > 0.05);
         return 0;
 }
 

@@ -11,8 +11,9 @@
  *                  left-out core count better
  *   elapsed        E(p) = T(p) + C(p)
  *
- * Every number a fit gives is finite; where it cannot say (too few runs),
- * it says so with NAN, which the callers print as null. */
+ * Both are weighted least squares, each run by 1/elapsed^2: its relative
+ * residual counts. Every number a fit gives is finite; where it cannot say
+ * (too few runs), it says so with NAN, which the callers print as null. */
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -41,7 +42,8 @@ typedef struct ScalingFit {
         /* leave-one-core-count-out root mean square relative error of
          * elapsed time of the chosen form; NAN with fewer than 3 distinct */
         double loo_error;
-        /* residual standard deviations and degrees of freedom */
+        /* residual standard deviations, relative to elapsed time, and
+         * degrees of freedom */
         double s_computation, s_communication;
         int dof_computation, dof_communication;
         /* what the prediction interval needs: the free computation
@@ -67,7 +69,8 @@ double scaling_computation(const ScalingFit *f, double p);
 double scaling_communication(const ScalingFit *f, double p);
 /* A run far off the curve: its elapsed time differs from the fit's by more
  * than 25%, or by more than 3 robust standard deviations (1.4826 × the
- * median absolute residual) and more than 5%. flags[i] for v[i]. -ENOMEM. */
+ * median absolute relative residual) and more than 5%. flags[i] for v[i].
+ * -ENOMEM. */
 int scaling_off_curve(const ScalingFit *f, const ScalingPoint *v, size_t n, bool *flags);
 /* Fits as scaling_fit() does, leaving out runs far off the curve one by
  * one, the farthest first, while they are at most a quarter of the runs and

@@ -86,7 +86,8 @@ TEST(non_negative) {
 
         ASSERT_OK(scaling_fit(v, ELEMENTSOF(v), &f));
         ASSERT_EQ(f.a, 0);
-        ASSERT_NEAR(f.b, 2, 1e-12);
+        /* weighted by 1/y^2: b = sum(1/y) / sum(1/y^2) */
+        ASSERT_NEAR(f.b, (1 + 1 / 2.0 + 1 / 3.0) / (1 + 1 / 4.0 + 1 / 9.0), 1e-12);
         ASSERT_EQ(f.comp_free, 2);
 
         /* superlinear: b would be < 0, so b = 0 and a alone */
@@ -94,8 +95,8 @@ TEST(non_negative) {
         ASSERT_OK(scaling_fit(w, ELEMENTSOF(w), &f));
         ASSERT_EQ(f.b, 0);
         ASSERT_EQ(f.comp_free, 1);
-        /* a = sum(y/p) / sum(1/p^2) */
-        ASSERT_NEAR(f.a, (10 + 2 + 0.25) / (1 + 0.25 + 0.0625), 1e-12);
+        /* a = sum(w y/p) / sum(w/p^2), w = 1/y^2 */
+        ASSERT_NEAR(f.a, (1 / 10.0 + 1 / 8.0 + 1 / 4.0) / (1 / 100.0 + 1 / 64.0 + 1 / 16.0), 1e-12);
 }
 
 /* Noisy runs, several per core count: the interval covers the truth, a
@@ -136,15 +137,17 @@ TEST(noise_and_outlier) {
 /* One core count: all of it is ideal scaling (a/p), no interval. */
 TEST(one_core_count) {
         ScalingPoint v[] = { { 4, 10, 1 }, { 4, 12, 1 } };
+        /* a/4 is the weighted mean of 10 and 12, weights 1/11^2 and 1/13^2 */
+        double mean = (10 / 121.0 + 12 / 169.0) / (1 / 121.0 + 1 / 169.0);
         ScalingPrediction x;
         ScalingFit f;
 
         ASSERT_OK(scaling_fit(v, ELEMENTSOF(v), &f));
-        ASSERT_NEAR(f.a, 44, 1e-9);
+        ASSERT_NEAR(f.a, 4 * mean, 1e-9);
         ASSERT_EQ(f.b, 0);
         ASSERT_EQ(f.comm_terms, 1);
         scaling_predict(&f, v, ELEMENTSOF(v), 8, &x);
-        ASSERT_NEAR(x.elapsed, 5.5 + 1, 1e-9);
+        ASSERT_NEAR(x.elapsed, mean / 2 + 1, 1e-9);
         ASSERT_TRUE(isnan(x.low) && isnan(x.high));
 }
 
