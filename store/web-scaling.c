@@ -19,6 +19,7 @@
 typedef struct Chart {
         double lp0, lp1; /* log2 of the cores at the left and right edge */
         double tmax;     /* seconds at the top */
+        double pmin, pmax; /* the curves' span: the runs and the prediction */
 } Chart;
 
 static double cx(const Chart *c, double p) {
@@ -42,7 +43,7 @@ static double form_at(json_object *fit, const char *which, double p) {
 static void curve(Html *h, const Chart *c, json_object *fit, const char *cls) {
         html_rawf(h, "<polyline class=\"%s\" points=\"", cls);
         for (int i = 0; i <= CH_CURVE_POINTS; i++) {
-                double p = exp2(c->lp0 + (c->lp1 - c->lp0) * i / CH_CURVE_POINTS);
+                double p = c->pmin * exp2(log2(c->pmax / c->pmin) * i / CH_CURVE_POINTS);
                 double t = streq(cls, "elapsed") ? form_at(fit, "computation", p) + form_at(fit, "communication", p)
                                                  : form_at(fit, cls, p);
 
@@ -74,7 +75,7 @@ static void chart(Html *h, json_object *g) {
         }
         if (n == 0 || !(tmax > 0) || !isfinite(tmax))
                 return;
-        c = (Chart) { log2(pmin) - 0.25, log2(MAX(pmax, pmin * 2)) + 0.25, tmax * 1.1 };
+        c = (Chart) { log2(pmin) - 0.25, log2(MAX(pmax, pmin * 2)) + 0.25, tmax * 1.1, pmin, MAX(pmax, pmin * 2) };
         html_rawf(h, "<svg class=\"scaling\" viewBox=\"0 0 %.0f %.0f\" role=\"img\" "
                      "aria-label=\"elapsed, computation and communication time against cores\">",
                   CH_WIDTH, CH_HEIGHT);

@@ -15,8 +15,10 @@ time below is a whole number of samples.
 """
 import json
 import math
+import os
 import subprocess
 
+from browser import Browser, browser_available
 from lmktest import build_path, log
 from storetest import ADMIN_TOKEN, START, Store, check_eq, make_batch, rank, row
 import lmktest
@@ -151,7 +153,36 @@ def main():
         status, _, page = store.request("GET", "/site/scaling",
                                         token=ADMIN_TOKEN)
         check_eq(status, 400, "GET /site/scaling without app")
+        in_browser(store, o)
     log("PASS")
+
+
+def in_browser(store, o):
+    """The page in a real headless Chromium: no console error, no CSP
+    violation, the table's cells the JSON's numbers; a screenshot to
+    BUILD/web-screenshots/scaling.png. Skipped (said in the log) without
+    Chromium: the rest of the test stands without it."""
+    ok, why = browser_available()
+    if not ok:
+        log(f"no browser check of /site/scaling: {why}")
+        return
+    shots = build_path("web-screenshots")
+    os.makedirs(shots, exist_ok=True)
+    status, _, body = store.request("POST", "/api/v1/sessions",
+                                    body={"next": "site/scaling?app=heat&size=64&predict=32"}, token=ADMIN_TOKEN)
+    check_eq(status, 200, f"POST /api/v1/sessions: {body}")
+    with Browser(screenshot_dir=shots) as b:
+        page = b.open(store.url("/") + body["login"])
+        page.assert_clean()
+        rows = page.evaluate("""Array.from(document.querySelectorAll('table.scaling tbody tr')).map(
+            tr => Array.from(tr.querySelectorAll('td')).map(td => td.innerText.trim()))""")
+        want = [[str(c["p"]), str(c["runs"])] + ["%.3f" % c[k] for k in
+                ("elapsed_seconds", "computation_seconds", "communication_seconds", "speedup", "efficiency",
+                 "wall_seconds")] + [str(c["samples"])] for c in o["groups"][0]["core_counts"]]
+        check_eq(rows, want, "the page's table in Chromium")
+        lmktest.check(page.query("svg.scaling polyline") and page.query("svg.scaling circle"),
+                      "the chart has its curves and runs")
+        page.screenshot("scaling")
 
 
 def check_numbers_shown(o, text, what):
