@@ -385,6 +385,12 @@ void api_scaling(Server *s, Request *req, Reply *reply) {
                             "app is missing: name the application (its LMK_NOTES app=, else its executable's file name)");
                 return;
         }
+        /* a backend written before scaling (docs/lmk-store.md) */
+        if (!s->storage->ops->get_run_figures) {
+                reply_error(reply, MHD_HTTP_NOT_IMPLEMENTED, NULL, "scaling across runs: the %s backend cannot read "
+                            "runs' figures yet", s->storage->ops->name);
+                return;
+        }
         api_viewer(req, &f);
         r = s->storage->ops->list_jobs(s->storage, &f, &l);
         if (r < 0) {
