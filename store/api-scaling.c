@@ -233,7 +233,7 @@ static int add_fit(json_object *g, const Run *v, size_t n, unsigned predict) {
         if (r == -ENOMEM)
                 return r;
         if (r < 0)
-                return json_add(g, "fit", json_null());
+                return (r = json_add(g, "fit", json_null())) < 0 ? r : json_add(g, "prediction", json_null());
         for (size_t i = 0; i < n; i++)
                 if (used[i])
                         fitted[m++] = pts[i];
