@@ -22,6 +22,7 @@ static const struct {
         { "web", do_web },
         { "unused", do_unused },
         { "scaling", do_scaling },
+        { "apps", do_apps },
         { "login", do_web },
 };
 
@@ -40,6 +41,9 @@ static void help(void) {
                "  unused [--since T] [--manager M]                      Installed software nobody used\n"
                "  scaling APP [--size S] [--predict P] [--since T]      How an application scales across\n"
                "                                                        its runs, with a prediction\n"
+               "  apps [--by app|user|account|partition] [--top N] [--since T] [--until T]\n"
+               "       [--user U] [--account A] [--partition P] [--app A] [--weekly]\n"
+               "                                                        The site's application mix\n"
                "  nodes                                                 Nodes and their last push\n"
                "  flagged [--since T] [--user U] [--rule R] [--severity S] [--limit N]\n"
                "                                                        Jobs that waste their allocation\n"

@@ -31,11 +31,7 @@ enum {
         FIELD_SIZE = 1 << 4,
 };
 
-typedef int (*line_func)(void *userdata, const char *line, size_t n, bool cut);
-
-/* Cuts data into lines; a line longer than DPKG_LINE_MAX keeps its start
- * and is flagged cut. The last line without a newline stays buffered. */
-static int lines_feed(DpkgLines *l, const char *data, size_t n, line_func func, void *userdata) {
+int inventory_lines_feed(DpkgLines *l, const char *data, size_t n, inventory_line_func func, void *userdata) {
         while (n > 0) {
                 const char *nl = memchr(data, '\n', n);
                 size_t len = nl ? (size_t) (nl - data) : n, copy = len;
@@ -225,7 +221,7 @@ static int status_line(void *userdata, const char *line, size_t n, bool cut) {
 }
 
 int dpkg_status_feed(DpkgStatus *p, const char *data, size_t n) {
-        return lines_feed(&p->lines, data, n, status_line, p);
+        return inventory_lines_feed(&p->lines, data, n, status_line, p);
 }
 
 int dpkg_status_finish(DpkgStatus *p) {
@@ -276,13 +272,10 @@ typedef struct DpkgScan {
         /* the current list */
         DpkgLines lines;
         size_t package;
-        char dir[PATH_MAX], real_dir[PATH_MAX]; /* the last folder resolved */
+        ListedDir cache;
 } DpkgScan;
 
-/* One line of a .list: a path the package installed. */
-static int list_line(void *userdata, const char *line, size_t n, bool cut) {
-        DpkgScan *d = userdata;
-        Scan *s = d->scan;
+int inventory_claim_listed(Scan *s, size_t p, const char *line, size_t n, ListedDir *cache) {
         char real[PATH_MAX];
         const char *base;
         size_t dir_len;
@@ -290,7 +283,7 @@ static int list_line(void *userdata, const char *line, size_t n, bool cut) {
         bool lib;
         int r;
 
-        if (cut || n == 0 || line[0] != '/' || memchr(line, '\0', n) || n >= PATH_MAX)
+        if (n == 0 || line[0] != '/' || memchr(line, '\0', n) || n >= PATH_MAX)
                 return 0;
         base = strrchr(line, '/') + 1;
         dir_len = (size_t) (base - line - 1);
@@ -311,7 +304,7 @@ static int list_line(void *userdata, const char *line, size_t n, bool cut) {
                 /* an alternative or another name: the file it names */
                 if (!realpath(line, real))
                         return 0;
-                r = scan_claim(s, d->package, real, false);
+                r = scan_claim(s, p, real, false);
                 return r < 0 ? r : 0;
         }
         if (!S_ISREG(st.st_mode) || (!lib && !(st.st_mode & 0111)))
@@ -319,27 +312,36 @@ static int list_line(void *userdata, const char *line, size_t n, bool cut) {
         /* the file itself, maybe below a symlinked folder (/lib → usr/lib):
          * lists name files folder by folder, so one realpath() per folder */
         if (dir_len == 0)
-                d->real_dir[0] = '\0';
-        else if (strlen(d->dir) != dir_len || strncmp(d->dir, line, dir_len) != 0) {
-                memcpy(d->dir, line, dir_len);
-                d->dir[dir_len] = '\0';
-                if (!realpath(d->dir, d->real_dir)) {
-                        d->dir[0] = '\0';
+                cache->real_dir[0] = '\0';
+        else if (strlen(cache->dir) != dir_len || strncmp(cache->dir, line, dir_len) != 0) {
+                memcpy(cache->dir, line, dir_len);
+                cache->dir[dir_len] = '\0';
+                if (!realpath(cache->dir, cache->real_dir)) {
+                        cache->dir[0] = '\0';
                         return 0;
                 }
-                if (streq(d->real_dir, "/"))
-                        d->real_dir[0] = '\0';
+                if (streq(cache->real_dir, "/"))
+                        cache->real_dir[0] = '\0';
         }
-        if (snprintf(real, sizeof(real), "%s/%s", d->real_dir, base) >= (int) sizeof(real))
+        if (snprintf(real, sizeof(real), "%s/%s", cache->real_dir, base) >= (int) sizeof(real))
                 return 0;
-        r = scan_claim(s, d->package, real, true);
+        r = scan_claim(s, p, real, true);
         return r < 0 ? r : 0;
+}
+
+/* One line of a .list: a path the package installed. */
+static int list_line(void *userdata, const char *line, size_t n, bool cut) {
+        DpkgScan *d = userdata;
+
+        if (cut)
+                return 0;
+        return inventory_claim_listed(d->scan, d->package, line, n, &d->cache);
 }
 
 static int list_feed(void *userdata, const char *data, size_t n) {
         DpkgScan *d = userdata;
 
-        return lines_feed(&d->lines, data, n, list_line, d);
+        return inventory_lines_feed(&d->lines, data, n, list_line, d);
 }
 
 static int open_list(DpkgScan *d, const DpkgEntry *e) {
@@ -377,7 +379,7 @@ static int status_entry(const DpkgEntry *e, void *userdata) {
                                     d->admindir, e->package, strerror(fd < 0 ? -fd : EINVAL));
 
         d->lines = (DpkgLines) {};
-        d->dir[0] = '\0';
+        d->cache.dir[0] = '\0';
         r = feed_file(fd, DPKG_LIST_MAX, list_feed, d);
         if (r == -ENOMEM)
                 return r;

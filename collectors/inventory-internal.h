@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <limits.h>
 #include <stdint.h>
 #include <sys/stat.h>
 
@@ -77,6 +78,8 @@ int inventory_scan_dpkg(Scan *s, const char *admindir, bool configured);
 int inventory_scan_spack(Scan *s, const char *root, bool configured);
 int inventory_scan_easybuild(Scan *s, const char *root, bool configured);
 int inventory_scan_opt(Scan *s, const char *root, bool configured);
+int inventory_scan_rpm(Scan *s, const char *dbpath, bool configured);
+int inventory_scan_modules(Scan *s, const char *root, bool configured);
 
 /* dpkg's status file, fed in pieces of any size. Every entry of an
  * installed package (Status: * ok installed) with a valid Package, Version
@@ -125,6 +128,24 @@ typedef struct DpkgStatus {
         bool truncated;         /* the input ended inside a line of an entry */
 } DpkgStatus;
 
+/* Cuts data into lines (fed in pieces of any size) for func; a line longer
+ * than DPKG_LINE_MAX keeps its start and is flagged cut. The last line
+ * without a newline stays buffered in l. */
+typedef int (*inventory_line_func)(void *userdata, const char *line, size_t n, bool cut);
+int inventory_lines_feed(DpkgLines *l, const char *data, size_t n, inventory_line_func func, void *userdata);
+
+/* A path a package database lists as the package's (dpkg's .list, RPM's
+ * FILENAMES): claimed for package p when it is a library or an executable
+ * in a bin folder, by its real path (a symlink for the file it names).
+ * cache remembers the last folder resolved: databases list files folder
+ * by folder. */
+typedef struct ListedDir {
+        char dir[PATH_MAX];
+        char real_dir[PATH_MAX];
+} ListedDir;
+
+int inventory_claim_listed(Scan *s, size_t p, const char *path, size_t n, ListedDir *cache);
+
 void dpkg_status_init(DpkgStatus *p, dpkg_entry_func func, void *userdata);
 int dpkg_status_feed(DpkgStatus *p, const char *data, size_t n);
 /* The end of the input: an entry that ended with a whole line counts; one
@@ -150,3 +171,73 @@ typedef struct SpackSpec {
 } SpackSpec;
 
 int spack_spec_parse(const char *text, size_t n, const char *hash_hint, SpackSpec *ret, const char **ret_why);
+
+/* Spack before 0.17: .spack/spec.yaml, of which only the prefix's own node
+ * is read (its name, version and hash; the first node, or the one whose
+ * hash is hash_hint). A strict reader of the subset Spack writes, not of
+ * YAML: anything else makes it refuse with a reason. */
+int spack_spec_yaml_parse(const char *text, size_t n, const char *hash_hint, SpackSpec *ret, const char **ret_why);
+
+/* The output of rpm -qa with RPM_QUERY_FORMAT, fed in pieces of any size:
+ * a package line, then one line per file. Packages and files that are not
+ * what rpm writes are counted and left out. */
+#define RPM_NAME_MAX 128
+#define RPM_VERSION_MAX 256
+#define RPM_ARCH_MAX 64
+#define RPM_QUERY_FORMAT \
+        "P\t%{NAME}\t%|EPOCH?{%{EPOCH}:}:{}|%{VERSION}-%{RELEASE}\t%{ARCH}\t%{LONGSIZE}\n" \
+        "[F\t%{FILEMODES:octal}\t%{FILENAMES}\n]"
+
+typedef struct RpmEntry {
+        const char *name;
+        const char *version;    /* [EPOCH:]VERSION-RELEASE */
+        const char *arch;
+        uint64_t size;          /* bytes */
+} RpmEntry;
+
+typedef int (*rpm_package_func)(const RpmEntry *e, void *userdata);
+/* A file of the last package handed out: its mode (st_mode bits) and path. */
+typedef int (*rpm_file_func)(unsigned mode, const char *path, size_t n, void *userdata);
+
+typedef struct RpmQuery {
+        DpkgLines lines;
+        rpm_package_func package;
+        rpm_file_func file;
+        void *userdata;
+        bool in_package;        /* the files that follow are a good package's */
+        size_t packages, files, malformed, pseudo;
+        const char *first_bad;  /* static text */
+        uint64_t first_bad_line;
+        bool truncated;         /* the output ended inside a line */
+} RpmQuery;
+
+void rpm_query_init(RpmQuery *q, rpm_package_func package, rpm_file_func file, void *userdata);
+int rpm_query_feed(RpmQuery *q, const char *data, size_t n);
+int rpm_query_finish(RpmQuery *q);
+
+/* A modulefile (Tcl, or Lua for Lmod's .lua files): the folders it puts
+ * in PATH, LD_LIBRARY_PATH or LIBRARY_PATH and the values of *_ROOT,
+ * *_HOME, *_DIR, *_PREFIX it sets, as absolute paths, from literal text
+ * and simple variables only (Tcl set, Lua local, "..", pathJoin, and
+ * Lmod's myModuleName(), myModuleVersion(), myModuleFullName() from the
+ * module's name and version). Nothing is run; a value using anything
+ * else is left out and counted. */
+#define MODULEFILE_MAX (1U << 20)
+#define MODULE_PATHS_MAX 16
+#define MODULE_VARS_MAX 32
+
+typedef enum ModulePathKind {
+        MODULE_PATH_DIR,        /* a bin or lib folder (PATH, LD_LIBRARY_PATH, LIBRARY_PATH) */
+        MODULE_PATH_ROOT,       /* an install prefix (*_ROOT, *_HOME, *_DIR, *_PREFIX) */
+} ModulePathKind;
+
+typedef struct ModuleInfo {
+        char *paths[MODULE_PATHS_MAX];
+        ModulePathKind kinds[MODULE_PATHS_MAX];
+        size_t n_paths;
+        size_t unresolved;      /* values that used what is not read here */
+        size_t lines_cut;       /* lines longer than DPKG_LINE_MAX, not read */
+} ModuleInfo;
+
+int modulefile_parse(const char *text, size_t n, bool lua, const char *name, const char *version, ModuleInfo *ret);
+void module_info_done(ModuleInfo *m);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Spack: install prefixes below an install tree's root, each recognized by
- * its .spack/spec.json (Spack 0.17 and later; older ones wrote spec.yaml,
- * which is not read). Projections differ between sites and Spack versions
+ * its .spack/spec.json (Spack 0.17 and later) or .spack/spec.yaml (older
+ * ones). Projections differ between sites and Spack versions
  * (ARCH/COMPILER/NAME-VERSION-HASH, ARCH/NAME-VERSION-HASH, ...), so the
  * folders are searched a few levels deep rather than parsed. */
 #include <dirent.h>
@@ -115,6 +115,192 @@ int spack_spec_parse(const char *text, size_t n, const char *hash_hint, SpackSpe
         return 0;
 }
 
+/* ---- spec.yaml (Spack before 0.17) ----
+ *
+ *   spec:
+ *   - zlib:
+ *       version: 1.2.11
+ *       arch:
+ *         platform: linux
+ *       ...
+ *       hash: 5xkcspnzpzvgtxjvx4zdcqhfy3w5sgpm
+ *   - dependency:
+ *       ...
+ *
+ * Read line by line: the list below "spec:", each item "- NAME:", and of
+ * its keys only "version" and "hash" at the item's first key's indent.
+ * Anything YAML allows beyond what Spack wrote there (tabs, flow
+ * collections, anchors, escapes) is refused, not guessed. */
+
+#define YAML_LINE_MAX 4096
+
+typedef struct YamlNode {
+        char name[SPACK_NAME_MAX + 1];
+        char version[SPACK_VERSION_MAX + 1];
+        char hash[SPACK_HASH_MAX + 1];
+        bool has_version, has_hash;
+} YamlNode;
+
+/* A scalar: plain, '…' or "…" without escapes. */
+static bool yaml_scalar(const char *s, size_t n, size_t max, char *ret) {
+        while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\r'))
+                n--;
+        if (n >= 2 && (s[0] == '\'' || s[0] == '"') && s[n - 1] == s[0]) {
+                s++;
+                n -= 2;
+                if (memchr(s, s[-1], n) || memchr(s, '\\', n))
+                        return false;
+        }
+        if (n == 0 || n > max || memchr(s, '\0', n))
+                return false;
+        memcpy(ret, s, n);
+        ret[n] = '\0';
+        return true;
+}
+
+static bool node_done(const YamlNode *node, const char *hash_hint, bool *found) {
+        if (!node->name[0])
+                return false;
+        if (hash_hint && node->has_hash && streq(node->hash, hash_hint))
+                *found = true;
+        return *found;
+}
+
+int spack_spec_yaml_parse(const char *text, size_t n, const char *hash_hint, SpackSpec *ret, const char **ret_why) {
+        YamlNode first = {}, cur = {};
+        const char *p = text, *end = text + n;
+        size_t item_indent = SIZE_MAX, key_indent = SIZE_MAX;
+        bool in_spec = false, found = false, have_first = false;
+        SpackSpec r = {};
+        const YamlNode *pick;
+
+        *ret_why = NULL;
+        if (n > SPACK_SPEC_MAX) {
+                *ret_why = "larger than 8 MiB";
+                return -EFBIG;
+        }
+        while (p < end && !found) {
+                const char *nl = memchr(p, '\n', (size_t) (end - p));
+                const char *line = p, *eol = nl ?: end, *s;
+                size_t indent, len;
+
+                p = nl ? nl + 1 : end;
+                len = (size_t) (eol - line);
+                if (len > YAML_LINE_MAX || memchr(line, '\t', len) || memchr(line, '\0', len)) {
+                        *ret_why = "not the YAML Spack writes: a tab, a NUL byte or a line longer than 4 KiB";
+                        return -EINVAL;
+                }
+                /* the text is not NUL-terminated */
+                for (indent = 0; indent < len && line[indent] == ' '; indent++)
+                        ;
+                s = line + indent;
+                len -= indent;
+                while (len > 0 && (s[len - 1] == ' ' || s[len - 1] == '\r'))
+                        len--;
+                if (len == 0 || s[0] == '#' || (indent == 0 && len == 3 && strncmp(s, "---", 3) == 0))
+                        continue;
+                if (!in_spec) {
+                        if (indent == 0 && len == 5 && strncmp(s, "spec:", 5) == 0) {
+                                in_spec = true;
+                                continue;
+                        }
+                        *ret_why = "no spec: list (not a spec.yaml Spack wrote)";
+                        return -EINVAL;
+                }
+                if (len >= 2 && s[0] == '-' && s[1] == ' ') {
+                        /* "- NAME:" starts a node */
+                        if (item_indent == SIZE_MAX)
+                                item_indent = indent;
+                        if (indent != item_indent) {
+                                *ret_why = "a list item at an indent Spack does not write";
+                                return -EINVAL;
+                        }
+                        if (node_done(&cur, hash_hint, &found))
+                                break;
+                        if (cur.name[0] && !have_first) {
+                                first = cur;
+                                have_first = true;
+                        }
+                        cur = (YamlNode) {};
+                        key_indent = SIZE_MAX;
+                        s += 2;
+                        len -= 2;
+                        while (len > 0 && s[0] == ' ') {
+                                s++;
+                                len--;
+                        }
+                        if (len < 2 || len - 1 > SPACK_NAME_MAX || s[len - 1] != ':') {
+                                *ret_why = "a node that is no \"- NAME:\"";
+                                return -EINVAL;
+                        }
+                        memcpy(cur.name, s, len - 1);
+                        cur.name[len - 1] = '\0';
+                        if (!chars_ok(cur.name, len - 1, SPACK_NAME_MAX, ALNUM "-_.+")) {
+                                *ret_why = "the package has no name, or one Spack does not allow";
+                                return -EINVAL;
+                        }
+                        continue;
+                }
+                if (indent == 0) {
+                        /* the next top-level key: the list is over */
+                        break;
+                }
+                if (!cur.name[0] || indent <= item_indent) {
+                        *ret_why = "a line outside a node of the spec: list";
+                        return -EINVAL;
+                }
+                if (key_indent == SIZE_MAX)
+                        key_indent = indent;
+                if (indent < key_indent) {
+                        *ret_why = "a key at an indent Spack does not write";
+                        return -EINVAL;
+                }
+                if (indent > key_indent)
+                        continue;       /* inside arch:, compiler:, parameters: … */
+                if (len > 8 && strncmp(s, "version:", 8) == 0 && s[8] == ' ') {
+                        if (cur.has_version || !yaml_scalar(s + 9, len - 9, SPACK_VERSION_MAX, cur.version)) {
+                                *ret_why = "a version given twice or one that is no plain text";
+                                return -EINVAL;
+                        }
+                        cur.has_version = true;
+                } else if (len > 5 && strncmp(s, "hash:", 5) == 0 && s[5] == ' ') {
+                        if (cur.has_hash || !yaml_scalar(s + 6, len - 6, SPACK_HASH_MAX, cur.hash)) {
+                                *ret_why = "a hash given twice or one that is no plain text";
+                                return -EINVAL;
+                        }
+                        cur.has_hash = true;
+                }
+        }
+        if (!in_spec) {
+                *ret_why = "no spec: list (not a spec.yaml Spack wrote)";
+                return -EINVAL;
+        }
+        node_done(&cur, hash_hint, &found);
+        if (cur.name[0] && !have_first) {
+                first = cur;
+                have_first = true;
+        }
+        pick = found ? &cur : have_first ? &first : NULL;
+        if (!pick) {
+                *ret_why = "the spec: list holds no package";
+                return -EINVAL;
+        }
+        if (!chars_ok(pick->name, strlen(pick->name), SPACK_NAME_MAX, ALNUM "-_.+"))
+                *ret_why = "the package has no name, or one Spack does not allow";
+        else if (!pick->has_version || !chars_ok(pick->version, strlen(pick->version), SPACK_VERSION_MAX, ALNUM "-_.+=~:"))
+                *ret_why = "the package has no version, or one Spack does not write";
+        else if (!pick->has_hash || !chars_ok(pick->hash, strlen(pick->hash), SPACK_HASH_MAX,
+                                              "abcdefghijklmnopqrstuvwxyz0123456789"))
+                *ret_why = "the package has no hash, or one Spack does not write";
+        if (*ret_why)
+                return -EINVAL;
+        memcpy(r.name, pick->name, sizeof(r.name));
+        memcpy(r.version, pick->version, sizeof(r.version));
+        memcpy(r.hash, pick->hash, sizeof(r.hash));
+        *ret = r;
+        return 0;
+}
+
 typedef struct SpackFind {
         Scan *scan;
         size_t budget;
@@ -125,37 +311,42 @@ typedef struct SpackFind {
 static int spack_prefix(SpackFind *f, int dir_fd, int spack_fd) {
         _cleanup_close_ int dir = dir_fd, sp = spack_fd, fd = -EBADF;
         _cleanup_free_ char *text = NULL;
-        const char *why = NULL, *hint;
+        const char *why = NULL, *hint, *file = "spec.json";
         struct stat st;
         SpackSpec spec;
         size_t n, p;
         int r;
 
-        fd = openat(sp, "spec.json", O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
-        if (fd < 0 && errno == ENOENT && fstatat(sp, "spec.yaml", &st, AT_SYMLINK_NOFOLLOW) == 0)
-                return scan_problem(f->scan, "spack: %s/.spack has spec.yaml, not spec.json (Spack before 0.17): left out",
-                                    f->path);
+        fd = openat(sp, file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+        if (fd < 0 && errno == ENOENT) {
+                /* Spack before 0.17 */
+                file = "spec.yaml";
+                fd = openat(sp, file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+        }
         if (fd < 0)
-                return scan_problem(f->scan, "spack: cannot open %s/.spack/spec.json: %m; the prefix is left out",
-                                    f->path);
+                return scan_problem(f->scan, "spack: cannot open %s/.spack/%s: %m; the prefix is left out",
+                                    f->path, errno == ENOENT ? "spec.json or spec.yaml" : file);
         if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
-                return scan_problem(f->scan, "spack: %s/.spack/spec.json is no regular file; the prefix is left out",
-                                    f->path);
+                return scan_problem(f->scan, "spack: %s/.spack/%s is no regular file; the prefix is left out",
+                                    f->path, file);
         r = read_full_fd(fd, SPACK_SPEC_MAX, &text, &n);
         if (r == -ENOMEM)
                 return r;
         if (r < 0)
-                return scan_problem(f->scan, "spack: reading %s/.spack/spec.json: %s; the prefix is left out",
-                                    f->path, r == -EFBIG ? "larger than 8 MiB" : strerror(-r));
+                return scan_problem(f->scan, "spack: reading %s/.spack/%s: %s; the prefix is left out",
+                                    f->path, file, r == -EFBIG ? "larger than 8 MiB" : strerror(-r));
 
         /* NAME-VERSION-HASH: the prefix's own node has that hash */
         hint = strrchr(f->path, '-');
-        r = spack_spec_parse(text, n, hint ? hint + 1 : NULL, &spec, &why);
+        if (streq(file, "spec.json"))
+                r = spack_spec_parse(text, n, hint ? hint + 1 : NULL, &spec, &why);
+        else
+                r = spack_spec_yaml_parse(text, n, hint ? hint + 1 : NULL, &spec, &why);
         if (r == -ENOMEM)
                 return r;
         if (r < 0)
-                return scan_problem(f->scan, "spack: %s/.spack/spec.json: %s; the prefix is left out",
-                                    f->path, why ?: strerror(-r));
+                return scan_problem(f->scan, "spack: %s/.spack/%s: %s; the prefix is left out",
+                                    f->path, file, why ?: strerror(-r));
 
         r = scan_add_package(f->scan, INVENTORY_SPACK, spec.name, spec.version, NULL, spec.hash, f->path, 0, &p);
         if (r < 0)

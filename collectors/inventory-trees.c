@@ -212,7 +212,7 @@ int inventory_walk_prefix(Scan *s, size_t p, int dir_fd, const char *real) {
                 r = walk_dir(w, fd, strlen(w->path), 0, false, false, false);
         if (r < 0)
                 return r;
-        s->packages[p].size = w->size;
+        s->packages[p].size += w->size;
         if (w->full)
                 return scan_problem(s, "%s: %s has more than %d entries: size and files counted up to there",
                                     source, real, WALK_ENTRIES_MAX);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The inventory: packages as the sources find them, which package each
  * ELF file belongs to, and the report with its digest. The sources are in
- * inventory-dpkg.c, inventory-spack.c and inventory-trees.c. */
+ * inventory-dpkg.c, inventory-rpm.c, inventory-spack.c, inventory-trees.c
+ * and inventory-modules.c. */
 #include <errno.h>
 #include <fcntl.h>
 #include <json-c/json.h>
@@ -35,6 +36,8 @@ static const char *const manager_names[_INVENTORY_MANAGER_MAX] = {
         [INVENTORY_SPACK] = "spack",
         [INVENTORY_EASYBUILD] = "easybuild",
         [INVENTORY_OPT] = "opt",
+        [INVENTORY_RPM] = "rpm",
+        [INVENTORY_MODULE] = "module",
 };
 
 /* Spack's default install_tree root below its checkout in /opt/spack, and
@@ -43,6 +46,15 @@ static const char *const default_debian[] = { "/var/lib/dpkg", NULL };
 static const char *const default_spack[] = { "/opt/spack/opt/spack", NULL };
 static const char *const default_easybuild[] = { "/opt/easybuild", "/apps/easybuild", NULL };
 static const char *const default_opt[] = { "/opt", NULL };
+/* RHEL 9 and SUSE keep rpm's database in /usr/lib/sysimage/rpm, with
+ * /var/lib/rpm a symlink to it: the one real path is read once. */
+static const char *const default_rpm[] = { "/var/lib/rpm", NULL };
+/* Environment Modules' and Lmod's usual module paths (RHEL's
+ * /etc/modulefiles and /usr/share/modulefiles, Debian's
+ * /usr/share/modules/modulefiles) and common site ones. */
+static const char *const default_module[] = { "/etc/modulefiles", "/usr/share/modulefiles",
+                                              "/usr/share/modules/modulefiles", "/opt/modulefiles",
+                                              "/apps/modulefiles", "/opt/apps/modulefiles", NULL };
 
 const char *const *inventory_default_roots(InventoryManager m) {
         switch (m) {
@@ -54,6 +66,10 @@ const char *const *inventory_default_roots(InventoryManager m) {
                 return default_easybuild;
         case INVENTORY_OPT:
                 return default_opt;
+        case INVENTORY_RPM:
+                return default_rpm;
+        case INVENTORY_MODULE:
+                return default_module;
         default:
                 return NULL;
         }
@@ -549,7 +565,18 @@ static const source_func sources[_INVENTORY_MANAGER_MAX] = {
         [INVENTORY_SPACK] = inventory_scan_spack,
         [INVENTORY_EASYBUILD] = inventory_scan_easybuild,
         [INVENTORY_OPT] = inventory_scan_opt,
+        [INVENTORY_RPM] = inventory_scan_rpm,
+        [INVENTORY_MODULE] = inventory_scan_modules,
 };
+
+/* Who keeps a file both have: the system's package managers first (a file
+ * dpkg or rpm knows is theirs, even when a prefix links to it), then the
+ * install prefixes, and modules last (a module points at software some
+ * other way installed). */
+static const InventoryManager scan_order[] = {
+        INVENTORY_DEBIAN, INVENTORY_RPM, INVENTORY_SPACK, INVENTORY_EASYBUILD, INVENTORY_OPT, INVENTORY_MODULE,
+};
+_Static_assert(ELEMENTSOF(scan_order) == _INVENTORY_MANAGER_MAX, "every source in the order");
 
 int inventory_scan(const InventoryOptions *o, Inventory **ret) {
         _cleanup_(inventory_freep) Inventory *inv = NULL;
@@ -564,9 +591,8 @@ int inventory_scan(const InventoryOptions *o, Inventory **ret) {
         if (!s.claims)
                 return -ENOMEM;
 
-        /* Debian first: a file dpkg knows is the Debian package's, even
-         * when a prefix elsewhere links to it. */
-        for (unsigned m = 0; m < _INVENTORY_MANAGER_MAX && r >= 0; m++) {
+        for (size_t i = 0; i < ELEMENTSOF(scan_order) && r >= 0; i++) {
+                InventoryManager m = scan_order[i];
                 const char *const *roots = o ? o->roots[m] : NULL;
                 bool configured = roots != NULL;
 

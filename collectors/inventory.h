@@ -8,22 +8,26 @@
 #include "macro.h"
 
 /* The software installed on a node, and which of its files are executables
- * and shared libraries: Debian packages, Spack and EasyBuild install
- * prefixes and plain /opt trees. lmkd scans once in a while (it reads a few
- * thousand small files) and reports the result when its digest changed; the
- * store maps the real paths of sampled objects to packages with it and lists
- * installed software nobody used. docs/inventory.md describes the sources,
- * the rules and the JSON.
+ * and shared libraries: Debian and RPM packages, Spack and EasyBuild install
+ * prefixes, plain /opt trees and environment-module trees. lmkd scans once
+ * in a while (it reads a few thousand small files) and reports the result
+ * when its digest changed; the store maps the real paths of sampled objects
+ * to packages with it and lists installed software nobody used.
+ * docs/inventory.md describes the sources, the rules and the JSON.
  *
  * Everything read is untrusted (a Spack prefix or a directory in /opt may
- * belong to a user): reads are bounded, directories are opened without
- * following symlinks, nothing is written. */
+ * belong to a user, a modulefile to whoever installs software): reads are
+ * bounded, directories are opened without following symlinks, modulefiles
+ * are read and never run, nothing is written (rpm, run to read an RPM
+ * database, takes its database's lock as for any query). */
 
 typedef enum InventoryManager {
         INVENTORY_DEBIAN,
         INVENTORY_SPACK,
         INVENTORY_EASYBUILD,
         INVENTORY_OPT,
+        INVENTORY_RPM,
+        INVENTORY_MODULE,
         _INVENTORY_MANAGER_MAX,
 } InventoryManager;
 
@@ -37,10 +41,11 @@ typedef struct InventoryPackage {
         InventoryManager manager;
         char *name;
         char *version;          /* "" when the source does not tell */
-        char *arch;             /* Debian's Architecture, else NULL */
+        char *arch;             /* Debian's Architecture or RPM's ARCH, else NULL */
         char *hash;             /* Spack's DAG hash, else NULL */
-        char *prefix;           /* install prefix (real path), NULL for Debian */
-        uint64_t size;          /* bytes on disk: Debian's Installed-Size, else
+        char *prefix;           /* install prefix (real path), NULL for Debian and RPM */
+        uint64_t size;          /* bytes on disk: Debian's Installed-Size, RPM's
+                                 * SIZE, else
                                  * st_blocks of the prefix's regular files */
         char **files;           /* real paths of its ELF executables and shared
                                  * libraries, sorted (strcmp) */
@@ -76,6 +81,8 @@ typedef struct Inventory {
  *   spack      install trees (prefixes up to 5 levels below, each with .spack/spec.json)
  *   easybuild  installpaths (ROOT/software/NAME/VERSION/easybuild/)
  *   opt        folders holding NAME[-VERSION]/ or NAME/VERSION/ trees
+ *   rpm        RPM database folders (ROOT/var/lib/rpm: files are below ROOT)
+ *   module     modulefile trees (Tcl and Lua; NAME/VERSION[.lua])
  * NULL takes inventory_default_roots(); an empty list turns a source off.
  * A default root that does not exist is skipped quietly, a configured one
  * is named in the problems. */
@@ -85,7 +92,7 @@ typedef struct InventoryOptions {
 
 const char *const *inventory_default_roots(InventoryManager m);
 const char *inventory_manager_to_string(InventoryManager m);
-/* -EINVAL for a name that is none of debian, spack, easybuild, opt. */
+/* -EINVAL for a name that is none of debian, spack, easybuild, opt, rpm, module. */
 int inventory_manager_from_string(const char *s);
 
 /* Scans the sources (o NULL: all defaults). Problems with one source or

@@ -5,6 +5,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "macro.h"
+
 /* An open-addressing hash table (linear probing, backward-shift deletion)
  * mapping keys to values. It stores only pointers: ownership of keys and
  * values stays with the caller. Integer keys are stored in the pointer itself
@@ -25,6 +27,7 @@ typedef struct Hashmap Hashmap;
 
 Hashmap *hashmap_new(const HashOps *ops);
 Hashmap *hashmap_free(Hashmap *h);
+DEFINE_TRIVIAL_CLEANUP_FUNC(Hashmap *, hashmap_free);
 
 /* -EEXIST if the key is present, -ENOMEM on allocation failure. */
 int hashmap_put(Hashmap *h, const void *key, void *value);

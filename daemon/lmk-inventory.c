@@ -24,6 +24,11 @@ static void help(void) {
                "  --spack DIRS      Spack install trees (default /opt/spack/opt/spack)\n"
                "  --easybuild DIRS  EasyBuild installpaths (default /opt/easybuild,/apps/easybuild)\n"
                "  --opt DIRS        folders of NAME[-VERSION] trees (default /opt)\n"
+               "  --rpm DIRS        RPM databases (default /var/lib/rpm; ROOT/var/lib/rpm:\n"
+               "                    the files are below ROOT)\n"
+               "  --module DIRS     modulefile trees (default /etc/modulefiles,\n"
+               "                    /usr/share/modulefiles, /usr/share/modules/modulefiles,\n"
+               "                    /opt/modulefiles, /apps/modulefiles, /opt/apps/modulefiles)\n"
                "                    DIRS: comma-separated; \"none\" turns a source off\n"
                "  --json            the report as lmkd would send it\n"
                "  --files           list each package's files\n"
@@ -64,6 +69,8 @@ int main(int argc, char **argv) {
                 { "spack", required_argument, NULL, 's' },
                 { "easybuild", required_argument, NULL, 'e' },
                 { "opt", required_argument, NULL, 'o' },
+                { "rpm", required_argument, NULL, 'r' },
+                { "module", required_argument, NULL, 'm' },
                 { "json", no_argument, NULL, 'j' },
                 { "files", no_argument, NULL, 'f' },
                 { "owner", required_argument, NULL, 'w' },
@@ -89,8 +96,11 @@ int main(int argc, char **argv) {
                 case 's':
                 case 'e':
                 case 'o':
+                case 'r':
+                case 'm':
                         m = c == 'd' ? INVENTORY_DEBIAN : c == 's' ? INVENTORY_SPACK
-                                : c == 'e' ? INVENTORY_EASYBUILD : INVENTORY_OPT;
+                                : c == 'e' ? INVENTORY_EASYBUILD : c == 'o' ? INVENTORY_OPT
+                                : c == 'r' ? INVENTORY_RPM : INVENTORY_MODULE;
                         if (split_roots(optarg, roots[m]) < 0) {
                                 log_error("--%s wants absolute paths separated by commas, or none.",
                                           inventory_manager_to_string(m));
@@ -169,12 +179,13 @@ int main(int argc, char **argv) {
                 (void) getrusage(RUSAGE_SELF, &ru);
                 fprintf(stderr,
                         "scan: %.3f s, peak RSS %ld KiB; %zu packages seen, %zu with ELF files "
-                        "(debian %zu, spack %zu, easybuild %zu, opt %zu seen), %zu ELF files; "
+                        "(debian %zu, spack %zu, easybuild %zu, opt %zu, rpm %zu, module %zu seen), %zu ELF files; "
                         "%zu candidates, %zu files opened, %zu prefix entries; digest %s\n",
                         (double) (t1.tv_sec - t0.tv_sec) + (double) (t1.tv_nsec - t0.tv_nsec) / 1e9,
                         ru.ru_maxrss, seen, inv->n_packages, inv->stats.packages_seen[INVENTORY_DEBIAN],
                         inv->stats.packages_seen[INVENTORY_SPACK], inv->stats.packages_seen[INVENTORY_EASYBUILD],
-                        inv->stats.packages_seen[INVENTORY_OPT], inv->n_files, inv->stats.candidates,
+                        inv->stats.packages_seen[INVENTORY_OPT], inv->stats.packages_seen[INVENTORY_RPM],
+                        inv->stats.packages_seen[INVENTORY_MODULE], inv->n_files, inv->stats.candidates,
                         inv->stats.elf_checks, inv->stats.entries, inv->digest);
         }
         return EXIT_SUCCESS;

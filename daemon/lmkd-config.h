@@ -5,6 +5,7 @@
 #include <stddef.h>
 
 #include "events.h"
+#include "inventory.h"
 #include "sampler.h"
 
 /* lmkd's settings: defaults, then the config file (INI, parsed with inih),
@@ -33,10 +34,10 @@ typedef struct LmkdConfig {
         bool notify_socket_none;        /* "none" was given: no default either */
         /* [families] */
         char *families_file;            /* NULL: LMK_SYSCONF_DIR/families.conf if it exists */
-        /* [inventory] (collectors/inventory.h): debian, spack, easybuild, opt */
+        /* [inventory] (collectors/inventory.h): debian, spack, easybuild, opt, rpm, module */
         unsigned inventory_interval;    /* seconds between scans, 0: none */
-        char **inventory_roots[4];      /* NULL: the defaults */
-        bool inventory_off[4];          /* "none": that source not read */
+        char **inventory_roots[_INVENTORY_MANAGER_MAX]; /* NULL: the defaults */
+        bool inventory_off[_INVENTORY_MANAGER_MAX]; /* "none": that source not read */
         /* [markers] */
         char **liblmk;                  /* NULL-terminated paths of liblmk copies to watch */
         /* [store] */

@@ -45,10 +45,9 @@ void api_packages(Server *s, Request *req, Reply *reply) {
                 reply_error(reply, MHD_HTTP_BAD_REQUEST, "unused", "unused=%s: expected true or false", unused);
                 return;
         }
-        if (manager && !streq(manager, "debian") && !streq(manager, "spack") && !streq(manager, "easybuild") &&
-            !streq(manager, "opt")) {
-                reply_error(reply, MHD_HTTP_BAD_REQUEST, "manager",
-                            "manager=%s: expected debian, spack, easybuild or opt", manager);
+        if (manager && !batch_package_manager_is_known(manager)) {
+                reply_error(reply, MHD_HTTP_BAD_REQUEST, "manager", "manager=%s: expected one of " BATCH_PACKAGE_MANAGERS,
+                            manager);
                 return;
         }
         f.unused = unused && streq(unused, "true");

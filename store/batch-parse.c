@@ -624,11 +624,17 @@ Batch *batch_free(Batch *b) {
         return NULL;
 }
 
-static const char *const package_managers[] = { "debian", "spack", "easybuild", "opt" };
+static const char *const package_managers[] = { "debian", "spack", "easybuild", "opt", "rpm", "module" };
+
+bool batch_package_manager_is_known(const char *manager) {
+        for (size_t i = 0; i < ELEMENTSOF(package_managers); i++)
+                if (streq(manager, package_managers[i]))
+                        return true;
+        return false;
+}
 
 static int parse_package(json_object *o, Where w, BatchPackage *p, size_t *files_left, BatchError *err) {
         json_object *a;
-        bool known = false;
         size_t n;
         int r;
 
@@ -642,10 +648,8 @@ static int parse_package(json_object *o, Where w, BatchPackage *p, size_t *files
             (r = get_string(o, w, "prefix", NULLABLE, 1, BATCH_MAX_PATH, &p->prefix, err)) < 0 ||
             (r = get_int(o, w, "size", REQUIRED, 0, (int64_t) BATCH_MAX_COUNTER, &p->size, err)) < 0)
                 return r;
-        for (size_t i = 0; i < ELEMENTSOF(package_managers); i++)
-                known = known || streq(p->manager, package_managers[i]);
-        if (!known)
-                return fail(err, -EINVAL, w, "manager", "must be one of debian, spack, easybuild, opt");
+        if (!batch_package_manager_is_known(p->manager))
+                return fail(err, -EINVAL, w, "manager", "must be one of " BATCH_PACKAGE_MANAGERS);
         if (p->prefix && p->prefix[0] != '/')
                 return fail(err, -EINVAL, w, "prefix", "must be an absolute path");
         if (!json_object_object_get_ex(o, "files", &a) || !json_object_is_type(a, json_type_array))

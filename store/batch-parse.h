@@ -98,7 +98,7 @@ typedef struct BatchRank {
 #define BATCH_MAX_PATH 4096u
 
 typedef struct BatchPackage {
-        const char *manager;            /* debian, spack, easybuild, opt */
+        const char *manager;            /* debian, spack, easybuild, opt, rpm, module */
         const char *name, *version;     /* version "" when not known */
         const char *arch, *hash, *prefix; /* NULL when absent */
         int64_t size;                   /* bytes on disk */
@@ -164,4 +164,10 @@ int batch_parse(const char *data, size_t size, Batch **ret, BatchError *err);
 void batch_limits(const Batch *b, BatchLimits *ret);
 
 Batch *batch_free(Batch *b);
+
+/* The package managers an inventory may name (docs/inventory.md), and
+ * the same list as text for messages. */
+bool batch_package_manager_is_known(const char *manager);
+#define BATCH_PACKAGE_MANAGERS "debian, spack, easybuild, opt, rpm, module"
+
 DEFINE_TRIVIAL_CLEANUP_FUNC(Batch *, batch_free);

@@ -135,6 +135,8 @@ void api_packages(Server *s, Request *req, Reply *reply);
 void api_families(Server *s, Request *req, Reply *reply);
 /* Scaling across runs of one application (api-scaling.c, docs/scaling.md). */
 void api_scaling(Server *s, Request *req, Reply *reply);
+/* The application mix (api-apps.c). */
+void api_apps(Server *s, Request *req, Reply *reply);
 /* "share" of part in total and what it rests on (docs/uncertainty.md). */
 int api_add_share(json_object *e, int64_t part, int64_t total);
 /* Query parameters: a time (Unix seconds, "now" or an age; fallback when
@@ -166,6 +168,7 @@ void web_job(Server *s, Request *req, Reply *reply);
 void web_site(Server *s, Request *req, Reply *reply);
 void web_site_software(Server *s, Request *req, Reply *reply);
 void web_site_scaling(Server *s, Request *req, Reply *reply);
+void web_site_apps(Server *s, Request *req, Reply *reply);
 /* An error reply (JSON) as a page: the same status and message. */
 void web_error_page(Server *s, Request *req, Reply *reply);
 /* Whether a site-wide view is closed to the request's identity. */

@@ -91,6 +91,13 @@ typedef enum Stmt {
         STMT_JOB_ADOPT,
         STMT_NOTE_SELECT,
         STMT_JOB_APP,
+        STMT_JOB_MIX,
+        STMT_MIX_KEY_INSERT,
+        STMT_JOB_MIX_SET,
+        STMT_JOB_DAYS,
+        STMT_APP_DAY_UPSERT,
+        STMT_APP_DAY_TAKE,
+        STMT_APP_DAY_PRUNE,
         /* readers (the job list builds its SQL per filter: list_jobs) */
         STMT_JOB_FIND,
         STMT_JOB_FIND_CLUSTER,
@@ -119,6 +126,8 @@ typedef enum Stmt {
         STMT_NODES,
         STMT_RUN_INFO,
         STMT_RUN_RANKS,
+        STMT_APP_DAYS,
+        STMT_MIX_KEY,
         STMT_CHECK,
         _STMT_MAX,
 } Stmt;
@@ -304,12 +313,47 @@ static const char *const stmt_sql[_STMT_MAX] = {
         /* A job's application (schema/0006-job-app.sql): its app= note,
          * else the file name of the executable with the most samples so
          * far; written only when it changed, so its index is left alone. */
+        /* The job's app: its app= note, else the file name of its top
+         * executable (then app_object), else, when no executable of its had
+         * a sample (all its time in libraries), the command with the most
+         * samples (app_object -1). schema/0013. */
         [STMT_JOB_APP] =
-                "UPDATE jobs SET app = a.app FROM (SELECT coalesce("
-                "(SELECT nullif(n.note_value, '') FROM job_notes n WHERE n.job_id = ?1 AND n.note_key = 'app'), "
-                "(SELECT " SQL_FILE_NAME("o.path") " FROM job_objects jo JOIN objects o ON o.id = jo.object_id "
-                "WHERE jo.job_id = ?1 AND o.kind = 'exe' ORDER BY jo.samples DESC, o.path LIMIT 1)) AS app) AS a "
-                "WHERE jobs.id = ?1 AND jobs.app IS NOT a.app",
+                "UPDATE jobs SET app = a.app, app_object = a.object FROM (SELECT b.app, "
+                "CASE WHEN b.note IS NOT NULL THEN NULL WHEN b.exe IS NOT NULL THEN b.exe "
+                "WHEN b.app IS NOT NULL THEN -1 END AS object FROM (SELECT n.note, e.id AS exe, "
+                "coalesce(n.note, e.name, (SELECT t.comm FROM samples s JOIN tasks t ON t.id = s.task_id "
+                "WHERE s.job_id = ?1 GROUP BY t.comm ORDER BY sum(s.samples) DESC, t.comm LIMIT 1)) AS app "
+                "FROM (SELECT (SELECT nullif(note_value, '') FROM job_notes "
+                "WHERE job_id = ?1 AND note_key = 'app') AS note) n LEFT JOIN "
+                "(SELECT o.id, " SQL_FILE_NAME("o.path") " AS name FROM job_objects jo "
+                "JOIN objects o ON o.id = jo.object_id "
+                "WHERE jo.job_id = ?1 AND o.kind = 'exe' ORDER BY jo.samples DESC, o.path LIMIT 1) e) b) AS a "
+                "WHERE jobs.id = ?1 AND (jobs.app IS NOT a.app OR jobs.app_object IS NOT a.object)",
+        /* the application mix (schema/0013): the key a job's time is
+         * counted under, and the key its columns name now */
+        [STMT_JOB_MIX] =
+                "SELECT j.mix_key, j.mix_day, k.id FROM jobs j LEFT JOIN mix_keys k "
+                "ON k.app = coalesce(j.app, '') AND k.app_object = coalesce(j.app_object, 0) "
+                "AND k.user_name = coalesce(j.user_name, '') AND k.account = coalesce(j.account, '') "
+                "AND k.partition_name = coalesce(j.partition_name, '') WHERE j.id = ?",
+        [STMT_MIX_KEY_INSERT] =
+                "INSERT INTO mix_keys (app, app_object, user_name, account, partition_name) "
+                "SELECT coalesce(app, ''), coalesce(app_object, 0), coalesce(user_name, ''), coalesce(account, ''), "
+                "coalesce(partition_name, '') FROM jobs WHERE id = ? RETURNING id",
+        [STMT_JOB_MIX_SET] = "UPDATE jobs SET mix_key = ?2, mix_day = ?3 WHERE id = ?1",
+        [STMT_JOB_DAYS] =
+                "SELECT CAST(t AS INTEGER), sum(samples), sum(cpu_seconds) FROM job_timeline "
+                "WHERE job_id = ? AND grain = 86400 GROUP BY t",
+        [STMT_APP_DAY_UPSERT] =
+                "INSERT INTO app_days (day, mix_key, samples, cpu_seconds, runs) VALUES (?, ?, ?, ?, ?) "
+                "ON CONFLICT (day, mix_key) DO UPDATE SET "
+                ADD("app_days", "samples") ", " ADD("app_days", "cpu_seconds") ", " ADD("app_days", "runs") " "
+                "WHERE " FITS("app_days", "samples") " AND " FITS("app_days", "runs"),
+        /* what was counted under a key that no longer holds */
+        [STMT_APP_DAY_TAKE] =
+                "UPDATE app_days SET samples = max(samples - ?3, 0), cpu_seconds = max(cpu_seconds - ?4, 0), "
+                "runs = max(runs - ?5, 0) WHERE day = ?1 AND mix_key = ?2",
+        [STMT_APP_DAY_PRUNE] = "DELETE FROM app_days WHERE day = ? AND mix_key = ? AND samples = 0 AND runs = 0",
 
         [STMT_JOB_FIND] = "SELECT " JOB_COLUMNS " FROM jobs j WHERE j.job = ? LIMIT 2",
         [STMT_JOB_FIND_CLUSTER] = "SELECT " JOB_COLUMNS " FROM jobs j WHERE j.job = ? AND j.cluster = ?",
@@ -407,6 +451,14 @@ static const char *const stmt_sql[_STMT_MAX] = {
         [STMT_RUN_RANKS] =
                 "SELECT rank, sum(samples), sum(comm_samples), sum(cpu_seconds), sum(comm_seconds), "
                 "min(first_seen), max(last_seen) FROM job_ranks WHERE job_id = ? GROUP BY rank ORDER BY rank LIMIT ?",
+        [STMT_APP_DAYS] = "SELECT day, mix_key, samples, cpu_seconds, runs FROM app_days WHERE day >= ? AND day < ?",
+        /* a key, with the package that installed its executable (the first
+         * by name when several list the path) */
+        [STMT_MIX_KEY] =
+                "SELECT k.app, k.app_object, k.user_name, k.account, k.partition_name, "
+                "(SELECT p.name FROM objects o JOIN package_files f ON f.path = o.path "
+                "JOIN packages p ON p.id = f.package_id WHERE o.id = k.app_object ORDER BY p.name LIMIT 1) "
+                "FROM mix_keys k WHERE k.id = ?",
         [STMT_CHECK] = "SELECT count(*) FROM schema_version",
 };
 
@@ -938,9 +990,11 @@ static int check_job(IngestCtx *x, JobAcc *j, const char *cluster) {
 
         if (differ[0]) {
                 j->conflicts = 1;
-                if (x->conflicts++ == 0)
-                        snprintf(x->conflict, sizeof(x->conflict), "job %s%s%s: %s", j->job,
-                                 cluster[0] ? " on cluster " : "", cluster, differ);
+                /* the first conflict of the batch, for the log: cut short if long */
+                if (x->conflicts++ == 0 &&
+                    snprintf(x->conflict, sizeof(x->conflict), "job %s%s%s: %s", j->job,
+                             cluster[0] ? " on cluster " : "", cluster, differ) >= (int) sizeof(x->conflict))
+                        x->conflict[sizeof(x->conflict) - 1] = 0;
         }
         return 0;
 }
@@ -1234,6 +1288,130 @@ static int update_apps(IngestCtx *x) {
         return 0;
 }
 
+static int app_day_add(IngestCtx *x, int64_t day, int64_t key, int64_t samples, double cpu_seconds, int64_t runs) {
+        sqlite3_stmt *st;
+        int r;
+
+        if ((r = conn_stmt(&x->s->writer, STMT_APP_DAY_UPSERT, &st)) < 0 ||
+            (r = bind_int(st, 1, day)) < 0 ||
+            (r = bind_int(st, 2, key)) < 0 ||
+            (r = bind_int(st, 3, samples)) < 0 ||
+            (r = bind_sum(st, 4, cpu_seconds)) < 0 ||
+            (r = bind_int(st, 5, runs)) < 0)
+                return r;
+        r = step_sum(st);
+        if (r == -EOVERFLOW)
+                return overflow(x, "rows", "adding this batch to the site's application mix of that day would overflow");
+        return r;
+}
+
+static int app_day_take(IngestCtx *x, int64_t day, int64_t key, int64_t samples, double cpu_seconds, int64_t runs) {
+        sqlite3_stmt *st;
+        int r;
+
+        if ((r = conn_stmt(&x->s->writer, STMT_APP_DAY_TAKE, &st)) < 0 ||
+            (r = bind_int(st, 1, day)) < 0 ||
+            (r = bind_int(st, 2, key)) < 0 ||
+            (r = bind_int(st, 3, samples)) < 0 ||
+            (r = bind_double(st, 4, cpu_seconds)) < 0 ||
+            (r = bind_int(st, 5, runs)) < 0 ||
+            (r = step_done(st)) < 0 ||
+            (r = conn_stmt(&x->s->writer, STMT_APP_DAY_PRUNE, &st)) < 0 ||
+            (r = bind_int(st, 1, day)) < 0 ||
+            (r = bind_int(st, 2, key)) < 0)
+                return r;
+        return step_done(st);
+}
+
+/* Moves what a job counted under one key of the application mix to
+ * another: its days from its time line (grain 86400, which already holds
+ * this batch) and its run. */
+static int app_mix_move(IngestCtx *x, int64_t job_id, int64_t from, int64_t to, int64_t run_day) {
+        sqlite3_stmt *st;
+        int64_t n = 0;
+        struct { int64_t day, samples; double cpu_seconds; } *days = NULL;
+        int r, rc;
+
+        r = conn_stmt(&x->s->writer, STMT_JOB_DAYS, &st);
+        if (r < 0 || (r = bind_int(st, 1, job_id)) < 0)
+                return r;
+        /* a job's days are few (JOB_TIMELINE_MAX_STEPS at grain 86400 is four
+         * months); read them all before writing, the statement stays open */
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+                void *p = reallocarray(days, (size_t) n + 1, sizeof(*days));
+
+                if (!p) {
+                        sqlite3_reset(st);
+                        free(days);
+                        return -ENOMEM;
+                }
+                days = p;
+                days[n].day = sqlite3_column_int64(st, 0);
+                days[n].samples = sqlite3_column_int64(st, 1);
+                days[n].cpu_seconds = sqlite3_column_double(st, 2);
+                n++;
+        }
+        sqlite3_reset(st);
+        r = rc == SQLITE_DONE ? 0 : sqlite_errno(rc);
+        for (int64_t i = 0; r >= 0 && i < n; i++)
+                if ((r = app_day_take(x, days[i].day, from, days[i].samples, days[i].cpu_seconds, 0)) >= 0)
+                        r = app_day_add(x, days[i].day, to, days[i].samples, days[i].cpu_seconds, 0);
+        free(days);
+        if (r >= 0 && run_day != STORAGE_NULL && (r = app_day_take(x, run_day, from, 0, 0, 1)) >= 0)
+                r = app_day_add(x, run_day, to, 0, 0, 1);
+        return r;
+}
+
+/* After the apps: each job's time in this batch, in the application mix
+ * of the batch's day, under the key its app and metadata name. */
+static int update_app_mix(IngestCtx *x) {
+        int64_t day = (int64_t) floor(x->b->start / 86400.0) * 86400;
+
+        for (size_t i = 0; i < x->n_jobs; i++) {
+                const JobAcc *j = &x->job_pool[i];
+                int64_t old, run_day, key;
+                sqlite3_stmt *st;
+                int r, rc;
+
+                if ((r = conn_stmt(&x->s->writer, STMT_JOB_MIX, &st)) < 0 || (r = bind_int(st, 1, j->id)) < 0)
+                        return r;
+                rc = sqlite3_step(st);
+                if (rc != SQLITE_ROW) {
+                        sqlite3_reset(st);
+                        return rc == SQLITE_DONE ? -ENOENT : sqlite_errno(rc);
+                }
+                old = column_nullable_int(st, 0);
+                run_day = column_nullable_int(st, 1);
+                key = column_nullable_int(st, 2);
+                sqlite3_reset(st);
+                if (key == STORAGE_NULL &&
+                    ((r = conn_stmt(&x->s->writer, STMT_MIX_KEY_INSERT, &st)) < 0 ||
+                     (r = bind_int(st, 1, j->id)) < 0 ||
+                     (r = step_id(st, &key)) < 0))
+                        return r;
+
+                if (old == STORAGE_NULL) {
+                        /* the job's first batch: its run counts on this day */
+                        run_day = day;
+                        r = app_day_add(x, day, key, j->samples, j->cpu_seconds, 1);
+                } else if (j->samples > 0)
+                        r = app_day_add(x, day, old, j->samples, j->cpu_seconds, 0);
+                if (r < 0)
+                        return r;
+                if (old == key)
+                        continue;
+                if (old != STORAGE_NULL && (r = app_mix_move(x, j->id, old, key, run_day)) < 0)
+                        return r;
+                if ((r = conn_stmt(&x->s->writer, STMT_JOB_MIX_SET, &st)) < 0 ||
+                    (r = bind_int(st, 1, j->id)) < 0 ||
+                    (r = bind_int(st, 2, key)) < 0 ||
+                    (r = bind_nullable_int(st, 3, run_day)) < 0 ||
+                    (r = step_done(st)) < 0)
+                        return r;
+        }
+        return 0;
+}
+
 /* Site-wide time per object, in the batch's hour and in its day. */
 static int write_object_sums(IngestCtx *x) {
         static const struct {
@@ -1433,6 +1611,7 @@ static int ingest_locked(IngestCtx *x, int64_t now, IngestResult *ret) {
             (r = write_rollup(x, &x->job_objects, STMT_JOB_OBJECT_UPSERT, "object")) < 0 ||
             (r = write_rollup(x, &x->job_phases, STMT_JOB_PHASE_UPSERT, "phase")) < 0 ||
             (r = update_apps(x)) < 0 ||
+            (r = update_app_mix(x)) < 0 ||
             (r = write_object_sums(x)) < 0 ||
             (r = ingest_markers(x)) < 0 ||
             (r = ingest_ranks(x)) < 0 ||
@@ -2306,8 +2485,6 @@ release:
         return 0;
 }
 
-DEFINE_TRIVIAL_CLEANUP_FUNC(Hashmap *, hashmap_free);
-
 /* ---- summaries of many jobs, for the findings ----
  *
  * A few reads for a whole page of jobs: the page's row ids and revisions
@@ -2985,6 +3162,85 @@ static int sqlite_list_packages(Storage *base, const PackageFilter *f, PackageLi
         return 0;
 }
 
+/* The application mix over whole UTC days: the days' rows, then each key
+ * they name once. */
+static int sqlite_list_app_mix(Storage *base, int64_t since, int64_t until, AppMixList *ret) {
+        SqliteStorage *s = (SqliteStorage *) base;
+        _cleanup_(hashmap_freep) Hashmap *index = hashmap_new(&uint64_hash_ops);
+        AppMixList l = {};
+        size_t days_alloc = 0, keys_alloc = 0;
+        int64_t *key_ids = NULL;
+        sqlite3_stmt *st;
+        Conn *c;
+        int r, rc = SQLITE_DONE;
+
+        if (!index)
+                return -ENOMEM;
+        l.since = since - ((since % DAY_SECONDS) + DAY_SECONDS) % DAY_SECONDS;
+        l.until = until - ((until % DAY_SECONDS) + DAY_SECONDS) % DAY_SECONDS;
+        if (l.until < until)
+                l.until += DAY_SECONDS;
+
+        reader_acquire(s, &c);
+        r = conn_exec(c, "BEGIN");
+        if (r >= 0 && (r = conn_stmt(c, STMT_APP_DAYS, &st)) >= 0 &&
+            (r = bind_int(st, 1, l.since)) >= 0)
+                r = bind_int(st, 2, l.until);
+        while (r >= 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+                int64_t id = sqlite3_column_int64(st, 1);
+                uintptr_t k = (uintptr_t) hashmap_get(index, INT_TO_KEY(id));
+
+                if (k == 0) {
+                        if ((r = grow((void **) &key_ids, l.n_keys, &keys_alloc, sizeof(int64_t))) < 0)
+                                break;
+                        key_ids[l.n_keys++] = id;
+                        k = l.n_keys;
+                        if ((r = hashmap_put(index, INT_TO_KEY(id), (void *) k)) < 0)
+                                break;
+                }
+                if ((r = grow((void **) &l.days, l.n_days, &days_alloc, sizeof(AppMixDay))) < 0)
+                        break;
+                l.days[l.n_days++] = (AppMixDay) {
+                        .day = sqlite3_column_int64(st, 0), .key = k - 1,
+                        .samples = sqlite3_column_int64(st, 2), .cpu_seconds = sqlite3_column_double(st, 3),
+                        .runs = sqlite3_column_int64(st, 4),
+                };
+        }
+        if (r >= 0 && rc != SQLITE_DONE)
+                r = sqlite_errno(rc);
+        if (r >= 0 && l.n_keys > 0 && !(l.keys = calloc(l.n_keys, sizeof(AppMixKey))))
+                r = -ENOMEM;
+        for (size_t i = 0; r >= 0 && i < l.n_keys; i++) {
+                AppMixKey *k = &l.keys[i];
+
+                if ((r = conn_stmt(c, STMT_MIX_KEY, &st)) < 0 || (r = bind_int(st, 1, key_ids[i])) < 0)
+                        break;
+                rc = sqlite3_step(st);
+                if (rc != SQLITE_ROW) {
+                        r = rc == SQLITE_DONE ? -EIO : sqlite_errno(rc);
+                        break;
+                }
+                k->app = column_strdup(st, 0, &r);
+                k->from_note = sqlite3_column_int64(st, 1) == 0 && *sqlite3_column_text(st, 0) != 0;
+                k->from_command = sqlite3_column_int64(st, 1) < 0;
+                k->user = column_strdup(st, 2, &r);
+                k->account = column_strdup(st, 3, &r);
+                k->partition = column_strdup(st, 4, &r);
+                k->package = column_strdup(st, 5, &r);
+                sqlite3_reset(st);
+        }
+        reader_release_stmts(c);
+        (void) conn_exec(c, "COMMIT");
+        reader_release(s, c);
+        free(key_ids);
+        if (r < 0) {
+                app_mix_list_free(&l);
+                return r;
+        }
+        *ret = l;
+        return 0;
+}
+
 static int sqlite_list_nodes(Storage *base, NodeList *ret) {
         SqliteStorage *s = (SqliteStorage *) base;
         NodeList l = {};
@@ -3300,6 +3556,7 @@ const StorageOps storage_sqlite_ops = {
         .list_nodes = sqlite_list_nodes,
         .list_packages = sqlite_list_packages,
         .get_run_figures = sqlite_get_run_figures,
+        .list_app_mix = sqlite_list_app_mix,
         .stats = sqlite_stats,
         .check = sqlite_check,
 };

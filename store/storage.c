@@ -142,6 +142,19 @@ void node_list_free(NodeList *l) {
         *l = (NodeList) {};
 }
 
+void app_mix_list_free(AppMixList *l) {
+        for (size_t i = 0; l->keys && i < l->n_keys; i++) {
+                free(l->keys[i].app);
+                free(l->keys[i].package);
+                free(l->keys[i].user);
+                free(l->keys[i].account);
+                free(l->keys[i].partition);
+        }
+        free(l->keys);
+        free(l->days);
+        *l = (AppMixList) {};
+}
+
 void package_list_free(PackageList *l) {
         for (size_t i = 0; i < l->n; i++) {
                 free(l->items[i].manager);

@@ -55,7 +55,8 @@ typedef struct ShareList {
 
 typedef struct StoredJob {
         char *job, *cluster, *user, *account, *partition, *name;
-        char *app; /* the LMK_NOTES app= note, else the top executable's file name; NULL if neither */
+        char *app; /* the LMK_NOTES app= note, else the top executable's file name, else the top
+                    * command when no executable had a sample; NULL if none */
         int64_t nodes_alloc, tasks; /* STORAGE_NULL when unknown */
         bool ended;
         double first_seen, last_seen; /* NAN when unknown */
@@ -275,6 +276,30 @@ typedef struct RunFigures {
         size_t n_ranks;
         bool ranks_truncated;   /* more than JOB_SUMMARY_MAX_RANK_ROWS ranks */
 } RunFigures;
+/* The site's application mix (schema/0013): time per day and per key
+ * (application, user, account, partition) over whole UTC days. */
+typedef struct AppMixKey {
+        char *app;              /* the app= note, the executable's file name or the command; "" when none */
+        char *package;          /* the package that installed the executable; NULL: none known or a note */
+        bool from_note;         /* the app= note named it */
+        bool from_command;      /* no executable had samples: the top command (comm) named it */
+        char *user, *account, *partition; /* "" when unknown */
+} AppMixKey;
+
+typedef struct AppMixDay {
+        int64_t day;            /* the day's start, Unix seconds (UTC) */
+        size_t key;             /* into AppMixList.keys */
+        int64_t samples, runs;  /* runs: jobs first seen that day */
+        double cpu_seconds;
+} AppMixDay;
+
+typedef struct AppMixList {
+        AppMixKey *keys;
+        size_t n_keys;
+        AppMixDay *days;
+        size_t n_days;
+        int64_t since, until;   /* whole days: since rounded down, until up */
+} AppMixList;
 
 typedef struct StorageOps {
         const char *name;
@@ -310,6 +335,7 @@ typedef struct StorageOps {
          * ret[0 … n-1], in one read transaction; a job gone since is all
          * empty. */
         int (*get_run_figures)(Storage *s, const int64_t *row_ids, size_t n, RunFigures *ret);
+        int (*list_app_mix)(Storage *s, int64_t since, int64_t until, AppMixList *ret);
         int (*stats)(Storage *s, StorageStats *ret);
         /* A cheap read that fails when the database cannot serve queries. */
         int (*check)(Storage *s);
@@ -333,3 +359,4 @@ void object_list_free(ObjectList *l);
 void node_list_free(NodeList *l);
 void package_list_free(PackageList *l);
 void run_figures_free(RunFigures *v, size_t n);
+void app_mix_list_free(AppMixList *l);

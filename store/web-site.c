@@ -175,7 +175,7 @@ void web_site(Server *s, Request *req, Reply *reply) {
         html_raw(&h, " (whole hours): ");
         web_cpu_time(&h, jnum(exes, "total_cpu_seconds"));
         html_rawf(&h, " sampled in %" PRId64 " samples, jobs and system together.</p>", jint(exes, "total_samples", 0));
-        objects_table(&h, exes, "Executables (the application mix)", "No executables sampled in this range.");
+        objects_table(&h, exes, "Executables", "No executables sampled in this range.");
         objects_table(&h, libs, "Libraries", "No libraries sampled in this range.");
         findings_table(&h, root, findings, req->identity.admin);
         nodes_table(&h, nodes);
@@ -183,7 +183,11 @@ void web_site(Server *s, Request *req, Reply *reply) {
         html_url_part(&h, since);
         html_raw(&h, "&amp;until=");
         html_url_part(&h, until);
-        html_rawf(&h, "\">Library families and installed software</a><a href=\"%sapi/v1/objects?since=", root);
+        html_rawf(&h, "\">Library families and installed software</a><a href=\"%ssite/apps?since=", root);
+        html_url_part(&h, since);
+        html_raw(&h, "&amp;until=");
+        html_url_part(&h, until);
+        html_rawf(&h, "\">Application mix</a><a href=\"%sapi/v1/objects?since=", root);
         html_url_part(&h, since);
         html_raw(&h, "&amp;until=");
         html_url_part(&h, until);

@@ -151,6 +151,28 @@ static uint64_t object_hours(sqlite3 *db, double base, double now) {
         return rows;
 }
 
+/* The application mix (schema/0013) as ingest keeps it: each job's key,
+ * its run on its first day, its samples split between its first and last
+ * day (a job here runs at most a day and ten minutes). */
+static void app_mix(sqlite3 *db) {
+        exec(db, "UPDATE jobs SET app_object = (SELECT jo.object_id FROM job_objects jo "
+                 "WHERE jo.job_id = jobs.id AND jo.object_id <= " STRINGIFY(N_EXES) " "
+                 "ORDER BY jo.samples DESC LIMIT 1) "
+                 "WHERE NOT EXISTS (SELECT 1 FROM job_notes n WHERE n.job_id = jobs.id AND n.note_key = 'app')");
+        exec(db, "INSERT OR IGNORE INTO mix_keys (app, app_object, user_name, account, partition_name) "
+                 "SELECT DISTINCT coalesce(app, ''), coalesce(app_object, 0), coalesce(user_name, ''), "
+                 "coalesce(account, ''), coalesce(partition_name, '') FROM jobs");
+        exec(db, "UPDATE jobs SET mix_day = CAST(first_seen / 86400 AS INTEGER) * 86400, mix_key = (SELECT k.id "
+                 "FROM mix_keys k WHERE k.app = coalesce(jobs.app, '') AND k.app_object = coalesce(jobs.app_object, 0) "
+                 "AND k.user_name = jobs.user_name AND k.account = jobs.account "
+                 "AND k.partition_name = jobs.partition_name)");
+        exec(db, "INSERT INTO app_days (day, mix_key, samples, cpu_seconds, runs) "
+                 "SELECT day, mix_key, sum(n), sum(n), sum(runs) FROM ("
+                 "SELECT mix_day AS day, mix_key, samples / 2 AS n, 1 AS runs FROM jobs UNION ALL "
+                 "SELECT CAST(last_seen / 86400 AS INTEGER) * 86400, mix_key, samples - samples / 2, 0 FROM jobs) "
+                 "GROUP BY day, mix_key");
+}
+
 int main(int argc, char **argv) {
         const StorageOptions opts = { .readers = 1, .busy_timeout_ms = 1000 };
         sqlite3_stmt *job, *jo, *jp, *jn, *note;
@@ -294,6 +316,7 @@ int main(int argc, char **argv) {
         sqlite3_finalize(jp);
         sqlite3_finalize(jn);
         sqlite3_finalize(note);
+        app_mix(db);
         hours = object_hours(db, base, now);
         rows += hours;
         exec(db, "COMMIT");

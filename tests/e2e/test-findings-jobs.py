@@ -35,6 +35,34 @@ OPENBLAS = "/usr/lib/x86_64-linux-gnu/openblas-pthread/libblas.so.3"
 SECONDS = 6
 
 
+def check_site_answers(store, summaries):
+    """The site answers of issue 13 on these real runs: time per library
+    family holds the BLAS time of jobs D and E, and the application mix
+    holds every job, D and E (nearly all their time in the BLAS, little or
+    none in their own code) under their executable or, without a sample
+    in it, their command: both lmk-dgemm."""
+    fam = {(f["purpose"], f["family"]): f for f in store.get_ok("/api/v1/families?since=1h")["families"]}
+    # the BLAS's own files: Debian's reference libblas, OpenBLAS's wrapper and its real library
+    for name, key, part in (("D", ("blas-reference", "netlib"), "/blas/"), ("E", ("blas", "openblas"), "openblas")):
+        want = sum(o["samples"] for o in summaries[name]["objects"] if part in o["object"])
+        got = fam.get(key, {}).get("samples", 0)
+        log(f"family {key}: {got} samples site-wide, job {name} {want} in files with {part} in their path")
+        # the site's figure is the job's, and whatever else on the machine used that BLAS
+        check(want > 100 and want <= got <= want * 1.05 + 10, f"family {key}: {got} samples, job {name} {want}")
+    mix = store.get_ok("/api/v1/apps?since=1d&top=1000")
+    groups = {g["name"]: g for g in mix["groups"]}
+    log(f"application mix: {[(g['name'], g['kind'], g['samples'], g['runs']) for g in mix['groups']]}")
+    dgemm = groups.get("lmk-dgemm", {})
+    check(dgemm.get("kind") in ("command", "executable", "mixed") and dgemm.get("runs") == 2 and
+          dgemm.get("samples") == summaries["D"]["samples"] + summaries["E"]["samples"],
+          f"the mix's lmk-dgemm {dgemm} is not jobs D and E "
+          f"({summaries['D']['samples']} + {summaries['E']['samples']} samples)")
+    check(mix["total_runs"] == len(summaries) and
+          mix["total_samples"] == sum(s["samples"] for s in summaries.values()),
+          f"the mix holds {mix['total_runs']} jobs and {mix['total_samples']} samples, not the "
+          f"{len(summaries)} jobs' {sum(s['samples'] for s in summaries.values())}")
+
+
 def main():
     require_bpf()
     slurm.require_slurm()
@@ -96,6 +124,7 @@ def main():
                 f"findings {[(f['rule'], f['message']) for f in summary['findings']]}")
         nodes = {k: store.get_ok(f"/api/v1/jobs/{jobs[k]}")["nodes"][0] for k in "AB"}
         site = store.get_ok("/api/v1/findings?since=1h")
+        check_site_answers(store, {k: store.get_ok(f"/api/v1/jobs/{j}") for k, j in jobs.items()})
         ru = {}
         for k in "AB":
             with open(truth[k]) as f:

@@ -212,6 +212,19 @@ def main():
                   "the software page's unused packages")
             page.screenshot("software")
 
+            # the application mix: the page's groups are the API's, the real job among them
+            page = b.open(base + "site/apps?since=7d")
+            page.assert_clean()
+            mix = store.get_ok("/api/v1/apps?since=7d&until=now&top=10")
+            rows = cells(page, "table.apps tbody tr")
+            check([r[0].strip() for r in rows[:len(mix["groups"])]] == [g["name"] or "(unknown)" for g in mix["groups"]],
+                  f"the mix page's applications {rows} are not the API's {mix['groups']}")
+            first = mix["groups"][0]
+            want = pct(first["share"]) if first["share_reliable"] else f"~{first['share'] * 100:.0f}%"
+            check(mix["total_samples"] > 0 and want in " ".join(rows[0]), f"the mix page's first share {want}: {rows[0]}")
+            check(len(page.query("svg.weeks rect")) >= 1, "no weekly bars on the mix page")
+            page.screenshot("apps")
+
             # as the job's owner (named by the trusted proxy's header), and as someone else
             b.clear_cookies()
             page = b.open(base + "jobs", extra_headers={"X-Remote-User": "nobody"})
@@ -244,7 +257,7 @@ def main():
                 check(page.status == 401, f"after signing out: {page.status}")
             finally:
                 proxy.shutdown()
-    for name in ("job", "jobs", "site", "software", "jobs-user", "job-not-yours"):
+    for name in ("job", "jobs", "site", "software", "apps", "jobs-user", "job-not-yours"):
         path = os.path.join(shots, name + ".png")
         check(os.path.getsize(path) > 10000, f"{path} is too small to show anything")
     log(f"screenshots in {shots}")

@@ -18,6 +18,8 @@ BLAS = "/usr/lib/x86_64-linux-gnu/openblas-pthread/libopenblasp-r0.3.21.so"
 FFTW = "/usr/lib/x86_64-linux-gnu/libfftw3.so.3.6.10"
 GMX = "/opt/spack/opt/spack/linux/gcc-12/gromacs-2023.1-abcdef/bin/gmx_mpi"
 TOOL = "/opt/bigtool-2.0/bin/bigtool"
+LIBC = "/usr/lib64/libc.so.6"
+MPI = "/apps/openmpi/4.1.5/lib/libmpi.so.40"
 
 INVENTORY = {
     "format": "lmk-inventory", "version": 1, "digest": "a" * 64,
@@ -86,7 +88,7 @@ def main():
         # malformed inventories are refused whole, nothing of them stored
         before = s.sql("SELECT count(*) FROM packages")[0][0]
         for what, change, field in (
-                ("a manager lmk does not know", lambda i: i["packages"][0].update(manager="rpm"),
+                ("a manager lmk does not know", lambda i: i["packages"][0].update(manager="pip"),
                  "inventory.packages[0].manager"),
                 ("a relative file", lambda i: i["packages"][1].update(files=["lib/x.so"]), "inventory.packages[1].files"),
                 ("a digest that is not hex", lambda i: i.update(digest="Z" * 64), "inventory.digest"),
@@ -112,6 +114,36 @@ def main():
         r = subprocess.run(lmk + ["top", "--packages"], capture_output=True, text=True)
         if r.returncode != 0 or "gromacs 2023.1" not in r.stdout or "63.6%" not in r.stdout:
             fail(f"lmk top --packages: {r.returncode} {r.stdout} {r.stderr}")
+
+        # a RHEL node: RPM packages and an environment module of software
+        # built by hand (modules of Spack packages carry no files: docs/inventory.md)
+        rhel = {
+            "format": "lmk-inventory", "version": 1, "digest": "c" * 64,
+            "packages": [
+                {"manager": "rpm", "name": "glibc", "version": "2.34-100.el9", "arch": "x86_64",
+                 "size": 6543210, "files": [LIBC]},
+                {"manager": "module", "name": "openmpi", "version": "4.1.5", "prefix": "/apps/openmpi/4.1.5",
+                 "size": 80000000, "files": [MPI, "/apps/openmpi/4.1.5/bin/mpirun"]},
+                {"manager": "module", "name": "Core/fftw", "version": "3.3.10", "prefix": "/apps/fftw/3.3.10",
+                 "size": 5000000, "files": ["/apps/fftw/3.3.10/lib/libfftw3.so.3"]},
+            ],
+        }
+        check_eq(s.ingest(batch("rh001", 1, rhel, [row("901", LIBC, "lib", 50), row("901", MPI, "lib", 20)]))[0],
+                 200, "an inventory with rpm and module packages")
+        got, _ = packages(s)
+        check_eq((got["glibc"]["manager"], got["glibc"]["samples"], got["glibc"]["arch"]), ("rpm", 50, "x86_64"),
+                 "an RPM package's use")
+        check_eq((got["openmpi"]["manager"], got["openmpi"]["samples"], got["openmpi"]["prefix"]),
+                 ("module", 20, "/apps/openmpi/4.1.5"), "a module's use")
+        check_eq(list(packages(s, "&unused=true&manager=module")[0]), ["Core/fftw"], "unused modules")
+        check_eq(list(packages(s, "&manager=rpm")[0]), ["glibc"], "rpm packages")
+        status, _, body = s.get("/api/v1/packages?since=7d&manager=pip")
+        check_eq((status, body.get("field")), (400, "manager"), f"an unknown manager: {body}")
+
+        r = subprocess.run(lmk + ["unused", "--since", "7d", "--manager", "module"], capture_output=True, text=True)
+        if r.returncode != 0 or "Core/fftw 3.3.10" not in r.stdout or "openmpi" in r.stdout or "bigtool" in r.stdout:
+            fail(f"lmk unused --manager module: {r.returncode} {r.stdout} {r.stderr}")
+        log(r.stdout)
     log("PASS")
 
 

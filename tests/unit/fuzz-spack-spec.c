@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* A Spack prefix's .spack/spec.json, which anyone who can write the prefix
- * controls: any bytes are read or refused with a reason, and what is read
- * is a name, version and hash Spack could have written. */
+/* A Spack prefix's .spack/spec.json (or spec.yaml, Spack before 0.17),
+ * which anyone who can write the prefix controls: any bytes are read or
+ * refused with a reason, and what is read is a name, version and hash
+ * Spack could have written. Both readers get every input. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -11,13 +12,15 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static void check(const uint8_t *data, size_t size, const char *hint) {
+typedef int (*spec_parser)(const char *text, size_t n, const char *hash_hint, SpackSpec *ret, const char **ret_why);
+
+static void check(spec_parser parse, const uint8_t *data, size_t size, const char *hint) {
         SpackSpec s;
         const char *why = NULL;
         int r;
 
         memset(&s, 0xaa, sizeof(s));
-        r = spack_spec_parse((const char *) data, size, hint, &s, &why);
+        r = parse((const char *) data, size, hint, &s, &why);
         if (r == -ENOMEM)
                 return;
         if (r < 0) {
@@ -34,7 +37,9 @@ static void check(const uint8_t *data, size_t size, const char *hint) {
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-        check(data, size, NULL);
-        check(data, size, "abcdefgh");
+        check(spack_spec_parse, data, size, NULL);
+        check(spack_spec_parse, data, size, "abcdefgh");
+        check(spack_spec_yaml_parse, data, size, NULL);
+        check(spack_spec_yaml_parse, data, size, "abcdefgh");
         return 0;
 }

@@ -129,7 +129,7 @@ static Hashmap *listed(const Inventory *inv, const char *name, const char *arch,
 
 int main(void) {
         const char *none[] = { NULL };
-        InventoryOptions o = { .roots = { NULL, none, none, none } };
+        InventoryOptions o = { .roots = { NULL, none, none, none, none, none } };
         _cleanup_(inventory_freep) Inventory *inv = NULL;
         const InventoryPackage *libc;
         char real[PATH_MAX];

@@ -4,7 +4,9 @@
  * Spack tree, an EasyBuild installpath and /opt trees, with the things a
  * real node has (a symlink loop, packages without ELF files, a cut status
  * file, a broken spec.json). */
+#include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <json-c/json.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -102,6 +104,15 @@ static const InventoryPackage *find(const Inventory *inv, InventoryManager m, co
                 if (inv->packages[i].manager == m && streq(inv->packages[i].name, name))
                         return &inv->packages[i];
         return NULL;
+}
+
+/* What a scan found, in the test's log. */
+static void dump(const Inventory *inv) {
+        for (size_t i = 0; i < inv->n_packages; i++)
+                fprintf(stderr, "   %s %s %s: %zu files\n", inventory_manager_to_string(inv->packages[i].manager),
+                        inv->packages[i].name, inv->packages[i].version, inv->packages[i].n_files);
+        for (size_t i = 0; i < inv->n_problems; i++)
+                fprintf(stderr, "   problem: %s\n", inv->problems[i]);
 }
 
 static bool problem(const Inventory *inv, const char *part1, const char *part2) {
@@ -215,6 +226,7 @@ static void build_dpkg(void) {
 }
 
 #define ZLIB "spack/linux-debian12-x86_64/gcc-12.2.0/zlib-1.3-abcdefgh"
+#define OLD "spack/linux-ubuntu18.04-x86_64/gcc-7.5.0/old-0.9-oooooooo"
 #define BROKEN "spack/linux-debian12-x86_64/gcc-12.2.0/broken-1.0-qqqqqqqq"
 
 static void build_spack(void) {
@@ -241,6 +253,11 @@ static void build_spack(void) {
         link_to(ZLIB "/lib/libfoo-copy.so", real("usr/lib/libfoo.so.1.2.3"));
         /* a link into /proc is never read */
         link_to(ZLIB "/lib/libkmsg.so", "/proc/kmsg");
+
+        /* Spack before 0.17 */
+        text(OLD "/.spack/spec.yaml", "spec:\n- old:\n    version: 0.9\n    arch:\n      target: x86_64\n"
+                                      "    hash: oooooooo\n");
+        elf(OLD "/lib/libold.so.0", 0644);
 
         text(BROKEN "/.spack/spec.json", "{\"spec\": {\"nodes\": [{\"name\": \"broken\"");
         elf(BROKEN "/lib/libbroken.so", 0644);
@@ -273,7 +290,8 @@ static Inventory *scan(void) {
         const char *spack[] = { at("spack"), NULL };
         const char *easybuild[] = { at("eb"), NULL };
         const char *opt[] = { at("opt"), NULL };
-        InventoryOptions o = { .roots = { debian, spack, easybuild, opt } };
+        const char *none[] = { NULL };
+        InventoryOptions o = { .roots = { debian, spack, easybuild, opt, none, none } };
         Inventory *inv;
 
         ASSERT_OK(inventory_scan(&o, &inv));
@@ -284,11 +302,7 @@ TEST(tree) {
         _cleanup_(inventory_freep) Inventory *inv = scan();
         const InventoryPackage *p;
 
-        for (size_t i = 0; i < inv->n_packages; i++)
-                fprintf(stderr, "   %s %s %s: %zu files\n", inventory_manager_to_string(inv->packages[i].manager),
-                        inv->packages[i].name, inv->packages[i].version, inv->packages[i].n_files);
-        for (size_t i = 0; i < inv->n_problems; i++)
-                fprintf(stderr, "   problem: %s\n", inv->problems[i]);
+        dump(inv);
 
         /* Debian: each real file goes to the package that has it itself */
         p = find(inv, INVENTORY_DEBIAN, "libfoo1");
@@ -342,6 +356,10 @@ TEST(tree) {
         ASSERT_NULL(find(inv, INVENTORY_SPACK, "gcc-runtime"));
         ASSERT_STREQ(inventory_find_file(inv, real("usr/lib/libfoo.so.1.2.3"))->name, "libfoo1");
         ASSERT_NULL(find(inv, INVENTORY_SPACK, "broken"));
+        p = find(inv, INVENTORY_SPACK, "old");
+        assert_files(p, (const char *[]) { OLD "/lib/libold.so.0", NULL });
+        ASSERT_STREQ(p->version, "0.9");
+        ASSERT_STREQ(p->hash, "oooooooo");
         ASSERT_TRUE(problem(inv, BROKEN "/.spack/spec.json", "ends early"));
 
         /* EasyBuild: lib → lib64 is not followed, lib64 is walked */
@@ -367,8 +385,8 @@ TEST(tree) {
         /* the EasyBuild and Spack trees are not /opt trees (no lib/ or bin/ on top) */
         ASSERT_EQ(inv->stats.packages_seen[INVENTORY_OPT], 4);
 
-        ASSERT_EQ(inv->n_packages, 12);
-        ASSERT_EQ(inv->n_files, 14);
+        ASSERT_EQ(inv->n_packages, 13);
+        ASSERT_EQ(inv->n_files, 15);
         /* sorted by manager, then name */
         for (size_t i = 1; i < inv->n_packages; i++)
                 ASSERT_TRUE(inv->packages[i - 1].manager < inv->packages[i].manager ||
@@ -435,7 +453,7 @@ TEST(digest_and_json) {
 
 TEST(roots) {
         const char *missing[] = { at("nothing-here"), NULL }, *none[] = { NULL };
-        InventoryOptions o = { .roots = { missing, none, none, none } };
+        InventoryOptions o = { .roots = { missing, none, none, none, none, none } };
         _cleanup_(inventory_freep) Inventory *inv = NULL;
 
         /* a configured root that is not there is named */
@@ -508,7 +526,9 @@ TEST(names) {
         ASSERT_TRUE(dpkg_version_is_valid("1:2.38.1-5+deb12u3"));
         ASSERT_FALSE(dpkg_version_is_valid("1.0 beta"));
         ASSERT_EQ(inventory_manager_from_string("easybuild"), INVENTORY_EASYBUILD);
-        ASSERT_ERROR(inventory_manager_from_string("rpm"), EINVAL);
+        ASSERT_EQ(inventory_manager_from_string("rpm"), INVENTORY_RPM);
+        ASSERT_EQ(inventory_manager_from_string("module"), INVENTORY_MODULE);
+        ASSERT_ERROR(inventory_manager_from_string("modules"), EINVAL);
 }
 
 /* dpkg's status fed in pieces of every size gives the same entries. */
@@ -570,6 +590,382 @@ TEST(spec_json) {
         ASSERT_NOT_NULL(strstr(why, "ends early"));
 }
 
+/* ---- Spack before 0.17 ---- */
+
+#define OLD_SPEC                                                                  \
+        "spec:\n"                                                                 \
+        "- zlib:\n"                                                               \
+        "    version: 1.2.11\n"                                                   \
+        "    arch:\n"                                                             \
+        "      platform: linux\n"                                                 \
+        "      target: x86_64\n"                                                  \
+        "    compiler:\n"                                                         \
+        "      name: gcc\n"                                                       \
+        "      version: 7.5.0\n"                                                  \
+        "    parameters:\n"                                                       \
+        "      cflags: []\n"                                                      \
+        "    dependencies:\n"                                                     \
+        "      gcc-runtime:\n"                                                    \
+        "        hash: zzzzzzzz\n"                                                \
+        "    hash: 5xkcspnz\n"                                                    \
+        "    full_hash: qqqqqqqq\n"                                               \
+        "- gcc-runtime:\n"                                                        \
+        "    version: '7.5.0'\n"                                                  \
+        "    hash: zzzzzzzz\n"
+
+static int yaml(const char *text, const char *hint, SpackSpec *s, const char **why) {
+        return spack_spec_yaml_parse(text, strlen(text), hint, s, why);
+}
+
+TEST(spec_yaml) {
+        SpackSpec s;
+        const char *why;
+
+        ASSERT_OK(yaml(OLD_SPEC, NULL, &s, &why));
+        ASSERT_STREQ(s.name, "zlib");
+        ASSERT_STREQ(s.version, "1.2.11");
+        ASSERT_STREQ(s.hash, "5xkcspnz");
+        ASSERT_OK(yaml(OLD_SPEC, "zzzzzzzz", &s, &why));
+        ASSERT_STREQ(s.name, "gcc-runtime");
+        ASSERT_STREQ(s.version, "7.5.0");
+        ASSERT_OK(yaml(OLD_SPEC, "nothere", &s, &why));
+        ASSERT_STREQ(s.name, "zlib");
+        /* the list indented, a document start, no newline at the end */
+        ASSERT_OK(yaml("---\nspec:\n  - a:\n      version: \"1\"\n      hash: x1", NULL, &s, &why));
+        ASSERT_STREQ(s.name, "a");
+        ASSERT_STREQ(s.version, "1");
+        ASSERT_STREQ(s.hash, "x1");
+
+        ASSERT_ERROR(yaml("{\"spec\": {}}", NULL, &s, &why), EINVAL);
+        ASSERT_NOT_NULL(strstr(why, "spec:"));
+        ASSERT_ERROR(yaml("spec:\n- a:\n\tversion: 1\n", NULL, &s, &why), EINVAL);
+        ASSERT_NOT_NULL(strstr(why, "tab"));
+        ASSERT_ERROR(yaml("spec:\n- a:\n    version: 1\n", NULL, &s, &why), EINVAL);
+        ASSERT_NOT_NULL(strstr(why, "hash"));
+        ASSERT_ERROR(yaml("spec:\n- a:\n    version: 1\n    version: 2\n    hash: x\n", NULL, &s, &why), EINVAL);
+        ASSERT_ERROR(yaml("spec:\n- a:\n    version: \"1\\x\"\n    hash: x\n", NULL, &s, &why), EINVAL);
+        ASSERT_ERROR(yaml("spec:\n- a/b:\n    version: 1\n    hash: x\n", NULL, &s, &why), EINVAL);
+        ASSERT_ERROR(yaml("spec:\n- a:\n    version: 1\n  hash: x\n", NULL, &s, &why), EINVAL);
+        ASSERT_ERROR(yaml("spec:\n", NULL, &s, &why), EINVAL);
+        ASSERT_ERROR(yaml("", NULL, &s, &why), EINVAL);
+}
+
+/* ---- rpm -qa ---- */
+
+typedef struct RpmSeen {
+        char text[1024];
+} RpmSeen;
+
+static int rpm_seen_package(const RpmEntry *e, void *userdata) {
+        RpmSeen *seen = userdata;
+        size_t n = strlen(seen->text);
+
+        snprintf(seen->text + n, sizeof(seen->text) - n, "P %s %s %s %" PRIu64 ";", e->name, e->version, e->arch,
+                 e->size);
+        return 0;
+}
+
+static int rpm_seen_file(unsigned mode, const char *path, size_t len, void *userdata) {
+        RpmSeen *seen = userdata;
+        size_t n = strlen(seen->text);
+
+        ASSERT_EQ(strlen(path), len);
+        snprintf(seen->text + n, sizeof(seen->text) - n, "F %o %s;", mode, path);
+        return 0;
+}
+
+TEST(rpm_query) {
+        static const char out[] =
+                "P\tglibc\t2.34-100.el9\tx86_64\t6543210\n"
+                "F\t40755\t/usr/lib64\n"
+                "F\t100755\t/usr/lib64/libc.so.6\n"
+                "P\tgpg-pubkey\t8483c65d-5ccc5b19\t(none)\t0\n"
+                "P\tshadow-utils\t2:4.9-8.el9\tx86_64\t3800000\n"
+                "F\t100755\t/usr/bin/with space\n"
+                "P\tbad name\t1-1\tx86_64\t1\n"
+                "F\t100755\t/usr/bin/bad\n"
+                "garbage\n"
+                "F\t999\t/x\n"
+                "P\tnoarch-docs\t1.0-1\tnoarch\t42\n"
+                "F\t100644\t/usr/share/doc/x\n";
+        char whole[1024] = "";
+
+        for (size_t cut = 0; cut < sizeof(out) - 1; cut++) {
+                RpmSeen seen = {};
+                RpmQuery q;
+
+                rpm_query_init(&q, rpm_seen_package, rpm_seen_file, &seen);
+                ASSERT_OK(rpm_query_feed(&q, out, cut));
+                ASSERT_OK(rpm_query_feed(&q, out + cut, sizeof(out) - 1 - cut));
+                ASSERT_OK(rpm_query_finish(&q));
+                ASSERT_FALSE(q.truncated);
+                ASSERT_EQ(q.packages, 3);
+                ASSERT_EQ(q.pseudo, 1);
+                ASSERT_EQ(q.malformed, 3);
+                ASSERT_EQ(q.first_bad_line, 7);
+                if (cut == 0)
+                        snprintf(whole, sizeof(whole), "%s", seen.text);
+                ASSERT_STREQ(seen.text, whole);
+        }
+        ASSERT_STREQ(whole, "P glibc 2.34-100.el9 x86_64 6543210;F 40755 /usr/lib64;F 100755 /usr/lib64/libc.so.6;"
+                            "P shadow-utils 2:4.9-8.el9 x86_64 3800000;F 100755 /usr/bin/with space;"
+                            "P noarch-docs 1.0-1 noarch 42;F 100644 /usr/share/doc/x;");
+        {
+                RpmQuery q;
+
+                rpm_query_init(&q, NULL, NULL, NULL);
+                ASSERT_OK(rpm_query_feed(&q, out, 30));
+                ASSERT_OK(rpm_query_finish(&q));
+                ASSERT_TRUE(q.truncated);
+        }
+}
+
+/* ---- modulefiles ---- */
+
+static ModuleInfo modulefile(const char *text, bool lua) {
+        ModuleInfo m;
+
+        ASSERT_OK(modulefile_parse(text, strlen(text), lua, "fftw", "3.3.10", &m));
+        return m;
+}
+
+static void assert_paths(const ModuleInfo *m, const char *const *want) {
+        size_t n = 0;
+
+        for (size_t i = 0; i < m->n_paths; i++)
+                fprintf(stderr, "   %s %s\n", m->kinds[i] == MODULE_PATH_ROOT ? "prefix" : "folder", m->paths[i]);
+
+        for (; want[n]; n++) {
+                if (n >= m->n_paths)
+                        test_fail("%zu paths, missing %s", m->n_paths, want[n]);
+                /* "R:" marks a prefix named in *_ROOT */
+                if (strncmp(want[n], "R:", 2) == 0) {
+                        ASSERT_EQ(m->kinds[n], MODULE_PATH_ROOT);
+                        ASSERT_STREQ(m->paths[n], want[n] + 2);
+                } else {
+                        ASSERT_EQ(m->kinds[n], MODULE_PATH_DIR);
+                        ASSERT_STREQ(m->paths[n], want[n]);
+                }
+        }
+        ASSERT_EQ(m->n_paths, n);
+}
+
+TEST(modulefile_tcl) {
+        ModuleInfo m;
+
+        m = modulefile("#%Module1.0\n"
+                       "## comment: prepend-path PATH /not/this\n"
+                       "set version 4.1.5\n"
+                       "set root /apps/openmpi/$version\n"
+                       "prepend-path PATH $root/bin\n"
+                       "prepend-path --delim : LD_LIBRARY_PATH \"${root}/lib:${root}//lib/extra/\"\n"
+                       "append-path -d , LIBRARY_PATH {/apps/braced/$root/lib},/apps/b2/lib\n"
+                       "setenv MPI_HOME $root\n"
+                       "setenv OTHER /apps/other\n"
+                       "prepend-path MANPATH $root/share/man\n"
+                       "    if {[module-info mode load]} { puts stderr hi }\n"
+                       "prepend-path PATH $env(HOME)/bin\n"
+                       "prepend-path PATH [exec /bin/id]/bin\n"
+                       "prepend-path PATH $unset/bin\n"
+                       "prepend-path PATH \"/apps/unterminated/bin\n"
+                       "set root [pwd]\n"
+                       "prepend-path PATH $root/bin2\n"
+                       "setenv X_ROOT relative/path\n"
+                       /* as Spack writes them */
+                       "proc ModulesHelp { } {\n"
+                       "puts stderr {zlib}\n"
+                       "}\n"
+                       "prepend-path --delim \":\" LD_LIBRARY_PATH \"/opt/spack/zlib-1.3-abc/lib\"", false);
+        assert_paths(&m, (const char *[]) { "/apps/openmpi/4.1.5/bin", "/apps/openmpi/4.1.5/lib",
+                                            "/apps/openmpi/4.1.5/lib/extra", "/apps/braced/$root/lib", "/apps/b2/lib",
+                                            "R:/apps/openmpi/4.1.5", "/opt/spack/zlib-1.3-abc/lib", NULL });
+        ASSERT_EQ(m.unresolved, 5);
+        module_info_done(&m);
+
+        /* a line longer than what is read is skipped, the next still read */
+        {
+                size_t n = 3 * DPKG_LINE_MAX;
+                _cleanup_free_ char *t = malloc(n + 64);
+
+                ASSERT_NOT_NULL(t);
+                memcpy(t, "#%Module\nset x ", 15);
+                memset(t + 15, 'a', n);
+                snprintf(t + 15 + n, 64, "\nprepend-path PATH /apps/after/bin\n");
+                ASSERT_OK(modulefile_parse(t, strlen(t), false, "x", "1", &m));
+                assert_paths(&m, (const char *[]) { "/apps/after/bin", NULL });
+                ASSERT_EQ(m.lines_cut, 1);
+                module_info_done(&m);
+        }
+        /* more paths than kept, more variables than kept */
+        {
+                char t[8192] = "#%Module\n";
+
+                for (int i = 0; i < MODULE_VARS_MAX + 4; i++)
+                        snprintf(t + strlen(t), sizeof(t) - strlen(t), "set v%d /p%d\n", i, i);
+                for (int i = 0; i < MODULE_VARS_MAX + 4; i++)
+                        snprintf(t + strlen(t), sizeof(t) - strlen(t), "prepend-path PATH $v%d/bin\n", i);
+                m = modulefile(t, false);
+                ASSERT_EQ(m.n_paths, MODULE_PATHS_MAX);
+                module_info_done(&m);
+        }
+}
+
+TEST(modulefile_lua) {
+        ModuleInfo m;
+
+        m = modulefile("-- prepend_path(\"PATH\", \"/not/this/bin\")\n"
+                       "--[[\n"
+                       "prepend_path(\"PATH\", \"/commented/bin\")\n"
+                       "]]\n"
+                       "local base = '/apps'\n"
+                       "local root = pathJoin(base, \"fftw\", \"3.3.10\")\n"
+                       "prepend_path(\"PATH\", pathJoin(root, \"bin\"))\n"
+                       "prepend_path( \"LD_LIBRARY_PATH\" , root .. \"/lib\" )\n"
+                       "append_path(\"LIBRARY_PATH\", [[/apps/long/lib]])\n"
+                       "setenv(\"FFTW_ROOT\", root)\n"
+                       "if (mode() == \"load\") then prepend_path(\"PATH\", \"/apps/inif/bin\") end\n"
+                       "prepend_path(\"PATH\", os.getenv(\"HOME\") .. \"/bin\")\n"
+                       "prepend_path(\"PATH\", pathJoin(myModuleVersion, \"bin\"))\n"
+                       "prepend_path(\"PATH\", pathJoin(\"/sw\", myModuleFullName(), \"bin\"))\n"
+                       "prepend_path(\"PATH\", \"/sw/\" .. myModuleName() .. \"-\" .. myModuleVersion() .. \"/bin\")\n"
+                       "prepend_path(\"PATH\", \"/apps/esc\\\\aped/bin\")\n"
+                       "prepend_path(\"PATH\", \"/apps/unterminated/bin)\n"
+                       "prepend_path{\"PATH\", \"/apps/table/bin\", priority=10}\n"
+                       "local root = os.getenv(\"X\")\n"
+                       "prepend_path(\"PATH\", root .. \"/sbin\")\n"
+                       "prepend_path(\"MANPATH\", \"/apps/man\")\n"
+                       "prepend_path(\"PATH\", ((((((((((\"/deep\"))))))))))\n"
+                       "prepend_path(\"PATH\", \"/apps/a/bin:/apps/b/bin\")", true);
+        assert_paths(&m, (const char *[]) { "/apps/fftw/3.3.10/bin", "/apps/fftw/3.3.10/lib", "/apps/long/lib",
+                                            "R:/apps/fftw/3.3.10", "/apps/inif/bin", "/sw/fftw/3.3.10/bin",
+                                            "/sw/fftw-3.3.10/bin", "/apps/a/bin", "/apps/b/bin", NULL });
+        /* getenv, a variable never set, escape, open string, root, depth */
+        ASSERT_EQ(m.unresolved, 6);
+        module_info_done(&m);
+}
+
+#define SPACK_MODULE_TARGET ZLIB
+
+static void build_modules(void) {
+        char t[4096];
+
+        elf("apps/openmpi/4.1.5/bin/mpirun", 0755);
+        elf("apps/openmpi/4.1.5/lib/libmpi.so.40", 0644);
+        elf("apps/openmpi/4.1.5/lib/extra/libextra.so.1", 0644);
+        text("apps/openmpi/4.1.5/share/doc", "doc\n");
+        elf("apps/fftw/3.3.10/lib/libfftw3.so.3", 0644);
+        elf("apps/huge/bin/huge", 0755);
+
+        snprintf(t, sizeof(t), "#%%Module1.0\nset root %s\nprepend-path PATH $root/bin\n"
+                               "prepend-path LD_LIBRARY_PATH $root/lib/extra:$root/lib\n",
+                 real("apps/openmpi/4.1.5"));
+        text("mods/tcl/openmpi/4.1.5", t);
+        /* a copy (not a symlink) under another version: the prefix goes to
+         * the first in name order, whatever order readdir() gives */
+        text("mods/tcl/openmpi/4.1.5-copy", t);
+        text("mods/tcl/openmpi/4.1", t);
+        text("mods/tcl/openmpi/.version", "#%Module\nset ModulesVersion 4.1.5\n");
+        link_to("mods/tcl/openmpi/default", "4.1.5");
+        snprintf(t, sizeof(t), "local root = \"%s\"\nprepend_path(\"LD_LIBRARY_PATH\", pathJoin(root, \"fftw\", \"3.3.10\", \"lib\"))\n",
+                 real("apps"));
+        text("mods/lua/Core/fftw/3.3.10.lua", t);
+        /* a module of a Spack package: the files stay Spack's */
+        snprintf(t, sizeof(t), "setenv(\"ZLIB_ROOT\", \"%s\")\n", real(ZLIB));
+        text("mods/lua/zlib/1.3.lua", t);
+        /* nothing is ever run */
+        snprintf(t, sizeof(t), "#%%Module\nprepend-path PATH [exec /usr/bin/touch %s]/bin\n"
+                               "prepend-path PATH $env(HOME)/bin\n", real("pwned"));
+        text("mods/tcl/hostile/1.0", t);
+        /* a huge line first, then what counts */
+        {
+                size_t n = 1 << 16;
+                _cleanup_free_ char *big = malloc(n + 256);
+
+                ASSERT_NOT_NULL(big);
+                memcpy(big, "#%Module\nset x \"", 16);
+                memset(big + 16, 'x', n);
+                snprintf(big + 16 + n, 256, "\nprepend-path PATH %s\n", real("apps/huge/bin"));
+                text("mods/tcl/huge/1.0", big);
+        }
+        /* too big to read, and unterminated strings */
+        {
+                size_t n = MODULEFILE_MAX + 1;
+                _cleanup_free_ char *big = malloc(n + 1);
+
+                ASSERT_NOT_NULL(big);
+                memset(big, '\n', n);
+                memcpy(big, "#%Module", 8);
+                big[n] = '\0';
+                text("mods/tcl/toobig/1.0", big);
+        }
+        {
+                char name[256];
+
+                /* a name longer than the store takes */
+                memcpy(name, "mods/tcl/", 9);
+                memset(name + 9, 'n', 129);
+                snprintf(name + 9 + 129, sizeof(name) - 9 - 129, "/1.0");
+                snprintf(t, sizeof(t), "#%%Module\nprepend-path PATH %s\n", real("apps/huge/bin"));
+                text(name, t);
+        }
+        text("mods/tcl/open/1.0", "#%Module\nset root \"/apps/x\nprepend-path PATH {$root/bin\n");
+        text("mods/lua/open/1.0.lua", "prepend_path(\"PATH\", \"/apps/x");
+        /* no #%Module cookie: no modulefile */
+        snprintf(t, sizeof(t), "prepend-path PATH %s\n", real("apps/fftw/3.3.10/lib"));
+        text("mods/tcl/readme/1.0", t);
+        /* prefixes that hold everything */
+        text("mods/tcl/wide/1.0", "#%Module\nsetenv WIDE_ROOT /usr\nprepend-path PATH /bin\nsetenv X_DIR /\n"
+                                  "prepend-path LD_LIBRARY_PATH /proc/self/lib\n");
+        /* a FIFO, /dev/null, symlink loops */
+        mkdirs("mods/tcl/fifo");
+        ASSERT_OK(mkfifo(at("mods/tcl/fifo/1.0"), 0644));
+        link_to("mods/tcl/null/1.0", "/dev/null");
+        link_to("mods/tcl/loop", ".");
+        mkdirs("mods/tcl/deep/a");
+        link_to("mods/tcl/deep/a/up", "../..");
+}
+
+TEST(modules) {
+        const char *spack[] = { at("spack"), NULL }, *modules[] = { at("mods/tcl"), at("mods/lua"), NULL };
+        const char *none[] = { NULL };
+        InventoryOptions o = { .roots = { none, spack, none, none, none, modules } };
+        _cleanup_(inventory_freep) Inventory *inv = NULL;
+        const InventoryPackage *p;
+
+        ASSERT_OK(inventory_scan(&o, &inv));
+        dump(inv);
+
+        p = find(inv, INVENTORY_MODULE, "openmpi");
+        assert_files(p, (const char *[]) { "apps/openmpi/4.1.5/bin/mpirun", "apps/openmpi/4.1.5/lib/extra/libextra.so.1",
+                                           "apps/openmpi/4.1.5/lib/libmpi.so.40", NULL });
+        ASSERT_STREQ(p->version, "4.1");
+        ASSERT_TRUE(p + 1 == inv->packages + inv->n_packages || !streq(p[1].name, "openmpi"));
+        ASSERT_STREQ(p->prefix, real("apps/openmpi/4.1.5"));
+        ASSERT_EQ(p->size, blocks("apps/openmpi/4.1.5/bin/mpirun") + blocks("apps/openmpi/4.1.5/lib/libmpi.so.40") +
+                           blocks("apps/openmpi/4.1.5/lib/extra/libextra.so.1") +
+                           blocks("apps/openmpi/4.1.5/share/doc"));
+        /* a hierarchy's level is part of the name */
+        p = find(inv, INVENTORY_MODULE, "Core/fftw");
+        assert_files(p, (const char *[]) { "apps/fftw/3.3.10/lib/libfftw3.so.3", NULL });
+        ASSERT_STREQ(p->version, "3.3.10");
+        ASSERT_STREQ(p->prefix, real("apps/fftw/3.3.10"));
+        assert_files(find(inv, INVENTORY_MODULE, "huge"), (const char *[]) { "apps/huge/bin/huge", NULL });
+        /* Spack's package keeps its files (without Debian here, also the
+         * one it links to); its module adds nothing */
+        assert_files(find(inv, INVENTORY_SPACK, "zlib"),
+                     (const char *[]) { ZLIB "/lib/libz.so.1.3", "usr/lib/libfoo.so.1.2.3", NULL });
+        ASSERT_NULL(find(inv, INVENTORY_MODULE, "zlib"));
+        ASSERT_NULL(find(inv, INVENTORY_MODULE, "hostile"));
+        ASSERT_TRUE(access(real("pwned"), F_OK) < 0 && errno == ENOENT);
+        ASSERT_NULL(find(inv, INVENTORY_MODULE, "open"));
+        ASSERT_NULL(find(inv, INVENTORY_MODULE, "readme"));
+        ASSERT_NULL(find(inv, INVENTORY_MODULE, "wide"));
+        ASSERT_TRUE(problem(inv, "module: 2 modulefiles larger than 1 MiB", NULL));
+        ASSERT_EQ(find(inv, INVENTORY_MODULE, "huge")->n_files, 1);
+        /* openmpi (3), fftw, huge and zlib: no other had a prefix to look at */
+        ASSERT_EQ(inv->stats.packages_seen[INVENTORY_MODULE], 6);
+}
+
 int main(void) {
         char cmd[PATH_MAX + 16];
 
@@ -579,12 +975,18 @@ int main(void) {
         build_spack();
         build_easybuild();
         build_opt();
+        build_modules();
         RUN(names);
         RUN(status_pieces);
         RUN(spec_json);
+        RUN(spec_yaml);
+        RUN(rpm_query);
+        RUN(modulefile_tcl);
+        RUN(modulefile_lua);
         RUN(tree);
         RUN(digest_and_json);
         RUN(roots);
+        RUN(modules);
         snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
         ASSERT_EQ(system(cmd), 0);
         return 0;

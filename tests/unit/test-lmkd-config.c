@@ -24,7 +24,10 @@ TEST(defaults_and_file) {
                 "[node]\n"
                 "cluster = supermuc\n"
                 "[families]\n"
-                "file = /etc/site/families.conf\n", &err));
+                "file = /etc/site/families.conf\n"
+                "[inventory]\n"
+                "module = /apps/modulefiles/Core,/apps/modulefiles/Compiler\n"
+                "rpm = none\n", &err));
         ASSERT_TRUE(c.frequency == 19);
         ASSERT_EQ(c.event, SAMPLE_EVENT_CPU_CLOCK);
         ASSERT_TRUE(c.jitter > 0.099 && c.jitter < 0.101);
@@ -36,6 +39,10 @@ TEST(defaults_and_file) {
         ASSERT_EQ(c.spool_max_bytes, 64 * 1024 * 1024);
         ASSERT_STREQ(c.cluster, "supermuc");
         ASSERT_STREQ(c.families_file, "/etc/site/families.conf");
+        ASSERT_STREQ(c.inventory_roots[INVENTORY_MODULE][1], "/apps/modulefiles/Compiler");
+        ASSERT_NULL(c.inventory_roots[INVENTORY_MODULE][2]);
+        ASSERT_TRUE(c.inventory_off[INVENTORY_RPM]);
+        ASSERT_NULL(c.inventory_roots[INVENTORY_DEBIAN]);
 }
 
 TEST(errors_name_line_and_key) {
@@ -54,6 +61,8 @@ TEST(errors_name_line_and_key) {
                 { "[sampling\nfrequency = 1\n", "line 1: malformed" },
                 { "frequency\n", "line 1: malformed" },
                 { "frequency = 3\n", "line 1: [] frequency = 3: unknown key" },
+                { "[inventory]\nmodule = modulefiles\n", "line 2: [inventory] module = modulefiles: invalid value" },
+                { "[inventory]\nrpms = /var/lib/rpm\n", "unknown key" },
                 { "[families]\nfile = families.conf\n", "line 2: [families] file = families.conf: invalid value, "
                   "expected an absolute path" },
         };
