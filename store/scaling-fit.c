@@ -188,54 +188,117 @@ static void weights(const ScalingPoint *v, size_t n, double *w) {
         }
 }
 
-static int comp_lsq(const ScalingPoint *v, size_t n, unsigned free_, Lsq *ret) {
-        _cleanup_free_ double *x = malloc(n * 2 * sizeof(double)), *y = malloc(n * sizeof(double)),
-                              *w = malloc(n * sizeof(double));
-        size_t m = (free_ & 1) + (free_ >> 1 & 1);
+/* The runs at one core count, summed: a weighted least-squares fit of
+ * forms in p depends on them only through their weight, weighted means and
+ * spread about those means. So the fits work on one level per core count,
+ * however many runs there are (a thousand runs took a second before). */
+typedef struct Level {
+        double p;
+        size_t runs;
+        double w;                        /* the runs' weights summed */
+        double comp, comm;               /* weighted means */
+        double within_comp, within_comm; /* sums of w (y - weighted mean)^2 */
+        double elapsed, communication;   /* plain means: what a left-out level is held to */
+} Level;
 
-        if (!x || !y || !w)
+typedef struct Levels {
+        Level *v;
+        size_t n;
+        size_t runs;
+} Levels;
+
+static int levels_of(const ScalingPoint *v, size_t n, Levels *ret) {
+        _cleanup_free_ double *w = malloc(MAX(n, (size_t) 1) * sizeof(double));
+        _cleanup_free_ size_t *at = malloc(MAX(n, (size_t) 1) * sizeof(size_t));
+        Levels l = { .v = calloc(MAX(n, (size_t) 1), sizeof(Level)), .runs = n };
+
+        if (!w || !at || !l.v) {
+                free(l.v);
                 return -ENOMEM;
+        }
         weights(v, n, w);
         for (size_t i = 0; i < n; i++) {
-                comp_row(free_, v[i].p, x + i * m);
-                y[i] = v[i].computation;
-        }
-        return lsq_solve(x, y, w, n, m, ret);
-}
+                size_t k;
 
-static int comm_lsq(const ScalingPoint *v, size_t n, unsigned terms, Lsq *ret) {
-        _cleanup_free_ double *x = malloc(n * terms * sizeof(double)), *y = malloc(n * sizeof(double)),
-                              *w = malloc(n * sizeof(double));
-
-        if (!x || !y || !w)
-                return -ENOMEM;
-        weights(v, n, w);
-        for (size_t i = 0; i < n; i++) {
-                for (unsigned t = 0; t < terms; t++)
-                        x[i * terms + t] = comm_term(t, v[i].p);
-                y[i] = v[i].communication;
-        }
-        return lsq_solve(x, y, w, n, terms, ret);
-}
-
-static size_t count_distinct(const ScalingPoint *v, size_t n) {
-        size_t k = 0;
-
-        for (size_t i = 0; i < n; i++) {
-                size_t j;
-
-                for (j = 0; j < i && v[j].p != v[i].p; j++)
+                for (k = 0; k < l.n && l.v[k].p != v[i].p; k++)
                         ;
-                k += j == i;
+                if (k == l.n)
+                        l.v[l.n++].p = v[i].p;
+                at[i] = k;
+                l.v[k].runs++;
+                l.v[k].w += w[i];
+                l.v[k].comp += w[i] * v[i].computation;
+                l.v[k].comm += w[i] * v[i].communication;
+                l.v[k].elapsed += v[i].computation + v[i].communication;
+                l.v[k].communication += v[i].communication;
         }
-        return k;
+        for (size_t k = 0; k < l.n; k++) {
+                l.v[k].comp /= l.v[k].w;
+                l.v[k].comm /= l.v[k].w;
+                l.v[k].elapsed /= (double) l.v[k].runs;
+                l.v[k].communication /= (double) l.v[k].runs;
+        }
+        for (size_t i = 0; i < n; i++) {
+                Level *e = &l.v[at[i]];
+
+                e->within_comp += w[i] * (v[i].computation - e->comp) * (v[i].computation - e->comp);
+                e->within_comm += w[i] * (v[i].communication - e->comm) * (v[i].communication - e->comm);
+        }
+        *ret = l;
+        return 0;
+}
+
+/* The levels but the k-th, in w (room for l->n). */
+static Levels levels_without(const Levels *l, size_t k, Level *w) {
+        Levels r = { .v = w, .runs = l->runs - l->v[k].runs };
+
+        for (size_t i = 0; i < l->n; i++)
+                if (i != k)
+                        w[r.n++] = l->v[i];
+        return r;
+}
+
+/* A form fitted to the levels: rows from row(p, x) of m values, the
+ * levels' weighted means of computation (comm false) or communication. */
+static int levels_lsq(const Levels *l, size_t m, bool comm, unsigned arg,
+                      size_t (*row)(unsigned arg, double p, double *x), Lsq *ret) {
+        _cleanup_free_ double *x = malloc(MAX(l->n, (size_t) 1) * MAX_TERMS * sizeof(double));
+        _cleanup_free_ double *y = malloc(MAX(l->n, (size_t) 1) * sizeof(double));
+        _cleanup_free_ double *w = malloc(MAX(l->n, (size_t) 1) * sizeof(double));
+        int r;
+
+        if (!x || !y || !w)
+                return -ENOMEM;
+        for (size_t i = 0; i < l->n; i++) {
+                row(arg, l->v[i].p, x + i * m);
+                y[i] = comm ? l->v[i].comm : l->v[i].comp;
+                w[i] = l->v[i].w;
+        }
+        r = lsq_solve(x, y, w, l->n, m, ret);
+        for (size_t i = 0; r >= 0 && i < l->n; i++)
+                ret->sse += comm ? l->v[i].within_comm : l->v[i].within_comp;
+        return r;
+}
+
+static size_t comm_row(unsigned terms, double p, double *row) {
+        for (unsigned t = 0; t < terms; t++)
+                row[t] = comm_term(t, p);
+        return terms;
+}
+
+static int comp_lsq(const Levels *l, unsigned free_, Lsq *ret) {
+        return levels_lsq(l, (free_ & 1) + (free_ >> 1 & 1), false, free_, comp_row, ret);
+}
+
+static int comm_lsq(const Levels *l, unsigned terms, Lsq *ret) {
+        return levels_lsq(l, terms, true, terms, comm_row, ret);
 }
 
 /* T(p) = a/p + b with a, b >= 0. The minimum lies inside the quadrant or
  * on one of its edges (a = 0 or b = 0), each a one-parameter problem with
  * a closed form; the best feasible one wins. With one core count a and b
  * cannot be told apart: all of it is taken as a/p (ideal scaling). */
-static int fit_computation(const ScalingPoint *v, size_t n, size_t distinct, ScalingFit *f) {
+static int fit_computation(const Levels *l, ScalingFit *f) {
         /* both free first: when that is feasible it is the minimum */
         static const unsigned order[] = { 3, 1, 2 };
         double best = INFINITY;
@@ -243,24 +306,24 @@ static int fit_computation(const ScalingPoint *v, size_t n, size_t distinct, Sca
 
         for (size_t k = 0; k < ELEMENTSOF(order); k++) {
                 unsigned free_ = order[k];
-                Lsq l;
+                Lsq q;
 
-                if (free_ != 1 && distinct < 2)
+                if (free_ != 1 && l->n < 2)
                         continue;
-                r = comp_lsq(v, n, free_, &l);
+                r = comp_lsq(l, free_, &q);
                 if (r == -EDOM)
                         continue;
                 if (r < 0)
                         return r;
-                if (l.beta[0] < 0 || (l.m > 1 && l.beta[1] < 0))
+                if (q.beta[0] < 0 || (q.m > 1 && q.beta[1] < 0))
                         continue;
-                if (l.sse < best) {
-                        best = l.sse;
-                        f->a = free_ & 1 ? l.beta[0] : 0;
-                        f->b = free_ == 2 ? l.beta[0] : free_ == 3 ? l.beta[1] : 0;
+                if (q.sse < best) {
+                        best = q.sse;
+                        f->a = free_ & 1 ? q.beta[0] : 0;
+                        f->b = free_ == 2 ? q.beta[0] : free_ == 3 ? q.beta[1] : 0;
                         f->comp_free = free_;
-                        f->dof_computation = (int) n - (int) l.m;
-                        f->s_computation = f->dof_computation > 0 ? sqrt(l.sse / f->dof_computation) : NAN;
+                        f->dof_computation = (int) l->runs - (int) q.m;
+                        f->s_computation = f->dof_computation > 0 ? sqrt(q.sse / f->dof_computation) : NAN;
                 }
                 if (free_ == 3)
                         break;
@@ -268,135 +331,96 @@ static int fit_computation(const ScalingPoint *v, size_t n, size_t distinct, Sca
         return best < INFINITY ? 0 : -EDOM;
 }
 
-static int fit_communication(const ScalingPoint *v, size_t n, unsigned terms, ScalingFit *f) {
-        Lsq l;
+static int fit_communication(const Levels *l, unsigned terms, ScalingFit *f) {
+        Lsq q;
         int r;
 
-        r = comm_lsq(v, n, terms, &l);
+        r = comm_lsq(l, terms, &q);
         if (r < 0)
                 return r;
         memset(f->c, 0, sizeof(f->c));
         for (unsigned t = 0; t < terms; t++)
-                f->c[t] = l.beta[t];
+                f->c[t] = q.beta[t];
         f->comm_terms = terms;
-        f->dof_communication = (int) n - (int) terms;
-        f->s_communication = f->dof_communication > 0 ? sqrt(l.sse / f->dof_communication) : NAN;
+        f->dof_communication = (int) l->runs - (int) terms;
+        f->s_communication = f->dof_communication > 0 ? sqrt(q.sse / f->dof_communication) : NAN;
         return 0;
 }
 
 /* Both forms, communication with a given number of terms. */
-static int fit_forms(const ScalingPoint *v, size_t n, unsigned terms, ScalingFit *ret) {
-        ScalingFit f = { .n = n, .distinct = count_distinct(v, n), .loo_error = NAN };
+static int fit_forms(const Levels *l, unsigned terms, ScalingFit *ret) {
+        ScalingFit f = { .n = l->runs, .distinct = l->n, .loo_error = NAN };
         int r;
 
-        r = fit_computation(v, n, f.distinct, &f);
+        r = fit_computation(l, &f);
         if (r >= 0)
-                r = fit_communication(v, n, terms, &f);
+                r = fit_communication(l, terms, &f);
         if (r < 0)
                 return r;
         *ret = f;
         return 0;
 }
 
-/* The runs not at core count p, into w; their count. */
-static size_t without(const ScalingPoint *v, size_t n, double p, ScalingPoint *w) {
-        size_t k = 0;
-
-        for (size_t i = 0; i < n; i++)
-                if (v[i].p != p)
-                        w[k++] = v[i];
-        return k;
-}
-
-/* Mean of the runs at p of elapsed (what = 0) or communication (1). */
-static double mean_at(const ScalingPoint *v, size_t n, double p, int what) {
-        double s = 0;
-        size_t k = 0;
-
-        for (size_t i = 0; i < n; i++)
-                if (v[i].p == p) {
-                        s += what == 0 ? v[i].computation + v[i].communication : v[i].communication;
-                        k++;
-                }
-        return s / (double) k;
-}
-
 /* Leave each core count out in turn, fit the rest with the given terms
  * and predict it: the root mean square error of communication (what == 1)
  * or of elapsed (what == 0), relative to the elapsed time there. NAN when
  * a fit fails. */
-static int leave_out_error(const ScalingPoint *v, size_t n, unsigned terms, int what, double *ret) {
-        _cleanup_free_ ScalingPoint *w = malloc(n * sizeof(ScalingPoint));
+static int leave_out_error(const Levels *l, unsigned terms, int what, double *ret) {
+        _cleanup_free_ Level *w = malloc(MAX(l->n, (size_t) 1) * sizeof(Level));
         double sum = 0;
-        size_t k = 0;
 
         if (!w)
                 return -ENOMEM;
-        for (size_t i = 0; i < n; i++) {
+        for (size_t k = 0; k < l->n; k++) {
+                Levels rest = levels_without(l, k, w);
+                const Level *e = &l->v[k];
                 ScalingFit f;
-                double want, got, scale;
-                size_t j, m;
+                double got;
                 int r;
 
-                for (j = 0; j < i && v[j].p != v[i].p; j++)
-                        ;
-                if (j < i)
-                        continue; /* core count seen before */
-                m = without(v, n, v[i].p, w);
-                r = fit_forms(w, m, terms, &f);
+                r = fit_forms(&rest, terms, &f);
                 if (r == -EDOM) {
                         *ret = NAN;
                         return 0;
                 }
                 if (r < 0)
                         return r;
-                want = mean_at(v, n, v[i].p, what);
-                scale = mean_at(v, n, v[i].p, 0);
                 if (what == 1)
-                        got = scaling_communication(&f, v[i].p) - want;
+                        got = scaling_communication(&f, e->p) - e->communication;
                 else
-                        got = scaling_computation(&f, v[i].p) + scaling_communication(&f, v[i].p) - want;
-                got = scale > 0 ? got / scale : 0;
+                        got = scaling_computation(&f, e->p) + scaling_communication(&f, e->p) - e->elapsed;
+                got = e->elapsed > 0 ? got / e->elapsed : 0;
                 sum += got * got;
-                k++;
         }
-        *ret = k > 0 && isfinite(sum) ? sqrt(sum / (double) k) : NAN;
+        *ret = l->n > 0 && isfinite(sum) ? sqrt(sum / (double) l->n) : NAN;
         return 0;
 }
 
-int scaling_fit(const ScalingPoint *v, size_t n, ScalingFit *ret) {
+static int fit_levels(const Levels *l, ScalingFit *ret) {
         ScalingFit best;
         double best_err = NAN, floor_ = 0;
-        size_t distinct;
         unsigned terms = 1, most;
         int r;
 
-        if (n == 0)
-                return -EINVAL;
-        for (size_t i = 0; i < n; i++)
-                if (!(v[i].p >= 1) || !isfinite(v[i].p) || !(v[i].computation >= 0) ||
-                    !isfinite(v[i].computation) || !(v[i].communication >= 0) || !isfinite(v[i].communication))
-                        return -EINVAL;
-        distinct = count_distinct(v, n);
-        for (size_t i = 0; i < n; i++)
-                floor_ = MAX(floor_, v[i].communication * NOISE_FLOOR);
+        for (size_t k = 0; k < l->n; k++)
+                floor_ = MAX(floor_, l->v[k].communication * NOISE_FLOOR);
         /* leaving a core count out must leave as many as the form has terms */
-        most = (unsigned) MIN((size_t) MAX_TERMS, distinct > 1 ? distinct - 1 : 1);
-        r = fit_forms(v, n, 1, &best);
+        most = (unsigned) MIN((size_t) MAX_TERMS, l->n > 1 ? l->n - 1 : 1);
+        r = fit_forms(l, 1, &best);
         if (r < 0)
                 return r;
-        if (most > 1 && (r = leave_out_error(v, n, 1, 1, &best_err)) < 0)
+        if (most > 1 && (r = leave_out_error(l, 1, 1, &best_err)) < 0)
                 return r;
         for (unsigned t = 2; t <= most && isfinite(best_err); t++) {
                 ScalingFit f;
                 double err;
 
-                r = leave_out_error(v, n, t, 1, &err);
+                r = leave_out_error(l, t, 1, &err);
                 if (r < 0)
                         return r;
                 if (!isfinite(err) || !(err < LONGER_FORM_GAIN * best_err - floor_))
                         continue;
-                r = fit_forms(v, n, t, &f);
+                r = fit_forms(l, t, &f);
                 if (r == -EDOM)
                         continue;
                 if (r < 0)
@@ -406,10 +430,28 @@ int scaling_fit(const ScalingPoint *v, size_t n, ScalingFit *ret) {
                 terms = t;
         }
         best.loo_error = NAN;
-        if (distinct >= 3 && (r = leave_out_error(v, n, terms, 0, &best.loo_error)) < 0)
+        if (l->n >= 3 && (r = leave_out_error(l, terms, 0, &best.loo_error)) < 0)
                 return r;
         *ret = best;
         return 0;
+}
+
+int scaling_fit(const ScalingPoint *v, size_t n, ScalingFit *ret) {
+        Levels l;
+        int r;
+
+        if (n == 0)
+                return -EINVAL;
+        for (size_t i = 0; i < n; i++)
+                if (!(v[i].p >= 1) || !isfinite(v[i].p) || !(v[i].computation >= 0) ||
+                    !isfinite(v[i].computation) || !(v[i].communication >= 0) || !isfinite(v[i].communication))
+                        return -EINVAL;
+        r = levels_of(v, n, &l);
+        if (r < 0)
+                return r;
+        r = fit_levels(&l, ret);
+        free(l.v);
+        return r;
 }
 
 /* Two-sided 95% quantiles of Student's t for 1 … 30 degrees of freedom;
@@ -437,6 +479,7 @@ void scaling_predict(const ScalingFit *f, const ScalingPoint *v, size_t n, doubl
         ScalingPrediction x = { .p = p, .low = NAN, .high = NAN };
         int dof = MIN(f->dof_computation, f->dof_communication);
         double row[MAX_TERMS];
+        Levels l = {};
         Lsq lc, lm;
 
         x.computation = scaling_computation(f, p);
@@ -445,14 +488,13 @@ void scaling_predict(const ScalingFit *f, const ScalingPoint *v, size_t n, doubl
         if (!isfinite(x.elapsed))
                 x.computation = x.communication = x.elapsed = NAN;
         if (isfinite(x.elapsed) && f->distinct >= 2 && dof >= 1 && isfinite(f->s_computation) &&
-            isfinite(f->s_communication) && comp_lsq(v, n, f->comp_free, &lc) >= 0 &&
-            comm_lsq(v, n, f->comm_terms, &lm) >= 0) {
+            isfinite(f->s_communication) && levels_of(v, n, &l) >= 0 && comp_lsq(&l, f->comp_free, &lc) >= 0 &&
+            comm_lsq(&l, f->comm_terms, &lm) >= 0) {
                 double hc, hm, half;
 
                 comp_row(f->comp_free, p, row);
                 hc = lsq_leverage(&lc, row);
-                for (unsigned t = 0; t < f->comm_terms; t++)
-                        row[t] = comm_term(t, p);
+                comm_row(f->comm_terms, p, row);
                 hm = lsq_leverage(&lm, row);
                 /* s is relative (weights 1/elapsed^2): a new run at p
                  * varies by s times its elapsed time */
@@ -463,6 +505,7 @@ void scaling_predict(const ScalingFit *f, const ScalingPoint *v, size_t n, doubl
                         x.high = x.elapsed + half;
                 }
         }
+        free(l.v);
         *ret = x;
 }
 
@@ -493,6 +536,19 @@ int scaling_off_curve(const ScalingFit *f, const ScalingPoint *v, size_t n, bool
         return 0;
 }
 
+static size_t count_distinct(const ScalingPoint *v, size_t n) {
+        size_t k = 0;
+
+        for (size_t i = 0; i < n; i++) {
+                size_t j;
+
+                for (j = 0; j < i && v[j].p != v[i].p; j++)
+                        ;
+                k += j == i;
+        }
+        return k;
+}
+
 static size_t gather(const ScalingPoint *v, size_t n, const bool *used, ScalingPoint *w) {
         size_t m = 0;
 
@@ -502,49 +558,64 @@ static size_t gather(const ScalingPoint *v, size_t n, const bool *used, ScalingP
         return m;
 }
 
+typedef struct Candidate {
+        size_t i;
+        double rel;
+} Candidate;
+
+static int candidate_cmp(const void *a, const void *b) {
+        const Candidate *x = a, *y = b;
+
+        return x->rel < y->rel ? 1 : x->rel > y->rel ? -1 : (x->i > y->i) - (x->i < y->i);
+}
+
+/* Each round leaves out the farther half of the runs off the curve (at
+ * least one): a few rounds even for hundreds of bad runs, where one by one
+ * took a second for a thousand runs. */
 int scaling_fit_robust(const ScalingPoint *v, size_t n, bool *used, ScalingFit *ret) {
         _cleanup_free_ ScalingPoint *w = calloc(MAX(n, (size_t) 1), sizeof(ScalingPoint));
+        _cleanup_free_ Candidate *cand = calloc(MAX(n, (size_t) 1), sizeof(Candidate));
         _cleanup_free_ bool *off = calloc(MAX(n, (size_t) 1), sizeof(bool));
         ScalingFit f = {};
         size_t removed = 0;
         int r;
 
-        if (!w || !off)
+        if (!w || !off || !cand)
                 return -ENOMEM;
         for (size_t i = 0; i < n; i++)
                 used[i] = true;
         for (;;) {
-                size_t m = gather(v, n, used, w), worst = n, k = 0;
-                double worst_rel = 0;
+                size_t m = gather(v, n, used, w), k = 0, nc = 0, take;
 
                 r = scaling_fit(w, m, &f);
                 if (r < 0)
                         return r;
-                if (removed + 1 > n / 4)
+                if (removed >= n / 4)
                         break;
                 r = scaling_off_curve(&f, w, m, off);
                 if (r < 0)
                         return r;
                 for (size_t i = 0; i < n; i++) {
-                        double at, rel;
+                        double at;
 
-                        if (!used[i])
+                        if (!used[i] || !off[k++])
                                 continue;
                         at = scaling_computation(&f, v[i].p) + scaling_communication(&f, v[i].p);
-                        rel = fabs(v[i].computation + v[i].communication - at) / MAX(at, 1e-300);
-                        if (off[k++] && rel > worst_rel) {
-                                worst = i;
-                                worst_rel = rel;
-                        }
+                        cand[nc++] = (Candidate) {
+                                i, fabs(v[i].computation + v[i].communication - at) / MAX(at, 1e-300) };
                 }
-                if (worst == n)
+                if (nc == 0)
                         break;
-                used[worst] = false;
+                qsort(cand, nc, sizeof(Candidate), candidate_cmp);
+                take = MIN((nc + 1) / 2, n / 4 - removed);
+                for (size_t j = 0; j < take; j++)
+                        used[cand[j].i] = false;
                 if (count_distinct(w, gather(v, n, used, w)) < 2) {
-                        used[worst] = true;
+                        for (size_t j = 0; j < take; j++)
+                                used[cand[j].i] = true;
                         break;
                 }
-                removed++;
+                removed += take;
         }
         *ret = f;
         return 0;

@@ -72,10 +72,10 @@ double scaling_communication(const ScalingFit *f, double p);
  * median absolute relative residual) and more than 5%. flags[i] for v[i].
  * -ENOMEM. */
 int scaling_off_curve(const ScalingFit *f, const ScalingPoint *v, size_t n, bool *flags);
-/* Fits as scaling_fit() does, leaving out runs far off the curve one by
- * one, the farthest first, while they are at most a quarter of the runs and
- * the rest span two core counts or more: used[i] says whether v[i] is in
- * the fit. A run left out is off the curve; scaling_off_curve() on the runs
+/* Fits as scaling_fit() does, leaving out runs far off the curve, the
+ * farther half of them each round (at least one), while they are at most a
+ * quarter of the runs and the rest span two core counts or more: used[i]
+ * says whether v[i] is in the fit. A run left out is off the curve; scaling_off_curve() on the runs
  * used tells the others. -EINVAL, -ENOMEM. */
 int scaling_fit_robust(const ScalingPoint *v, size_t n, bool *used, ScalingFit *ret);
 /* Student's t quantile for a two-sided 95% interval with dof >= 1. */
