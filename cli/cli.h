@@ -77,4 +77,5 @@ int do_nodes(Cli *cli, int argc, char **argv);
 int do_flagged(Cli *cli, int argc, char **argv);
 int do_web(Cli *cli, int argc, char **argv);
 int do_unused(Cli *cli, int argc, char **argv);
+int do_scaling(Cli *cli, int argc, char **argv);
 int do_apps(Cli *cli, int argc, char **argv);

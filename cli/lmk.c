@@ -21,6 +21,7 @@ static const struct {
         { "flagged", do_flagged },
         { "web", do_web },
         { "unused", do_unused },
+        { "scaling", do_scaling },
         { "apps", do_apps },
         { "login", do_web },
 };
@@ -39,6 +40,8 @@ static void help(void) {
                "                                                        Site-wide time per library family\n"
                "                                                        or installed package\n"
                "  unused [--since T] [--manager M]                      Installed software nobody used\n"
+               "  scaling APP [--size S] [--predict P] [--since T]      How an application scales across\n"
+               "                                                        its runs, with a prediction\n"
                "  apps [--by app|user|account|partition] [--top N] [--since T] [--until T]\n"
                "       [--user U] [--account A] [--partition P] [--app A] [--weekly]\n"
                "                                                        The site's application mix\n"

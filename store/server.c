@@ -34,6 +34,7 @@ static const Route routes[] = {
         { "/api/v1/findings", false, "GET", ROLE_ADMIN, api_findings },
         { "/api/v1/packages", false, "GET", ROLE_ADMIN, api_packages, true },
         { "/api/v1/families", false, "GET", ROLE_ADMIN, api_families, true },
+        { "/api/v1/scaling", false, "GET", ROLE_ADMIN, api_scaling, true },
         { "/api/v1/apps", false, "GET", ROLE_ADMIN, api_apps, true },
         { "/api/v1/sessions", false, "POST", ROLE_ADMIN, api_sessions },
         { "/metrics", false, "GET", ROLE_NONE, api_metrics },
@@ -47,6 +48,7 @@ static const Route routes[] = {
         { "/jobs/", true, "GET", ROLE_ADMIN, web_job, false, true },
         { "/site", false, "GET", ROLE_ADMIN, web_site, true, true },
         { "/site/software", false, "GET", ROLE_ADMIN, web_site_software, true, true },
+        { "/site/scaling", false, "GET", ROLE_ADMIN, web_site_scaling, true, true },
         { "/site/apps", false, "GET", ROLE_ADMIN, web_site_apps, true, true },
 };
 

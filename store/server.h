@@ -133,6 +133,8 @@ void api_findings(Server *s, Request *req, Reply *reply);
 /* Site answers (api-site.c): installed software and its use, library families. */
 void api_packages(Server *s, Request *req, Reply *reply);
 void api_families(Server *s, Request *req, Reply *reply);
+/* Scaling across runs of one application (api-scaling.c, docs/scaling.md). */
+void api_scaling(Server *s, Request *req, Reply *reply);
 /* The application mix (api-apps.c). */
 void api_apps(Server *s, Request *req, Reply *reply);
 /* The cluster, partition and account a site answer is narrowed to
@@ -170,6 +172,7 @@ void web_jobs(Server *s, Request *req, Reply *reply);
 void web_job(Server *s, Request *req, Reply *reply);
 void web_site(Server *s, Request *req, Reply *reply);
 void web_site_software(Server *s, Request *req, Reply *reply);
+void web_site_scaling(Server *s, Request *req, Reply *reply);
 void web_site_apps(Server *s, Request *req, Reply *reply);
 /* An error reply (JSON) as a page: the same status and message. */
 void web_error_page(Server *s, Request *req, Reply *reply);

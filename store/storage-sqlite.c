@@ -136,6 +136,8 @@ typedef enum Stmt {
         STMT_SUMMARY_NODES,
         STMT_SUMMARY_MARKERS,
         STMT_NODES,
+        STMT_RUN_INFO,
+        STMT_RUN_RANKS,
         STMT_APP_DAYS,
         STMT_MIX_KEY,
         STMT_CHECK,
@@ -473,6 +475,18 @@ static const char *const stmt_sql[_STMT_MAX] = {
         [STMT_NODES] =
                 "SELECT name, hostname, cluster, boot_id, cpus, last_seq, batches, samples, "
                 "samples_lost, first_seen, last_seen, last_push FROM nodes ORDER BY name",
+        /* scaling across runs: a job's size note, top executable, node
+         * type (the most CPUs of its nodes) and allocated CPUs */
+        [STMT_RUN_INFO] =
+                "SELECT (SELECT note_value FROM job_notes WHERE job_id = ?1 AND note_key = 'size'), "
+                "(SELECT o.path FROM job_objects jo JOIN objects o ON o.id = jo.object_id "
+                " WHERE jo.job_id = ?1 AND o.kind = 'exe' ORDER BY jo.samples DESC, o.path LIMIT 1), "
+                "(SELECT max(n.cpus) FROM job_nodes jn JOIN nodes n ON n.id = jn.node_id WHERE jn.job_id = ?1), "
+                "(SELECT sum(cpus_alloc) FROM job_nodes WHERE job_id = ?1)",
+        /* each rank's steps and phases summed (docs/pop.md) */
+        [STMT_RUN_RANKS] =
+                "SELECT rank, sum(samples), sum(comm_samples), sum(cpu_seconds), sum(comm_seconds), "
+                "min(first_seen), max(last_seen) FROM job_ranks WHERE job_id = ? GROUP BY rank ORDER BY rank LIMIT ?",
         [STMT_APP_DAYS] = "SELECT day, mix_key, samples, cpu_seconds, runs FROM app_days WHERE day >= ? AND day < ?",
         /* a key, with the package that installed its executable (the first
          * by name when several list the path) */
@@ -3589,6 +3603,71 @@ finish:
         return 0;
 }
 
+static int read_run(Conn *c, int64_t job_id, RunFigures *f) {
+        sqlite3_stmt *st;
+        size_t alloc = 0;
+        int r = 0, rc;
+
+        if ((r = conn_stmt(c, STMT_RUN_INFO, &st)) < 0 || (r = bind_int(st, 1, job_id)) < 0)
+                return r;
+        rc = sqlite3_step(st);
+        if (rc == SQLITE_ROW) {
+                f->size = column_strdup(st, 0, &r);
+                f->exe = column_strdup(st, 1, &r);
+                f->node_cpus = column_nullable_int(st, 2);
+                f->cpus_alloc = column_nullable_int(st, 3);
+        } else if (rc != SQLITE_DONE)
+                return sqlite_errno(rc);
+        if (r < 0)
+                return r;
+
+        if ((r = conn_stmt(c, STMT_RUN_RANKS, &st)) < 0 || (r = bind_int(st, 1, job_id)) < 0 ||
+            (r = bind_int(st, 2, JOB_SUMMARY_MAX_RANK_ROWS + 1)) < 0)
+                return r;
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+                RunRank *k;
+
+                if (f->n_ranks == JOB_SUMMARY_MAX_RANK_ROWS) {
+                        f->ranks_truncated = true;
+                        rc = SQLITE_DONE;
+                        break;
+                }
+                r = grow((void **) &f->ranks, f->n_ranks, &alloc, sizeof(RunRank));
+                if (r < 0)
+                        return r;
+                k = &f->ranks[f->n_ranks++];
+                *k = (RunRank) {
+                        .rank = sqlite3_column_int64(st, 0),
+                        .samples = sqlite3_column_int64(st, 1),
+                        .comm_samples = sqlite3_column_int64(st, 2),
+                        .cpu_seconds = sqlite3_column_double(st, 3),
+                        .comm_seconds = sqlite3_column_double(st, 4),
+                        .first_seen = sqlite3_column_double(st, 5),
+                        .last_seen = sqlite3_column_double(st, 6),
+                };
+        }
+        return rc == SQLITE_DONE ? 0 : sqlite_errno(rc);
+}
+
+static int sqlite_get_run_figures(Storage *base, const int64_t *row_ids, size_t n, RunFigures *ret) {
+        SqliteStorage *s = (SqliteStorage *) base;
+        Conn *c;
+        int r;
+
+        for (size_t i = 0; i < n; i++)
+                ret[i] = (RunFigures) { .node_cpus = STORAGE_NULL, .cpus_alloc = STORAGE_NULL };
+        reader_acquire(s, &c);
+        r = conn_exec(c, "BEGIN");
+        for (size_t i = 0; r >= 0 && i < n; i++)
+                r = read_run(c, row_ids[i], &ret[i]);
+        reader_release_stmts(c);
+        (void) conn_exec(c, "COMMIT");
+        reader_release(s, c);
+        if (r < 0)
+                run_figures_free(ret, n);
+        return r;
+}
+
 static int sqlite_check(Storage *base) {
         SqliteStorage *s = (SqliteStorage *) base;
         sqlite3_stmt *st;
@@ -3791,6 +3870,7 @@ const StorageOps storage_sqlite_ops = {
         .list_objects = sqlite_list_objects,
         .list_nodes = sqlite_list_nodes,
         .list_packages = sqlite_list_packages,
+        .get_run_figures = sqlite_get_run_figures,
         .list_app_mix = sqlite_list_app_mix,
         .prune = sqlite_prune,
         .stats = sqlite_stats,

@@ -166,3 +166,12 @@ void package_list_free(PackageList *l) {
         free(l->items);
         *l = (PackageList) {};
 }
+
+void run_figures_free(RunFigures *v, size_t n) {
+        for (size_t i = 0; v && i < n; i++) {
+                free(v[i].size);
+                free(v[i].exe);
+                free(v[i].ranks);
+                v[i] = (RunFigures) {};
+        }
+}

@@ -271,6 +271,25 @@ typedef struct PackageList {
         int64_t since, until, grain;
 } PackageList;
 
+/* What scaling across runs (docs/scaling.md) needs of a job beyond its
+ * StoredJob: its problem size, executable, node type and each rank's
+ * figures summed over the job's steps and phases. */
+typedef struct RunRank {
+        int64_t rank;
+        int64_t samples, comm_samples;
+        double cpu_seconds, comm_seconds;
+        double first_seen, last_seen;
+} RunRank;
+
+typedef struct RunFigures {
+        char *size;             /* its LMK_NOTES size= note, or NULL */
+        char *exe;              /* the executable with the most samples, or NULL */
+        int64_t node_cpus;      /* the most CPUs of its nodes; STORAGE_NULL: unknown */
+        int64_t cpus_alloc;     /* CPUs allocated to it on all its nodes; STORAGE_NULL: unknown */
+        RunRank *ranks;         /* sorted by rank */
+        size_t n_ranks;
+        bool ranks_truncated;   /* more than JOB_SUMMARY_MAX_RANK_ROWS ranks */
+} RunFigures;
 /* The site's application mix (schema/0013): time per day and per key
  * (application, user, account, partition) over whole UTC days. */
 typedef struct AppMixKey {
@@ -334,6 +353,10 @@ typedef struct StorageOps {
         int (*list_objects)(Storage *s, const ObjectFilter *f, ObjectList *ret);
         int (*list_nodes)(Storage *s, NodeList *ret);
         int (*list_packages)(Storage *s, const PackageFilter *f, PackageList *ret);
+        /* The figures of n jobs by their row ids (StoredJob.row_id), into
+         * ret[0 … n-1], in one read transaction; a job gone since is all
+         * empty. */
+        int (*get_run_figures)(Storage *s, const int64_t *row_ids, size_t n, RunFigures *ret);
         int (*list_app_mix)(Storage *s, int64_t since, int64_t until, AppMixList *ret);
         /* Retention: deletes at most about max_rows rows of raw detail from
          * before `before` in one short write transaction: the receipts of
@@ -363,4 +386,5 @@ void job_summary_list_free(JobSummaryList *l);
 void object_list_free(ObjectList *l);
 void node_list_free(NodeList *l);
 void package_list_free(PackageList *l);
+void run_figures_free(RunFigures *v, size_t n);
 void app_mix_list_free(AppMixList *l);

@@ -47,7 +47,15 @@ static void groups_table(Html *h, json_object *o, bool by_app) {
                 html_raw(h, "<tr><td>");
                 swatch(h, i, false);
                 html_raw(h, " ");
-                html_text(h, group_name(e));
+                /* an application links to how it scales across its runs */
+                if (by_app && jstr(e, "name")) {
+                        html_raw(h, "<a href=\"scaling?app=");
+                        html_url_part(h, jstr(e, "name"));
+                        html_raw(h, "\">");
+                        html_text(h, group_name(e));
+                        html_raw(h, "</a>");
+                } else
+                        html_text(h, group_name(e));
                 html_raw(h, "</td>");
                 if (by_app) {
                         html_raw(h, "<td>");

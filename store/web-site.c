@@ -192,6 +192,9 @@ void web_site(Server *s, Request *req, Reply *reply) {
         html_raw(&h, "&amp;until=");
         html_url_part(&h, until);
         html_rawf(&h, "\">JSON: objects</a><a href=\"%sapi/v1/nodes\">JSON: nodes</a></p>", root);
+        html_raw(&h, "<form class=\"filters\" method=\"get\" action=\"site/scaling\"><label>Scaling of an "
+                     "application across its runs<input name=\"app\" placeholder=\"app= note or executable\" "
+                     "required></label><button type=\"submit\">Show</button></form>");
         web_end(&h, req);
         web_reply(reply, &h);
 }

@@ -104,6 +104,18 @@ def which(prog):
     return shutil.which(prog)
 
 
+def require_mpi(prog):
+    """Skips the calling test (exit 77) unless the MPI program prog was
+    built ('' when meson found no MPI) and mpirun is installed; returns
+    mpirun's path."""
+    if not prog or not os.path.exists(prog):
+        skip("built without MPI (meson found no 'mpi' dependency: install openmpi-bin libopenmpi-dev)")
+    mpirun = which("mpirun")
+    if not mpirun:
+        skip("mpirun not installed (Debian package openmpi-bin)")
+    return mpirun
+
+
 class StealMeter:
     """Share of all CPU time a hypervisor stole between start() and share()
     (/proc/stat): task-clock counts stolen time, the kernel's CPU time and

@@ -66,11 +66,7 @@ def main():
     prog = sys.argv[1] if len(sys.argv) > 1 else ""
     require_bpf()
     slurm.require_slurm()
-    if not prog or not os.path.exists(prog):
-        lmktest.skip("built without MPI (meson found no 'mpi' dependency: install openmpi-bin libopenmpi-dev)")
-    mpirun = lmktest.which("mpirun")
-    if not mpirun:
-        lmktest.skip("mpirun not installed (Debian package openmpi-bin)")
+    mpirun = lmktest.require_mpi(prog)
     d = tmpdir()
     os.chmod(d, 0o755)
     out = os.path.join(d, "lmkd.json")
