@@ -39,6 +39,26 @@ CREATE TABLE app_days (
         PRIMARY KEY (day, mix_key)
 ) WITHOUT ROWID;
 
+-- The same per single dimension, for the unfiltered answers (time per
+-- application, per user, per account, per partition): a handful of rows
+-- per day and dimension however many keys there are. dim 0: value is the
+-- app, with its app_object; 1: user; 2: account; 3: partition (app_object 0).
+-- Filtered answers read app_days through mix_keys' indexes.
+CREATE TABLE app_dim_days (
+        dim INTEGER NOT NULL,
+        day INTEGER NOT NULL,
+        value TEXT NOT NULL,
+        app_object INTEGER NOT NULL,
+        samples INTEGER NOT NULL,
+        cpu_seconds DOUBLE PRECISION NOT NULL,
+        runs INTEGER NOT NULL,
+        PRIMARY KEY (dim, day, value, app_object)
+) WITHOUT ROWID;
+CREATE INDEX mix_keys_by_user ON mix_keys (user_name);
+CREATE INDEX mix_keys_by_account ON mix_keys (account);
+CREATE INDEX mix_keys_by_partition ON mix_keys (partition_name);
+CREATE INDEX app_days_by_key ON app_days (mix_key, day);
+
 -- The jobs stored before: the executable their app came from, the command
 -- for those without, their keys and their days.
 UPDATE jobs SET app_object = -1, app = (
@@ -68,3 +88,11 @@ INSERT INTO app_days (day, mix_key, samples, cpu_seconds, runs)
         SELECT mix_day, mix_key, 0, 0, count(*) FROM jobs WHERE mix_day IS NOT NULL
         GROUP BY mix_day, mix_key
         ON CONFLICT (day, mix_key) DO UPDATE SET runs = app_days.runs + excluded.runs;
+INSERT INTO app_dim_days (dim, day, value, app_object, samples, cpu_seconds, runs)
+        SELECT x.dim, d.day, CASE x.dim WHEN 0 THEN k.app WHEN 1 THEN k.user_name WHEN 2 THEN k.account
+                                        ELSE k.partition_name END,
+               CASE x.dim WHEN 0 THEN k.app_object ELSE 0 END,
+               CAST(min(total(d.samples), 9223372036854775807) AS INTEGER), total(d.cpu_seconds), sum(d.runs)
+        FROM app_days d JOIN mix_keys k ON k.id = d.mix_key,
+             (SELECT 0 AS dim UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3) x
+        GROUP BY 1, 2, 3, 4;

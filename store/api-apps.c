@@ -17,13 +17,11 @@
 #define DECIMALS 3
 #define DAY 86400
 
-typedef enum AppMixBy {
-        BY_APP,
-        BY_USER,
-        BY_ACCOUNT,
-        BY_PARTITION,
-        _BY_MAX,
-} AppMixBy;
+#define BY_APP APP_MIX_BY_APP
+#define BY_USER APP_MIX_BY_USER
+#define BY_ACCOUNT APP_MIX_BY_ACCOUNT
+#define BY_PARTITION APP_MIX_BY_PARTITION
+#define _BY_MAX _APP_MIX_BY_MAX
 
 static const char *const by_names[_BY_MAX] = {
         [BY_APP] = "app", [BY_USER] = "user", [BY_ACCOUNT] = "account", [BY_PARTITION] = "partition",
@@ -34,7 +32,6 @@ typedef struct MixGroup {
         const char *kind;       /* by app: note, package, executable or unknown; else NULL */
         int64_t samples, runs;
         double cpu_seconds;
-        Hashmap *users;         /* by app: the distinct users */
         size_t rank;            /* its place in the answer; top: the "everything else" row */
 } MixGroup;
 
@@ -121,8 +118,6 @@ typedef struct MixAnswer {
 } MixAnswer;
 
 static void mix_answer_free(MixAnswer *m) {
-        for (size_t i = 0; i < m->n; i++)
-                hashmap_free(m->groups[i].users);
         free(m->groups);
         free(m->order);
         free(m->group_of_key);
@@ -149,17 +144,12 @@ static int mix_group(const AppMixList *l, AppMixBy by, const char *user, const c
                 g = (uintptr_t) hashmap_get(by_name, name);
                 if (g == 0) {
                         m->groups[m->n] = (MixGroup) { .name = name, .kind = kind };
-                        if (by == BY_APP && !(m->groups[m->n].users = hashmap_new(&string_hash_ops)))
-                                return -ENOMEM;
                         g = ++m->n;
                         if ((r = hashmap_put(by_name, name, (void *) g)) < 0)
                                 return r;
                 } else if (kind && m->groups[g - 1].kind && !streq(kind, m->groups[g - 1].kind))
                         m->groups[g - 1].kind = "mixed";
                 m->group_of_key[i] = g - 1;
-                if (m->groups[g - 1].users && *k->user &&
-                    (r = hashmap_put(m->groups[g - 1].users, k->user, (void *) 1)) < 0 && r != -EEXIST)
-                        return r;
         }
         for (size_t i = 0; i < l->n_days; i++) {
                 const AppMixDay *d = &l->days[i];
@@ -283,7 +273,9 @@ void api_apps(Server *s, Request *req, Reply *reply) {
                 reply_error(reply, MHD_HTTP_BAD_REQUEST, "until", "until is before since");
                 return;
         }
-        r = s->storage->ops->list_app_mix(s->storage, since, until, &l);
+        r = s->storage->ops->list_app_mix(s->storage, &(AppMixFilter) {
+                .since = since, .until = until, .by = by, .user = user, .account = request_arg(req, "account"),
+                .partition = request_arg(req, "partition"), .app = request_arg(req, "app") }, &l);
         if (r < 0) {
                 reply_storage_error(reply, r);
                 return;
@@ -322,7 +314,6 @@ void api_apps(Server *s, Request *req, Reply *reply) {
                 if ((r = json_append(a, e)) < 0 ||
                     (r = json_add(e, "name", json_string_or_null(*g->name ? g->name : NULL))) < 0 ||
                     (g->kind && (r = json_add(e, "kind", json_object_new_string(g->kind))) < 0) ||
-                    (g->users && (r = json_add(e, "users", json_object_new_int64((int64_t) hashmap_size(g->users)))) < 0) ||
                     (r = add_figures(e, g->samples, m.total_samples, g->cpu_seconds, g->runs)) < 0)
                         break;
         }

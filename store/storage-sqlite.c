@@ -98,6 +98,9 @@ typedef enum Stmt {
         STMT_APP_DAY_UPSERT,
         STMT_APP_DAY_TAKE,
         STMT_APP_DAY_PRUNE,
+        STMT_APP_DIM_UPSERT,
+        STMT_APP_DIM_TAKE,
+        STMT_APP_DIM_PRUNE,
         /* retention (schema/0014) */
         STMT_PRUNE_MARK_GET,
         STMT_PRUNE_MARK_SET,
@@ -139,6 +142,8 @@ typedef enum Stmt {
         STMT_RUN_INFO,
         STMT_RUN_RANKS,
         STMT_APP_DAYS,
+        STMT_APP_DIM_DAYS,
+        STMT_OBJECT_PACKAGE,
         STMT_MIX_KEY,
         STMT_CHECK,
         _STMT_MAX,
@@ -154,6 +159,13 @@ typedef enum Stmt {
  * not '/', leaving the directories, which replace() removes (they cannot
  * occur again after the last '/'). schema/0006-job-app.sql spells the same. */
 #define SQL_FILE_NAME(p) "nullif(replace(" p ", rtrim(" p ", replace(" p ", '/', '')), ''), '')"
+
+/* A mix key's four single-dimension rows (schema/0013): k a mix_keys row,
+ * x one of MIX_DIMS, ?1 the day. */
+#define MIX_DIMS "(SELECT 0 AS dim UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3)"
+#define MIX_DIM_COLUMNS                                                                         \
+        "x.dim, ?1, CASE x.dim WHEN 0 THEN k.app WHEN 1 THEN k.user_name WHEN 2 THEN k.account "  \
+        "ELSE k.partition_name END, CASE x.dim WHEN 0 THEN k.app_object ELSE 0 END"
 
 static const char *const stmt_sql[_STMT_MAX] = {
         [STMT_NODE_UPSERT] =
@@ -366,6 +378,22 @@ static const char *const stmt_sql[_STMT_MAX] = {
                 "UPDATE app_days SET samples = max(samples - ?3, 0), cpu_seconds = max(cpu_seconds - ?4, 0), "
                 "runs = max(runs - ?5, 0) WHERE day = ?1 AND mix_key = ?2",
         [STMT_APP_DAY_PRUNE] = "DELETE FROM app_days WHERE day = ? AND mix_key = ? AND samples = 0 AND runs = 0",
+        /* the same per dimension (schema/0013): ?1 day, ?2 key, ?3 samples,
+         * ?4 CPU seconds, ?5 runs, into the key's four rows */
+        [STMT_APP_DIM_UPSERT] =
+                "INSERT INTO app_dim_days (dim, day, value, app_object, samples, cpu_seconds, runs) "
+                "SELECT " MIX_DIM_COLUMNS ", ?3, ?4, ?5 FROM mix_keys k, " MIX_DIMS " x WHERE k.id = ?2 "
+                "ON CONFLICT (dim, day, value, app_object) DO UPDATE SET "
+                ADD("app_dim_days", "samples") ", " ADD("app_dim_days", "cpu_seconds") ", "
+                ADD("app_dim_days", "runs") " "
+                "WHERE " FITS("app_dim_days", "samples") " AND " FITS("app_dim_days", "runs"),
+        [STMT_APP_DIM_TAKE] =
+                "UPDATE app_dim_days SET samples = max(samples - ?3, 0), cpu_seconds = max(cpu_seconds - ?4, 0), "
+                "runs = max(runs - ?5, 0) WHERE (dim, day, value, app_object) IN "
+                "(SELECT " MIX_DIM_COLUMNS " FROM mix_keys k, " MIX_DIMS " x WHERE k.id = ?2)",
+        [STMT_APP_DIM_PRUNE] =
+                "DELETE FROM app_dim_days WHERE samples = 0 AND runs = 0 AND (dim, day, value, app_object) IN "
+                "(SELECT " MIX_DIM_COLUMNS " FROM mix_keys k, " MIX_DIMS " x WHERE k.id = ?2)",
         /* retention: raw detail older than the horizon, in small steps */
         [STMT_PRUNE_MARK_GET] =
                 "SELECT (SELECT value FROM retention WHERE name = 'prune_jobs_seen'), "
@@ -488,13 +516,16 @@ static const char *const stmt_sql[_STMT_MAX] = {
                 "SELECT rank, sum(samples), sum(comm_samples), sum(cpu_seconds), sum(comm_seconds), "
                 "min(first_seen), max(last_seen) FROM job_ranks WHERE job_id = ? GROUP BY rank ORDER BY rank LIMIT ?",
         [STMT_APP_DAYS] = "SELECT day, mix_key, samples, cpu_seconds, runs FROM app_days WHERE day >= ? AND day < ?",
+        [STMT_APP_DIM_DAYS] =
+                "SELECT day, value, app_object, samples, cpu_seconds, runs FROM app_dim_days "
+                "WHERE dim = ? AND day >= ? AND day < ?",
+        [STMT_OBJECT_PACKAGE] =
+                "SELECT p.name FROM objects o JOIN package_files f ON f.path = o.path "
+                "JOIN packages p ON p.id = f.package_id WHERE o.id = ? ORDER BY p.name LIMIT 1",
         /* a key, with the package that installed its executable (the first
          * by name when several list the path) */
         [STMT_MIX_KEY] =
-                "SELECT k.app, k.app_object, k.user_name, k.account, k.partition_name, "
-                "(SELECT p.name FROM objects o JOIN package_files f ON f.path = o.path "
-                "JOIN packages p ON p.id = f.package_id WHERE o.id = k.app_object ORDER BY p.name LIMIT 1) "
-                "FROM mix_keys k WHERE k.id = ?",
+                "SELECT k.app, k.app_object, k.user_name, k.account, k.partition_name FROM mix_keys k WHERE k.id = ?",
         [STMT_CHECK] = "SELECT count(*) FROM schema_version",
 };
 
@@ -1328,32 +1359,45 @@ static int update_apps(IngestCtx *x) {
 }
 
 static int app_day_add(IngestCtx *x, int64_t day, int64_t key, int64_t samples, double cpu_seconds, int64_t runs) {
-        sqlite3_stmt *st;
-        int r;
+        static const Stmt stmts[] = { STMT_APP_DAY_UPSERT, STMT_APP_DIM_UPSERT };
 
-        if ((r = conn_stmt(&x->s->writer, STMT_APP_DAY_UPSERT, &st)) < 0 ||
-            (r = bind_int(st, 1, day)) < 0 ||
-            (r = bind_int(st, 2, key)) < 0 ||
-            (r = bind_int(st, 3, samples)) < 0 ||
-            (r = bind_sum(st, 4, cpu_seconds)) < 0 ||
-            (r = bind_int(st, 5, runs)) < 0)
-                return r;
-        r = step_sum(st);
-        if (r == -EOVERFLOW)
-                return overflow(x, "rows", "adding this batch to the site's application mix of that day would overflow");
-        return r;
+        for (size_t i = 0; i < ELEMENTSOF(stmts); i++) {
+                sqlite3_stmt *st;
+                int r;
+
+                if ((r = conn_stmt(&x->s->writer, stmts[i], &st)) < 0 ||
+                    (r = bind_int(st, 1, day)) < 0 ||
+                    (r = bind_int(st, 2, key)) < 0 ||
+                    (r = bind_int(st, 3, samples)) < 0 ||
+                    (r = bind_sum(st, 4, cpu_seconds)) < 0 ||
+                    (r = bind_int(st, 5, runs)) < 0 ||
+                    (r = step_done(st)) < 0)
+                        return r;
+                /* a refused guard changes fewer rows: one, or the key's four */
+                if (sqlite3_changes(x->s->writer.db) != (i == 0 ? 1 : 4))
+                        return overflow(x, "rows", "adding this batch to the site's application mix of that day "
+                                        "would overflow");
+        }
+        return 0;
 }
 
 static int app_day_take(IngestCtx *x, int64_t day, int64_t key, int64_t samples, double cpu_seconds, int64_t runs) {
+        static const Stmt stmts[] = { STMT_APP_DAY_TAKE, STMT_APP_DIM_TAKE };
         sqlite3_stmt *st;
         int r;
 
-        if ((r = conn_stmt(&x->s->writer, STMT_APP_DAY_TAKE, &st)) < 0 ||
+        for (size_t i = 0; i < ELEMENTSOF(stmts); i++)
+                if ((r = conn_stmt(&x->s->writer, stmts[i], &st)) < 0 ||
+                    (r = bind_int(st, 1, day)) < 0 ||
+                    (r = bind_int(st, 2, key)) < 0 ||
+                    (r = bind_int(st, 3, samples)) < 0 ||
+                    (r = bind_double(st, 4, cpu_seconds)) < 0 ||
+                    (r = bind_int(st, 5, runs)) < 0 ||
+                    (r = step_done(st)) < 0)
+                        return r;
+        if ((r = conn_stmt(&x->s->writer, STMT_APP_DIM_PRUNE, &st)) < 0 ||
             (r = bind_int(st, 1, day)) < 0 ||
             (r = bind_int(st, 2, key)) < 0 ||
-            (r = bind_int(st, 3, samples)) < 0 ||
-            (r = bind_double(st, 4, cpu_seconds)) < 0 ||
-            (r = bind_int(st, 5, runs)) < 0 ||
             (r = step_done(st)) < 0 ||
             (r = conn_stmt(&x->s->writer, STMT_APP_DAY_PRUNE, &st)) < 0 ||
             (r = bind_int(st, 1, day)) < 0 ||
@@ -3260,77 +3304,222 @@ static int sqlite_list_packages(Storage *base, const PackageFilter *f, PackageLi
         return 0;
 }
 
-/* The application mix over whole UTC days: the days' rows, then each key
- * they name once. */
-static int sqlite_list_app_mix(Storage *base, int64_t since, int64_t until, AppMixList *ret) {
-        SqliteStorage *s = (SqliteStorage *) base;
-        _cleanup_(hashmap_freep) Hashmap *index = hashmap_new(&uint64_hash_ops);
-        AppMixList l = {};
-        size_t days_alloc = 0, keys_alloc = 0;
-        int64_t *key_ids = NULL;
+/* The package that installed an executable, looked up once per object
+ * (NULL: none known). */
+static int object_package(Conn *c, Hashmap *cache, int64_t object, char **ret) {
         sqlite3_stmt *st;
-        Conn *c;
-        int r, rc = SQLITE_DONE;
+        char *name = NULL;
+        void *v;
+        int r = 0, rc;
+
+        *ret = NULL;
+        if (object <= 0)
+                return 0;
+        if (hashmap_get2(cache, INT_TO_KEY(object), &v, NULL)) {
+                if (v && !(*ret = strdup(v)))
+                        return -ENOMEM;
+                return 0;
+        }
+        if ((r = conn_stmt(c, STMT_OBJECT_PACKAGE, &st)) < 0 || (r = bind_int(st, 1, object)) < 0)
+                return r;
+        rc = sqlite3_step(st);
+        if (rc == SQLITE_ROW)
+                name = column_strdup(st, 0, &r);
+        sqlite3_reset(st);
+        if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+                return sqlite_errno(rc);
+        if (r < 0 || (r = hashmap_put(cache, INT_TO_KEY(object), name)) < 0) {
+                free(name);
+                return r;
+        }
+        if (name && !(*ret = strdup(name)))
+                return -ENOMEM;
+        return 0;
+}
+
+static void package_cache_free(Hashmap *h) {
+        void *v;
+        size_t i = 0;
+
+        while (hashmap_iterate(h, &i, &v, NULL))
+                free(v);
+        hashmap_free(h);
+}
+
+static int mix_key_fill(AppMixKey *k, const char *app, int64_t object, const char *user, const char *account,
+                        const char *partition) {
+        k->from_note = object == 0 && app && *app;
+        k->from_command = object < 0;
+        if (!(k->app = strdup(app ?: "")) || !(k->user = strdup(user ?: "")) ||
+            !(k->account = strdup(account ?: "")) || !(k->partition = strdup(partition ?: "")))
+                return -ENOMEM;
+        return 0;
+}
+
+static int mix_add_day(AppMixList *l, size_t *alloc, sqlite3_stmt *st, int col_day, int col_sums, size_t key) {
+        int r = grow((void **) &l->days, l->n_days, alloc, sizeof(AppMixDay));
+
+        if (r < 0)
+                return r;
+        l->days[l->n_days++] = (AppMixDay) {
+                .day = sqlite3_column_int64(st, col_day), .key = key,
+                .samples = sqlite3_column_int64(st, col_sums), .cpu_seconds = sqlite3_column_double(st, col_sums + 1),
+                .runs = sqlite3_column_int64(st, col_sums + 2),
+        };
+        return 0;
+}
+
+/* Unfiltered: one dimension's rows (app_dim_days), a key per value. */
+static int mix_read_dim(Conn *c, const AppMixFilter *f, Hashmap *packages, AppMixList *l) {
+        _cleanup_(hashmap_freep) Hashmap *index = hashmap_new(&string_hash_ops);
+        size_t days_alloc = 0, keys_alloc = 0;
+        sqlite3_stmt *st;
+        int r, rc;
 
         if (!index)
                 return -ENOMEM;
-        l.since = since - ((since % DAY_SECONDS) + DAY_SECONDS) % DAY_SECONDS;
-        l.until = until - ((until % DAY_SECONDS) + DAY_SECONDS) % DAY_SECONDS;
-        if (l.until < until)
-                l.until += DAY_SECONDS;
+        if ((r = conn_stmt(c, STMT_APP_DIM_DAYS, &st)) < 0 || (r = bind_int(st, 1, f->by)) < 0 ||
+            (r = bind_int(st, 2, l->since)) < 0 || (r = bind_int(st, 3, l->until)) < 0)
+                return r;
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+                const char *value = (const char *) sqlite3_column_text(st, 1) ?: "";
+                int64_t object = sqlite3_column_int64(st, 2);
+                char name[32 + 4096], *copy;
+                uintptr_t k;
 
-        reader_acquire(s, &c);
-        r = conn_exec(c, "BEGIN");
-        if (r >= 0 && (r = conn_stmt(c, STMT_APP_DAYS, &st)) >= 0 &&
-            (r = bind_int(st, 1, l.since)) >= 0)
-                r = bind_int(st, 2, l.until);
+                /* the app with its executable: one key per pair */
+                snprintf(name, sizeof(name), "%" PRId64 "/%s", object, value);
+                k = (uintptr_t) hashmap_get(index, name);
+                if (k == 0) {
+                        AppMixKey *key;
+
+                        if ((r = grow((void **) &l->keys, l->n_keys, &keys_alloc, sizeof(AppMixKey))) < 0)
+                                break;
+                        key = &l->keys[l->n_keys++];
+                        *key = (AppMixKey) {};
+                        r = f->by == APP_MIX_BY_APP ? mix_key_fill(key, value, object, NULL, NULL, NULL) :
+                            f->by == APP_MIX_BY_USER ? mix_key_fill(key, NULL, 0, value, NULL, NULL) :
+                            f->by == APP_MIX_BY_ACCOUNT ? mix_key_fill(key, NULL, 0, NULL, value, NULL) :
+                                                          mix_key_fill(key, NULL, 0, NULL, NULL, value);
+                        if (r >= 0 && f->by == APP_MIX_BY_APP)
+                                r = object_package(c, packages, object, &key->package);
+                        if (r < 0)
+                                break;
+                        k = l->n_keys;
+                        /* the index keeps its own copy of the name */
+                        copy = strdup(name);
+                        if (!copy || (r = hashmap_put(index, copy, (void *) k)) < 0) {
+                                free(copy);
+                                r = copy ? r : -ENOMEM;
+                                break;
+                        }
+                }
+                if ((r = mix_add_day(l, &days_alloc, st, 0, 3, k - 1)) < 0)
+                        break;
+        }
+        sqlite3_reset(st);
+        {
+                const void *key;
+                size_t i = 0;
+
+                while (hashmap_iterate(index, &i, NULL, &key))
+                        free((void *) key);
+        }
+        if (r < 0)
+                return r;
+        return rc == SQLITE_DONE ? 0 : sqlite_errno(rc);
+}
+
+/* Filtered: the days of the keys that match, through mix_keys' indexes
+ * (or, for an application alone, every key of the range), then each key
+ * once. */
+static int mix_read_keys(Conn *c, const AppMixFilter *f, Hashmap *packages, AppMixList *l) {
+        _cleanup_(hashmap_freep) Hashmap *index = hashmap_new(&uint64_hash_ops);
+        size_t days_alloc = 0, keys_alloc = 0;
+        int64_t *key_ids = NULL;
+        char sql[512];
+        sqlite3_stmt *st = NULL;
+        int r, rc = SQLITE_DONE, i = 3;
+
+        if (!index)
+                return -ENOMEM;
+        snprintf(sql, sizeof(sql),
+                 "SELECT d.day, d.mix_key, d.samples, d.cpu_seconds, d.runs FROM mix_keys k JOIN app_days d "
+                 "ON d.mix_key = k.id AND d.day >= ?1 AND d.day < ?2 WHERE 1%s%s%s",
+                 f->user ? " AND k.user_name = ?" : "", f->account ? " AND k.account = ?" : "",
+                 f->partition ? " AND k.partition_name = ?" : "");
+        r = sqlite_errno(sqlite3_prepare_v2(c->db, sql, -1, &st, NULL));
+        if (r >= 0 && (r = bind_int(st, 1, l->since)) >= 0 && (r = bind_int(st, 2, l->until)) >= 0 &&
+            (!f->user || (r = bind_text(st, i++, f->user)) >= 0) &&
+            (!f->account || (r = bind_text(st, i++, f->account)) >= 0) && f->partition)
+                r = bind_text(st, i++, f->partition);
         while (r >= 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
                 int64_t id = sqlite3_column_int64(st, 1);
                 uintptr_t k = (uintptr_t) hashmap_get(index, INT_TO_KEY(id));
 
                 if (k == 0) {
-                        if ((r = grow((void **) &key_ids, l.n_keys, &keys_alloc, sizeof(int64_t))) < 0)
+                        if ((r = grow((void **) &key_ids, l->n_keys, &keys_alloc, sizeof(int64_t))) < 0)
                                 break;
-                        key_ids[l.n_keys++] = id;
-                        k = l.n_keys;
+                        key_ids[l->n_keys++] = id;
+                        k = l->n_keys;
                         if ((r = hashmap_put(index, INT_TO_KEY(id), (void *) k)) < 0)
                                 break;
                 }
-                if ((r = grow((void **) &l.days, l.n_days, &days_alloc, sizeof(AppMixDay))) < 0)
-                        break;
-                l.days[l.n_days++] = (AppMixDay) {
-                        .day = sqlite3_column_int64(st, 0), .key = k - 1,
-                        .samples = sqlite3_column_int64(st, 2), .cpu_seconds = sqlite3_column_double(st, 3),
-                        .runs = sqlite3_column_int64(st, 4),
-                };
+                r = mix_add_day(l, &days_alloc, st, 0, 2, k - 1);
         }
         if (r >= 0 && rc != SQLITE_DONE)
                 r = sqlite_errno(rc);
-        if (r >= 0 && l.n_keys > 0 && !(l.keys = calloc(l.n_keys, sizeof(AppMixKey))))
+        sqlite3_finalize(st);
+        if (r >= 0 && l->n_keys > 0 && !(l->keys = calloc(l->n_keys, sizeof(AppMixKey))))
                 r = -ENOMEM;
-        for (size_t i = 0; r >= 0 && i < l.n_keys; i++) {
-                AppMixKey *k = &l.keys[i];
+        for (size_t n = 0; r >= 0 && n < l->n_keys; n++) {
+                AppMixKey *k = &l->keys[n];
+                int64_t object;
 
-                if ((r = conn_stmt(c, STMT_MIX_KEY, &st)) < 0 || (r = bind_int(st, 1, key_ids[i])) < 0)
+                if ((r = conn_stmt(c, STMT_MIX_KEY, &st)) < 0 || (r = bind_int(st, 1, key_ids[n])) < 0)
                         break;
                 rc = sqlite3_step(st);
                 if (rc != SQLITE_ROW) {
+                        sqlite3_reset(st);
                         r = rc == SQLITE_DONE ? -EIO : sqlite_errno(rc);
                         break;
                 }
-                k->app = column_strdup(st, 0, &r);
-                k->from_note = sqlite3_column_int64(st, 1) == 0 && *sqlite3_column_text(st, 0) != 0;
-                k->from_command = sqlite3_column_int64(st, 1) < 0;
-                k->user = column_strdup(st, 2, &r);
-                k->account = column_strdup(st, 3, &r);
-                k->partition = column_strdup(st, 4, &r);
-                k->package = column_strdup(st, 5, &r);
+                object = sqlite3_column_int64(st, 1);
+                r = mix_key_fill(k, (const char *) sqlite3_column_text(st, 0), object,
+                                 (const char *) sqlite3_column_text(st, 2), (const char *) sqlite3_column_text(st, 3),
+                                 (const char *) sqlite3_column_text(st, 4));
                 sqlite3_reset(st);
+                if (r >= 0)
+                        r = object_package(c, packages, object, &k->package);
         }
+        free(key_ids);
+        return r;
+}
+
+/* The application mix over whole UTC days. */
+static int sqlite_list_app_mix(Storage *base, const AppMixFilter *f, AppMixList *ret) {
+        SqliteStorage *s = (SqliteStorage *) base;
+        Hashmap *packages = hashmap_new(&uint64_hash_ops);
+        AppMixList l = {};
+        Conn *c;
+        int r;
+
+        if (!packages)
+                return -ENOMEM;
+        l.since = f->since - ((f->since % DAY_SECONDS) + DAY_SECONDS) % DAY_SECONDS;
+        l.until = f->until - ((f->until % DAY_SECONDS) + DAY_SECONDS) % DAY_SECONDS;
+        if (l.until < f->until)
+                l.until += DAY_SECONDS;
+
+        reader_acquire(s, &c);
+        r = conn_exec(c, "BEGIN");
+        if (r >= 0)
+                r = f->user || f->account || f->partition || f->app ? mix_read_keys(c, f, packages, &l)
+                                                                     : mix_read_dim(c, f, packages, &l);
         reader_release_stmts(c);
         (void) conn_exec(c, "COMMIT");
         reader_release(s, c);
-        free(key_ids);
+        package_cache_free(packages);
         if (r < 0) {
                 app_mix_list_free(&l);
                 return r;

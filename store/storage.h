@@ -307,6 +307,22 @@ typedef struct AppMixDay {
         double cpu_seconds;
 } AppMixDay;
 
+typedef enum AppMixBy {
+        APP_MIX_BY_APP,
+        APP_MIX_BY_USER,
+        APP_MIX_BY_ACCOUNT,
+        APP_MIX_BY_PARTITION,
+        _APP_MIX_BY_MAX,
+} AppMixBy;
+
+/* Without user, account, partition and app, the answer comes from the
+ * per-dimension sums and its keys carry only the `by` field. */
+typedef struct AppMixFilter {
+        int64_t since, until;
+        AppMixBy by;
+        const char *user, *account, *partition, *app; /* NULL: any */
+} AppMixFilter;
+
 typedef struct AppMixList {
         AppMixKey *keys;
         size_t n_keys;
@@ -357,7 +373,7 @@ typedef struct StorageOps {
          * ret[0 … n-1], in one read transaction; a job gone since is all
          * empty. */
         int (*get_run_figures)(Storage *s, const int64_t *row_ids, size_t n, RunFigures *ret);
-        int (*list_app_mix)(Storage *s, int64_t since, int64_t until, AppMixList *ret);
+        int (*list_app_mix)(Storage *s, const AppMixFilter *f, AppMixList *ret);
         /* Retention: deletes at most about max_rows rows of raw detail from
          * before `before` in one short write transaction: the receipts of
          * batches received before it, and the sample rows and per-batch time

@@ -40,7 +40,7 @@ static void groups_table(Html *h, json_object *o, bool by_app) {
         html_rawf(h, "<table class=\"apps\"><thead><tr><th>%s</th>%s<th class=\"num\">Jobs</th>"
                      "<th class=\"num\">Share of job samples</th><th></th><th class=\"num\">CPU time</th>"
                      "<th class=\"num\">Samples</th></tr></thead><tbody>",
-                  by_app ? "Application" : "Name", by_app ? "<th>Named by</th><th class=\"num\">Users</th>" : "");
+                  by_app ? "Application" : "Name", by_app ? "<th>Named by</th>" : "");
         for (size_t i = 0; i < n; i++) {
                 json_object *e = json_object_array_get_idx(a, i);
 
@@ -60,7 +60,7 @@ static void groups_table(Html *h, json_object *o, bool by_app) {
                 if (by_app) {
                         html_raw(h, "<td>");
                         html_text(h, jstr(e, "kind"));
-                        html_rawf(h, "</td><td class=\"num\">%" PRId64 "</td>", jint(e, "users", 0));
+                        html_raw(h, "</td>");
                 }
                 html_rawf(h, "<td class=\"num\">%" PRId64 "</td>", jint(e, "runs", 0));
                 web_share_cells(h, e, false);
@@ -70,7 +70,7 @@ static void groups_table(Html *h, json_object *o, bool by_app) {
                 html_raw(h, "<tr class=\"other\"><td>");
                 swatch(h, 0, true);
                 html_rawf(h, " Everything else (%" PRId64 " more)</td>%s<td class=\"num\">%" PRId64 "</td>",
-                          jint(other, "groups", 0), by_app ? "<td></td><td></td>" : "", jint(other, "runs", 0));
+                          jint(other, "groups", 0), by_app ? "<td></td>" : "", jint(other, "runs", 0));
                 web_share_cells(h, other, false);
                 html_raw(h, "</tr>");
         }

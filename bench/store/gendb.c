@@ -171,6 +171,12 @@ static void app_mix(sqlite3 *db) {
                  "SELECT mix_day AS day, mix_key, samples / 2 AS n, 1 AS runs FROM jobs UNION ALL "
                  "SELECT CAST(last_seen / 86400 AS INTEGER) * 86400, mix_key, samples - samples / 2, 0 FROM jobs) "
                  "GROUP BY day, mix_key");
+        exec(db, "INSERT INTO app_dim_days (dim, day, value, app_object, samples, cpu_seconds, runs) "
+                 "SELECT x.dim, d.day, CASE x.dim WHEN 0 THEN k.app WHEN 1 THEN k.user_name WHEN 2 THEN k.account "
+                 "ELSE k.partition_name END, CASE x.dim WHEN 0 THEN k.app_object ELSE 0 END, "
+                 "sum(d.samples), sum(d.cpu_seconds), sum(d.runs) "
+                 "FROM app_days d JOIN mix_keys k ON k.id = d.mix_key, "
+                 "(SELECT 0 AS dim UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3) x GROUP BY 1, 2, 3, 4");
 }
 
 int main(int argc, char **argv) {

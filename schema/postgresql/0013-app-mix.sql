@@ -25,6 +25,21 @@ CREATE TABLE app_days (
         PRIMARY KEY (day, mix_key)
 );
 
+CREATE TABLE app_dim_days (
+        dim BIGINT NOT NULL,
+        day BIGINT NOT NULL,
+        value TEXT NOT NULL,
+        app_object BIGINT NOT NULL,
+        samples BIGINT NOT NULL,
+        cpu_seconds DOUBLE PRECISION NOT NULL,
+        runs BIGINT NOT NULL,
+        PRIMARY KEY (dim, day, value, app_object)
+);
+CREATE INDEX mix_keys_by_user ON mix_keys (user_name);
+CREATE INDEX mix_keys_by_account ON mix_keys (account);
+CREATE INDEX mix_keys_by_partition ON mix_keys (partition_name);
+CREATE INDEX app_days_by_key ON app_days (mix_key, day);
+
 UPDATE jobs SET app_object = -1, app = (
         SELECT t.comm FROM samples s JOIN tasks t ON t.id = s.task_id WHERE s.job_id = jobs.id
         GROUP BY t.comm ORDER BY sum(s.samples) DESC, t.comm COLLATE "C" LIMIT 1)
@@ -54,3 +69,11 @@ INSERT INTO app_days (day, mix_key, samples, cpu_seconds, runs)
         SELECT mix_day, mix_key, 0, 0, count(*) FROM jobs WHERE mix_day IS NOT NULL
         GROUP BY mix_day, mix_key
         ON CONFLICT (day, mix_key) DO UPDATE SET runs = app_days.runs + excluded.runs;
+INSERT INTO app_dim_days (dim, day, value, app_object, samples, cpu_seconds, runs)
+        SELECT x.dim, d.day, CASE x.dim WHEN 0 THEN k.app WHEN 1 THEN k.user_name WHEN 2 THEN k.account
+                                        ELSE k.partition_name END,
+               CASE x.dim WHEN 0 THEN k.app_object ELSE 0 END,
+               least(sum(d.samples), 9223372036854775807)::bigint, coalesce(sum(d.cpu_seconds), 0), sum(d.runs)
+        FROM app_days d JOIN mix_keys k ON k.id = d.mix_key,
+             (VALUES (0), (1), (2), (3)) AS x(dim)
+        GROUP BY 1, 2, 3, 4;

@@ -103,9 +103,9 @@ def main():
             check_eq(s.ingest(b)[0], 200, f"batch {b['batch']['seq']}")
 
         o = s.get_ok("/api/v1/apps?since=14d")
-        got = [(g["name"], g["kind"], g["samples"], g["runs"], g["users"]) for g in o["groups"]]
-        check_eq(got, [("lammps", "note", 850, 2, 1), ("solver", "executable", 550, 1, 1),
-                       ("gromacs", "package", 300, 1, 1), ("a.out", "executable", 100, 1, 1)],
+        got = [(g["name"], g["kind"], g["samples"], g["runs"]) for g in o["groups"]]
+        check_eq(got, [("lammps", "note", 850, 2), ("solver", "executable", 550, 1),
+                       ("gromacs", "package", 300, 1), ("a.out", "executable", 100, 1)],
                  "time per application: note, package, file name; the job that changed moved whole")
         check_eq((o["total_samples"], o["total_runs"], o["other"]), (1800, 5, None),
                  "totals are the jobs' samples (idle is no application)")
@@ -117,6 +117,16 @@ def main():
             fail(f"a share with its interval: {o['groups'][0]}")
         check_eq(s.sql("SELECT count(*) FROM app_days d JOIN mix_keys k ON k.id = d.mix_key WHERE k.app = 'bash'"),
                  [(0,)], "nothing left under the shell's key")
+        check_eq(s.sql("SELECT count(*) FROM app_dim_days WHERE value IN ('bash', '')"), [(0,)],
+                 "nor under its application, or under the user it had before its metadata came")
+        # the per-dimension sums (unfiltered answers) agree with the keys (filtered ones)
+        for by, field in (("app", "app"), ("account", "account"), ("partition", "partition"), ("user", "user")):
+            for g in s.get_ok(f"/api/v1/apps?since=14d&by={by}")["groups"]:
+                if by == "app":
+                    continue
+                one = s.get_ok(f"/api/v1/apps?since=14d&by={by}&{field}={g['name']}")
+                check_eq([(x["name"], x["samples"], x["runs"]) for x in one["groups"]],
+                         [(g["name"], g["samples"], g["runs"])], f"{by} {g['name']}: both ways")
 
         # the top and everything else
         o = s.get_ok("/api/v1/apps?since=14d&top=2")
