@@ -17,14 +17,9 @@
 #define DECIMALS 3
 #define DAY 86400
 
-#define BY_APP APP_MIX_BY_APP
-#define BY_USER APP_MIX_BY_USER
-#define BY_ACCOUNT APP_MIX_BY_ACCOUNT
-#define BY_PARTITION APP_MIX_BY_PARTITION
-#define _BY_MAX _APP_MIX_BY_MAX
-
-static const char *const by_names[_BY_MAX] = {
-        [BY_APP] = "app", [BY_USER] = "user", [BY_ACCOUNT] = "account", [BY_PARTITION] = "partition",
+static const char *const by_names[_APP_MIX_BY_MAX] = {
+        [APP_MIX_BY_APP] = "app", [APP_MIX_BY_USER] = "user", [APP_MIX_BY_ACCOUNT] = "account",
+        [APP_MIX_BY_PARTITION] = "partition",
 };
 
 typedef struct MixGroup {
@@ -40,11 +35,11 @@ typedef struct MixGroup {
 static const char *key_name(const AppMixKey *k, AppMixBy by, const char **ret_kind) {
         *ret_kind = NULL;
         switch (by) {
-        case BY_USER:
+        case APP_MIX_BY_USER:
                 return k->user;
-        case BY_ACCOUNT:
+        case APP_MIX_BY_ACCOUNT:
                 return k->account;
-        case BY_PARTITION:
+        case APP_MIX_BY_PARTITION:
                 return k->partition;
         default:
                 break;
@@ -70,7 +65,8 @@ static bool key_matches(const AppMixKey *k, const char *user, const char *accoun
         const char *kind;
 
         return (!user || streq(user, k->user)) && (!account || streq(account, k->account)) &&
-               (!partition || streq(partition, k->partition)) && (!app || streq(app, key_name(k, BY_APP, &kind)));
+               (!partition || streq(partition, k->partition)) &&
+               (!app || streq(app, key_name(k, APP_MIX_BY_APP, &kind)));
 }
 
 static int by_samples(const void *a, const void *b) {
@@ -233,7 +229,7 @@ void api_apps(Server *s, Request *req, Reply *reply) {
         _cleanup_(json_object_putp) json_object *o = NULL;
         int64_t now = (int64_t) time(NULL), since = 0, until = now;
         const char *by_arg = request_arg(req, "by"), *user;
-        AppMixBy by = BY_APP;
+        AppMixBy by = APP_MIX_BY_APP;
         unsigned top = DEFAULT_TOP;
         AppMixList l = {};
         MixAnswer m = {};
@@ -249,10 +245,10 @@ void api_apps(Server *s, Request *req, Reply *reply) {
             !arg_uint(req, "top", 1, MAX_TOP, &top, reply))
                 return;
         if (by_arg) {
-                for (by = 0; by < _BY_MAX; by++)
+                for (by = 0; by < _APP_MIX_BY_MAX; by++)
                         if (streq(by_arg, by_names[by]))
                                 break;
-                if (by == _BY_MAX) {
+                if (by == _APP_MIX_BY_MAX) {
                         reply_error(reply, MHD_HTTP_BAD_REQUEST, "by",
                                     "by=%s: expected app, user, account or partition", by_arg);
                         return;
@@ -262,9 +258,9 @@ void api_apps(Server *s, Request *req, Reply *reply) {
          * other people's names and use only to admins. */
         user = request_arg(req, "user");
         if (!req->identity.admin &&
-            (by == BY_USER || (user && (!req->identity.user || !streq(user, req->identity.user))))) {
+            (by == APP_MIX_BY_USER || (user && (!req->identity.user || !streq(user, req->identity.user))))) {
                 server_denied(s, req, "not-yours");
-                reply_error(reply, MHD_HTTP_FORBIDDEN, by == BY_USER ? "by" : "user",
+                reply_error(reply, MHD_HTTP_FORBIDDEN, by == APP_MIX_BY_USER ? "by" : "user",
                             "time per user is for admins: a person may ask only for their own (user=%s)",
                             req->identity.user ?: "?");
                 return;

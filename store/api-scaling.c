@@ -69,7 +69,7 @@ static bool run_of(const StoredJob *j, const RunFigures *fig, Run *ret) {
         double first = INFINITY, last = -INFINITY, sum_useful = 0;
 
         for (size_t i = 0; i < fig->n_ranks; i++) {
-                const RunRank *k = &fig->ranks[i];
+                const RankFigures *k = &fig->ranks[i];
                 double useful = MAX(k->cpu_seconds - k->comm_seconds, 0.0);
 
                 r.samples += k->samples;

@@ -513,7 +513,7 @@ static const char *const stmt_sql[_STMT_MAX] = {
                 "(SELECT sum(cpus_alloc) FROM job_nodes WHERE job_id = ?1)",
         /* each rank's steps and phases summed (docs/pop.md) */
         [STMT_RUN_RANKS] =
-                "SELECT rank, sum(samples), sum(comm_samples), sum(cpu_seconds), sum(comm_seconds), "
+                "SELECT '', rank, sum(samples), sum(comm_samples), sum(cpu_seconds), sum(comm_seconds), "
                 "min(first_seen), max(last_seen) FROM job_ranks WHERE job_id = ? GROUP BY rank ORDER BY rank LIMIT ?",
         [STMT_APP_DAYS] = "SELECT day, mix_key, samples, cpu_seconds, runs FROM app_days WHERE day >= ? AND day < ?",
         [STMT_APP_DIM_DAYS] =
@@ -2393,42 +2393,44 @@ static int read_markers(Conn *c, int64_t job_id, JobSummary *js) {
         return rc == SQLITE_DONE ? 0 : sqlite_errno(rc);
 }
 
-static int read_ranks(Conn *c, int64_t job_id, JobSummary *js) {
+/* A job's rank figures from STMT_JOB_RANKS (per phase and rank) or
+ * STMT_RUN_RANKS (per rank, phase ""): at most JOB_SUMMARY_MAX_RANK_ROWS. */
+static int read_rank_rows(Conn *c, Stmt id, int64_t job_id, RankFigures **v, size_t *n, bool *truncated) {
         size_t alloc = 0;
         sqlite3_stmt *st;
         int r, rc;
 
-        r = conn_stmt(c, STMT_JOB_RANKS, &st);
+        r = conn_stmt(c, id, &st);
         if (r < 0 || (r = bind_int(st, 1, job_id)) < 0 || (r = bind_int(st, 2, JOB_SUMMARY_MAX_RANK_ROWS + 1)) < 0)
                 return r;
         while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
                 RankFigures *f;
 
-                if (js->n_ranks == JOB_SUMMARY_MAX_RANK_ROWS) {
-                        js->ranks_truncated = true;
+                if (*n == JOB_SUMMARY_MAX_RANK_ROWS) {
+                        *truncated = true;
                         rc = SQLITE_DONE;
                         break;
                 }
-                r = grow((void **) &js->ranks, js->n_ranks, &alloc, sizeof(RankFigures));
+                r = grow((void **) v, *n, &alloc, sizeof(RankFigures));
                 if (r < 0)
                         return r;
-                f = &js->ranks[js->n_ranks++];
-                f->phase = column_strdup(st, 0, &r);
-                f->rank = sqlite3_column_int64(st, 1);
-                f->samples = sqlite3_column_int64(st, 2);
-                f->comm_samples = sqlite3_column_int64(st, 3);
-                f->cpu_seconds = sqlite3_column_double(st, 4);
-                f->comm_seconds = sqlite3_column_double(st, 5);
-                f->first_seen = sqlite3_column_double(st, 6);
-                f->last_seen = sqlite3_column_double(st, 7);
+                f = &(*v)[(*n)++];
+                *f = (RankFigures) {
+                        .phase = column_strdup(st, 0, &r),
+                        .rank = sqlite3_column_int64(st, 1),
+                        .samples = sqlite3_column_int64(st, 2),
+                        .comm_samples = sqlite3_column_int64(st, 3),
+                        .cpu_seconds = sqlite3_column_double(st, 4),
+                        .comm_seconds = sqlite3_column_double(st, 5),
+                        .first_seen = sqlite3_column_double(st, 6),
+                        .last_seen = sqlite3_column_double(st, 7),
+                };
                 if (r < 0)
                         return r;
         }
         return rc == SQLITE_DONE ? 0 : sqlite_errno(rc);
 }
 
-/* The job's time line in at most JOB_TIMELINE_MAX_STEPS steps of whole
- * seconds, from its first interval's start. */
 /* The job's time line in at most JOB_TIMELINE_MAX_STEPS steps: whole
  * batches for a job of up to that many of them, else buckets of the
  * smallest grain that covers a step, so that at most about as many rows
@@ -2547,7 +2549,7 @@ static int sqlite_get_job(Storage *base, const char *job, const char *cluster, J
             (r = read_nodes(c, id, &js.nodes)) < 0 ||
             (r = read_notes(c, id, &js)) < 0 ||
             (r = read_markers(c, id, &js)) < 0 ||
-            (r = read_ranks(c, id, &js)) < 0 ||
+            (r = read_rank_rows(c, STMT_JOB_RANKS, id, &js.ranks, &js.n_ranks, &js.ranks_truncated)) < 0 ||
             (r = read_timeline(c, id, &js)) < 0)
                 goto finish;
         if (js.objects.n > JOB_SUMMARY_MAX_OBJECTS) {
@@ -3794,7 +3796,6 @@ finish:
 
 static int read_run(Conn *c, int64_t job_id, RunFigures *f) {
         sqlite3_stmt *st;
-        size_t alloc = 0;
         int r = 0, rc;
 
         if ((r = conn_stmt(c, STMT_RUN_INFO, &st)) < 0 || (r = bind_int(st, 1, job_id)) < 0)
@@ -3810,32 +3811,7 @@ static int read_run(Conn *c, int64_t job_id, RunFigures *f) {
         if (r < 0)
                 return r;
 
-        if ((r = conn_stmt(c, STMT_RUN_RANKS, &st)) < 0 || (r = bind_int(st, 1, job_id)) < 0 ||
-            (r = bind_int(st, 2, JOB_SUMMARY_MAX_RANK_ROWS + 1)) < 0)
-                return r;
-        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-                RunRank *k;
-
-                if (f->n_ranks == JOB_SUMMARY_MAX_RANK_ROWS) {
-                        f->ranks_truncated = true;
-                        rc = SQLITE_DONE;
-                        break;
-                }
-                r = grow((void **) &f->ranks, f->n_ranks, &alloc, sizeof(RunRank));
-                if (r < 0)
-                        return r;
-                k = &f->ranks[f->n_ranks++];
-                *k = (RunRank) {
-                        .rank = sqlite3_column_int64(st, 0),
-                        .samples = sqlite3_column_int64(st, 1),
-                        .comm_samples = sqlite3_column_int64(st, 2),
-                        .cpu_seconds = sqlite3_column_double(st, 3),
-                        .comm_seconds = sqlite3_column_double(st, 4),
-                        .first_seen = sqlite3_column_double(st, 5),
-                        .last_seen = sqlite3_column_double(st, 6),
-                };
-        }
-        return rc == SQLITE_DONE ? 0 : sqlite_errno(rc);
+        return read_rank_rows(c, STMT_RUN_RANKS, job_id, &f->ranks, &f->n_ranks, &f->ranks_truncated);
 }
 
 static int sqlite_get_run_figures(Storage *base, const int64_t *row_ids, size_t n, RunFigures *ret) {

@@ -171,6 +171,8 @@ void run_figures_free(RunFigures *v, size_t n) {
         for (size_t i = 0; v && i < n; i++) {
                 free(v[i].size);
                 free(v[i].exe);
+                for (size_t k = 0; k < v[i].n_ranks; k++)
+                        free(v[i].ranks[k].phase);
                 free(v[i].ranks);
                 v[i] = (RunFigures) {};
         }

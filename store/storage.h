@@ -274,19 +274,12 @@ typedef struct PackageList {
 /* What scaling across runs (docs/scaling.md) needs of a job beyond its
  * StoredJob: its problem size, executable, node type and each rank's
  * figures summed over the job's steps and phases. */
-typedef struct RunRank {
-        int64_t rank;
-        int64_t samples, comm_samples;
-        double cpu_seconds, comm_seconds;
-        double first_seen, last_seen;
-} RunRank;
-
 typedef struct RunFigures {
         char *size;             /* its LMK_NOTES size= note, or NULL */
         char *exe;              /* the executable with the most samples, or NULL */
         int64_t node_cpus;      /* the most CPUs of its nodes; STORAGE_NULL: unknown */
         int64_t cpus_alloc;     /* CPUs allocated to it on all its nodes; STORAGE_NULL: unknown */
-        RunRank *ranks;         /* sorted by rank */
+        RankFigures *ranks;     /* per rank (phase ""), sorted by rank */
         size_t n_ranks;
         bool ranks_truncated;   /* more than JOB_SUMMARY_MAX_RANK_ROWS ranks */
 } RunFigures;
