@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz-cuts.h"
 #include "hashmap.h"
 #include "inventory-internal.h"
 
@@ -78,9 +79,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 free(pieces);
                 return 0;
         }
-        cuts[0] = data[0] * size / 256;
-        cuts[1] = cuts[0] + (size - cuts[0]) * (size > 1 ? data[1] : 0) / 256;
-        cuts[2] = cuts[1] + (size > cuts[1] ? 1 : 0);
+        fuzz_cut_points(data, size, cuts);
         parse(data, size, NULL, 0, whole, &h1);
         parse(data, size, cuts, 3, pieces, &h2);
         if (h1 != h2 || whole->packages != pieces->packages || whole->files != pieces->files ||
