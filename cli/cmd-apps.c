@@ -97,10 +97,11 @@ int do_apps(Cli *cli, int argc, char **argv) {
                 return 0;
         }
         by = jstr(o, "by") ?: "app";
-        printf("CPU time per %s, %s to %s: %.2f core-hours in %s samples, %" PRId64 " jobs started\n",
+        printf("CPU time per %s, %s to %s: %.2f core-hours in %s samples, %" PRId64 " job%s started\n",
                streq(by, "app") ? "application" : by, fmt_time(jnum(o, "since"), a, sizeof(a)),
                fmt_time(jnum(o, "until"), b, sizeof(b)), jnum(o, "total_core_hours"),
-               fmt_count(jint(o, "total_samples"), total, sizeof(total)), jint(o, "total_runs"));
+               fmt_count(jint(o, "total_samples"), total, sizeof(total)), jint(o, "total_runs"),
+               jint(o, "total_runs") == 1 ? "" : "s");
         groups = jget(o, "groups");
         if (json_object_array_length(groups) == 0) {
                 printf("No job time in this range.\n");

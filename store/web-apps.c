@@ -234,9 +234,10 @@ void web_site_apps(Server *s, Request *req, Reply *reply) {
         html_time(&h, jnum(o, "until"));
         html_raw(&h, " (whole days, UTC): ");
         web_cpu_time(&h, jnum(o, "total_cpu_seconds"));
-        html_rawf(&h, " of job time in %" PRId64 " samples; %" PRId64 " jobs started. An application is a job's "
+        html_rawf(&h, " of job time in %" PRId64 " samples; %" PRId64 " job%s started. An application is a job's "
                       "<code>app=</code> note, else the package that installed its top executable, else that "
-                      "executable's name.</p>", jint(o, "total_samples", 0), jint(o, "total_runs", 0));
+                      "executable's name, else (no sample in an executable) its command.</p>",
+                  jint(o, "total_samples", 0), jint(o, "total_runs", 0), jint(o, "total_runs", 0) == 1 ? "" : "s");
         groups_table(&h, o, streq(by, "app"));
         weekly_chart(&h, o);
         weekly_table(&h, o);

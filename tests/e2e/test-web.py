@@ -233,6 +233,13 @@ def main():
                   and "admin" not in page.evaluate("document.querySelector('header').innerText"),
                   "the owner's job list")
             page.screenshot("jobs-user")
+            # the mix for a person: the site's applications, no one else's use
+            page = b.open(base + "site/apps?since=7d", extra_headers={"X-Remote-User": "nobody"})
+            page.assert_clean()
+            check(page.status == 200 and cells(page, "table.apps tbody tr") and
+                  page.query("select[name=by] option[value=user]") == [] and page.query("input[name=user]") == [],
+                  "the mix page for a person: applications, and no time per user")
+            page.screenshot("apps-user")
             page = b.open(base + f"jobs/{JOB}", extra_headers={"X-Remote-User": "someoneelse"})
             check(page.status == 404 and HOSTILE not in page.text, f"another user's view of the job: {page.status}")
             page.assert_clean()
@@ -257,7 +264,7 @@ def main():
                 check(page.status == 401, f"after signing out: {page.status}")
             finally:
                 proxy.shutdown()
-    for name in ("job", "jobs", "site", "software", "apps", "jobs-user", "job-not-yours"):
+    for name in ("job", "jobs", "site", "software", "apps", "jobs-user", "apps-user", "job-not-yours"):
         path = os.path.join(shots, name + ".png")
         check(os.path.getsize(path) > 10000, f"{path} is too small to show anything")
     log(f"screenshots in {shots}")
