@@ -60,13 +60,12 @@ static const char *key_name(const AppMixKey *k, AppMixBy by, const char **ret_ki
         return k->app;
 }
 
-static bool key_matches(const AppMixKey *k, const char *user, const char *account, const char *partition,
-                        const char *app) {
+/* The storage narrowed the keys to user, account and partition; the
+ * application is a name worked out here (key_name), so it is matched here. */
+static bool key_matches(const AppMixKey *k, const char *app) {
         const char *kind;
 
-        return (!user || streq(user, k->user)) && (!account || streq(account, k->account)) &&
-               (!partition || streq(partition, k->partition)) &&
-               (!app || streq(app, key_name(k, APP_MIX_BY_APP, &kind)));
+        return !app || streq(app, key_name(k, APP_MIX_BY_APP, &kind));
 }
 
 static int by_samples(const void *a, const void *b) {
@@ -119,8 +118,7 @@ static void mix_answer_free(MixAnswer *m) {
         free(m->group_of_key);
 }
 
-static int mix_group(const AppMixList *l, AppMixBy by, const char *user, const char *account, const char *partition,
-                     const char *app, MixAnswer *m) {
+static int mix_group(const AppMixList *l, AppMixBy by, const char *app, MixAnswer *m) {
         _cleanup_(hashmap_freep) Hashmap *by_name = hashmap_new(&string_hash_ops);
         int r;
 
@@ -135,7 +133,7 @@ static int mix_group(const AppMixList *l, AppMixBy by, const char *user, const c
                 uintptr_t g;
 
                 m->group_of_key[i] = SIZE_MAX;
-                if (!key_matches(k, user, account, partition, app))
+                if (!key_matches(k, app))
                         continue;
                 g = (uintptr_t) hashmap_get(by_name, name);
                 if (g == 0) {
@@ -276,8 +274,7 @@ void api_apps(Server *s, Request *req, Reply *reply) {
                 reply_storage_error(reply, r);
                 return;
         }
-        r = mix_group(&l, by, user, request_arg(req, "account"), request_arg(req, "partition"),
-                      request_arg(req, "app"), &m);
+        r = mix_group(&l, by, request_arg(req, "app"), &m);
         shown = MIN(m.n, (size_t) top);
 
         o = json_object_new_object();
