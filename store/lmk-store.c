@@ -15,6 +15,7 @@
 
 #include "store-config.h"
 #include "log.h"
+#include "migrate.h"
 #include "retention.h"
 #include "server.h"
 #include "storage.h"
@@ -23,7 +24,8 @@
 #define STOP_TIMEOUT_S 10
 
 static void help(void) {
-        printf("lmk-store [OPTIONS...]\n\n"
+        printf("lmk-store [OPTIONS...]\n"
+               "lmk-store migrate --from sqlite:PATH --to postgresql://...\n\n"
                "Central store of lmk: receives batches from lmkd, answers queries.\n\n"
                "  -h --help                     Show this help\n"
                "     --version                  Show the version\n"
@@ -390,6 +392,8 @@ int main(int argc, char **argv) {
 
         log_setup("lmk-store");
         store_config_init(&c);
+        if (argc > 1 && streq(argv[1], "migrate"))
+                return migrate_main(argc - 1, argv + 1);
         r = parse_argv(argc, argv, &c);
         if (r <= 0)
                 return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
