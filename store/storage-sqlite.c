@@ -9,10 +9,10 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
-#include <sqlite3.h>
 #include <stdio.h>
-#include <sys/stat.h>
+#include <time.h>
 
+#include "db.h"
 #include "hashmap.h"
 #include "migrations.h"
 #include "storage.h"
@@ -161,11 +161,88 @@ typedef enum Stmt {
 #define SQL_FILE_NAME(p) "nullif(replace(" p ", rtrim(" p ", replace(" p ", '/', '')), ''), '')"
 
 /* A mix key's four single-dimension rows (schema/0013): k a mix_keys row,
- * x one of MIX_DIMS, ?1 the day. */
+ * x one of MIX_DIMS, day the day (?1, which PostgreSQL wants typed where
+ * a column's type does not tell it). */
 #define MIX_DIMS "(SELECT 0 AS dim UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3)"
-#define MIX_DIM_COLUMNS                                                                         \
-        "x.dim, ?1, CASE x.dim WHEN 0 THEN k.app WHEN 1 THEN k.user_name WHEN 2 THEN k.account "  \
+#define MIX_DIM_COLUMNS(day)                                                                      \
+        "x.dim, " day ", CASE x.dim WHEN 0 THEN k.app WHEN 1 THEN k.user_name WHEN 2 THEN k.account " \
         "ELSE k.partition_name END, CASE x.dim WHEN 0 THEN k.app_object ELSE 0 END"
+
+/* The statements whose spelling differs between the dialects, written once
+ * with the differing words as arguments: SQLite's two-argument max() and
+ * min() are PostgreSQL's greatest() and least(), SQLite's "IS NOT" of two
+ * values PostgreSQL's "IS DISTINCT FROM". */
+#define SQL_NODE_INSTALLED(is_not) "UPDATE nodes SET installed = ?2 WHERE id = ?1 AND installed " is_not " ?2"
+#define SQL_JOB_BATCH_UPSERT(max)                                                               \
+        "INSERT INTO job_timeline (job_id, grain, node_id, t, seconds, samples, cpu_seconds) "  \
+        "VALUES (?, 0, ?, ?, ?, ?, ?) "                                                         \
+        "ON CONFLICT (job_id, grain, node_id, t) DO UPDATE SET "                                \
+        "seconds = " max "(job_timeline.seconds, excluded.seconds), "                           \
+        ADD("job_timeline", "samples") ", " ADD("job_timeline", "cpu_seconds") " "              \
+        "WHERE " FITS("job_timeline", "samples")
+/* The job's app: its app= note, else the file name of its top executable
+ * (then app_object), else, when no executable of its had a sample (all
+ * its time in libraries), the command with the most samples (app_object
+ * -1). schema/0013. Written only when it changed, so its index is left
+ * alone. */
+#define SQL_JOB_APP(is_not)                                                                                     \
+        "UPDATE jobs SET app = a.app, app_object = a.object FROM (SELECT b.app, "                               \
+        "CASE WHEN b.note IS NOT NULL THEN NULL WHEN b.exe IS NOT NULL THEN b.exe "                             \
+        "WHEN b.app IS NOT NULL THEN -1 END AS object FROM (SELECT n.note, e.id AS exe, "                       \
+        "coalesce(n.note, e.name, (SELECT t.comm FROM samples s JOIN tasks t ON t.id = s.task_id "              \
+        "WHERE s.job_id = ?1 GROUP BY t.comm ORDER BY sum(s.samples) DESC, t.comm LIMIT 1)) AS app "            \
+        "FROM (SELECT (SELECT nullif(note_value, '') FROM job_notes "                                           \
+        "WHERE job_id = ?1 AND note_key = 'app') AS note) n LEFT JOIN "                                         \
+        "(SELECT o.id, " SQL_FILE_NAME("o.path") " AS name FROM job_objects jo "                                \
+        "JOIN objects o ON o.id = jo.object_id "                                                                \
+        "WHERE jo.job_id = ?1 AND o.kind = 'exe' ORDER BY jo.samples DESC, o.path LIMIT 1) e) b) AS a "         \
+        "WHERE jobs.id = ?1 AND (jobs.app " is_not " a.app OR jobs.app_object " is_not " a.object)"
+/* what was counted under a key that no longer holds */
+#define SQL_APP_DAY_TAKE(max)                                                                                   \
+        "UPDATE app_days SET samples = " max "(samples - ?3, 0), cpu_seconds = " max "(cpu_seconds - ?4, 0), "  \
+        "runs = " max "(runs - ?5, 0) WHERE day = ?1 AND mix_key = ?2"
+#define SQL_APP_DIM_UPSERT(day)                                                                         \
+        "INSERT INTO app_dim_days (dim, day, value, app_object, samples, cpu_seconds, runs) "           \
+        "SELECT " MIX_DIM_COLUMNS(day) ", ?3, ?4, ?5 FROM mix_keys k, " MIX_DIMS " x WHERE k.id = ?2 "  \
+        "ON CONFLICT (dim, day, value, app_object) DO UPDATE SET "                                      \
+        ADD("app_dim_days", "samples") ", " ADD("app_dim_days", "cpu_seconds") ", "                     \
+        ADD("app_dim_days", "runs") " "                                                                 \
+        "WHERE " FITS("app_dim_days", "samples") " AND " FITS("app_dim_days", "runs")
+#define SQL_APP_DIM_TAKE(max, day)                                                                              \
+        "UPDATE app_dim_days SET samples = " max "(samples - ?3, 0), cpu_seconds = " max "(cpu_seconds - ?4, 0), " \
+        "runs = " max "(runs - ?5, 0) WHERE (dim, day, value, app_object) IN "                                  \
+        "(SELECT " MIX_DIM_COLUMNS(day) " FROM mix_keys k, " MIX_DIMS " x WHERE k.id = ?2)"
+#define SQL_APP_DIM_PRUNE(day)                                                                                  \
+        "DELETE FROM app_dim_days WHERE samples = 0 AND runs = 0 AND (dim, day, value, app_object) IN "         \
+        "(SELECT " MIX_DIM_COLUMNS(day) " FROM mix_keys k, " MIX_DIMS " x WHERE k.id = ?2)"
+/* ?1 job, ?2 start, ?3 step, ?4 steps, ?5 nodes, ?6 grain: whole steps from
+ * the start (k: SQLite's CAST truncates, PostgreSQL's rounds, hence its
+ * trunc()), the first nodes by name */
+#define SQL_JOB_TIMELINE(max, min, k)                                                                   \
+        "SELECT n.name, jn.cpus_alloc, "                                                                \
+        max "(" min "(" k ", ?4 - 1), 0) AS k, sum(t.seconds), sum(t.cpu_seconds) "                    \
+        "FROM (SELECT node_id, cpus_alloc FROM job_nodes jn JOIN nodes n ON n.id = jn.node_id "         \
+        "      WHERE jn.job_id = ?1 ORDER BY n.name LIMIT ?5) jn "                                      \
+        "JOIN nodes n ON n.id = jn.node_id "                                                            \
+        "JOIN job_timeline t ON t.job_id = ?1 AND t.grain = ?6 AND t.node_id = jn.node_id "             \
+        "GROUP BY n.name, k ORDER BY n.name, k"
+/* list_job_summaries: the jobs whose row ids ?1 lists (a JSON array), as w
+ * with the id w.value and the array's order w.key */
+#define SQL_SUMMARY_JOBS(ids, id) "SELECT " JOB_COLUMNS " FROM " ids " JOIN jobs j ON j.id = " id " ORDER BY w.key"
+#define SQL_SUMMARY_OBJECTS(ids, id)                                                                    \
+        "SELECT jo.job_id, jo.object_id, jo.samples, jo.cpu_seconds, jo.cpu_time_ns, jo.cycles, "       \
+        "jo.instructions FROM " ids " JOIN job_objects jo ON jo.job_id = " id
+#define SQL_SUMMARY_NODES(ids, id)                                                                      \
+        "SELECT jn.job_id, jn.node_id, jn.samples, jn.first_seen, jn.last_seen, jn.cpu_seconds, "       \
+        "jn.cpus_alloc FROM " ids " JOIN job_nodes jn ON jn.job_id = " id
+#define SQL_SUMMARY_MARKERS(ids, id)                                                                    \
+        "SELECT m.job_id, m.comm, m.phase, m.state, m.first_seen, m.last_seen, m.batches "              \
+        "FROM " ids " JOIN job_markers m ON m.job_id = " id
+#define SQLITE_IDS "json_each(?1) w"
+#define SQLITE_ID "w.value"
+#define POSTGRESQL_IDS "json_array_elements_text(CAST(?1 AS json)) WITH ORDINALITY AS w(value, key)"
+#define POSTGRESQL_ID "CAST(w.value AS BIGINT)"
+#define POSTGRESQL_DAY "CAST(?1 AS BIGINT)"
 
 static const char *const stmt_sql[_STMT_MAX] = {
         [STMT_NODE_UPSERT] =
@@ -254,13 +331,7 @@ static const char *const stmt_sql[_STMT_MAX] = {
         /* a node's batches do not overlap; a retried batch is a duplicate
          * before it gets here, so a conflict is a restarted lmkd's interval
          * that began at the same instant: its figures add */
-        [STMT_JOB_BATCH_UPSERT] =
-                "INSERT INTO job_timeline (job_id, grain, node_id, t, seconds, samples, cpu_seconds) "
-                "VALUES (?, 0, ?, ?, ?, ?, ?) "
-                "ON CONFLICT (job_id, grain, node_id, t) DO UPDATE SET "
-                "seconds = max(job_timeline.seconds, excluded.seconds), "
-                ADD("job_timeline", "samples") ", " ADD("job_timeline", "cpu_seconds") " "
-                "WHERE " FITS("job_timeline", "samples"),
+        [STMT_JOB_BATCH_UPSERT] = SQL_JOB_BATCH_UPSERT("max"),
         /* the same batch summed into each coarser grain's bucket */
         [STMT_JOB_GRAIN_UPSERT] =
                 "INSERT INTO job_timeline (job_id, grain, node_id, t, seconds, samples, cpu_seconds) "
@@ -310,7 +381,7 @@ static const char *const stmt_sql[_STMT_MAX] = {
                 "THEN excluded.last_seen ELSE job_ranks.last_seen END "
                 "WHERE " FITS("job_ranks", "samples") " AND " FITS("job_ranks", "comm_samples"),
         [STMT_NODE_SUMS] = "SELECT samples, samples_lost, batches FROM nodes WHERE name = ?",
-        [STMT_NODE_INSTALLED] = "UPDATE nodes SET installed = ?2 WHERE id = ?1 AND installed IS NOT ?2",
+        [STMT_NODE_INSTALLED] = SQL_NODE_INSTALLED("IS NOT"),
         /* the software inventory (schema/0011) */
         [STMT_NODE_DIGEST] = "SELECT inventory_digest FROM nodes WHERE id = ?",
         [STMT_NODE_PACKAGES_CLEAR] = "DELETE FROM node_packages WHERE node_id = ?",
@@ -334,25 +405,7 @@ static const char *const stmt_sql[_STMT_MAX] = {
                 "UPDATE jobs SET cluster = ?2 WHERE job = ?1 AND cluster = '' "
                 "AND NOT EXISTS (SELECT 1 FROM jobs WHERE job = ?1 AND cluster = ?2)",
         [STMT_NOTE_SELECT] = "SELECT note_value FROM job_notes WHERE job_id = ? AND note_key = ?",
-        /* A job's application (schema/0006-job-app.sql): its app= note,
-         * else the file name of the executable with the most samples so
-         * far; written only when it changed, so its index is left alone. */
-        /* The job's app: its app= note, else the file name of its top
-         * executable (then app_object), else, when no executable of its had
-         * a sample (all its time in libraries), the command with the most
-         * samples (app_object -1). schema/0013. */
-        [STMT_JOB_APP] =
-                "UPDATE jobs SET app = a.app, app_object = a.object FROM (SELECT b.app, "
-                "CASE WHEN b.note IS NOT NULL THEN NULL WHEN b.exe IS NOT NULL THEN b.exe "
-                "WHEN b.app IS NOT NULL THEN -1 END AS object FROM (SELECT n.note, e.id AS exe, "
-                "coalesce(n.note, e.name, (SELECT t.comm FROM samples s JOIN tasks t ON t.id = s.task_id "
-                "WHERE s.job_id = ?1 GROUP BY t.comm ORDER BY sum(s.samples) DESC, t.comm LIMIT 1)) AS app "
-                "FROM (SELECT (SELECT nullif(note_value, '') FROM job_notes "
-                "WHERE job_id = ?1 AND note_key = 'app') AS note) n LEFT JOIN "
-                "(SELECT o.id, " SQL_FILE_NAME("o.path") " AS name FROM job_objects jo "
-                "JOIN objects o ON o.id = jo.object_id "
-                "WHERE jo.job_id = ?1 AND o.kind = 'exe' ORDER BY jo.samples DESC, o.path LIMIT 1) e) b) AS a "
-                "WHERE jobs.id = ?1 AND (jobs.app IS NOT a.app OR jobs.app_object IS NOT a.object)",
+        [STMT_JOB_APP] = SQL_JOB_APP("IS NOT"),
         /* the application mix (schema/0013): the key a job's time is
          * counted under, and the key its columns name now */
         [STMT_JOB_MIX] =
@@ -366,34 +419,20 @@ static const char *const stmt_sql[_STMT_MAX] = {
                 "coalesce(partition_name, '') FROM jobs WHERE id = ? RETURNING id",
         [STMT_JOB_MIX_SET] = "UPDATE jobs SET mix_key = ?2, mix_day = ?3 WHERE id = ?1",
         [STMT_JOB_DAYS] =
-                "SELECT CAST(t AS INTEGER), sum(samples), sum(cpu_seconds) FROM job_timeline "
+                "SELECT CAST(t AS BIGINT), sum(samples), sum(cpu_seconds) FROM job_timeline "
                 "WHERE job_id = ? AND grain = 86400 GROUP BY t",
         [STMT_APP_DAY_UPSERT] =
                 "INSERT INTO app_days (day, mix_key, samples, cpu_seconds, runs) VALUES (?, ?, ?, ?, ?) "
                 "ON CONFLICT (day, mix_key) DO UPDATE SET "
                 ADD("app_days", "samples") ", " ADD("app_days", "cpu_seconds") ", " ADD("app_days", "runs") " "
                 "WHERE " FITS("app_days", "samples") " AND " FITS("app_days", "runs"),
-        /* what was counted under a key that no longer holds */
-        [STMT_APP_DAY_TAKE] =
-                "UPDATE app_days SET samples = max(samples - ?3, 0), cpu_seconds = max(cpu_seconds - ?4, 0), "
-                "runs = max(runs - ?5, 0) WHERE day = ?1 AND mix_key = ?2",
+        [STMT_APP_DAY_TAKE] = SQL_APP_DAY_TAKE("max"),
         [STMT_APP_DAY_PRUNE] = "DELETE FROM app_days WHERE day = ? AND mix_key = ? AND samples = 0 AND runs = 0",
         /* the same per dimension (schema/0013): ?1 day, ?2 key, ?3 samples,
          * ?4 CPU seconds, ?5 runs, into the key's four rows */
-        [STMT_APP_DIM_UPSERT] =
-                "INSERT INTO app_dim_days (dim, day, value, app_object, samples, cpu_seconds, runs) "
-                "SELECT " MIX_DIM_COLUMNS ", ?3, ?4, ?5 FROM mix_keys k, " MIX_DIMS " x WHERE k.id = ?2 "
-                "ON CONFLICT (dim, day, value, app_object) DO UPDATE SET "
-                ADD("app_dim_days", "samples") ", " ADD("app_dim_days", "cpu_seconds") ", "
-                ADD("app_dim_days", "runs") " "
-                "WHERE " FITS("app_dim_days", "samples") " AND " FITS("app_dim_days", "runs"),
-        [STMT_APP_DIM_TAKE] =
-                "UPDATE app_dim_days SET samples = max(samples - ?3, 0), cpu_seconds = max(cpu_seconds - ?4, 0), "
-                "runs = max(runs - ?5, 0) WHERE (dim, day, value, app_object) IN "
-                "(SELECT " MIX_DIM_COLUMNS " FROM mix_keys k, " MIX_DIMS " x WHERE k.id = ?2)",
-        [STMT_APP_DIM_PRUNE] =
-                "DELETE FROM app_dim_days WHERE samples = 0 AND runs = 0 AND (dim, day, value, app_object) IN "
-                "(SELECT " MIX_DIM_COLUMNS " FROM mix_keys k, " MIX_DIMS " x WHERE k.id = ?2)",
+        [STMT_APP_DIM_UPSERT] = SQL_APP_DIM_UPSERT("?1"),
+        [STMT_APP_DIM_TAKE] = SQL_APP_DIM_TAKE("max", "?1"),
+        [STMT_APP_DIM_PRUNE] = SQL_APP_DIM_PRUNE("?1"),
         /* retention: raw detail older than the horizon, in small steps */
         [STMT_PRUNE_MARK_GET] =
                 "SELECT (SELECT value FROM retention WHERE name = 'prune_jobs_seen'), "
@@ -454,19 +493,10 @@ static const char *const stmt_sql[_STMT_MAX] = {
         [STMT_JOB_SPAN] =
                 "SELECT min(first_seen), max(last_seen), "
                 "(SELECT avg(seconds) FROM (SELECT seconds FROM job_timeline WHERE job_id = ?1 AND grain = 0 "
-                "LIMIT 16)), EXISTS (SELECT 1 FROM job_timeline WHERE job_id = ?1 AND grain = 300) "
+                "LIMIT 16) AS b), CASE WHEN EXISTS (SELECT 1 FROM job_timeline WHERE job_id = ?1 AND grain = 300) "
+                "THEN 1 ELSE 0 END "
                 "FROM job_nodes WHERE job_id = ?1",
-        /* ?1 job, ?2 start, ?3 step, ?4 steps, ?5 nodes, ?6 grain: whole
-         * steps from the start, the first nodes by name (two-argument min()
-         * and max() are SQLite's; PostgreSQL says least() and greatest()) */
-        [STMT_JOB_TIMELINE] =
-                "SELECT n.name, jn.cpus_alloc, "
-                "max(min(CAST((t.t - ?2) / ?3 AS INTEGER), ?4 - 1), 0) AS k, sum(t.seconds), sum(t.cpu_seconds) "
-                "FROM (SELECT node_id, cpus_alloc FROM job_nodes jn JOIN nodes n ON n.id = jn.node_id "
-                "      WHERE jn.job_id = ?1 ORDER BY n.name LIMIT ?5) jn "
-                "JOIN nodes n ON n.id = jn.node_id "
-                "JOIN job_timeline t ON t.job_id = ?1 AND t.grain = ?6 AND t.node_id = jn.node_id "
-                "GROUP BY n.name, k ORDER BY n.name, k",
+        [STMT_JOB_TIMELINE] = SQL_JOB_TIMELINE("max", "min", "CAST((t.t - ?2) / ?3 AS INTEGER)"),
         /* summed by list_objects, see there */
         [STMT_OBJECT_HOURS] =
                 "SELECT object_id, samples, cpu_seconds FROM object_hours WHERE bucket >= ? AND bucket < ?",
@@ -487,19 +517,10 @@ static const char *const stmt_sql[_STMT_MAX] = {
                 "SELECT object_id, samples, cpu_seconds FROM object_periods WHERE period >= ? AND period < ?",
         [STMT_OBJECT_NAME] = "SELECT path, kind, build_id FROM objects WHERE id = ?",
         [STMT_NODE_NAME] = "SELECT name, installed FROM nodes WHERE id = ?",
-        /* list_job_summaries: the jobs whose row ids ?1 lists (a JSON
-         * array), and their parts (with ids, not names: see there) */
-        [STMT_SUMMARY_JOBS] =
-                "SELECT " JOB_COLUMNS " FROM json_each(?1) w JOIN jobs j ON j.id = w.value ORDER BY w.key",
-        [STMT_SUMMARY_OBJECTS] =
-                "SELECT jo.job_id, jo.object_id, jo.samples, jo.cpu_seconds, jo.cpu_time_ns, jo.cycles, "
-                "jo.instructions FROM json_each(?1) w JOIN job_objects jo ON jo.job_id = w.value",
-        [STMT_SUMMARY_NODES] =
-                "SELECT jn.job_id, jn.node_id, jn.samples, jn.first_seen, jn.last_seen, jn.cpu_seconds, "
-                "jn.cpus_alloc FROM json_each(?1) w JOIN job_nodes jn ON jn.job_id = w.value",
-        [STMT_SUMMARY_MARKERS] =
-                "SELECT m.job_id, m.comm, m.phase, m.state, m.first_seen, m.last_seen, m.batches "
-                "FROM json_each(?1) w JOIN job_markers m ON m.job_id = w.value",
+        [STMT_SUMMARY_JOBS] = SQL_SUMMARY_JOBS(SQLITE_IDS, SQLITE_ID),
+        [STMT_SUMMARY_OBJECTS] = SQL_SUMMARY_OBJECTS(SQLITE_IDS, SQLITE_ID),
+        [STMT_SUMMARY_NODES] = SQL_SUMMARY_NODES(SQLITE_IDS, SQLITE_ID),
+        [STMT_SUMMARY_MARKERS] = SQL_SUMMARY_MARKERS(SQLITE_IDS, SQLITE_ID),
         [STMT_NODES] =
                 "SELECT name, hostname, cluster, boot_id, cpus, last_seq, batches, samples, "
                 "samples_lost, first_seen, last_seen, last_push FROM nodes ORDER BY name",
@@ -529,17 +550,81 @@ static const char *const stmt_sql[_STMT_MAX] = {
         [STMT_CHECK] = "SELECT count(*) FROM schema_version",
 };
 
+/* What PostgreSQL spells differently; NULL: as stmt_sql[]. */
+static const char *const stmt_sql_postgresql[_STMT_MAX] = {
+        [STMT_NODE_INSTALLED] = SQL_NODE_INSTALLED("IS DISTINCT FROM"),
+        [STMT_JOB_BATCH_UPSERT] = SQL_JOB_BATCH_UPSERT("greatest"),
+        [STMT_JOB_APP] = SQL_JOB_APP("IS DISTINCT FROM"),
+        [STMT_APP_DAY_TAKE] = SQL_APP_DAY_TAKE("greatest"),
+        [STMT_APP_DIM_UPSERT] = SQL_APP_DIM_UPSERT(POSTGRESQL_DAY),
+        [STMT_APP_DIM_TAKE] = SQL_APP_DIM_TAKE("greatest", POSTGRESQL_DAY),
+        [STMT_APP_DIM_PRUNE] = SQL_APP_DIM_PRUNE(POSTGRESQL_DAY),
+        [STMT_JOB_TIMELINE] = SQL_JOB_TIMELINE("greatest", "least", "CAST(trunc((t.t - ?2) / ?3) AS BIGINT)"),
+        [STMT_SUMMARY_JOBS] = SQL_SUMMARY_JOBS(POSTGRESQL_IDS, POSTGRESQL_ID),
+        [STMT_SUMMARY_OBJECTS] = SQL_SUMMARY_OBJECTS(POSTGRESQL_IDS, POSTGRESQL_ID),
+        [STMT_SUMMARY_NODES] = SQL_SUMMARY_NODES(POSTGRESQL_IDS, POSTGRESQL_ID),
+        [STMT_SUMMARY_MARKERS] = SQL_SUMMARY_MARKERS(POSTGRESQL_IDS, POSTGRESQL_ID),
+};
+
+static const char *stmt_text(DbDialect dialect, Stmt id) {
+        if (dialect == DB_DIALECT_POSTGRESQL && stmt_sql_postgresql[id])
+                return stmt_sql_postgresql[id];
+        return stmt_sql[id];
+}
+
+/* What else differs between the dialects. */
+typedef struct SqlDialect {
+        /* Starts a read transaction that sees one snapshot throughout, so
+         * that the parts of a summary add up (PostgreSQL's default, READ
+         * COMMITTED, takes a snapshot per statement). */
+        const char *read_begin;
+        /* Taken after db_begin_write() before migrating (NULL: that
+         * already locks, SQLite's BEGIN IMMEDIATE). */
+        const char *migrate_lock;
+        const char *schema_version_table;
+        const SchemaMigration *migrations;
+        const unsigned *n_migrations;
+} SqlDialect;
+
+#define SCHEMA_VERSION_TABLE(integer)                                                                   \
+        "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, name TEXT NOT NULL, "  \
+        "applied_at " integer " NOT NULL)"
+
+static const SqlDialect sql_dialects[] = {
+        [DB_DIALECT_SQLITE] = {
+                .read_begin = "BEGIN",
+                .schema_version_table = SCHEMA_VERSION_TABLE("INTEGER"),
+                .migrations = schema_migrations,
+                .n_migrations = &schema_migrations_count,
+        },
+#if HAVE_LIBPQ
+        [DB_DIALECT_POSTGRESQL] = {
+                .read_begin = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
+                /* any fixed number; "lmk-migr" in ASCII */
+                .migrate_lock = "SELECT pg_advisory_xact_lock(7813018771411003250)",
+                .schema_version_table = SCHEMA_VERSION_TABLE("BIGINT"),
+                .migrations = schema_postgresql_migrations,
+                .n_migrations = &schema_postgresql_migrations_count,
+        },
+#endif
+};
+
+static const SqlDialect *sql_dialect(DbDialect d) {
+        return &sql_dialects[d];
+}
+
 typedef struct Pending Pending;
 
 typedef struct Conn {
-        sqlite3 *db;
-        sqlite3_stmt *stmts[_STMT_MAX];
+        DbConn *db;
+        DbStmt *stmts[_STMT_MAX];
         bool busy; /* readers: handed out */
 } Conn;
 
-typedef struct SqliteStorage {
+typedef struct SqlStorage {
         Storage base;
-        char *path;
+        const DbDriver *driver;
+        char *location;
         StorageOptions opts;
 
         pthread_mutex_t write_lock;
@@ -557,167 +642,117 @@ typedef struct SqliteStorage {
         pthread_cond_t readers_cond;
         Conn *readers;
         unsigned n_readers;
-} SqliteStorage;
+} SqlStorage;
 
-static int sqlite_errno(int rc) {
-        switch (rc & 0xff) {
-        case SQLITE_OK:
-        case SQLITE_ROW:
-        case SQLITE_DONE:
-                return 0;
-        case SQLITE_BUSY:
-        case SQLITE_LOCKED:
-                return -EBUSY;
-        case SQLITE_NOMEM:
-                return -ENOMEM;
-        case SQLITE_FULL:
-                return -ENOSPC;
-        case SQLITE_READONLY:
-        case SQLITE_PERM:
-        case SQLITE_AUTH:
-                return -EACCES;
-        case SQLITE_CANTOPEN:
-                return -ENOENT;
-        case SQLITE_NOTADB:
-        case SQLITE_CORRUPT:
-                return -EUCLEAN;
-        case SQLITE_CONSTRAINT:
-                return -EEXIST;
-        case SQLITE_TOOBIG:
-                return -E2BIG;
-        default:
-                return -EIO;
-        }
+/* What a loop over db_step() ended with: an error, else 0. */
+static int step_errno(int rc) {
+        return rc < 0 ? rc : 0;
 }
 
 static int conn_exec(Conn *c, const char *sql) {
-        return sqlite_errno(sqlite3_exec(c->db, sql, NULL, NULL, NULL));
+        return db_exec(c->db, sql);
+}
+
+/* A read transaction: one snapshot for all its statements. */
+static int conn_begin_read(Conn *c) {
+        return conn_exec(c, sql_dialect(c->db->driver->dialect)->read_begin);
 }
 
 /* Hands out statement id of connection c, prepared on first use, reset and
  * with no bindings. */
-static int conn_stmt(Conn *c, Stmt id, sqlite3_stmt **ret) {
+static int conn_stmt(Conn *c, Stmt id, DbStmt **ret) {
         if (!c->stmts[id]) {
-                int rc = sqlite3_prepare_v3(c->db, stmt_sql[id], -1, SQLITE_PREPARE_PERSISTENT,
-                                            &c->stmts[id], NULL);
-                if (rc != SQLITE_OK)
-                        return sqlite_errno(rc);
-        } else {
-                sqlite3_reset(c->stmts[id]);
-                sqlite3_clear_bindings(c->stmts[id]);
-        }
+                int r = db_prepare(c->db, stmt_text(c->db->driver->dialect, id), true, &c->stmts[id]);
+
+                if (r < 0)
+                        return r;
+        } else
+                db_reset(c->stmts[id]);
         *ret = c->stmts[id];
         return 0;
 }
 
 static void conn_close(Conn *c) {
         for (size_t i = 0; i < _STMT_MAX; i++)
-                sqlite3_finalize(c->stmts[i]);
-        sqlite3_close_v2(c->db);
+                db_finalize(c->stmts[i]);
+        if (c->db)
+                c->db->driver->disconnect(c->db);
         *c = (Conn) {};
 }
 
-static int conn_open(Conn *c, const char *path, const StorageOptions *opts, bool writer) {
-        int rc, r;
-
-        rc = sqlite3_open_v2(path, &c->db,
-                             SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
-        if (rc != SQLITE_OK) {
-                r = sqlite_errno(rc);
-                conn_close(c);
-                return r;
-        }
-        sqlite3_extended_result_codes(c->db, 1);
-        sqlite3_busy_timeout(c->db, (int) opts->busy_timeout_ms);
-        /* WAL lets queries read while a batch is written; synchronous=NORMAL
-         * in WAL mode loses at most the last transactions on power loss, never
-         * consistency, and a node re-sends what it got no answer for. */
-        r = conn_exec(c, writer ? "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; "
-                                  "PRAGMA temp_store = MEMORY; PRAGMA cache_size = -65536; "
-                                  "PRAGMA wal_autocheckpoint = 16384;"
-                                : "PRAGMA synchronous = NORMAL; PRAGMA temp_store = MEMORY; "
-                                  "PRAGMA cache_size = -32768; PRAGMA query_only = ON;");
-        if (r < 0) {
-                conn_close(c);
-                return r;
-        }
-        return 0;
+static int conn_open(Conn *c, const DbDriver *driver, const char *location, const StorageOptions *opts,
+                     bool writer) {
+        return driver->connect(location, opts, writer, &c->db);
 }
 
-static int bind_text(sqlite3_stmt *s, int i, const char *v) {
-        return sqlite_errno(v ? sqlite3_bind_text(s, i, v, -1, SQLITE_STATIC) : sqlite3_bind_null(s, i));
+static int bind_text(DbStmt *s, int i, const char *v) {
+        return v ? db_bind_text(s, i, v) : db_bind_null(s, i);
 }
 
-static int bind_int(sqlite3_stmt *s, int i, int64_t v) {
-        return sqlite_errno(sqlite3_bind_int64(s, i, v));
+static int bind_int(DbStmt *s, int i, int64_t v) {
+        return db_bind_int(s, i, v);
 }
 
-static int bind_nullable_int(sqlite3_stmt *s, int i, int64_t v) {
-        return sqlite_errno(v == STORAGE_NULL ? sqlite3_bind_null(s, i) : sqlite3_bind_int64(s, i, v));
+static int bind_nullable_int(DbStmt *s, int i, int64_t v) {
+        return v == STORAGE_NULL ? db_bind_null(s, i) : db_bind_int(s, i, v);
 }
 
-static int bind_double(sqlite3_stmt *s, int i, double v) {
-        return sqlite_errno(isnan(v) ? sqlite3_bind_null(s, i) : sqlite3_bind_double(s, i, v));
+static int bind_double(DbStmt *s, int i, double v) {
+        return isnan(v) ? db_bind_null(s, i) : db_bind_double(s, i, v);
 }
 
 /* A derived sum (CPU seconds): an Inf or NaN stored once would make every
  * sum it joins null, so it is refused here whatever let it through. */
-static int bind_sum(sqlite3_stmt *s, int i, double v) {
+static int bind_sum(DbStmt *s, int i, double v) {
         if (!isfinite(v))
                 return -EOVERFLOW;
-        return sqlite_errno(sqlite3_bind_double(s, i, v));
+        return db_bind_double(s, i, v);
 }
 
-/* Steps a statement that returns nothing (or whose rows we do not need). */
-static int step_done(sqlite3_stmt *s) {
-        int rc = sqlite3_step(s);
+/* Runs a statement whose rows are not needed and whose count of changed
+ * rows is: stepped to the end, which a pipelining driver must wait for. */
+static int step_changes(DbStmt *s, int64_t *ret) {
+        int r;
 
-        if (rc == SQLITE_ROW)
-                rc = sqlite3_reset(s);
-        return sqlite_errno(rc);
-}
-
-/* Steps a guarded upsert (FITS) that returns nothing: -EOVERFLOW when the
- * guard refused it. */
-static int step_sum(sqlite3_stmt *s) {
-        int r = step_done(s);
-
+        while ((r = db_step(s)) > 0)
+                ;
         if (r < 0)
                 return r;
-        return sqlite3_changes(sqlite3_db_handle(s)) > 0 ? 0 : -EOVERFLOW;
-}
-
-/* Steps a statement that returns one integer (an id). -ENOENT for no row. */
-static int step_id(sqlite3_stmt *s, int64_t *ret) {
-        int rc = sqlite3_step(s);
-
-        if (rc == SQLITE_DONE)
-                return -ENOENT;
-        if (rc != SQLITE_ROW)
-                return sqlite_errno(rc);
-        *ret = sqlite3_column_int64(s, 0);
-        sqlite3_reset(s);
+        *ret = db_changes(s);
         return 0;
 }
 
-static char *column_strdup(sqlite3_stmt *s, int i, int *r) {
-        const unsigned char *t = sqlite3_column_text(s, i);
+/* Steps a statement that returns one integer (an id). -ENOENT for no row. */
+static int step_id(DbStmt *s, int64_t *ret) {
+        int r = db_step(s);
+
+        if (r == 0)
+                return -ENOENT;
+        if (r < 0)
+                return r;
+        *ret = db_column_int(s, 0);
+        db_reset(s);
+        return 0;
+}
+
+static char *column_strdup(DbStmt *s, int i, int *r) {
+        const char *t = db_column_text(s, i);
         char *p;
 
         if (!t)
                 return NULL;
-        p = strdup((const char *) t);
+        p = strdup(t);
         if (!p)
                 *r = -ENOMEM;
         return p;
 }
 
-static int64_t column_nullable_int(sqlite3_stmt *s, int i) {
-        return sqlite3_column_type(s, i) == SQLITE_NULL ? STORAGE_NULL : sqlite3_column_int64(s, i);
+static int64_t column_nullable_int(DbStmt *s, int i) {
+        return db_column_null(s, i) ? STORAGE_NULL : db_column_int(s, i);
 }
 
-static double column_nullable_double(sqlite3_stmt *s, int i) {
-        return sqlite3_column_type(s, i) == SQLITE_NULL ? NAN : sqlite3_column_double(s, i);
+static double column_nullable_double(DbStmt *s, int i) {
+        return db_column_null(s, i) ? NAN : db_column_double(s, i);
 }
 
 /* ---- caches of interned ids (writer only) ---- */
@@ -731,7 +766,7 @@ static void id_cache_clear(Hashmap *h) {
         hashmap_clear(h);
 }
 
-static void caches_clear(SqliteStorage *s) {
+static void caches_clear(SqlStorage *s) {
         id_cache_clear(s->object_ids);
         id_cache_clear(s->phase_ids);
         id_cache_clear(s->task_ids);
@@ -761,12 +796,12 @@ static int id_cache_put(Hashmap *h, const char *key, int64_t id) {
 }
 
 /* Finds or creates a dimension row (object, phase, task) by its strings. */
-static int intern(SqliteStorage *s, Hashmap *cache, Stmt select, Stmt insert,
+static int intern(SqlStorage *s, Hashmap *cache, Stmt select, Stmt insert,
                   const char *a, const char *b, const char *c, int nargs, int64_t *ret) {
         char buf[6144];
         const char *key = make_key(buf, sizeof(buf), a, b ?: "", c ?: "");
         const char *args[3] = { a, b, c };
-        sqlite3_stmt *st;
+        DbStmt *st;
         void *v;
         int r;
 
@@ -833,6 +868,11 @@ static int acc_map_init(AccMap *m, size_t max) {
         return m->map && m->pool ? 0 : -ENOMEM;
 }
 
+static void acc_map_reset(AccMap *m) {
+        hashmap_clear(m->map);
+        m->n = 0;
+}
+
 static void add_counter(int64_t *sum, int64_t v) {
         if (v == STORAGE_NULL)
                 return;
@@ -875,7 +915,7 @@ typedef struct JobAcc {
 } JobAcc;
 
 typedef struct IngestCtx {
-        SqliteStorage *s;
+        SqlStorage *s;
         const Batch *b;
         int64_t node_id, bucket;
         Hashmap *jobs; /* job string → JobAcc */
@@ -925,7 +965,7 @@ static int ctx_job(IngestCtx *x, const char *job, JobAcc **ret) {
 
 static int ingest_node(IngestCtx *x, int64_t now) {
         const Batch *b = x->b;
-        sqlite3_stmt *st;
+        DbStmt *st;
         int r, rc;
 
         /* The node's sums first, so that an overflow names its field; the
@@ -933,12 +973,12 @@ static int ingest_node(IngestCtx *x, int64_t now) {
         if ((r = conn_stmt(&x->s->writer, STMT_NODE_SUMS, &st)) < 0 ||
             (r = bind_text(st, 1, b->node)) < 0)
                 return r;
-        rc = sqlite3_step(st);
-        if (rc == SQLITE_ROW) {
-                int64_t samples = sqlite3_column_int64(st, 0), lost = sqlite3_column_int64(st, 1),
-                        batches = sqlite3_column_int64(st, 2);
+        rc = db_step(st);
+        if (rc == 1) {
+                int64_t samples = db_column_int(st, 0), lost = db_column_int(st, 1),
+                        batches = db_column_int(st, 2);
 
-                sqlite3_reset(st);
+                db_reset(st);
                 if (!sum_fits(samples, b->total_samples))
                         return overflow(x, "rows", "adding this batch's samples to node %s's would overflow", b->node);
                 if (!sum_fits(lost, b->samples_lost))
@@ -946,8 +986,8 @@ static int ingest_node(IngestCtx *x, int64_t now) {
                                         "adding to node %s's lost samples would overflow", b->node);
                 if (!sum_fits(batches, 1))
                         return overflow(x, "batch.seq", "node %s has stored too many batches to count", b->node);
-        } else if (rc != SQLITE_DONE)
-                return sqlite_errno(rc);
+        } else if (rc != 0)
+                return step_errno(rc);
 
         if ((r = conn_stmt(&x->s->writer, STMT_NODE_UPSERT, &st)) < 0 ||
             (r = bind_text(st, 1, b->node)) < 0 ||
@@ -981,18 +1021,18 @@ static int ingest_node(IngestCtx *x, int64_t now) {
             (r = bind_int(st, 1, x->node_id)) < 0 ||
             (r = bind_text(st, 2, installed)) < 0)
                 return r;
-        return step_done(st);
+        return db_execute(st, false);
 }
 
-static bool text_differs(sqlite3_stmt *st, int col, const char *claim) {
-        const unsigned char *kept = sqlite3_column_text(st, col);
+static bool text_differs(DbStmt *st, int col, const char *claim) {
+        const char *kept = db_column_text(st, col);
 
-        return claim && kept && !streq((const char *) kept, claim);
+        return claim && kept && !streq(kept, claim);
 }
 
-static bool int_differs(sqlite3_stmt *st, int col, int64_t claim) {
-        return claim != BATCH_NULL && sqlite3_column_type(st, col) != SQLITE_NULL &&
-                sqlite3_column_int64(st, col) != claim;
+static bool int_differs(DbStmt *st, int col, int64_t claim) {
+        return claim != BATCH_NULL && !db_column_null(st, col) &&
+                db_column_int(st, col) != claim;
 }
 
 /* Reads what is stored of job j: checks that the batch's sums still fit
@@ -1004,7 +1044,7 @@ static bool int_differs(sqlite3_stmt *st, int col, int64_t claim) {
 static int check_job(IngestCtx *x, JobAcc *j, const char *cluster) {
         const BatchJob *m = j->meta;
         char differ[128] = "";
-        sqlite3_stmt *st;
+        DbStmt *st;
         int64_t id;
         int r, rc;
 
@@ -1012,16 +1052,16 @@ static int check_job(IngestCtx *x, JobAcc *j, const char *cluster) {
             (r = bind_text(st, 1, j->job)) < 0 ||
             (r = bind_text(st, 2, cluster)) < 0)
                 return r;
-        rc = sqlite3_step(st);
-        if (rc == SQLITE_DONE)
+        rc = db_step(st);
+        if (rc == 0)
                 return 0;
-        if (rc != SQLITE_ROW)
-                return sqlite_errno(rc);
+        if (rc != 1)
+                return step_errno(rc);
 
-        id = sqlite3_column_int64(st, 0);
-        if (!sum_fits(sqlite3_column_int64(st, 7), j->samples))
+        id = db_column_int(st, 0);
+        if (!sum_fits(db_column_int(st, 7), j->samples))
                 return overflow(x, "rows", "adding this batch's samples to job %s's would overflow", j->job);
-        if (!isfinite(sqlite3_column_double(st, 8) + j->cpu_seconds))
+        if (!isfinite(db_column_double(st, 8) + j->cpu_seconds))
                 return overflow(x, "rows", "adding this batch's CPU seconds to job %s's would overflow", j->job);
         if (!sum_fits(column_nullable_int(st, 9), j->cpu_time_ns))
                 return overflow(x, "rows", "adding this batch's cpu_time_ns to job %s's would overflow", j->job);
@@ -1041,22 +1081,22 @@ static int check_job(IngestCtx *x, JobAcc *j, const char *cluster) {
         DIFFERS(text_differs(st, 4, m->name), "name");
         DIFFERS(int_differs(st, 5, m->nodes), "nodes");
         DIFFERS(int_differs(st, 6, m->tasks), "tasks");
-        sqlite3_reset(st);
+        db_reset(st);
         for (size_t k = 0; k < m->n_notes; k++) {
                 if ((r = conn_stmt(&x->s->writer, STMT_NOTE_SELECT, &st)) < 0 ||
                     (r = bind_int(st, 1, id)) < 0 ||
                     (r = bind_text(st, 2, m->notes[k].key)) < 0)
                         return r;
-                rc = sqlite3_step(st);
-                if (rc == SQLITE_ROW && text_differs(st, 0, m->notes[k].value)) {
+                rc = db_step(st);
+                if (rc == 1 && text_differs(st, 0, m->notes[k].value)) {
                         DIFFERS(true, "notes");
                         break;
                 }
-                if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-                        return sqlite_errno(rc);
+                if (rc != 1 && rc != 0)
+                        return step_errno(rc);
         }
 #undef DIFFERS
-        sqlite3_reset(st);
+        db_reset(st);
 
         if (differ[0]) {
                 j->conflicts = 1;
@@ -1072,7 +1112,8 @@ static int check_job(IngestCtx *x, JobAcc *j, const char *cluster) {
 /* Returns 1 when the batch is new, 0 when it was stored before. */
 static int ingest_batch_row(IngestCtx *x, int64_t now) {
         const Batch *b = x->b;
-        sqlite3_stmt *st;
+        int64_t changed;
+        DbStmt *st;
         int r;
 
         if ((r = conn_stmt(&x->s->writer, STMT_BATCH_INSERT, &st)) < 0 ||
@@ -1087,9 +1128,9 @@ static int ingest_batch_row(IngestCtx *x, int64_t now) {
             (r = bind_int(st, 9, b->samples_lost)) < 0 ||
             (r = bind_int(st, 10, (int64_t) b->n_rows)) < 0 ||
             (r = bind_int(st, 11, b->total_samples)) < 0 ||
-            (r = step_done(st)) < 0)
+            (r = step_changes(st, &changed)) < 0)
                 return r;
-        return sqlite3_changes(x->s->writer.db) > 0;
+        return changed > 0;
 }
 
 /* A node that knows no cluster name may push a job's first batch before it
@@ -1099,7 +1140,7 @@ static int ingest_batch_row(IngestCtx *x, int64_t now) {
  * two or more, it stays apart: which one is unknown). *cluster may be
  * pointed at buf, which then holds the named cluster. */
 static int job_cluster(IngestCtx *x, const char *job, const char **cluster, char *buf, size_t size) {
-        sqlite3_stmt *st;
+        DbStmt *st;
         int r, rc, n = 0;
 
         if (**cluster) {
@@ -1107,17 +1148,17 @@ static int job_cluster(IngestCtx *x, const char *job, const char **cluster, char
                     (r = bind_text(st, 1, job)) < 0 ||
                     (r = bind_text(st, 2, *cluster)) < 0)
                         return r;
-                return step_done(st);
+                return db_execute(st, false);
         }
         if ((r = conn_stmt(&x->s->writer, STMT_JOB_NAMED_CLUSTER, &st)) < 0 ||
             (r = bind_text(st, 1, job)) < 0)
                 return r;
-        while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+        while ((rc = db_step(st)) == 1)
                 if (n++ == 0)
-                        snprintf(buf, size, "%s", (const char *) sqlite3_column_text(st, 0));
-        sqlite3_reset(st);
-        if (rc != SQLITE_DONE)
-                return sqlite_errno(rc);
+                        snprintf(buf, size, "%s", db_column_text(st, 0));
+        db_reset(st);
+        if (rc != 0)
+                return step_errno(rc);
         if (n == 1)
                 *cluster = buf;
         return 0;
@@ -1127,7 +1168,7 @@ static int job_cluster(IngestCtx *x, const char *job, const char **cluster, char
  * bucket of each coarser grain it starts in (schema/0009). */
 static int ingest_timeline(IngestCtx *x, const JobAcc *j) {
         const Batch *b = x->b;
-        sqlite3_stmt *st;
+        DbStmt *st;
         int r;
 
         for (size_t g = 0; g <= ELEMENTSOF(timeline_grains); g++) {
@@ -1143,7 +1184,7 @@ static int ingest_timeline(IngestCtx *x, const JobAcc *j) {
                     (r = bind_int(st, i++, j->samples)) < 0 ||
                     (r = bind_sum(st, i++, j->cpu_seconds)) < 0)
                         return r;
-                r = step_sum(st);
+                r = db_execute(st, true);
                 if (r == -EOVERFLOW)
                         return overflow(x, "rows", "adding this batch to job %s's time line on node %s would overflow",
                                         j->job, b->node);
@@ -1191,7 +1232,7 @@ static int ingest_jobs(IngestCtx *x) {
                 const BatchJob *m;
                 const char *cluster;
                 char named[256];
-                sqlite3_stmt *st;
+                DbStmt *st;
 
                 j = &x->job_pool[i];
                 m = j->meta;
@@ -1234,7 +1275,7 @@ static int ingest_jobs(IngestCtx *x) {
                             (r = bind_int(st, 1, j->id)) < 0 ||
                             (r = bind_text(st, 2, m->notes[k].key)) < 0 ||
                             (r = bind_text(st, 3, m->notes[k].value)) < 0 ||
-                            (r = step_done(st)) < 0)
+                            (r = db_execute(st, false)) < 0)
                                 return r;
 
                 /* A job listed in the batch ran on this node, samples or not. */
@@ -1248,7 +1289,7 @@ static int ingest_jobs(IngestCtx *x) {
                     (r = bind_sum(st, 6, j->cpu_seconds)) < 0 ||
                     (r = bind_nullable_int(st, 7, m ? m->cpus_allocated : BATCH_NULL)) < 0)
                         return r;
-                r = step_sum(st);
+                r = db_execute(st, true);
                 if (r == -EOVERFLOW)
                         return overflow(x, "rows", "adding this batch to job %s's samples on node %s would overflow",
                                         j->job, b->node);
@@ -1263,7 +1304,7 @@ static int ingest_jobs(IngestCtx *x) {
 }
 
 static int ingest_rows(IngestCtx *x) {
-        SqliteStorage *s = x->s;
+        SqlStorage *s = x->s;
         const Batch *b = x->b;
         double cps = 1.0 / b->frequency_hz;
 
@@ -1271,7 +1312,7 @@ static int ingest_rows(IngestCtx *x) {
                 const BatchRow *row = &b->rows[i];
                 int64_t job_id = 0, object_id, phase_id, task_id;
                 double cpu_seconds = (double) row->samples * cps;
-                sqlite3_stmt *st;
+                DbStmt *st;
                 int r;
 
                 if (row->job)
@@ -1298,7 +1339,7 @@ static int ingest_rows(IngestCtx *x) {
                     (r = bind_nullable_int(st, 10, row->cycles)) < 0 ||
                     (r = bind_nullable_int(st, 11, row->instructions)) < 0)
                         return r;
-                r = step_sum(st);
+                r = db_execute(st, true);
                 if (r == -EOVERFLOW) {
                         char field[32];
 
@@ -1323,7 +1364,7 @@ static int ingest_rows(IngestCtx *x) {
 static int write_rollup(IngestCtx *x, const AccMap *m, Stmt id, const char *what) {
         for (size_t i = 0; i < m->n; i++) {
                 const Acc *a = &m->pool[i];
-                sqlite3_stmt *st;
+                DbStmt *st;
                 int r;
 
                 if ((r = conn_stmt(&x->s->writer, id, &st)) < 0 ||
@@ -1335,7 +1376,7 @@ static int write_rollup(IngestCtx *x, const AccMap *m, Stmt id, const char *what
                     (r = bind_nullable_int(st, 6, a->cycles)) < 0 ||
                     (r = bind_nullable_int(st, 7, a->instructions)) < 0)
                         return r;
-                r = step_sum(st);
+                r = db_execute(st, true);
                 if (r == -EOVERFLOW)
                         return overflow(x, "rows", "adding this batch to a job's stored sums per %s would overflow", what);
                 if (r < 0)
@@ -1347,12 +1388,12 @@ static int write_rollup(IngestCtx *x, const AccMap *m, Stmt id, const char *what
 /* After the batch's rollups: the application of each job it touched. */
 static int update_apps(IngestCtx *x) {
         for (size_t i = 0; i < x->n_jobs; i++) {
-                sqlite3_stmt *st;
+                DbStmt *st;
                 int r;
 
                 if ((r = conn_stmt(&x->s->writer, STMT_JOB_APP, &st)) < 0 ||
                     (r = bind_int(st, 1, x->job_pool[i].id)) < 0 ||
-                    (r = step_done(st)) < 0)
+                    (r = db_execute(st, false)) < 0)
                         return r;
         }
         return 0;
@@ -1362,7 +1403,8 @@ static int app_day_add(IngestCtx *x, int64_t day, int64_t key, int64_t samples, 
         static const Stmt stmts[] = { STMT_APP_DAY_UPSERT, STMT_APP_DIM_UPSERT };
 
         for (size_t i = 0; i < ELEMENTSOF(stmts); i++) {
-                sqlite3_stmt *st;
+                int64_t changed;
+                DbStmt *st;
                 int r;
 
                 if ((r = conn_stmt(&x->s->writer, stmts[i], &st)) < 0 ||
@@ -1371,10 +1413,10 @@ static int app_day_add(IngestCtx *x, int64_t day, int64_t key, int64_t samples, 
                     (r = bind_int(st, 3, samples)) < 0 ||
                     (r = bind_sum(st, 4, cpu_seconds)) < 0 ||
                     (r = bind_int(st, 5, runs)) < 0 ||
-                    (r = step_done(st)) < 0)
+                    (r = step_changes(st, &changed)) < 0)
                         return r;
                 /* a refused guard changes fewer rows: one, or the key's four */
-                if (sqlite3_changes(x->s->writer.db) != (i == 0 ? 1 : 4))
+                if (changed != (i == 0 ? 1 : 4))
                         return overflow(x, "rows", "adding this batch to the site's application mix of that day "
                                         "would overflow");
         }
@@ -1383,7 +1425,7 @@ static int app_day_add(IngestCtx *x, int64_t day, int64_t key, int64_t samples, 
 
 static int app_day_take(IngestCtx *x, int64_t day, int64_t key, int64_t samples, double cpu_seconds, int64_t runs) {
         static const Stmt stmts[] = { STMT_APP_DAY_TAKE, STMT_APP_DIM_TAKE };
-        sqlite3_stmt *st;
+        DbStmt *st;
         int r;
 
         for (size_t i = 0; i < ELEMENTSOF(stmts); i++)
@@ -1393,24 +1435,24 @@ static int app_day_take(IngestCtx *x, int64_t day, int64_t key, int64_t samples,
                     (r = bind_int(st, 3, samples)) < 0 ||
                     (r = bind_double(st, 4, cpu_seconds)) < 0 ||
                     (r = bind_int(st, 5, runs)) < 0 ||
-                    (r = step_done(st)) < 0)
+                    (r = db_execute(st, false)) < 0)
                         return r;
         if ((r = conn_stmt(&x->s->writer, STMT_APP_DIM_PRUNE, &st)) < 0 ||
             (r = bind_int(st, 1, day)) < 0 ||
             (r = bind_int(st, 2, key)) < 0 ||
-            (r = step_done(st)) < 0 ||
+            (r = db_execute(st, false)) < 0 ||
             (r = conn_stmt(&x->s->writer, STMT_APP_DAY_PRUNE, &st)) < 0 ||
             (r = bind_int(st, 1, day)) < 0 ||
             (r = bind_int(st, 2, key)) < 0)
                 return r;
-        return step_done(st);
+        return db_execute(st, false);
 }
 
 /* Moves what a job counted under one key of the application mix to
  * another: its days from its time line (grain 86400, which already holds
  * this batch) and its run. */
 static int app_mix_move(IngestCtx *x, int64_t job_id, int64_t from, int64_t to, int64_t run_day) {
-        sqlite3_stmt *st;
+        DbStmt *st;
         int64_t n = 0;
         struct { int64_t day, samples; double cpu_seconds; } *days = NULL;
         int r, rc;
@@ -1420,22 +1462,22 @@ static int app_mix_move(IngestCtx *x, int64_t job_id, int64_t from, int64_t to, 
                 return r;
         /* a job's days are few (JOB_TIMELINE_MAX_STEPS at grain 86400 is four
          * months); read them all before writing, the statement stays open */
-        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        while ((rc = db_step(st)) == 1) {
                 void *p = reallocarray(days, (size_t) n + 1, sizeof(*days));
 
                 if (!p) {
-                        sqlite3_reset(st);
+                        db_reset(st);
                         free(days);
                         return -ENOMEM;
                 }
                 days = p;
-                days[n].day = sqlite3_column_int64(st, 0);
-                days[n].samples = sqlite3_column_int64(st, 1);
-                days[n].cpu_seconds = sqlite3_column_double(st, 2);
+                days[n].day = db_column_int(st, 0);
+                days[n].samples = db_column_int(st, 1);
+                days[n].cpu_seconds = db_column_double(st, 2);
                 n++;
         }
-        sqlite3_reset(st);
-        r = rc == SQLITE_DONE ? 0 : sqlite_errno(rc);
+        db_reset(st);
+        r = rc == 0 ? 0 : step_errno(rc);
         for (int64_t i = 0; r >= 0 && i < n; i++)
                 if ((r = app_day_take(x, days[i].day, from, days[i].samples, days[i].cpu_seconds, 0)) >= 0)
                         r = app_day_add(x, days[i].day, to, days[i].samples, days[i].cpu_seconds, 0);
@@ -1453,20 +1495,20 @@ static int update_app_mix(IngestCtx *x) {
         for (size_t i = 0; i < x->n_jobs; i++) {
                 const JobAcc *j = &x->job_pool[i];
                 int64_t old, run_day, key;
-                sqlite3_stmt *st;
+                DbStmt *st;
                 int r, rc;
 
                 if ((r = conn_stmt(&x->s->writer, STMT_JOB_MIX, &st)) < 0 || (r = bind_int(st, 1, j->id)) < 0)
                         return r;
-                rc = sqlite3_step(st);
-                if (rc != SQLITE_ROW) {
-                        sqlite3_reset(st);
-                        return rc == SQLITE_DONE ? -ENOENT : sqlite_errno(rc);
+                rc = db_step(st);
+                if (rc != 1) {
+                        db_reset(st);
+                        return rc == 0 ? -ENOENT : step_errno(rc);
                 }
                 old = column_nullable_int(st, 0);
                 run_day = column_nullable_int(st, 1);
                 key = column_nullable_int(st, 2);
-                sqlite3_reset(st);
+                db_reset(st);
                 if (key == STORAGE_NULL &&
                     ((r = conn_stmt(&x->s->writer, STMT_MIX_KEY_INSERT, &st)) < 0 ||
                      (r = bind_int(st, 1, j->id)) < 0 ||
@@ -1489,7 +1531,7 @@ static int update_app_mix(IngestCtx *x) {
                     (r = bind_int(st, 1, j->id)) < 0 ||
                     (r = bind_int(st, 2, key)) < 0 ||
                     (r = bind_nullable_int(st, 3, run_day)) < 0 ||
-                    (r = step_done(st)) < 0)
+                    (r = db_execute(st, false)) < 0)
                         return r;
         }
         return 0;
@@ -1511,7 +1553,7 @@ static int write_object_sums(IngestCtx *x) {
         for (size_t g = 0; g < ELEMENTSOF(grains); g++)
                 for (size_t i = 0; i < x->object_hours.n; i++) {
                         const Acc *a = &x->object_hours.pool[i];
-                        sqlite3_stmt *st;
+                        DbStmt *st;
                         int r;
 
                         if ((r = conn_stmt(&x->s->writer, grains[g].stmt, &st)) < 0 ||
@@ -1520,7 +1562,7 @@ static int write_object_sums(IngestCtx *x) {
                             (r = bind_int(st, 3, a->samples)) < 0 ||
                             (r = bind_sum(st, 4, a->cpu_seconds)) < 0)
                                 return r;
-                        r = step_sum(st);
+                        r = db_execute(st, true);
                         if (r == -EOVERFLOW)
                                 return overflow(x, "rows", "adding this batch to the site-wide samples of an "
                                                 "object in that %s would overflow", grains[g].name);
@@ -1529,14 +1571,14 @@ static int write_object_sums(IngestCtx *x) {
                 }
         /* when each object was last used (the unused-software list) */
         for (size_t i = 0; i < x->object_hours.n; i++) {
-                sqlite3_stmt *st;
+                DbStmt *st;
                 int r;
 
                 if (x->object_hours.pool[i].samples <= 0)
                         continue;
                 if ((r = conn_stmt(&x->s->writer, STMT_OBJECT_LAST_SEEN, &st)) < 0 ||
                     (r = bind_int(st, 1, x->object_hours.pool[i].a)) < 0 ||
-                    (r = bind_int(st, 2, x->bucket)) < 0 || (r = step_done(st)) < 0)
+                    (r = bind_int(st, 2, x->bucket)) < 0 || (r = db_execute(st, false)) < 0)
                         return r;
         }
         return 0;
@@ -1548,7 +1590,7 @@ static int ingest_markers(IngestCtx *x) {
         for (size_t i = 0; i < b->n_markers; i++) {
                 const BatchMarker *m = &b->markers[i];
                 int64_t job_id = m->job ? ((JobAcc *) hashmap_get(x->jobs, m->job))->id : 0;
-                sqlite3_stmt *st;
+                DbStmt *st;
                 int r;
 
                 if ((r = conn_stmt(&x->s->writer, STMT_MARKER_UPSERT, &st)) < 0 ||
@@ -1558,21 +1600,21 @@ static int ingest_markers(IngestCtx *x) {
                     (r = bind_text(st, 4, m->state)) < 0 ||
                     (r = bind_double(st, 5, b->start)) < 0 ||
                     (r = bind_double(st, 6, b->end)) < 0 ||
-                    (r = step_done(st)) < 0)
+                    (r = db_execute(st, false)) < 0)
                         return r;
         }
         return 0;
 }
 
 static int ingest_ranks(IngestCtx *x) {
-        SqliteStorage *s = x->s;
+        SqlStorage *s = x->s;
         const Batch *b = x->b;
         double cps = 1.0 / b->frequency_hz;
 
         for (size_t i = 0; i < b->n_ranks; i++) {
                 const BatchRank *k = &b->ranks[i];
                 int64_t job_id = ((JobAcc *) hashmap_get(x->jobs, k->job))->id, phase_id;
-                sqlite3_stmt *st;
+                DbStmt *st;
                 int r;
 
                 if ((r = intern(s, s->phase_ids, STMT_PHASE_SELECT, STMT_PHASE_INSERT,
@@ -1590,7 +1632,7 @@ static int ingest_ranks(IngestCtx *x) {
                     (r = bind_double(st, 9, k->first)) < 0 ||
                     (r = bind_double(st, 10, k->last)) < 0)
                         return r;
-                r = step_sum(st);
+                r = db_execute(st, true);
                 if (r == -EOVERFLOW) {
                         char field[32];
 
@@ -1604,7 +1646,7 @@ static int ingest_ranks(IngestCtx *x) {
 }
 
 static int package_id(IngestCtx *x, const BatchPackage *p, int64_t *ret, bool *ret_new) {
-        sqlite3_stmt *st;
+        DbStmt *st;
         int r;
 
         for (int pass = 0; pass < 2; pass++) {
@@ -1620,7 +1662,7 @@ static int package_id(IngestCtx *x, const BatchPackage *p, int64_t *ret, bool *r
                 r = step_id(st, ret);
                 if (r != -ENOENT) {
                         if (pass == 0)
-                                sqlite3_reset(st);
+                                db_reset(st);
                         *ret_new = pass == 0;
                         return r;
                 }
@@ -1634,22 +1676,21 @@ static int package_id(IngestCtx *x, const BatchPackage *p, int64_t *ret, bool *r
  * version, arch, hash and prefix has the same files wherever it is). */
 static int ingest_inventory(IngestCtx *x, int64_t now) {
         const BatchInventory *inv = x->b->inventory;
-        sqlite3_stmt *st;
+        DbStmt *st;
         int r, rc;
 
         if (!inv)
                 return 0;
         if ((r = conn_stmt(&x->s->writer, STMT_NODE_DIGEST, &st)) < 0 || (r = bind_int(st, 1, x->node_id)) < 0)
                 return r;
-        rc = sqlite3_step(st);
-        if (rc == SQLITE_ROW && sqlite3_column_type(st, 0) == SQLITE_TEXT &&
-            streq((const char *) sqlite3_column_text(st, 0), inv->digest)) {
-                sqlite3_reset(st);
+        rc = db_step(st);
+        if (rc == 1 && db_column_text(st, 0) && streq(db_column_text(st, 0), inv->digest)) {
+                db_reset(st);
                 return 0;
         }
-        sqlite3_reset(st);
+        db_reset(st);
         if ((r = conn_stmt(&x->s->writer, STMT_NODE_PACKAGES_CLEAR, &st)) < 0 ||
-            (r = bind_int(st, 1, x->node_id)) < 0 || (r = step_done(st)) < 0)
+            (r = bind_int(st, 1, x->node_id)) < 0 || (r = db_execute(st, false)) < 0)
                 return r;
         for (size_t i = 0; i < inv->n_packages; i++) {
                 const BatchPackage *p = &inv->packages[i];
@@ -1662,18 +1703,31 @@ static int ingest_inventory(IngestCtx *x, int64_t now) {
                 for (size_t k = 0; added && k < p->n_files; k++)
                         if ((r = conn_stmt(&x->s->writer, STMT_PACKAGE_FILE_INSERT, &st)) < 0 ||
                             (r = bind_int(st, 1, id)) < 0 || (r = bind_text(st, 2, p->files[k])) < 0 ||
-                            (r = step_done(st)) < 0)
+                            (r = db_execute(st, false)) < 0)
                                 return r;
                 if ((r = conn_stmt(&x->s->writer, STMT_NODE_PACKAGE_INSERT, &st)) < 0 ||
                     (r = bind_int(st, 1, x->node_id)) < 0 || (r = bind_int(st, 2, id)) < 0 ||
-                    (r = step_done(st)) < 0)
+                    (r = db_execute(st, false)) < 0)
                         return r;
         }
         if ((r = conn_stmt(&x->s->writer, STMT_NODE_INVENTORY_SET, &st)) < 0 ||
             (r = bind_text(st, 1, inv->digest)) < 0 || (r = bind_int(st, 2, now)) < 0 ||
             (r = bind_int(st, 3, x->node_id)) < 0)
                 return r;
-        return step_done(st);
+        return db_execute(st, false);
+}
+
+/* Forgets what an attempt to store the batch gathered, for another. */
+static void ingest_ctx_reset(IngestCtx *x) {
+        hashmap_clear(x->jobs);
+        x->n_jobs = 0;
+        acc_map_reset(&x->job_objects);
+        acc_map_reset(&x->job_phases);
+        acc_map_reset(&x->object_hours);
+        x->node_id = 0;
+        x->err = (BatchError) {};
+        x->conflicts = 0;
+        x->conflict[0] = 0;
 }
 
 static int ingest_locked(IngestCtx *x, int64_t now, IngestResult *ret) {
@@ -1721,26 +1775,38 @@ struct Pending {
 /* Rows per group transaction: bounds how long one commit keeps others waiting. */
 #define GROUP_MAX_ROWS 200000
 
-static void write_group(SqliteStorage *s, Pending *group) {
+/* How often a group is run again when the database refused it for a
+ * conflict with another writer (PostgreSQL's deadlocks and serialization
+ * failures, -EAGAIN), before its batches fail and their nodes retry. */
+#define GROUP_TRIES 3
+
+/* Writes the group in one transaction. < 0: the transaction failed as a
+ * whole; each batch's own outcome is in its p->r. */
+static int write_group_once(SqlStorage *s, Pending *group) {
         Conn *c = &s->writer;
-        Pending *p;
         int r;
 
-        pthread_mutex_lock(&s->write_lock);
-        r = conn_exec(c, "BEGIN IMMEDIATE");
-        for (p = group; p && r >= 0; p = p->next) {
+        r = db_begin_write(c->db);
+        for (Pending *p = group; p && r >= 0; p = p->next) {
                 p->r = conn_exec(c, "SAVEPOINT batch");
                 if (p->r >= 0)
                         p->r = ingest_locked(p->ctx, p->now, &p->res);
-                if (p->r < 0 || p->res.duplicate)
+                /* A driver that pipelines reports what the batch's writes
+                 * did by here at the latest. */
+                if (p->r >= 0 && !p->res.duplicate)
+                        p->r = conn_exec(c, "RELEASE batch");
+                if (p->r < 0 || p->res.duplicate) {
                         (void) conn_exec(c, "ROLLBACK TO batch");
-                (void) conn_exec(c, "RELEASE batch");
+                        (void) conn_exec(c, "RELEASE batch");
+                }
                 if (p->r < 0) {
                         /* Ids interned in what was rolled back are gone. */
                         caches_clear(s);
-                        /* Some errors (I/O, full disk) end the transaction
-                         * itself: then the group cannot be committed. */
-                        if (sqlite3_get_autocommit(c->db))
+                        /* Some errors (I/O, full disk, a lost server) end
+                         * the transaction itself, and a conflict with
+                         * another writer wants all of it run again: then
+                         * the group cannot be committed. */
+                        if (!db_in_transaction(c->db) || p->r == -EAGAIN || p->r == -ECONNRESET)
                                 r = p->r;
                 }
         }
@@ -1750,17 +1816,34 @@ static void write_group(SqliteStorage *s, Pending *group) {
                         (void) conn_exec(c, "ROLLBACK");
                         caches_clear(s);
                 }
-        } else if (!sqlite3_get_autocommit(c->db))
+        } else if (db_in_transaction(c->db))
                 (void) conn_exec(c, "ROLLBACK");
+        return r;
+}
+
+static void write_group(SqlStorage *s, Pending *group) {
+        int r;
+
+        pthread_mutex_lock(&s->write_lock);
+        for (unsigned tries = 1;; tries++) {
+                r = write_group_once(s, group);
+                if (r != -EAGAIN || tries == GROUP_TRIES)
+                        break;
+                for (Pending *p = group; p; p = p->next) {
+                        ingest_ctx_reset(p->ctx);
+                        p->r = 0;
+                        p->res = (IngestResult) {};
+                }
+        }
         pthread_mutex_unlock(&s->write_lock);
 
         if (r < 0)
-                for (p = group; p; p = p->next)
+                for (Pending *p = group; p; p = p->next)
                         if (p->r >= 0)
                                 p->r = r;
 }
 
-static Pending *take_group(SqliteStorage *s) {
+static Pending *take_group(SqlStorage *s) {
         Pending *group = s->queue_head, *last = group;
         size_t rows = last->ctx->b->n_rows;
 
@@ -1776,7 +1859,7 @@ static Pending *take_group(SqliteStorage *s) {
 }
 
 static int sqlite_ingest(Storage *base, const Batch *b, int64_t now, IngestResult *ret, BatchError *err) {
-        SqliteStorage *s = (SqliteStorage *) base;
+        SqlStorage *s = (SqlStorage *) base;
         IngestCtx x = {
                 .s = s,
                 .b = b,
@@ -1841,7 +1924,7 @@ finish:
 
 /* ---- queries ---- */
 
-static int reader_acquire(SqliteStorage *s, Conn **ret) {
+static int reader_acquire(SqlStorage *s, Conn **ret) {
         pthread_mutex_lock(&s->readers_lock);
         for (;;) {
                 for (unsigned i = 0; i < s->n_readers; i++)
@@ -1860,10 +1943,10 @@ static int reader_acquire(SqliteStorage *s, Conn **ret) {
 static void reader_release_stmts(Conn *c) {
         for (size_t i = 0; i < _STMT_MAX; i++)
                 if (c->stmts[i])
-                        sqlite3_reset(c->stmts[i]);
+                        db_reset(c->stmts[i]);
 }
 
-static void reader_release(SqliteStorage *s, Conn *c) {
+static void reader_release(SqlStorage *s, Conn *c) {
         reader_release_stmts(c);
         pthread_mutex_lock(&s->readers_lock);
         c->busy = false;
@@ -1871,10 +1954,10 @@ static void reader_release(SqliteStorage *s, Conn *c) {
         pthread_mutex_unlock(&s->readers_lock);
 }
 
-static int read_job_info(sqlite3_stmt *st, StoredJob *j, int64_t *ret_id) {
+static int read_job_info(DbStmt *st, StoredJob *j, int64_t *ret_id) {
         int r = 0;
 
-        *ret_id = sqlite3_column_int64(st, 0);
+        *ret_id = db_column_int(st, 0);
         *j = (StoredJob) {
                 .job = column_strdup(st, 1, &r),
                 .cluster = column_strdup(st, 2, &r),
@@ -1884,19 +1967,19 @@ static int read_job_info(sqlite3_stmt *st, StoredJob *j, int64_t *ret_id) {
                 .name = column_strdup(st, 6, &r),
                 .nodes_alloc = column_nullable_int(st, 7),
                 .tasks = column_nullable_int(st, 8),
-                .ended = sqlite3_column_int(st, 9) != 0,
+                .ended = db_column_int(st, 9) != 0,
                 .first_seen = column_nullable_double(st, 10),
                 .last_seen = column_nullable_double(st, 11),
-                .samples = sqlite3_column_int64(st, 12),
-                .cpu_seconds = sqlite3_column_double(st, 13),
+                .samples = db_column_int(st, 12),
+                .cpu_seconds = db_column_double(st, 13),
                 .cpu_time_ns = column_nullable_int(st, 14),
                 .cycles = column_nullable_int(st, 15),
                 .instructions = column_nullable_int(st, 16),
-                .n_nodes = (uint64_t) sqlite3_column_int64(st, 17),
-                .metadata_conflicts = sqlite3_column_int64(st, 18),
+                .n_nodes = (uint64_t) db_column_int(st, 17),
+                .metadata_conflicts = db_column_int(st, 18),
                 .app = column_strdup(st, 19, &r),
-                .row_id = sqlite3_column_int64(st, 0),
-                .revision = sqlite3_column_int64(st, 20),
+                .row_id = db_column_int(st, 0),
+                .revision = db_column_int(st, 20),
         };
         return r;
 }
@@ -2110,20 +2193,20 @@ static void job_query_page(const JobQuery *q, const JobFilter *f, FILE *out) {
 /* Prepares sql (not cached: it depends on the filter) and binds the
  * query's arguments, then extra[] as integers after them. */
 static int job_query_prepare(Conn *c, const JobQuery *q, const char *sql, const int64_t *extra, size_t n_extra,
-                             sqlite3_stmt **ret) {
-        sqlite3_stmt *st;
-        int r = 0, rc;
+                             DbStmt **ret) {
+        DbStmt *st;
+        int r;
 
-        rc = sqlite3_prepare_v2(c->db, sql, -1, &st, NULL);
-        if (rc != SQLITE_OK)
-                return sqlite_errno(rc);
+        r = db_prepare(c->db, sql, false, &st);
+        if (r < 0)
+                return r;
         for (size_t i = 0; r >= 0 && i < q->n_args; i++)
                 r = q->args[i].text ? bind_text(st, (int) i + 1, q->args[i].text)
                                     : bind_int(st, (int) i + 1, q->args[i].num);
         for (size_t i = 0; r >= 0 && i < n_extra; i++)
                 r = bind_int(st, (int) (q->n_args + i + 1), extra[i]);
         if (r < 0) {
-                sqlite3_finalize(st);
+                db_finalize(st);
                 return r;
         }
         *ret = st;
@@ -2161,12 +2244,12 @@ static void job_query_list(const JobQuery *q, const JobFilter *f, FILE *out) {
 static void job_query_count(const JobQuery *q, const JobFilter *f, FILE *out) {
         fputs("SELECT count(*) FROM (SELECT 1 FROM jobs j", out);
         job_query_where(q, out, -1);
-        fprintf(out, " LIMIT ?%zu)", q->n_args + 1);
+        fprintf(out, " LIMIT ?%zu) AS c", q->n_args + 1);
 }
 
 static int count_jobs(Conn *c, const JobQuery *q, const JobFilter *f, int64_t cap, int64_t *ret) {
         _cleanup_free_ char *sql = NULL;
-        sqlite3_stmt *st;
+        DbStmt *st;
         int r;
 
         r = job_query_sql(q, f, job_query_count, &sql);
@@ -2176,17 +2259,17 @@ static int count_jobs(Conn *c, const JobQuery *q, const JobFilter *f, int64_t ca
         if (r < 0)
                 return r;
         r = step_id(st, ret);
-        sqlite3_finalize(st);
+        db_finalize(st);
         return r;
 }
 
 static int sqlite_list_jobs(Storage *base, const JobFilter *f, JobList *ret) {
-        SqliteStorage *s = (SqliteStorage *) base;
+        SqlStorage *s = (SqlStorage *) base;
         /* one more than asked, to tell whether there are more */
         const int64_t page[2] = { (int64_t) f->limit + 1, f->offset };
         _cleanup_(job_query_done) JobQuery q = {};
         _cleanup_free_ char *sql = NULL;
-        sqlite3_stmt *st = NULL;
+        DbStmt *st = NULL;
         JobList l = {};
         size_t alloc = 0;
         Conn *c;
@@ -2200,13 +2283,13 @@ static int sqlite_list_jobs(Storage *base, const JobFilter *f, JobList *ret) {
 
         reader_acquire(s, &c);
         /* one read transaction, so that the count and the page agree */
-        r = conn_exec(c, "BEGIN");
+        r = conn_begin_read(c);
         if (r < 0)
                 goto release;
         r = job_query_prepare(c, &q, sql, page, ELEMENTSOF(page), &st);
         if (r < 0)
                 goto finish;
-        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        while ((rc = db_step(st)) == 1) {
                 int64_t id;
 
                 if (l.n == f->limit) {
@@ -2220,8 +2303,8 @@ static int sqlite_list_jobs(Storage *base, const JobFilter *f, JobList *ret) {
                 if (r < 0)
                         goto finish;
         }
-        if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
-                r = sqlite_errno(rc);
+        if (rc != 1 && rc != 0) {
+                r = step_errno(rc);
                 goto finish;
         }
         if (f->count) {
@@ -2235,7 +2318,7 @@ static int sqlite_list_jobs(Storage *base, const JobFilter *f, JobList *ret) {
         }
 
 finish:
-        sqlite3_finalize(st);
+        db_finalize(st);
         (void) conn_exec(c, "COMMIT");
 release:
         reader_release(s, c);
@@ -2251,16 +2334,18 @@ release:
  * cpu_time_ns, cycles, instructions (with_kind) or name, samples, ... */
 /* A line of a breakdown from columns at col: name, [kind, build_id,]
  * samples, cpu_seconds, cpu_time_ns, cycles, instructions. */
-static int read_share_row(sqlite3_stmt *st, int col, bool with_kind, Share *x) {
+static int read_share_row(DbStmt *st, int col, bool with_kind, Share *x) {
         int r = 0, k = col + (with_kind ? 3 : 1);
 
         x->name = column_strdup(st, col, &r);
         if (with_kind) {
                 x->kind = column_strdup(st, col + 1, &r);
-                x->build_id = sqlite3_column_bytes(st, col + 2) > 0 ? column_strdup(st, col + 2, &r) : NULL;
+                const char *build_id = db_column_text(st, col + 2);
+
+                x->build_id = build_id && *build_id ? column_strdup(st, col + 2, &r) : NULL;
         }
-        x->samples = sqlite3_column_int64(st, k);
-        x->cpu_seconds = sqlite3_column_double(st, k + 1);
+        x->samples = db_column_int(st, k);
+        x->cpu_seconds = db_column_double(st, k + 1);
         x->cpu_time_ns = column_nullable_int(st, k + 2);
         x->cycles = column_nullable_int(st, k + 3);
         x->instructions = column_nullable_int(st, k + 4);
@@ -2270,14 +2355,14 @@ static int read_share_row(sqlite3_stmt *st, int col, bool with_kind, Share *x) {
 
 /* A job's node from columns at col: name, samples, first_seen, last_seen,
  * cpu_seconds, cpus_alloc, installed. */
-static int read_node_row(sqlite3_stmt *st, int col, Share *x) {
+static int read_node_row(DbStmt *st, int col, Share *x) {
         int r = 0;
 
         x->name = column_strdup(st, col, &r);
-        x->samples = sqlite3_column_int64(st, col + 1);
-        x->first_seen = sqlite3_column_double(st, col + 2);
-        x->last_seen = sqlite3_column_double(st, col + 3);
-        x->cpu_seconds = sqlite3_column_double(st, col + 4);
+        x->samples = db_column_int(st, col + 1);
+        x->first_seen = db_column_double(st, col + 2);
+        x->last_seen = db_column_double(st, col + 3);
+        x->cpu_seconds = db_column_double(st, col + 4);
         x->cpus_alloc = column_nullable_int(st, col + 5);
         x->installed = column_strdup(st, col + 6, &r);
         x->cpu_time_ns = x->cycles = x->instructions = STORAGE_NULL;
@@ -2286,22 +2371,22 @@ static int read_node_row(sqlite3_stmt *st, int col, Share *x) {
 
 /* A switched-off marker from columns at col: comm, phase, state,
  * first_seen, last_seen, batches. */
-static int read_marker_row(sqlite3_stmt *st, int col, Marker *m) {
+static int read_marker_row(DbStmt *st, int col, Marker *m) {
         int r = 0;
 
         m->comm = column_strdup(st, col, &r);
         m->phase = column_strdup(st, col + 1, &r);
         m->state = column_strdup(st, col + 2, &r);
-        m->first_seen = sqlite3_column_double(st, col + 3);
-        m->last_seen = sqlite3_column_double(st, col + 4);
-        m->batches = sqlite3_column_int64(st, col + 5);
+        m->first_seen = db_column_double(st, col + 3);
+        m->last_seen = db_column_double(st, col + 4);
+        m->batches = db_column_int(st, col + 5);
         return r;
 }
 
 static int read_shares(Conn *c, Stmt id, int64_t job_id, int64_t limit, bool with_kind, ShareList *ret) {
         ShareList l = {};
         size_t alloc = 0;
-        sqlite3_stmt *st;
+        DbStmt *st;
         int r, rc;
 
         r = conn_stmt(c, id, &st);
@@ -2309,7 +2394,7 @@ static int read_shares(Conn *c, Stmt id, int64_t job_id, int64_t limit, bool wit
                 return r;
         if ((r = bind_int(st, 1, job_id)) < 0 || (limit > 0 && (r = bind_int(st, 2, limit)) < 0))
                 return r;
-        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        while ((rc = db_step(st)) == 1) {
                 r = grow((void **) &l.items, l.n, &alloc, sizeof(Share));
                 if (r < 0)
                         break;
@@ -2317,8 +2402,8 @@ static int read_shares(Conn *c, Stmt id, int64_t job_id, int64_t limit, bool wit
                 if (r < 0)
                         break;
         }
-        if (r >= 0 && rc != SQLITE_ROW && rc != SQLITE_DONE)
-                r = sqlite_errno(rc);
+        if (r >= 0 && rc != 1 && rc != 0)
+                r = step_errno(rc);
         if (r < 0) {
                 share_list_free(&l);
                 return r;
@@ -2330,13 +2415,13 @@ static int read_shares(Conn *c, Stmt id, int64_t job_id, int64_t limit, bool wit
 static int read_nodes(Conn *c, int64_t job_id, ShareList *ret) {
         ShareList l = {};
         size_t alloc = 0;
-        sqlite3_stmt *st;
+        DbStmt *st;
         int r, rc;
 
         r = conn_stmt(c, STMT_JOB_NODES, &st);
         if (r < 0 || (r = bind_int(st, 1, job_id)) < 0)
                 return r;
-        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        while ((rc = db_step(st)) == 1) {
                 r = grow((void **) &l.items, l.n, &alloc, sizeof(Share));
                 if (r < 0)
                         break;
@@ -2344,8 +2429,8 @@ static int read_nodes(Conn *c, int64_t job_id, ShareList *ret) {
                 if (r < 0)
                         break;
         }
-        if (r >= 0 && rc != SQLITE_ROW && rc != SQLITE_DONE)
-                r = sqlite_errno(rc);
+        if (r >= 0 && rc != 1 && rc != 0)
+                r = step_errno(rc);
         if (r < 0) {
                 share_list_free(&l);
                 return r;
@@ -2356,13 +2441,13 @@ static int read_nodes(Conn *c, int64_t job_id, ShareList *ret) {
 
 static int read_notes(Conn *c, int64_t job_id, JobSummary *js) {
         size_t alloc = 0;
-        sqlite3_stmt *st;
+        DbStmt *st;
         int r, rc;
 
         r = conn_stmt(c, STMT_JOB_NOTES, &st);
         if (r < 0 || (r = bind_int(st, 1, job_id)) < 0)
                 return r;
-        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        while ((rc = db_step(st)) == 1) {
                 r = grow((void **) &js->notes, js->n_notes, &alloc, sizeof(KeyValue));
                 if (r < 0)
                         return r;
@@ -2371,18 +2456,18 @@ static int read_notes(Conn *c, int64_t job_id, JobSummary *js) {
                 if (r < 0)
                         return r;
         }
-        return rc == SQLITE_DONE ? 0 : sqlite_errno(rc);
+        return rc == 0 ? 0 : step_errno(rc);
 }
 
 static int read_markers(Conn *c, int64_t job_id, JobSummary *js) {
         size_t alloc = 0;
-        sqlite3_stmt *st;
+        DbStmt *st;
         int r, rc;
 
         r = conn_stmt(c, STMT_JOB_MARKERS, &st);
         if (r < 0 || (r = bind_int(st, 1, job_id)) < 0)
                 return r;
-        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        while ((rc = db_step(st)) == 1) {
                 r = grow((void **) &js->markers, js->n_markers, &alloc, sizeof(Marker));
                 if (r < 0)
                         return r;
@@ -2390,25 +2475,25 @@ static int read_markers(Conn *c, int64_t job_id, JobSummary *js) {
                 if (r < 0)
                         return r;
         }
-        return rc == SQLITE_DONE ? 0 : sqlite_errno(rc);
+        return rc == 0 ? 0 : step_errno(rc);
 }
 
 /* A job's rank figures from STMT_JOB_RANKS (per phase and rank) or
  * STMT_RUN_RANKS (per rank, phase ""): at most JOB_SUMMARY_MAX_RANK_ROWS. */
 static int read_rank_rows(Conn *c, Stmt id, int64_t job_id, RankFigures **v, size_t *n, bool *truncated) {
         size_t alloc = 0;
-        sqlite3_stmt *st;
+        DbStmt *st;
         int r, rc;
 
         r = conn_stmt(c, id, &st);
         if (r < 0 || (r = bind_int(st, 1, job_id)) < 0 || (r = bind_int(st, 2, JOB_SUMMARY_MAX_RANK_ROWS + 1)) < 0)
                 return r;
-        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        while ((rc = db_step(st)) == 1) {
                 RankFigures *f;
 
                 if (*n == JOB_SUMMARY_MAX_RANK_ROWS) {
                         *truncated = true;
-                        rc = SQLITE_DONE;
+                        rc = 0;
                         break;
                 }
                 r = grow((void **) v, *n, &alloc, sizeof(RankFigures));
@@ -2417,18 +2502,18 @@ static int read_rank_rows(Conn *c, Stmt id, int64_t job_id, RankFigures **v, siz
                 f = &(*v)[(*n)++];
                 *f = (RankFigures) {
                         .phase = column_strdup(st, 0, &r),
-                        .rank = sqlite3_column_int64(st, 1),
-                        .samples = sqlite3_column_int64(st, 2),
-                        .comm_samples = sqlite3_column_int64(st, 3),
-                        .cpu_seconds = sqlite3_column_double(st, 4),
-                        .comm_seconds = sqlite3_column_double(st, 5),
-                        .first_seen = sqlite3_column_double(st, 6),
-                        .last_seen = sqlite3_column_double(st, 7),
+                        .rank = db_column_int(st, 1),
+                        .samples = db_column_int(st, 2),
+                        .comm_samples = db_column_int(st, 3),
+                        .cpu_seconds = db_column_double(st, 4),
+                        .comm_seconds = db_column_double(st, 5),
+                        .first_seen = db_column_double(st, 6),
+                        .last_seen = db_column_double(st, 7),
                 };
                 if (r < 0)
                         return r;
         }
-        return rc == SQLITE_DONE ? 0 : sqlite_errno(rc);
+        return rc == 0 ? 0 : step_errno(rc);
 }
 
 /* The job's time line in at most JOB_TIMELINE_MAX_STEPS steps: whole
@@ -2441,23 +2526,23 @@ static int read_timeline(Conn *c, int64_t job_id, JobSummary *js) {
         size_t alloc = 0, steps;
         int64_t grain = 0;
         bool raw;
-        sqlite3_stmt *st;
+        DbStmt *st;
         int r, rc;
 
         r = conn_stmt(c, STMT_JOB_SPAN, &st);
         if (r < 0 || (r = bind_int(st, 1, job_id)) < 0)
                 return r;
-        rc = sqlite3_step(st);
-        if (rc != SQLITE_ROW)
-                return sqlite_errno(rc);
-        if (sqlite3_column_type(st, 0) == SQLITE_NULL ||
-            (sqlite3_column_type(st, 2) == SQLITE_NULL && !sqlite3_column_int(st, 3)))
+        rc = db_step(st);
+        if (rc != 1)
+                return step_errno(rc);
+        if (db_column_null(st, 0) ||
+            (db_column_null(st, 2) && !db_column_int(st, 3)))
                 return 0; /* no node, or stored before the time line was */
-        first = floor(sqlite3_column_double(st, 0));
-        last = sqlite3_column_double(st, 1);
+        first = floor(db_column_double(st, 0));
+        last = db_column_double(st, 1);
         /* retention deleted the batches' own rows (grain 0): the finest left */
-        raw = sqlite3_column_type(st, 2) != SQLITE_NULL;
-        interval = raw ? MAX(round(sqlite3_column_double(st, 2)), 1.0) : (double) timeline_grains[0];
+        raw = !db_column_null(st, 2);
+        interval = raw ? MAX(round(db_column_double(st, 2)), 1.0) : (double) timeline_grains[0];
         span = MAX(last - first, 1.0);
         target = span / JOB_TIMELINE_MAX_STEPS;
         if (raw && target <= interval)
@@ -2484,9 +2569,9 @@ static int read_timeline(Conn *c, int64_t job_id, JobSummary *js) {
             (r = bind_double(st, 3, step)) < 0 || (r = bind_int(st, 4, (int64_t) steps)) < 0 ||
             (r = bind_int(st, 5, JOB_TIMELINE_MAX_NODES)) < 0 || (r = bind_int(st, 6, grain)) < 0)
                 return r;
-        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-                const char *node = (const char *) sqlite3_column_text(st, 0);
-                int64_t k = sqlite3_column_int64(st, 2);
+        while ((rc = db_step(st)) == 1) {
+                const char *node = db_column_text(st, 0);
+                int64_t k = db_column_int(st, 2);
 
                 if (!tn || !streq(tn->node, node ?: "")) {
                         r = grow((void **) &js->timeline, js->n_timeline_nodes, &alloc, sizeof(TimelineNode));
@@ -2504,19 +2589,19 @@ static int read_timeline(Conn *c, int64_t job_id, JobSummary *js) {
                 }
                 if (k < 0 || (size_t) k >= steps)
                         continue; /* cannot happen: the query clamps */
-                tn->seconds[k] += sqlite3_column_double(st, 3);
-                tn->cpu_seconds[k] += sqlite3_column_double(st, 4);
+                tn->seconds[k] += db_column_double(st, 3);
+                tn->cpu_seconds[k] += db_column_double(st, 4);
         }
-        if (rc != SQLITE_DONE)
-                return sqlite_errno(rc);
+        if (rc != 0)
+                return step_errno(rc);
         js->timeline_truncated = js->info.n_nodes > JOB_TIMELINE_MAX_NODES;
         return 0;
 }
 
 static int sqlite_get_job(Storage *base, const char *job, const char *cluster, JobSummary *ret) {
-        SqliteStorage *s = (SqliteStorage *) base;
+        SqlStorage *s = (SqlStorage *) base;
         JobSummary js = {};
-        sqlite3_stmt *st;
+        DbStmt *st;
         int64_t id;
         Conn *c;
         int r, rc;
@@ -2524,22 +2609,22 @@ static int sqlite_get_job(Storage *base, const char *job, const char *cluster, J
         reader_acquire(s, &c);
         /* One read transaction for the job row and its rollups, so that the
          * parts add up to the total even while batches arrive. */
-        r = conn_exec(c, "BEGIN");
+        r = conn_begin_read(c);
         if (r < 0)
                 goto release;
         r = conn_stmt(c, cluster ? STMT_JOB_FIND_CLUSTER : STMT_JOB_FIND, &st);
         if (r < 0 || (r = bind_text(st, 1, job)) < 0 || (cluster && (r = bind_text(st, 2, cluster)) < 0))
                 goto finish;
-        rc = sqlite3_step(st);
-        if (rc != SQLITE_ROW) {
-                r = rc == SQLITE_DONE ? -ENOENT : sqlite_errno(rc);
+        rc = db_step(st);
+        if (rc != 1) {
+                r = rc == 0 ? -ENOENT : step_errno(rc);
                 goto finish;
         }
         r = read_job_info(st, &js.info, &id);
         if (r < 0)
                 goto finish;
-        rc = sqlite3_step(st);
-        if (rc == SQLITE_ROW) {
+        rc = db_step(st);
+        if (rc == 1) {
                 r = -ENOTUNIQ;
                 goto finish;
         }
@@ -2605,7 +2690,7 @@ typedef struct SummaryRead {
         size_t alloc_strings;
 } SummaryRead;
 
-static int keep_string(SummaryRead *x, sqlite3_stmt *st, int col, char **ret) {
+static int keep_string(SummaryRead *x, DbStmt *st, int col, char **ret) {
         JobSummaryList *l = x->l;
         int r = 0;
 
@@ -2624,7 +2709,7 @@ static int keep_string(SummaryRead *x, sqlite3_stmt *st, int col, char **ret) {
 /* The names of object or node id, looked up on first use. */
 static int summary_names(SummaryRead *x, int which, int64_t id, const Names **ret) {
         Names *n = hashmap_get(x->names[which], INT_TO_KEY(id));
-        sqlite3_stmt *st;
+        DbStmt *st;
         int r, rc;
 
         if (n) {
@@ -2634,9 +2719,9 @@ static int summary_names(SummaryRead *x, int which, int64_t id, const Names **re
         if ((r = conn_stmt(x->c, which == PART_OBJECTS ? STMT_OBJECT_NAME : STMT_NODE_NAME, &st)) < 0 ||
             (r = bind_int(st, 1, id)) < 0)
                 return r;
-        rc = sqlite3_step(st);
-        if (rc != SQLITE_ROW)
-                return rc == SQLITE_DONE ? -ENOENT : sqlite_errno(rc);
+        rc = db_step(st);
+        if (rc != 1)
+                return rc == 0 ? -ENOENT : step_errno(rc);
         n = calloc(1, sizeof(Names));
         if (!n)
                 return -ENOMEM;
@@ -2647,24 +2732,24 @@ static int summary_names(SummaryRead *x, int which, int64_t id, const Names **re
         }
         for (int i = 0; r >= 0 && i < (which == PART_OBJECTS ? 3 : 2); i++)
                 r = keep_string(x, st, i, &n->s[i]);
-        sqlite3_reset(st);
+        db_reset(st);
         *ret = n;
         return r;
 }
 
-static int read_summary_row(SummaryRead *x, sqlite3_stmt *st, int part, JobSummary *js, size_t *alloc) {
+static int read_summary_row(SummaryRead *x, DbStmt *st, int part, JobSummary *js, size_t *alloc) {
         const Names *n;
         int r;
 
         switch (part) {
         case PART_OBJECTS:
-                if ((r = summary_names(x, PART_OBJECTS, sqlite3_column_int64(st, 1), &n)) < 0 ||
+                if ((r = summary_names(x, PART_OBJECTS, db_column_int(st, 1), &n)) < 0 ||
                     (r = grow((void **) &js->objects.items, js->objects.n, alloc, sizeof(Share))) < 0)
                         return r;
                 js->objects.items[js->objects.n++] = (Share) {
                         .name = n->s[0], .kind = n->s[1], .build_id = n->s[2] && *n->s[2] ? n->s[2] : NULL,
-                        .samples = sqlite3_column_int64(st, 2),
-                        .cpu_seconds = sqlite3_column_double(st, 3),
+                        .samples = db_column_int(st, 2),
+                        .cpu_seconds = db_column_double(st, 3),
                         .cpu_time_ns = column_nullable_int(st, 4),
                         .cycles = column_nullable_int(st, 5),
                         .instructions = column_nullable_int(st, 6),
@@ -2672,15 +2757,15 @@ static int read_summary_row(SummaryRead *x, sqlite3_stmt *st, int part, JobSumma
                 };
                 return 0;
         case PART_NODES:
-                if ((r = summary_names(x, PART_NODES, sqlite3_column_int64(st, 1), &n)) < 0 ||
+                if ((r = summary_names(x, PART_NODES, db_column_int(st, 1), &n)) < 0 ||
                     (r = grow((void **) &js->nodes.items, js->nodes.n, alloc, sizeof(Share))) < 0)
                         return r;
                 js->nodes.items[js->nodes.n++] = (Share) {
                         .name = n->s[0], .installed = n->s[1],
-                        .samples = sqlite3_column_int64(st, 2),
-                        .first_seen = sqlite3_column_double(st, 3),
-                        .last_seen = sqlite3_column_double(st, 4),
-                        .cpu_seconds = sqlite3_column_double(st, 5),
+                        .samples = db_column_int(st, 2),
+                        .first_seen = db_column_double(st, 3),
+                        .last_seen = db_column_double(st, 4),
+                        .cpu_seconds = db_column_double(st, 5),
                         .cpus_alloc = column_nullable_int(st, 6),
                         .cpu_time_ns = STORAGE_NULL, .cycles = STORAGE_NULL, .instructions = STORAGE_NULL,
                 };
@@ -2694,25 +2779,25 @@ static int read_summary_row(SummaryRead *x, sqlite3_stmt *st, int part, JobSumma
 }
 
 /* Steps a statement over the wanted ids (?1, a JSON array). */
-static int summary_stmt(SummaryRead *x, Stmt id, const char *ids, sqlite3_stmt **ret) {
+static int summary_stmt(SummaryRead *x, Stmt id, const char *ids, DbStmt **ret) {
         int r = conn_stmt(x->c, id, ret);
 
         return r < 0 ? r : bind_text(*ret, 1, ids);
 }
 
 static int read_summary_part(SummaryRead *x, const char *ids, int part) {
-        sqlite3_stmt *st;
-        int r, rc = SQLITE_DONE;
+        DbStmt *st;
+        int r, rc = 0;
 
         r = summary_stmt(x, summary_parts[part], ids, &st);
-        while (r >= 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-                size_t i = (uintptr_t) hashmap_get(x->jobs, INT_TO_KEY(sqlite3_column_int64(st, 0)));
+        while (r >= 0 && (rc = db_step(st)) == 1) {
+                size_t i = (uintptr_t) hashmap_get(x->jobs, INT_TO_KEY(db_column_int(st, 0)));
 
                 if (i > 0) /* always: the ids are the jobs read */
                         r = read_summary_row(x, st, part, &x->l->items[i - 1], &x->alloc[i - 1][part]);
         }
-        if (r >= 0 && rc != SQLITE_DONE)
-                r = sqlite_errno(rc);
+        if (r >= 0 && rc != 0)
+                r = step_errno(rc);
         return r;
 }
 
@@ -2724,8 +2809,8 @@ static int summary_page(SummaryRead *x, const JobQuery *q, const JobFilter *f, J
         _cleanup_fclose_ FILE *out = NULL;
         _cleanup_free_ char *sql = NULL;
         size_t size, n = 0;
-        sqlite3_stmt *st;
-        int r, rc = SQLITE_DONE;
+        DbStmt *st;
+        int r, rc = 0;
 
         out = open_memstream(&sql, &size);
         if (!out)
@@ -2741,25 +2826,25 @@ static int summary_page(SummaryRead *x, const JobQuery *q, const JobFilter *f, J
                 return r;
         out = open_memstream(ids, &size);
         if (!out) {
-                sqlite3_finalize(st);
+                db_finalize(st);
                 return -ENOMEM;
         }
         fputc('[', out);
-        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-                int64_t id = sqlite3_column_int64(st, 0);
+        while ((rc = db_step(st)) == 1) {
+                int64_t id = db_column_int(st, 0);
 
                 if (x->l->n_jobs == f->limit) {
                         x->l->more = true;
                         break;
                 }
                 x->l->n_jobs++;
-                if (!want || want(id, sqlite3_column_int64(st, 1), userdata))
+                if (!want || want(id, db_column_int(st, 1), userdata))
                         fprintf(out, "%s%" PRId64, n++ ? "," : "", id);
         }
         fputc(']', out);
-        if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-                r = sqlite_errno(rc);
-        sqlite3_finalize(st);
+        if (rc != 1 && rc != 0)
+                r = step_errno(rc);
+        db_finalize(st);
         if (fclose(TAKE_PTR(out)) != 0 && r >= 0)
                 r = -ENOMEM;
         return r;
@@ -2848,14 +2933,14 @@ static void names_free(Hashmap *h) {
 
 static int sqlite_list_job_summaries(Storage *base, const JobFilter *f, JobWant want, void *userdata,
                                      JobSummaryList *ret) {
-        SqliteStorage *s = (SqliteStorage *) base;
+        SqlStorage *s = (SqlStorage *) base;
         _cleanup_(job_query_done) JobQuery q = {};
         _cleanup_free_ char *ids = NULL;
         JobSummaryList l = {};
         SummaryRead x = { .l = &l };
-        sqlite3_stmt *st;
+        DbStmt *st;
         size_t n_alloc = 0;
-        int r, rc = SQLITE_DONE;
+        int r, rc = 0;
 
         if (f->sort < 0 || f->sort >= _JOB_SORT_MAX)
                 return -EINVAL;
@@ -2872,13 +2957,13 @@ static int sqlite_list_job_summaries(Storage *base, const JobFilter *f, JobWant 
 
         reader_acquire(s, &x.c);
         /* one read transaction: the parts of each summary add up */
-        r = conn_exec(x.c, "BEGIN");
+        r = conn_begin_read(x.c);
         if (r < 0)
                 goto release;
         r = summary_page(&x, &q, f, want, userdata, &ids);
         if (r >= 0)
                 r = summary_stmt(&x, STMT_SUMMARY_JOBS, ids, &st);
-        while (r >= 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        while (r >= 0 && (rc = db_step(st)) == 1) {
                 int64_t id;
 
                 if ((r = grow((void **) &l.items, l.n, &n_alloc, sizeof(JobSummary))) < 0 ||
@@ -2886,8 +2971,8 @@ static int sqlite_list_job_summaries(Storage *base, const JobFilter *f, JobWant 
                     (r = hashmap_put(x.jobs, INT_TO_KEY(id), (void *) (uintptr_t) l.n)) < 0)
                         break;
         }
-        if (r >= 0 && rc != SQLITE_DONE)
-                r = sqlite_errno(rc);
+        if (r >= 0 && rc != 0)
+                r = step_errno(rc);
         if (r >= 0 && l.n > 0) {
                 x.alloc = calloc(l.n, sizeof(*x.alloc));
                 if (!x.alloc)
@@ -2970,7 +3055,7 @@ static int object_sum_add(int64_t id, int64_t samples, double cpu, Hashmap *only
 
 static int add_object_rows(Conn *c, Stmt which, int64_t since, int64_t until, Hashmap *only, Hashmap *index,
                            ObjectSum **v, size_t *n, size_t *alloc, ObjectList *ol) {
-        sqlite3_stmt *st;
+        DbStmt *st;
         int r, rc;
 
         if (since >= until)
@@ -2978,14 +3063,14 @@ static int add_object_rows(Conn *c, Stmt which, int64_t since, int64_t until, Ha
         r = conn_stmt(c, which, &st);
         if (r < 0 || (r = bind_int(st, 1, since)) < 0 || (r = bind_int(st, 2, until)) < 0)
                 return r;
-        while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-                if ((r = object_sum_add(sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
-                                        sqlite3_column_double(st, 2), only, index, v, n, alloc, ol)) < 0) {
-                        sqlite3_reset(st);
+        while ((rc = db_step(st)) == 1)
+                if ((r = object_sum_add(db_column_int(st, 0), db_column_int(st, 1),
+                                        db_column_double(st, 2), only, index, v, n, alloc, ol)) < 0) {
+                        db_reset(st);
                         return r;
                 }
-        sqlite3_reset(st);
-        return rc == SQLITE_DONE ? 0 : sqlite_errno(rc);
+        db_reset(st);
+        return rc == 0 ? 0 : step_errno(rc);
 }
 
 /* The objects of a scope's jobs that ran in [since, until): each job's
@@ -2995,36 +3080,44 @@ static int add_object_rows(Conn *c, Stmt which, int64_t since, int64_t until, Ha
 static int add_scoped_object_rows(Conn *c, const JobScope *scope, int64_t since, int64_t until, Hashmap *only,
                                   Hashmap *index, ObjectSum **v, size_t *n, size_t *alloc, ObjectList *ol) {
         char sql[512];
-        sqlite3_stmt *st = NULL;
+        DbStmt *st = NULL;
         int r, rc, i = 3;
+        char account[32] = "", partition[32] = "", cluster[32] = "";
 
+        /* numbered: the dialects number a '?' after "?2" differently */
+        if (scope->account)
+                snprintf(account, sizeof(account), " AND j.account = ?%d", i++);
+        if (scope->partition)
+                snprintf(partition, sizeof(partition), " AND j.partition_name = ?%d", i++);
+        if (scope->cluster)
+                snprintf(cluster, sizeof(cluster), " AND j.cluster = ?%d", i++);
+        i = 3;
         snprintf(sql, sizeof(sql),
                  "SELECT jo.object_id, jo.samples, jo.cpu_seconds, j.first_seen, j.last_seen FROM jobs j "
                  "JOIN job_objects jo ON jo.job_id = j.id WHERE j.last_seen >= ?1 AND j.first_seen < ?2%s%s%s",
-                 scope->account ? " AND j.account = ?" : "", scope->partition ? " AND j.partition_name = ?" : "",
-                 scope->cluster ? " AND j.cluster = ?" : "");
-        r = sqlite_errno(sqlite3_prepare_v2(c->db, sql, -1, &st, NULL));
+                 account, partition, cluster);
+        r = db_prepare(c->db, sql, false, &st);
         if (r < 0 || (r = bind_int(st, 1, since)) < 0 || (r = bind_int(st, 2, until)) < 0 ||
             (scope->account && (r = bind_text(st, i++, scope->account)) < 0) ||
             (scope->partition && (r = bind_text(st, i++, scope->partition)) < 0) ||
             (scope->cluster && (r = bind_text(st, i++, scope->cluster)) < 0)) {
-                sqlite3_finalize(st);
+                db_finalize(st);
                 return r;
         }
-        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-                double first = sqlite3_column_double(st, 3), last = sqlite3_column_double(st, 4);
+        while ((rc = db_step(st)) == 1) {
+                double first = db_column_double(st, 3), last = db_column_double(st, 4);
                 double in = MIN(last, (double) until) - MAX(first, (double) since), part = 1;
 
                 if (last - first > 0)
                         part = MIN(MAX(in / (last - first), 0.0), 1.0);
-                r = object_sum_add(sqlite3_column_int64(st, 0), llround((double) sqlite3_column_int64(st, 1) * part),
-                                   sqlite3_column_double(st, 2) * part, only, index, v, n, alloc, ol);
+                r = object_sum_add(db_column_int(st, 0), llround((double) db_column_int(st, 1) * part),
+                                   db_column_double(st, 2) * part, only, index, v, n, alloc, ol);
                 if (r < 0)
                         break;
         }
-        if (r >= 0 && rc != SQLITE_DONE)
-                r = sqlite_errno(rc);
-        sqlite3_finalize(st);
+        if (r >= 0 && rc != 0)
+                r = step_errno(rc);
+        db_finalize(st);
         return r;
 }
 
@@ -3033,7 +3126,7 @@ static int add_scoped_object_rows(Conn *c, const JobScope *scope, int64_t since,
 /* The ids of the objects of a kind, for sum_objects() to name only those. */
 static int kind_ids(Conn *c, const char *kind, Hashmap **ret) {
         _cleanup_(hashmap_freep) Hashmap *h = hashmap_new(&uint64_hash_ops);
-        sqlite3_stmt *st;
+        DbStmt *st;
         int r, rc;
 
         if (!h)
@@ -3041,12 +3134,12 @@ static int kind_ids(Conn *c, const char *kind, Hashmap **ret) {
         r = conn_stmt(c, STMT_OBJECT_IDS_OF_KIND, &st);
         if (r < 0 || (r = bind_text(st, 1, kind)) < 0)
                 return r;
-        while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-                if ((r = hashmap_put(h, INT_TO_KEY(sqlite3_column_int64(st, 0)), (void *) 1)) < 0)
+        while ((rc = db_step(st)) == 1)
+                if ((r = hashmap_put(h, INT_TO_KEY(db_column_int(st, 0)), (void *) 1)) < 0)
                         return r;
-        sqlite3_reset(st);
-        if (rc != SQLITE_DONE)
-                return sqlite_errno(rc);
+        db_reset(st);
+        if (rc != 0)
+                return step_errno(rc);
         *ret = TAKE_PTR(h);
         return 0;
 }
@@ -3104,12 +3197,12 @@ static int sum_objects(Conn *c, const ObjectList *range, const char *kind, const
  * build ids (same path and kind), and the largest kept. Ranges of a week or
  * more read whole days, shorter ones whole hours. */
 static int sqlite_list_objects(Storage *base, const ObjectFilter *f, ObjectList *ret) {
-        SqliteStorage *s = (SqliteStorage *) base;
+        SqlStorage *s = (SqlStorage *) base;
         const char *kind = f->kind >= 0 ? code_kind_to_string(f->kind) : NULL;
         ObjectSum *v = NULL;
         ObjectList ol = {};
         size_t n = 0, m = 0;
-        sqlite3_stmt *st;
+        DbStmt *st;
         Conn *c;
         int r, rc;
 
@@ -3123,20 +3216,20 @@ static int sqlite_list_objects(Storage *base, const ObjectFilter *f, ObjectList 
 
         reader_acquire(s, &c);
         /* one read transaction, not one per name looked up */
-        r = conn_exec(c, "BEGIN");
+        r = conn_begin_read(c);
         if (r >= 0)
                 r = sum_objects(c, &ol, kind, &f->scope, &v, &n, &ol);
         for (size_t i = 0; r >= 0 && i < n; i++) {
                 if ((r = conn_stmt(c, STMT_OBJECT_NAME, &st)) < 0 || (r = bind_int(st, 1, v[i].id)) < 0)
                         break;
-                rc = sqlite3_step(st);
-                if (rc != SQLITE_ROW) {
-                        r = rc == SQLITE_DONE ? -ENOENT : sqlite_errno(rc);
+                rc = db_step(st);
+                if (rc != 1) {
+                        r = rc == 0 ? -ENOENT : step_errno(rc);
                         break;
                 }
                 v[i].path = column_strdup(st, 0, &r);
                 v[i].kind = column_strdup(st, 1, &r);
-                sqlite3_reset(st);
+                db_reset(st);
         }
         reader_release_stmts(c);
         (void) conn_exec(c, "COMMIT");
@@ -3201,13 +3294,13 @@ finish:
  * range's object sums (as list_objects adds them), then each package's
  * sampled objects, by path. */
 static int sqlite_list_packages(Storage *base, const PackageFilter *f, PackageList *ret) {
-        SqliteStorage *s = (SqliteStorage *) base;
+        SqlStorage *s = (SqlStorage *) base;
         _cleanup_(hashmap_freep) Hashmap *by_object = NULL, *by_package = hashmap_new(&uint64_hash_ops);
         ObjectList range = {};
         ObjectSum *v = NULL;
         PackageList pl = {};
         size_t n = 0, alloc = 0;
-        sqlite3_stmt *st;
+        DbStmt *st;
         Conn *c;
         int r, rc;
 
@@ -3219,7 +3312,7 @@ static int sqlite_list_packages(Storage *base, const PackageFilter *f, PackageLi
         range.until = f->until;
 
         reader_acquire(s, &c);
-        r = conn_exec(c, "BEGIN");
+        r = conn_begin_read(c);
         if (r >= 0)
                 r = sum_objects(c, &range, NULL, &f->scope, &v, &n, &range);
         if (r >= 0 && !(by_object = hashmap_new(&uint64_hash_ops)))
@@ -3228,7 +3321,7 @@ static int sqlite_list_packages(Storage *base, const PackageFilter *f, PackageLi
                 r = hashmap_put(by_object, INT_TO_KEY(v[i].id), &v[i]);
         if (r >= 0)
                 r = conn_stmt(c, STMT_PACKAGES_INSTALLED, &st);
-        while (r >= 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        while (r >= 0 && (rc = db_step(st)) == 1) {
                 PackageUse *p;
 
                 if ((r = grow((void **) &pl.items, pl.n, &alloc, sizeof(PackageUse))) < 0)
@@ -3237,35 +3330,35 @@ static int sqlite_list_packages(Storage *base, const PackageFilter *f, PackageLi
                 *p = (PackageUse) {
                         .manager = column_strdup(st, 1, &r), .name = column_strdup(st, 2, &r),
                         .version = column_strdup(st, 3, &r), .arch = column_strdup(st, 4, &r),
-                        .prefix = column_strdup(st, 5, &r), .size = sqlite3_column_int64(st, 6),
-                        .nodes = sqlite3_column_int64(st, 7), .last_seen = -1,
+                        .prefix = column_strdup(st, 5, &r), .size = db_column_int(st, 6),
+                        .nodes = db_column_int(st, 7), .last_seen = -1,
                 };
                 if (r >= 0)
-                        r = hashmap_put(by_package, INT_TO_KEY(sqlite3_column_int64(st, 0)), (void *) (uintptr_t) pl.n);
+                        r = hashmap_put(by_package, INT_TO_KEY(db_column_int(st, 0)), (void *) (uintptr_t) pl.n);
         }
-        if (r >= 0 && rc != SQLITE_DONE)
-                r = sqlite_errno(rc);
+        if (r >= 0 && rc != 0)
+                r = step_errno(rc);
         if (r >= 0)
                 r = conn_stmt(c, STMT_PACKAGE_OBJECTS, &st);
         /* grow() may move items: looked up by index */
-        while (r >= 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-                uintptr_t k = (uintptr_t) hashmap_get(by_package, INT_TO_KEY(sqlite3_column_int64(st, 0)));
-                ObjectSum *o = hashmap_get(by_object, INT_TO_KEY(sqlite3_column_int64(st, 1)));
+        while (r >= 0 && (rc = db_step(st)) == 1) {
+                uintptr_t k = (uintptr_t) hashmap_get(by_package, INT_TO_KEY(db_column_int(st, 0)));
+                ObjectSum *o = hashmap_get(by_object, INT_TO_KEY(db_column_int(st, 1)));
                 PackageUse *p;
 
                 if (k == 0)
                         continue;
                 p = &pl.items[k - 1];
                 p->files++;
-                if (sqlite3_column_type(st, 2) != SQLITE_NULL)
-                        p->last_seen = MAX(p->last_seen, sqlite3_column_int64(st, 2));
+                if (!db_column_null(st, 2))
+                        p->last_seen = MAX(p->last_seen, db_column_int(st, 2));
                 if (o) {
                         p->samples = __builtin_add_overflow(p->samples, o->samples, &p->samples) ? INT64_MAX : p->samples;
                         p->cpu_seconds += o->cpu_seconds;
                 }
         }
-        if (r >= 0 && rc != SQLITE_DONE)
-                r = sqlite_errno(rc);
+        if (r >= 0 && rc != 0)
+                r = step_errno(rc);
         reader_release_stmts(c);
         (void) conn_exec(c, "COMMIT");
         reader_release(s, c);
@@ -3309,7 +3402,7 @@ static int sqlite_list_packages(Storage *base, const PackageFilter *f, PackageLi
 /* The package that installed an executable, looked up once per object
  * (NULL: none known). */
 static int object_package(Conn *c, Hashmap *cache, int64_t object, char **ret) {
-        sqlite3_stmt *st;
+        DbStmt *st;
         char *name = NULL;
         void *v;
         int r = 0, rc;
@@ -3324,12 +3417,12 @@ static int object_package(Conn *c, Hashmap *cache, int64_t object, char **ret) {
         }
         if ((r = conn_stmt(c, STMT_OBJECT_PACKAGE, &st)) < 0 || (r = bind_int(st, 1, object)) < 0)
                 return r;
-        rc = sqlite3_step(st);
-        if (rc == SQLITE_ROW)
+        rc = db_step(st);
+        if (rc == 1)
                 name = column_strdup(st, 0, &r);
-        sqlite3_reset(st);
-        if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-                return sqlite_errno(rc);
+        db_reset(st);
+        if (rc != 1 && rc != 0)
+                return step_errno(rc);
         if (r < 0 || (r = hashmap_put(cache, INT_TO_KEY(object), name)) < 0) {
                 free(name);
                 return r;
@@ -3358,15 +3451,15 @@ static int mix_key_fill(AppMixKey *k, const char *app, int64_t object, const cha
         return 0;
 }
 
-static int mix_add_day(AppMixList *l, size_t *alloc, sqlite3_stmt *st, int col_day, int col_sums, size_t key) {
+static int mix_add_day(AppMixList *l, size_t *alloc, DbStmt *st, int col_day, int col_sums, size_t key) {
         int r = grow((void **) &l->days, l->n_days, alloc, sizeof(AppMixDay));
 
         if (r < 0)
                 return r;
         l->days[l->n_days++] = (AppMixDay) {
-                .day = sqlite3_column_int64(st, col_day), .key = key,
-                .samples = sqlite3_column_int64(st, col_sums), .cpu_seconds = sqlite3_column_double(st, col_sums + 1),
-                .runs = sqlite3_column_int64(st, col_sums + 2),
+                .day = db_column_int(st, col_day), .key = key,
+                .samples = db_column_int(st, col_sums), .cpu_seconds = db_column_double(st, col_sums + 1),
+                .runs = db_column_int(st, col_sums + 2),
         };
         return 0;
 }
@@ -3375,7 +3468,7 @@ static int mix_add_day(AppMixList *l, size_t *alloc, sqlite3_stmt *st, int col_d
 static int mix_read_dim(Conn *c, const AppMixFilter *f, Hashmap *packages, AppMixList *l) {
         _cleanup_(hashmap_freep) Hashmap *index = hashmap_new(&string_hash_ops);
         size_t days_alloc = 0, keys_alloc = 0;
-        sqlite3_stmt *st;
+        DbStmt *st;
         int r, rc;
 
         if (!index)
@@ -3383,9 +3476,9 @@ static int mix_read_dim(Conn *c, const AppMixFilter *f, Hashmap *packages, AppMi
         if ((r = conn_stmt(c, STMT_APP_DIM_DAYS, &st)) < 0 || (r = bind_int(st, 1, f->by)) < 0 ||
             (r = bind_int(st, 2, l->since)) < 0 || (r = bind_int(st, 3, l->until)) < 0)
                 return r;
-        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-                const char *value = (const char *) sqlite3_column_text(st, 1) ?: "";
-                int64_t object = sqlite3_column_int64(st, 2);
+        while ((rc = db_step(st)) == 1) {
+                const char *value = db_column_text(st, 1) ?: "";
+                int64_t object = db_column_int(st, 2);
                 char name[32 + 4096], *copy;
                 uintptr_t k;
 
@@ -3419,7 +3512,7 @@ static int mix_read_dim(Conn *c, const AppMixFilter *f, Hashmap *packages, AppMi
                 if ((r = mix_add_day(l, &days_alloc, st, 0, 3, k - 1)) < 0)
                         break;
         }
-        sqlite3_reset(st);
+        db_reset(st);
         {
                 const void *key;
                 size_t i = 0;
@@ -3429,7 +3522,7 @@ static int mix_read_dim(Conn *c, const AppMixFilter *f, Hashmap *packages, AppMi
         }
         if (r < 0)
                 return r;
-        return rc == SQLITE_DONE ? 0 : sqlite_errno(rc);
+        return rc == 0 ? 0 : step_errno(rc);
 }
 
 /* Filtered: the days of the keys that match, through mix_keys' indexes
@@ -3440,23 +3533,32 @@ static int mix_read_keys(Conn *c, const AppMixFilter *f, Hashmap *packages, AppM
         size_t days_alloc = 0, keys_alloc = 0;
         int64_t *key_ids = NULL;
         char sql[512];
-        sqlite3_stmt *st = NULL;
-        int r, rc = SQLITE_DONE, i = 3;
+        DbStmt *st = NULL;
+        int r, rc = 0, i = 3;
 
         if (!index)
                 return -ENOMEM;
+        char user[32] = "", account[32] = "", partition[32] = "";
+
+        /* numbered: the dialects number a '?' after "?2" differently */
+        if (f->user)
+                snprintf(user, sizeof(user), " AND k.user_name = ?%d", i++);
+        if (f->account)
+                snprintf(account, sizeof(account), " AND k.account = ?%d", i++);
+        if (f->partition)
+                snprintf(partition, sizeof(partition), " AND k.partition_name = ?%d", i++);
+        i = 3;
         snprintf(sql, sizeof(sql),
                  "SELECT d.day, d.mix_key, d.samples, d.cpu_seconds, d.runs FROM mix_keys k JOIN app_days d "
-                 "ON d.mix_key = k.id AND d.day >= ?1 AND d.day < ?2 WHERE 1%s%s%s",
-                 f->user ? " AND k.user_name = ?" : "", f->account ? " AND k.account = ?" : "",
-                 f->partition ? " AND k.partition_name = ?" : "");
-        r = sqlite_errno(sqlite3_prepare_v2(c->db, sql, -1, &st, NULL));
+                 "ON d.mix_key = k.id AND d.day >= ?1 AND d.day < ?2 WHERE TRUE%s%s%s",
+                 user, account, partition);
+        r = db_prepare(c->db, sql, false, &st);
         if (r >= 0 && (r = bind_int(st, 1, l->since)) >= 0 && (r = bind_int(st, 2, l->until)) >= 0 &&
             (!f->user || (r = bind_text(st, i++, f->user)) >= 0) &&
             (!f->account || (r = bind_text(st, i++, f->account)) >= 0) && f->partition)
                 r = bind_text(st, i++, f->partition);
-        while (r >= 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-                int64_t id = sqlite3_column_int64(st, 1);
+        while (r >= 0 && (rc = db_step(st)) == 1) {
+                int64_t id = db_column_int(st, 1);
                 uintptr_t k = (uintptr_t) hashmap_get(index, INT_TO_KEY(id));
 
                 if (k == 0) {
@@ -3469,9 +3571,9 @@ static int mix_read_keys(Conn *c, const AppMixFilter *f, Hashmap *packages, AppM
                 }
                 r = mix_add_day(l, &days_alloc, st, 0, 2, k - 1);
         }
-        if (r >= 0 && rc != SQLITE_DONE)
-                r = sqlite_errno(rc);
-        sqlite3_finalize(st);
+        if (r >= 0 && rc != 0)
+                r = step_errno(rc);
+        db_finalize(st);
         if (r >= 0 && l->n_keys > 0 && !(l->keys = calloc(l->n_keys, sizeof(AppMixKey))))
                 r = -ENOMEM;
         for (size_t n = 0; r >= 0 && n < l->n_keys; n++) {
@@ -3480,17 +3582,17 @@ static int mix_read_keys(Conn *c, const AppMixFilter *f, Hashmap *packages, AppM
 
                 if ((r = conn_stmt(c, STMT_MIX_KEY, &st)) < 0 || (r = bind_int(st, 1, key_ids[n])) < 0)
                         break;
-                rc = sqlite3_step(st);
-                if (rc != SQLITE_ROW) {
-                        sqlite3_reset(st);
-                        r = rc == SQLITE_DONE ? -EIO : sqlite_errno(rc);
+                rc = db_step(st);
+                if (rc != 1) {
+                        db_reset(st);
+                        r = rc == 0 ? -EIO : step_errno(rc);
                         break;
                 }
-                object = sqlite3_column_int64(st, 1);
-                r = mix_key_fill(k, (const char *) sqlite3_column_text(st, 0), object,
-                                 (const char *) sqlite3_column_text(st, 2), (const char *) sqlite3_column_text(st, 3),
-                                 (const char *) sqlite3_column_text(st, 4));
-                sqlite3_reset(st);
+                object = db_column_int(st, 1);
+                r = mix_key_fill(k, db_column_text(st, 0), object,
+                                 db_column_text(st, 2), db_column_text(st, 3),
+                                 db_column_text(st, 4));
+                db_reset(st);
                 if (r >= 0)
                         r = object_package(c, packages, object, &k->package);
         }
@@ -3500,7 +3602,7 @@ static int mix_read_keys(Conn *c, const AppMixFilter *f, Hashmap *packages, AppM
 
 /* The application mix over whole UTC days. */
 static int sqlite_list_app_mix(Storage *base, const AppMixFilter *f, AppMixList *ret) {
-        SqliteStorage *s = (SqliteStorage *) base;
+        SqlStorage *s = (SqlStorage *) base;
         Hashmap *packages = hashmap_new(&uint64_hash_ops);
         AppMixList l = {};
         Conn *c;
@@ -3514,7 +3616,7 @@ static int sqlite_list_app_mix(Storage *base, const AppMixFilter *f, AppMixList 
                 l.until += DAY_SECONDS;
 
         reader_acquire(s, &c);
-        r = conn_exec(c, "BEGIN");
+        r = conn_begin_read(c);
         if (r >= 0)
                 r = f->user || f->account || f->partition || f->app ? mix_read_keys(c, f, packages, &l)
                                                                      : mix_read_dim(c, f, packages, &l);
@@ -3533,19 +3635,18 @@ static int sqlite_list_app_mix(Storage *base, const AppMixFilter *f, AppMixList 
 /* ---- retention ---- */
 
 typedef struct PruneStep {
-        SqliteStorage *s;
+        SqlStorage *s;
         int64_t before;
         int64_t budget;         /* rows this step may still delete */
         PruneResult *res;
 } PruneStep;
 
-static int prune_exec(PruneStep *p, sqlite3_stmt *st, uint64_t *count) {
-        int r = step_done(st);
+static int prune_exec(PruneStep *p, DbStmt *st, uint64_t *count) {
         int64_t n;
+        int r = step_changes(st, &n);
 
         if (r < 0)
                 return r;
-        n = sqlite3_changes(p->s->writer.db);
         *count += (uint64_t) n;
         p->budget -= n;
         return 0;
@@ -3555,7 +3656,7 @@ static int prune_exec(PruneStep *p, sqlite3_stmt *st, uint64_t *count) {
  * hour at a time. 1: all gone, 0: the budget ran out first. */
 static int prune_job(PruneStep *p, int64_t job_id) {
         Conn *c = &p->s->writer;
-        sqlite3_stmt *st;
+        DbStmt *st;
         int r;
 
         if ((r = conn_stmt(c, STMT_PRUNE_JOB_TIMELINE, &st)) < 0 || (r = bind_int(st, 1, job_id)) < 0 ||
@@ -3567,17 +3668,17 @@ static int prune_job(PruneStep *p, int64_t job_id) {
 
                 if ((r = conn_stmt(c, STMT_PRUNE_JOB_BUCKET, &st)) < 0 || (r = bind_int(st, 1, job_id)) < 0)
                         return r;
-                rc = sqlite3_step(st);
-                if (rc != SQLITE_ROW) {
-                        sqlite3_reset(st);
-                        return sqlite_errno(rc);
+                rc = db_step(st);
+                if (rc != 1) {
+                        db_reset(st);
+                        return step_errno(rc);
                 }
-                if (sqlite3_column_type(st, 0) == SQLITE_NULL) {
-                        sqlite3_reset(st);
+                if (db_column_null(st, 0)) {
+                        db_reset(st);
                         return 1;
                 }
-                bucket = sqlite3_column_int64(st, 0);
-                sqlite3_reset(st);
+                bucket = db_column_int(st, 0);
+                db_reset(st);
                 if ((r = conn_stmt(c, STMT_PRUNE_JOB_SAMPLES, &st)) < 0 || (r = bind_int(st, 1, job_id)) < 0 ||
                     (r = bind_int(st, 2, bucket)) < 0 || (r = prune_exec(p, st, &p->res->samples)) < 0)
                         return r;
@@ -3592,34 +3693,34 @@ static int prune_jobs(PruneStep *p) {
         Conn *c = &p->s->writer;
         int64_t ids[JOBS_PER_STEP], mark_id;
         double seen[JOBS_PER_STEP], mark_seen;
-        sqlite3_stmt *st;
+        DbStmt *st;
         bool done = true;
         size_t n = 0;
         int r = 0, rc;
 
         if ((r = conn_stmt(c, STMT_PRUNE_MARK_GET, &st)) < 0)
                 return r;
-        rc = sqlite3_step(st);
-        if (rc != SQLITE_ROW) {
-                sqlite3_reset(st);
-                return rc == SQLITE_DONE ? -EIO : sqlite_errno(rc);
+        rc = db_step(st);
+        if (rc != 1) {
+                db_reset(st);
+                return rc == 0 ? -EIO : step_errno(rc);
         }
-        mark_seen = sqlite3_column_double(st, 0);
-        mark_id = (int64_t) sqlite3_column_double(st, 1);
-        sqlite3_reset(st);
+        mark_seen = db_column_double(st, 0);
+        mark_id = (int64_t) db_column_double(st, 1);
+        db_reset(st);
         if (mark_seen >= (double) p->before)
                 return 1;
         if ((r = conn_stmt(c, STMT_PRUNE_JOBS, &st)) < 0 || (r = bind_double(st, 1, mark_seen)) < 0 ||
             (r = bind_int(st, 2, mark_id)) < 0 || (r = bind_int(st, 3, p->before)) < 0 ||
             (r = bind_int(st, 4, JOBS_PER_STEP)) < 0)
                 return r;
-        while (n < JOBS_PER_STEP && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-                ids[n] = sqlite3_column_int64(st, 0);
-                seen[n++] = sqlite3_column_double(st, 1);
+        while (n < JOBS_PER_STEP && (rc = db_step(st)) == 1) {
+                ids[n] = db_column_int(st, 0);
+                seen[n++] = db_column_double(st, 1);
         }
-        sqlite3_reset(st);
-        if (n < JOBS_PER_STEP && rc != SQLITE_DONE)
-                return sqlite_errno(rc);
+        db_reset(st);
+        if (n < JOBS_PER_STEP && rc != 0)
+                return step_errno(rc);
         for (size_t i = 0; i < n; i++) {
                 r = prune_job(p, ids[i]);
                 if (r < 0)
@@ -3637,7 +3738,7 @@ static int prune_jobs(PruneStep *p) {
                 mark_id = 0;
         }
         if ((r = conn_stmt(c, STMT_PRUNE_MARK_SET, &st)) < 0 || (r = bind_double(st, 1, mark_seen)) < 0 ||
-            (r = bind_int(st, 2, mark_id)) < 0 || (r = step_done(st)) < 0)
+            (r = bind_int(st, 2, mark_id)) < 0 || (r = db_execute(st, false)) < 0)
                 return r;
         return mark_seen >= (double) p->before;
 }
@@ -3646,7 +3747,7 @@ static int prune_jobs(PruneStep *p) {
  * node at a time. 1: none left. */
 static int prune_outside_jobs(PruneStep *p) {
         Conn *c = &p->s->writer;
-        sqlite3_stmt *st;
+        DbStmt *st;
         int r, rc;
 
         while (p->budget > 0) {
@@ -3654,14 +3755,14 @@ static int prune_outside_jobs(PruneStep *p) {
 
                 if ((r = conn_stmt(c, STMT_PRUNE_IDLE_NEXT, &st)) < 0 || (r = bind_int(st, 1, p->before)) < 0)
                         return r;
-                rc = sqlite3_step(st);
-                if (rc != SQLITE_ROW) {
-                        sqlite3_reset(st);
-                        return rc == SQLITE_DONE ? 1 : sqlite_errno(rc);
+                rc = db_step(st);
+                if (rc != 1) {
+                        db_reset(st);
+                        return rc == 0 ? 1 : step_errno(rc);
                 }
-                bucket = sqlite3_column_int64(st, 0);
-                node = sqlite3_column_int64(st, 1);
-                sqlite3_reset(st);
+                bucket = db_column_int(st, 0);
+                node = db_column_int(st, 1);
+                db_reset(st);
                 if ((r = conn_stmt(c, STMT_PRUNE_IDLE, &st)) < 0 || (r = bind_int(st, 1, bucket)) < 0 ||
                     (r = bind_int(st, 2, node)) < 0 || (r = prune_exec(p, st, &p->res->samples)) < 0)
                         return r;
@@ -3673,9 +3774,9 @@ static int prune_outside_jobs(PruneStep *p) {
  * whose sequence numbers grow with time, the oldest prefix. The walk over
  * the groups goes on where the last step left it. 1: a whole walk done. */
 static int prune_batches(PruneStep *p) {
-        SqliteStorage *s = p->s;
+        SqlStorage *s = p->s;
         Conn *c = &s->writer;
-        sqlite3_stmt *st;
+        DbStmt *st;
         int r, rc;
 
         while (p->budget > 0) {
@@ -3686,26 +3787,26 @@ static int prune_batches(PruneStep *p) {
                 if ((r = conn_stmt(c, STMT_PRUNE_BATCH_GROUP, &st)) < 0 || (r = bind_int(st, 1, s->prune_node)) < 0 ||
                     (r = bind_text(st, 2, s->prune_boot)) < 0)
                         return r;
-                rc = sqlite3_step(st);
-                if (rc != SQLITE_ROW) {
-                        sqlite3_reset(st);
+                rc = db_step(st);
+                if (rc != 1) {
+                        db_reset(st);
                         s->prune_node = 0;
                         s->prune_boot[0] = 0;
-                        return rc == SQLITE_DONE ? 1 : sqlite_errno(rc);
+                        return rc == 0 ? 1 : step_errno(rc);
                 }
-                t = sqlite3_column_text(st, 1);
-                node = sqlite3_column_int64(st, 0);
+                t = db_column_text(st, 1);
+                node = db_column_int(st, 0);
                 snprintf(boot, sizeof(boot), "%s", t ? (const char *) t : "");
-                sqlite3_reset(st);
+                db_reset(st);
 
                 if ((r = conn_stmt(c, STMT_PRUNE_BATCH_SEQS, &st)) < 0 || (r = bind_int(st, 1, node)) < 0 ||
                     (r = bind_text(st, 2, boot)) < 0 || (r = bind_int(st, 3, p->budget)) < 0)
                         return r;
-                while ((rc = sqlite3_step(st)) == SQLITE_ROW && sqlite3_column_int64(st, 1) < p->before)
-                        last = sqlite3_column_int64(st, 0);
-                sqlite3_reset(st);
-                if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-                        return sqlite_errno(rc);
+                while ((rc = db_step(st)) == 1 && db_column_int(st, 1) < p->before)
+                        last = db_column_int(st, 0);
+                db_reset(st);
+                if (rc != 1 && rc != 0)
+                        return step_errno(rc);
                 if (last >= 0 && ((r = conn_stmt(c, STMT_PRUNE_BATCHES, &st)) < 0 || (r = bind_int(st, 1, node)) < 0 ||
                                   (r = bind_text(st, 2, boot)) < 0 || (r = bind_int(st, 3, last)) < 0 ||
                                   (r = prune_exec(p, st, &p->res->batches)) < 0))
@@ -3721,14 +3822,14 @@ static int prune_batches(PruneStep *p) {
 }
 
 static int sqlite_prune(Storage *base, int64_t before, unsigned max_rows, PruneResult *ret) {
-        SqliteStorage *s = (SqliteStorage *) base;
+        SqlStorage *s = (SqlStorage *) base;
         PruneStep p = { .s = s, .before = before, .budget = MAX(max_rows, 1u), .res = ret };
         Conn *c = &s->writer;
         int r, jobs = 0, outside = 0, batches = 0;
 
         *ret = (PruneResult) {};
         pthread_mutex_lock(&s->write_lock);
-        r = conn_exec(c, "BEGIN IMMEDIATE");
+        r = db_begin_write(c->db);
         if (r >= 0 && (jobs = prune_jobs(&p)) < 0)
                 r = jobs;
         if (r >= 0 && (outside = prune_outside_jobs(&p)) < 0)
@@ -3738,7 +3839,7 @@ static int sqlite_prune(Storage *base, int64_t before, unsigned max_rows, PruneR
         if (r >= 0)
                 r = conn_exec(c, "COMMIT");
         if (r < 0) {
-                if (!sqlite3_get_autocommit(c->db))
+                if (db_in_transaction(c->db))
                         (void) conn_exec(c, "ROLLBACK");
                 *ret = (PruneResult) {};
         }
@@ -3748,10 +3849,10 @@ static int sqlite_prune(Storage *base, int64_t before, unsigned max_rows, PruneR
 }
 
 static int sqlite_list_nodes(Storage *base, NodeList *ret) {
-        SqliteStorage *s = (SqliteStorage *) base;
+        SqlStorage *s = (SqlStorage *) base;
         NodeList l = {};
         size_t alloc = 0;
-        sqlite3_stmt *st;
+        DbStmt *st;
         Conn *c;
         int r, rc;
 
@@ -3759,7 +3860,7 @@ static int sqlite_list_nodes(Storage *base, NodeList *ret) {
         r = conn_stmt(c, STMT_NODES, &st);
         if (r < 0)
                 goto finish;
-        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        while ((rc = db_step(st)) == 1) {
                 NodeInfo *n;
 
                 r = grow((void **) &l.items, l.n, &alloc, sizeof(NodeInfo));
@@ -3770,19 +3871,19 @@ static int sqlite_list_nodes(Storage *base, NodeList *ret) {
                 n->hostname = column_strdup(st, 1, &r);
                 n->cluster = column_strdup(st, 2, &r);
                 n->boot_id = column_strdup(st, 3, &r);
-                n->cpus = sqlite3_column_int64(st, 4);
-                n->last_seq = sqlite3_column_int64(st, 5);
-                n->batches = sqlite3_column_int64(st, 6);
-                n->samples = sqlite3_column_int64(st, 7);
-                n->samples_lost = sqlite3_column_int64(st, 8);
-                n->first_seen = sqlite3_column_double(st, 9);
-                n->last_seen = sqlite3_column_double(st, 10);
-                n->last_push = sqlite3_column_int64(st, 11);
+                n->cpus = db_column_int(st, 4);
+                n->last_seq = db_column_int(st, 5);
+                n->batches = db_column_int(st, 6);
+                n->samples = db_column_int(st, 7);
+                n->samples_lost = db_column_int(st, 8);
+                n->first_seen = db_column_double(st, 9);
+                n->last_seen = db_column_double(st, 10);
+                n->last_push = db_column_int(st, 11);
                 if (r < 0)
                         goto finish;
         }
-        if (rc != SQLITE_DONE)
-                r = sqlite_errno(rc);
+        if (rc != 0)
+                r = step_errno(rc);
 
 finish:
         reader_release(s, c);
@@ -3795,19 +3896,19 @@ finish:
 }
 
 static int read_run(Conn *c, int64_t job_id, RunFigures *f) {
-        sqlite3_stmt *st;
+        DbStmt *st;
         int r = 0, rc;
 
         if ((r = conn_stmt(c, STMT_RUN_INFO, &st)) < 0 || (r = bind_int(st, 1, job_id)) < 0)
                 return r;
-        rc = sqlite3_step(st);
-        if (rc == SQLITE_ROW) {
+        rc = db_step(st);
+        if (rc == 1) {
                 f->size = column_strdup(st, 0, &r);
                 f->exe = column_strdup(st, 1, &r);
                 f->node_cpus = column_nullable_int(st, 2);
                 f->cpus_alloc = column_nullable_int(st, 3);
-        } else if (rc != SQLITE_DONE)
-                return sqlite_errno(rc);
+        } else if (rc != 0)
+                return step_errno(rc);
         if (r < 0)
                 return r;
 
@@ -3815,14 +3916,14 @@ static int read_run(Conn *c, int64_t job_id, RunFigures *f) {
 }
 
 static int sqlite_get_run_figures(Storage *base, const int64_t *row_ids, size_t n, RunFigures *ret) {
-        SqliteStorage *s = (SqliteStorage *) base;
+        SqlStorage *s = (SqlStorage *) base;
         Conn *c;
         int r;
 
         for (size_t i = 0; i < n; i++)
                 ret[i] = (RunFigures) { .node_cpus = STORAGE_NULL, .cpus_alloc = STORAGE_NULL };
         reader_acquire(s, &c);
-        r = conn_exec(c, "BEGIN");
+        r = conn_begin_read(c);
         for (size_t i = 0; r >= 0 && i < n; i++)
                 r = read_run(c, row_ids[i], &ret[i]);
         reader_release_stmts(c);
@@ -3834,8 +3935,8 @@ static int sqlite_get_run_figures(Storage *base, const int64_t *row_ids, size_t 
 }
 
 static int sqlite_check(Storage *base) {
-        SqliteStorage *s = (SqliteStorage *) base;
-        sqlite3_stmt *st;
+        SqlStorage *s = (SqlStorage *) base;
+        DbStmt *st;
         int64_t n;
         Conn *c;
         int r;
@@ -3849,87 +3950,81 @@ static int sqlite_check(Storage *base) {
 }
 
 static int sqlite_stats(Storage *base, StorageStats *ret) {
-        SqliteStorage *s = (SqliteStorage *) base;
-        static const char *const suffixes[] = { "", "-wal", "-shm" };
-        uint64_t total = 0;
+        SqlStorage *s = (SqlStorage *) base;
+        uint64_t bytes = 0;
+        Conn *c;
+        int r;
 
-        for (size_t i = 0; i < ELEMENTSOF(suffixes); i++) {
-                _cleanup_free_ char *p = NULL;
-                struct stat st;
-
-                if (asprintf(&p, "%s%s", s->path, suffixes[i]) < 0)
-                        return -ENOMEM;
-                if (stat(p, &st) < 0) {
-                        if (errno == ENOENT)
-                                continue;
-                        return -errno;
-                }
-                total += (uint64_t) st.st_size;
-        }
-        *ret = (StorageStats) { .db_bytes = total };
+        reader_acquire(s, &c);
+        r = c->db->driver->size(c->db, &bytes);
+        reader_release(s, c);
+        if (r < 0)
+                return r;
+        *ret = (StorageStats) { .db_bytes = bytes };
         return 0;
 }
 
 /* ---- open, migrate, close ---- */
 
 static int sqlite_migrate(Storage *base, unsigned *ret_from, unsigned *ret_to) {
-        SqliteStorage *s = (SqliteStorage *) base;
+        SqlStorage *s = (SqlStorage *) base;
+        const SqlDialect *d = sql_dialect(s->driver->dialect);
+        const SchemaMigration *migrations = d->migrations;
+        unsigned current = 0, count = *d->n_migrations;
         Conn *c = &s->writer;
-        sqlite3_stmt *st = NULL;
-        unsigned current = 0;
+        DbStmt *st = NULL;
         int r, rc;
 
-        r = conn_exec(c, "CREATE TABLE IF NOT EXISTS schema_version ("
-                         "version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)");
-        if (r < 0)
-                return r;
         pthread_mutex_lock(&s->write_lock);
-        r = conn_exec(c, "BEGIN IMMEDIATE");
+        r = db_begin_write(c->db);
         if (r < 0)
                 goto unlock;
-
-        rc = sqlite3_prepare_v2(c->db, "SELECT version, name FROM schema_version ORDER BY version", -1, &st, NULL);
-        if (rc != SQLITE_OK) {
-                r = sqlite_errno(rc);
+        /* Two stores starting together on one server: the second waits
+         * here until the first has migrated, then finds nothing to do. The
+         * lock comes before the table is created, which would race too. */
+        if (d->migrate_lock && (r = conn_exec(c, d->migrate_lock)) < 0)
                 goto rollback;
-        }
-        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-                int64_t v = sqlite3_column_int64(st, 0);
-                const char *name = (const char *) sqlite3_column_text(st, 1);
+        r = conn_exec(c, d->schema_version_table);
+        if (r < 0)
+                goto rollback;
+
+        r = db_prepare(c->db, "SELECT version, name FROM schema_version ORDER BY version", false, &st);
+        if (r < 0)
+                goto rollback;
+        while ((rc = db_step(st)) == 1) {
+                int64_t v = db_column_int(st, 0);
+                const char *name = db_column_text(st, 1);
 
                 /* A database written by a newer lmk-store, or one whose
                  * history differs from ours, is not ours to change. */
-                if (v != (int64_t) current + 1 || v > (int64_t) schema_migrations_count ||
-                    !name || !streq(name, schema_migrations[v - 1].name)) {
+                if (v != (int64_t) current + 1 || v > (int64_t) count || !name ||
+                    !streq(name, migrations[v - 1].name)) {
                         r = -EPROTO;
                         goto rollback;
                 }
                 current = (unsigned) v;
         }
-        if (rc != SQLITE_DONE) {
-                r = sqlite_errno(rc);
+        if (rc != 0) {
+                r = step_errno(rc);
                 goto rollback;
         }
-        sqlite3_finalize(st);
+        db_finalize(st);
         st = NULL;
 
-        for (unsigned v = current + 1; v <= schema_migrations_count; v++) {
-                const SchemaMigration *m = &schema_migrations[v - 1];
+        for (unsigned v = current + 1; v <= count; v++) {
+                const SchemaMigration *m = &migrations[v - 1];
 
                 r = conn_exec(c, m->sql);
                 if (r < 0)
                         goto rollback;
-                rc = sqlite3_prepare_v2(c->db, "INSERT INTO schema_version (version, name, applied_at) "
-                                               "VALUES (?, ?, CAST(strftime('%s', 'now') AS INTEGER))",
-                                        -1, &st, NULL);
-                if (rc != SQLITE_OK) {
-                        r = sqlite_errno(rc);
+                r = db_prepare(c->db, "INSERT INTO schema_version (version, name, applied_at) VALUES (?, ?, ?)",
+                               false, &st);
+                if (r < 0)
                         goto rollback;
-                }
                 if ((r = bind_int(st, 1, v)) < 0 || (r = bind_text(st, 2, m->name)) < 0 ||
-                    (r = step_done(st)) < 0)
+                    (r = bind_int(st, 3, (int64_t) time(NULL))) < 0 || (r = db_execute(st, false)) < 0)
                         goto rollback;
-                sqlite3_finalize(st);
+                db_finalize(st);
                 st = NULL;
         }
         r = conn_exec(c, "COMMIT");
@@ -3939,11 +4034,11 @@ static int sqlite_migrate(Storage *base, unsigned *ret_from, unsigned *ret_to) {
         if (ret_from)
                 *ret_from = current;
         if (ret_to)
-                *ret_to = schema_migrations_count;
+                *ret_to = count;
         return 0;
 
 rollback:
-        sqlite3_finalize(st);
+        db_finalize(st);
         (void) conn_exec(c, "ROLLBACK");
 unlock:
         pthread_mutex_unlock(&s->write_lock);
@@ -3951,20 +4046,13 @@ unlock:
 }
 
 static void sqlite_close(Storage *base) {
-        SqliteStorage *s = (SqliteStorage *) base;
+        SqlStorage *s = (SqlStorage *) base;
 
         if (!s)
                 return;
-        for (unsigned i = 0; i < s->n_readers; i++)
+        for (unsigned i = 0; s->readers && i < s->n_readers; i++)
                 conn_close(&s->readers[i]);
         free(s->readers);
-        /* Lets SQLite refresh its planner statistics where they went stale,
-         * and folds the WAL back into the database, so a stopped store is
-         * one file. */
-        if (s->writer.db)
-                (void) conn_exec(&s->writer, "PRAGMA optimize");
-        if (s->writer.db)
-                sqlite3_wal_checkpoint_v2(s->writer.db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
         conn_close(&s->writer);
         if (s->object_ids) {
                 caches_clear(s);
@@ -3977,20 +4065,21 @@ static void sqlite_close(Storage *base) {
         pthread_cond_destroy(&s->queue_cond);
         pthread_mutex_destroy(&s->readers_lock);
         pthread_cond_destroy(&s->readers_cond);
-        free(s->path);
         free(s);
 }
 
-static int sqlite_open(const char *location, const StorageOptions *opts, Storage **ret) {
-        SqliteStorage *s;
+static int sql_open(const StorageOps *ops, const DbDriver *driver, const char *location, const StorageOptions *opts,
+                    Storage **ret) {
+        SqlStorage *s;
         int r;
 
         if (!location || !*location)
                 return -EINVAL;
-        s = calloc(1, sizeof(SqliteStorage));
+        s = calloc(1, sizeof(SqlStorage));
         if (!s)
                 return -ENOMEM;
-        s->base.ops = &storage_sqlite_ops;
+        s->base.ops = ops;
+        s->driver = driver;
         s->opts = *opts;
         s->n_readers = MAX(opts->readers, 1u);
         pthread_mutex_init(&s->write_lock, NULL);
@@ -3998,20 +4087,19 @@ static int sqlite_open(const char *location, const StorageOptions *opts, Storage
         pthread_cond_init(&s->queue_cond, NULL);
         pthread_mutex_init(&s->readers_lock, NULL);
         pthread_cond_init(&s->readers_cond, NULL);
-        s->path = strdup(location);
         s->object_ids = hashmap_new(&string_hash_ops);
         s->phase_ids = hashmap_new(&string_hash_ops);
         s->task_ids = hashmap_new(&string_hash_ops);
         s->readers = calloc(s->n_readers, sizeof(Conn));
-        if (!s->path || !s->object_ids || !s->phase_ids || !s->task_ids || !s->readers) {
+        if (!s->object_ids || !s->phase_ids || !s->task_ids || !s->readers) {
                 r = -ENOMEM;
                 goto fail;
         }
-        r = conn_open(&s->writer, location, opts, true);
+        r = conn_open(&s->writer, driver, location, opts, true);
         if (r < 0)
                 goto fail;
         for (unsigned i = 0; i < s->n_readers; i++) {
-                r = conn_open(&s->readers[i], location, opts, false);
+                r = conn_open(&s->readers[i], driver, location, opts, false);
                 if (r < 0)
                         goto fail;
         }
@@ -4023,21 +4111,37 @@ fail:
         return r;
 }
 
-const StorageOps storage_sqlite_ops = {
-        .name = "sqlite",
-        .open = sqlite_open,
-        .migrate = sqlite_migrate,
-        .close = sqlite_close,
-        .ingest = sqlite_ingest,
-        .list_jobs = sqlite_list_jobs,
-        .get_job = sqlite_get_job,
-        .list_job_summaries = sqlite_list_job_summaries,
-        .list_objects = sqlite_list_objects,
-        .list_nodes = sqlite_list_nodes,
-        .list_packages = sqlite_list_packages,
-        .get_run_figures = sqlite_get_run_figures,
-        .list_app_mix = sqlite_list_app_mix,
-        .prune = sqlite_prune,
-        .stats = sqlite_stats,
-        .check = sqlite_check,
-};
+static int sql_open_sqlite(const char *location, const StorageOptions *opts, Storage **ret) {
+        return sql_open(&storage_sqlite_ops, &db_sqlite_driver, location, opts, ret);
+}
+
+/* The backends share everything but the driver they open. */
+#define SQL_STORAGE_OPS(n, o)                                   \
+        {                                                       \
+                .name = n,                                      \
+                .open = o,                                      \
+                .migrate = sqlite_migrate,                      \
+                .close = sqlite_close,                          \
+                .ingest = sqlite_ingest,                        \
+                .list_jobs = sqlite_list_jobs,                  \
+                .get_job = sqlite_get_job,                      \
+                .list_job_summaries = sqlite_list_job_summaries,\
+                .list_objects = sqlite_list_objects,            \
+                .list_nodes = sqlite_list_nodes,                \
+                .list_packages = sqlite_list_packages,          \
+                .get_run_figures = sqlite_get_run_figures,      \
+                .list_app_mix = sqlite_list_app_mix,            \
+                .prune = sqlite_prune,                          \
+                .stats = sqlite_stats,                          \
+                .check = sqlite_check,                          \
+        }
+
+const StorageOps storage_sqlite_ops = SQL_STORAGE_OPS("sqlite", sql_open_sqlite);
+
+#if HAVE_LIBPQ
+static int sql_open_postgresql(const char *location, const StorageOptions *opts, Storage **ret) {
+        return sql_open(&storage_postgresql_ops, &db_postgresql_driver, location, opts, ret);
+}
+
+const StorageOps storage_postgresql_ops = SQL_STORAGE_OPS("postgresql", sql_open_postgresql);
+#endif
