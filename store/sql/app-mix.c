@@ -24,7 +24,7 @@ static int object_package(Conn *c, Hashmap *cache, int64_t object, char **ret) {
                         return -ENOMEM;
                 return 0;
         }
-        if ((r = conn_stmt(c, STMT_OBJECT_PACKAGE, &st)) < 0 || (r = bind_int(st, 1, object)) < 0)
+        if ((r = conn_stmt(c, STMT_OBJECT_PACKAGE, &st)) < 0 || (r = db_bind_int(st, 1, object)) < 0)
                 return r;
         rc = db_step(st);
         if (rc == 1)
@@ -82,8 +82,8 @@ static int mix_read_dim(Conn *c, const AppMixFilter *f, Hashmap *packages, AppMi
 
         if (!index)
                 return -ENOMEM;
-        if ((r = conn_stmt(c, STMT_APP_DIM_DAYS, &st)) < 0 || (r = bind_int(st, 1, f->by)) < 0 ||
-            (r = bind_int(st, 2, l->since)) < 0 || (r = bind_int(st, 3, l->until)) < 0)
+        if ((r = conn_stmt(c, STMT_APP_DIM_DAYS, &st)) < 0 || (r = db_bind_int(st, 1, f->by)) < 0 ||
+            (r = db_bind_int(st, 2, l->since)) < 0 || (r = db_bind_int(st, 3, l->until)) < 0)
                 return r;
         while ((rc = db_step(st)) == 1) {
                 const char *value = db_column_text(st, 1) ?: "";
@@ -162,10 +162,10 @@ static int mix_read_keys(Conn *c, const AppMixFilter *f, Hashmap *packages, AppM
                  "ON d.mix_key = k.id AND d.day >= ?1 AND d.day < ?2 WHERE TRUE%s%s%s",
                  user, account, partition);
         r = db_prepare(c->db, sql, false, &st);
-        if (r >= 0 && (r = bind_int(st, 1, l->since)) >= 0 && (r = bind_int(st, 2, l->until)) >= 0 &&
-            (!f->user || (r = bind_text(st, i++, f->user)) >= 0) &&
-            (!f->account || (r = bind_text(st, i++, f->account)) >= 0) && f->partition)
-                r = bind_text(st, i++, f->partition);
+        if (r >= 0 && (r = db_bind_int(st, 1, l->since)) >= 0 && (r = db_bind_int(st, 2, l->until)) >= 0 &&
+            (!f->user || (r = bind_nullable_text(st, i++, f->user)) >= 0) &&
+            (!f->account || (r = bind_nullable_text(st, i++, f->account)) >= 0) && f->partition)
+                r = bind_nullable_text(st, i++, f->partition);
         while (r >= 0 && (rc = db_step(st)) == 1) {
                 int64_t id = db_column_int(st, 1);
                 uintptr_t k = (uintptr_t) hashmap_get(index, INT_TO_KEY(id));
@@ -189,7 +189,7 @@ static int mix_read_keys(Conn *c, const AppMixFilter *f, Hashmap *packages, AppM
                 AppMixKey *k = &l->keys[n];
                 int64_t object;
 
-                if ((r = conn_stmt(c, STMT_MIX_KEY, &st)) < 0 || (r = bind_int(st, 1, key_ids[n])) < 0)
+                if ((r = conn_stmt(c, STMT_MIX_KEY, &st)) < 0 || (r = db_bind_int(st, 1, key_ids[n])) < 0)
                         break;
                 rc = db_step(st);
                 if (rc != 1) {

@@ -49,19 +49,15 @@ int conn_open(Conn *c, const DbDriver *driver, const char *location, const Stora
         return driver->connect(location, opts, writer, &c->db);
 }
 
-int bind_text(DbStmt *s, int i, const char *v) {
+int bind_nullable_text(DbStmt *s, int i, const char *v) {
         return v ? db_bind_text(s, i, v) : db_bind_null(s, i);
-}
-
-int bind_int(DbStmt *s, int i, int64_t v) {
-        return db_bind_int(s, i, v);
 }
 
 int bind_nullable_int(DbStmt *s, int i, int64_t v) {
         return v == STORAGE_NULL ? db_bind_null(s, i) : db_bind_int(s, i, v);
 }
 
-int bind_double(DbStmt *s, int i, double v) {
+int bind_nullable_double(DbStmt *s, int i, double v) {
         return isnan(v) ? db_bind_null(s, i) : db_bind_double(s, i, v);
 }
 

@@ -5,7 +5,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "ingest.h"
+#include "ingest-app-mix.h"
 
 static int app_day_add(IngestCtx *x, int64_t day, int64_t key, int64_t samples, double cpu_seconds, int64_t runs) {
         static const Stmt stmts[] = { STMT_APP_DAY_UPSERT, STMT_APP_DIM_UPSERT };
@@ -16,11 +16,11 @@ static int app_day_add(IngestCtx *x, int64_t day, int64_t key, int64_t samples, 
                 int r;
 
                 if ((r = conn_stmt(&x->s->writer, stmts[i], &st)) < 0 ||
-                    (r = bind_int(st, 1, day)) < 0 ||
-                    (r = bind_int(st, 2, key)) < 0 ||
-                    (r = bind_int(st, 3, samples)) < 0 ||
+                    (r = db_bind_int(st, 1, day)) < 0 ||
+                    (r = db_bind_int(st, 2, key)) < 0 ||
+                    (r = db_bind_int(st, 3, samples)) < 0 ||
                     (r = bind_sum(st, 4, cpu_seconds)) < 0 ||
-                    (r = bind_int(st, 5, runs)) < 0 ||
+                    (r = db_bind_int(st, 5, runs)) < 0 ||
                     (r = step_changes(st, &changed)) < 0)
                         return r;
                 /* a refused guard changes fewer rows: one, or the key's four */
@@ -38,20 +38,20 @@ static int app_day_take(IngestCtx *x, int64_t day, int64_t key, int64_t samples,
 
         for (size_t i = 0; i < ELEMENTSOF(stmts); i++)
                 if ((r = conn_stmt(&x->s->writer, stmts[i], &st)) < 0 ||
-                    (r = bind_int(st, 1, day)) < 0 ||
-                    (r = bind_int(st, 2, key)) < 0 ||
-                    (r = bind_int(st, 3, samples)) < 0 ||
-                    (r = bind_double(st, 4, cpu_seconds)) < 0 ||
-                    (r = bind_int(st, 5, runs)) < 0 ||
+                    (r = db_bind_int(st, 1, day)) < 0 ||
+                    (r = db_bind_int(st, 2, key)) < 0 ||
+                    (r = db_bind_int(st, 3, samples)) < 0 ||
+                    (r = bind_nullable_double(st, 4, cpu_seconds)) < 0 ||
+                    (r = db_bind_int(st, 5, runs)) < 0 ||
                     (r = db_execute(st, false)) < 0)
                         return r;
         if ((r = conn_stmt(&x->s->writer, STMT_APP_DIM_PRUNE, &st)) < 0 ||
-            (r = bind_int(st, 1, day)) < 0 ||
-            (r = bind_int(st, 2, key)) < 0 ||
+            (r = db_bind_int(st, 1, day)) < 0 ||
+            (r = db_bind_int(st, 2, key)) < 0 ||
             (r = db_execute(st, false)) < 0 ||
             (r = conn_stmt(&x->s->writer, STMT_APP_DAY_PRUNE, &st)) < 0 ||
-            (r = bind_int(st, 1, day)) < 0 ||
-            (r = bind_int(st, 2, key)) < 0)
+            (r = db_bind_int(st, 1, day)) < 0 ||
+            (r = db_bind_int(st, 2, key)) < 0)
                 return r;
         return db_execute(st, false);
 }
@@ -66,7 +66,7 @@ static int app_mix_move(IngestCtx *x, int64_t job_id, int64_t from, int64_t to, 
         int r, rc;
 
         r = conn_stmt(&x->s->writer, STMT_JOB_DAYS, &st);
-        if (r < 0 || (r = bind_int(st, 1, job_id)) < 0)
+        if (r < 0 || (r = db_bind_int(st, 1, job_id)) < 0)
                 return r;
         /* a job's days are few (JOB_TIMELINE_MAX_STEPS at grain 86400 is four
          * months); read them all before writing, the statement stays open */
@@ -106,7 +106,7 @@ int update_app_mix(IngestCtx *x) {
                 DbStmt *st;
                 int r, rc;
 
-                if ((r = conn_stmt(&x->s->writer, STMT_JOB_MIX, &st)) < 0 || (r = bind_int(st, 1, j->id)) < 0)
+                if ((r = conn_stmt(&x->s->writer, STMT_JOB_MIX, &st)) < 0 || (r = db_bind_int(st, 1, j->id)) < 0)
                         return r;
                 rc = db_step(st);
                 if (rc != 1) {
@@ -119,7 +119,7 @@ int update_app_mix(IngestCtx *x) {
                 db_reset(st);
                 if (key == STORAGE_NULL &&
                     ((r = conn_stmt(&x->s->writer, STMT_MIX_KEY_INSERT, &st)) < 0 ||
-                     (r = bind_int(st, 1, j->id)) < 0 ||
+                     (r = db_bind_int(st, 1, j->id)) < 0 ||
                      (r = step_id(st, &key)) < 0))
                         return r;
 
@@ -136,8 +136,8 @@ int update_app_mix(IngestCtx *x) {
                 if (old != STORAGE_NULL && (r = app_mix_move(x, j->id, old, key, run_day)) < 0)
                         return r;
                 if ((r = conn_stmt(&x->s->writer, STMT_JOB_MIX_SET, &st)) < 0 ||
-                    (r = bind_int(st, 1, j->id)) < 0 ||
-                    (r = bind_int(st, 2, key)) < 0 ||
+                    (r = db_bind_int(st, 1, j->id)) < 0 ||
+                    (r = db_bind_int(st, 2, key)) < 0 ||
                     (r = bind_nullable_int(st, 3, run_day)) < 0 ||
                     (r = db_execute(st, false)) < 0)
                         return r;

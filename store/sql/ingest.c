@@ -6,22 +6,11 @@
  * node's software inventory. */
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 
+#include "ingest-app-mix.h"
+#include "ingest-inventory.h"
 #include "ingest.h"
-
-const int64_t timeline_grains[TIMELINE_GRAINS] = { 300, 1800, 10800, 86400 };
-
-int overflow(IngestCtx *x, const char *field, const char *fmt, ...) {
-        va_list ap;
-
-        snprintf(x->err.field, sizeof(x->err.field), "%s", field);
-        va_start(ap, fmt);
-        vsnprintf(x->err.message, sizeof(x->err.message), fmt, ap);
-        va_end(ap);
-        return -EOVERFLOW;
-}
 
 /* stored + add within int64, where either may be NULL (STORAGE_NULL). */
 static bool sum_fits(int64_t stored, int64_t add) {
@@ -56,7 +45,7 @@ static int ingest_node(IngestCtx *x, int64_t now) {
         /* The node's sums first, so that an overflow names its field; the
          * guard in the upsert is the backstop. */
         if ((r = conn_stmt(&x->s->writer, STMT_NODE_SUMS, &st)) < 0 ||
-            (r = bind_text(st, 1, b->node)) < 0)
+            (r = bind_nullable_text(st, 1, b->node)) < 0)
                 return r;
         rc = db_step(st);
         if (rc == 1) {
@@ -75,17 +64,17 @@ static int ingest_node(IngestCtx *x, int64_t now) {
                 return step_errno(rc);
 
         if ((r = conn_stmt(&x->s->writer, STMT_NODE_UPSERT, &st)) < 0 ||
-            (r = bind_text(st, 1, b->node)) < 0 ||
-            (r = bind_text(st, 2, b->hostname)) < 0 ||
-            (r = bind_text(st, 3, b->cluster)) < 0 ||
-            (r = bind_int(st, 4, b->cpus)) < 0 ||
-            (r = bind_text(st, 5, b->boot_id)) < 0 ||
-            (r = bind_int(st, 6, b->seq)) < 0 ||
-            (r = bind_double(st, 7, b->start)) < 0 ||
-            (r = bind_double(st, 8, b->end)) < 0 ||
-            (r = bind_int(st, 9, now)) < 0 ||
-            (r = bind_int(st, 10, b->total_samples)) < 0 ||
-            (r = bind_int(st, 11, b->samples_lost)) < 0)
+            (r = bind_nullable_text(st, 1, b->node)) < 0 ||
+            (r = bind_nullable_text(st, 2, b->hostname)) < 0 ||
+            (r = bind_nullable_text(st, 3, b->cluster)) < 0 ||
+            (r = db_bind_int(st, 4, b->cpus)) < 0 ||
+            (r = bind_nullable_text(st, 5, b->boot_id)) < 0 ||
+            (r = db_bind_int(st, 6, b->seq)) < 0 ||
+            (r = bind_nullable_double(st, 7, b->start)) < 0 ||
+            (r = bind_nullable_double(st, 8, b->end)) < 0 ||
+            (r = db_bind_int(st, 9, now)) < 0 ||
+            (r = db_bind_int(st, 10, b->total_samples)) < 0 ||
+            (r = db_bind_int(st, 11, b->samples_lost)) < 0)
                 return r;
         r = step_id(st, &x->node_id);
         if (r == -ENOENT)
@@ -103,8 +92,8 @@ static int ingest_node(IngestCtx *x, int64_t now) {
                 len += (size_t) sprintf(installed + len, "%s%s:%s", i ? " " : "", b->installed[i].purpose,
                                         b->installed[i].family);
         if ((r = conn_stmt(&x->s->writer, STMT_NODE_INSTALLED, &st)) < 0 ||
-            (r = bind_int(st, 1, x->node_id)) < 0 ||
-            (r = bind_text(st, 2, installed)) < 0)
+            (r = db_bind_int(st, 1, x->node_id)) < 0 ||
+            (r = bind_nullable_text(st, 2, installed)) < 0)
                 return r;
         return db_execute(st, false);
 }
@@ -134,8 +123,8 @@ static int check_job(IngestCtx *x, JobAcc *j, const char *cluster) {
         int r, rc;
 
         if ((r = conn_stmt(&x->s->writer, STMT_JOB_CURRENT, &st)) < 0 ||
-            (r = bind_text(st, 1, j->job)) < 0 ||
-            (r = bind_text(st, 2, cluster)) < 0)
+            (r = bind_nullable_text(st, 1, j->job)) < 0 ||
+            (r = bind_nullable_text(st, 2, cluster)) < 0)
                 return r;
         rc = db_step(st);
         if (rc == 0)
@@ -169,8 +158,8 @@ static int check_job(IngestCtx *x, JobAcc *j, const char *cluster) {
         db_reset(st);
         for (size_t k = 0; k < m->n_notes; k++) {
                 if ((r = conn_stmt(&x->s->writer, STMT_NOTE_SELECT, &st)) < 0 ||
-                    (r = bind_int(st, 1, id)) < 0 ||
-                    (r = bind_text(st, 2, m->notes[k].key)) < 0)
+                    (r = db_bind_int(st, 1, id)) < 0 ||
+                    (r = bind_nullable_text(st, 2, m->notes[k].key)) < 0)
                         return r;
                 rc = db_step(st);
                 if (rc == 1 && text_differs(st, 0, m->notes[k].value)) {
@@ -202,17 +191,17 @@ static int ingest_batch_row(IngestCtx *x, int64_t now) {
         int r;
 
         if ((r = conn_stmt(&x->s->writer, STMT_BATCH_INSERT, &st)) < 0 ||
-            (r = bind_int(st, 1, x->node_id)) < 0 ||
-            (r = bind_text(st, 2, b->boot_id)) < 0 ||
-            (r = bind_int(st, 3, b->seq)) < 0 ||
-            (r = bind_int(st, 4, now)) < 0 ||
-            (r = bind_double(st, 5, b->start)) < 0 ||
-            (r = bind_double(st, 6, b->end)) < 0 ||
-            (r = bind_text(st, 7, b->event)) < 0 ||
-            (r = bind_double(st, 8, b->frequency_hz)) < 0 ||
-            (r = bind_int(st, 9, b->samples_lost)) < 0 ||
-            (r = bind_int(st, 10, (int64_t) b->n_rows)) < 0 ||
-            (r = bind_int(st, 11, b->total_samples)) < 0 ||
+            (r = db_bind_int(st, 1, x->node_id)) < 0 ||
+            (r = bind_nullable_text(st, 2, b->boot_id)) < 0 ||
+            (r = db_bind_int(st, 3, b->seq)) < 0 ||
+            (r = db_bind_int(st, 4, now)) < 0 ||
+            (r = bind_nullable_double(st, 5, b->start)) < 0 ||
+            (r = bind_nullable_double(st, 6, b->end)) < 0 ||
+            (r = bind_nullable_text(st, 7, b->event)) < 0 ||
+            (r = bind_nullable_double(st, 8, b->frequency_hz)) < 0 ||
+            (r = db_bind_int(st, 9, b->samples_lost)) < 0 ||
+            (r = db_bind_int(st, 10, (int64_t) b->n_rows)) < 0 ||
+            (r = db_bind_int(st, 11, b->total_samples)) < 0 ||
             (r = step_changes(st, &changed)) < 0)
                 return r;
         return changed > 0;
@@ -230,13 +219,13 @@ static int job_cluster(IngestCtx *x, const char *job, const char **cluster, char
 
         if (**cluster) {
                 if ((r = conn_stmt(&x->s->writer, STMT_JOB_ADOPT, &st)) < 0 ||
-                    (r = bind_text(st, 1, job)) < 0 ||
-                    (r = bind_text(st, 2, *cluster)) < 0)
+                    (r = bind_nullable_text(st, 1, job)) < 0 ||
+                    (r = bind_nullable_text(st, 2, *cluster)) < 0)
                         return r;
                 return db_execute(st, false);
         }
         if ((r = conn_stmt(&x->s->writer, STMT_JOB_NAMED_CLUSTER, &st)) < 0 ||
-            (r = bind_text(st, 1, job)) < 0)
+            (r = bind_nullable_text(st, 1, job)) < 0)
                 return r;
         while ((rc = db_step(st)) == 1)
                 if (n++ == 0)
@@ -261,12 +250,13 @@ static int ingest_timeline(IngestCtx *x, const JobAcc *j) {
                 int i = 1;
 
                 if ((r = conn_stmt(&x->s->writer, g == 0 ? STMT_JOB_BATCH_UPSERT : STMT_JOB_GRAIN_UPSERT, &st)) < 0 ||
-                    (r = bind_int(st, i++, j->id)) < 0 ||
-                    (g > 0 && (r = bind_int(st, i++, grain)) < 0) ||
-                    (r = bind_int(st, i++, x->node_id)) < 0 ||
-                    (r = bind_double(st, i++, g == 0 ? b->start : floor(b->start / (double) grain) * (double) grain)) < 0 ||
-                    (r = bind_double(st, i++, b->end - b->start)) < 0 ||
-                    (r = bind_int(st, i++, j->samples)) < 0 ||
+                    (r = db_bind_int(st, i++, j->id)) < 0 ||
+                    (g > 0 && (r = db_bind_int(st, i++, grain)) < 0) ||
+                    (r = db_bind_int(st, i++, x->node_id)) < 0 ||
+                    (r = bind_nullable_double(st, i++, g == 0 ? b->start
+                                                              : floor(b->start / (double) grain) * (double) grain)) < 0 ||
+                    (r = bind_nullable_double(st, i++, b->end - b->start)) < 0 ||
+                    (r = db_bind_int(st, i++, j->samples)) < 0 ||
                     (r = bind_sum(st, i++, j->cpu_seconds)) < 0)
                         return r;
                 r = db_execute(st, true);
@@ -329,25 +319,25 @@ static int ingest_jobs(IngestCtx *x) {
                 if (r < 0)
                         return r;
                 if ((r = conn_stmt(&x->s->writer, STMT_JOB_UPSERT, &st)) < 0 ||
-                    (r = bind_text(st, 1, j->job)) < 0 ||
-                    (r = bind_text(st, 2, cluster)) < 0)
+                    (r = bind_nullable_text(st, 1, j->job)) < 0 ||
+                    (r = bind_nullable_text(st, 2, cluster)) < 0)
                         return r;
-                if (m && ((r = bind_text(st, 3, m->user)) < 0 ||
-                          (r = bind_text(st, 4, m->account)) < 0 ||
-                          (r = bind_text(st, 5, m->partition)) < 0 ||
-                          (r = bind_text(st, 6, m->name)) < 0 ||
+                if (m && ((r = bind_nullable_text(st, 3, m->user)) < 0 ||
+                          (r = bind_nullable_text(st, 4, m->account)) < 0 ||
+                          (r = bind_nullable_text(st, 5, m->partition)) < 0 ||
+                          (r = bind_nullable_text(st, 6, m->name)) < 0 ||
                           (r = bind_nullable_int(st, 7, m->nodes)) < 0 ||
                           (r = bind_nullable_int(st, 8, m->tasks)) < 0))
                         return r;
-                if ((r = bind_int(st, 9, m && m->ended)) < 0 ||
-                    (r = bind_double(st, 10, m && !isnan(m->first_seen) ? m->first_seen : b->start)) < 0 ||
-                    (r = bind_double(st, 11, m && !isnan(m->last_seen) ? m->last_seen : b->end)) < 0 ||
-                    (r = bind_int(st, 12, j->samples)) < 0 ||
+                if ((r = db_bind_int(st, 9, m && m->ended)) < 0 ||
+                    (r = bind_nullable_double(st, 10, m && !isnan(m->first_seen) ? m->first_seen : b->start)) < 0 ||
+                    (r = bind_nullable_double(st, 11, m && !isnan(m->last_seen) ? m->last_seen : b->end)) < 0 ||
+                    (r = db_bind_int(st, 12, j->samples)) < 0 ||
                     (r = bind_sum(st, 13, j->cpu_seconds)) < 0 ||
                     (r = bind_nullable_int(st, 14, j->cpu_time_ns)) < 0 ||
                     (r = bind_nullable_int(st, 15, j->cycles)) < 0 ||
                     (r = bind_nullable_int(st, 16, j->instructions)) < 0 ||
-                    (r = bind_int(st, 17, j->conflicts)) < 0)
+                    (r = db_bind_int(st, 17, j->conflicts)) < 0)
                         return r;
                 r = step_id(st, &j->id);
                 if (r == -ENOENT)
@@ -357,20 +347,20 @@ static int ingest_jobs(IngestCtx *x) {
 
                 for (size_t k = 0; m && k < m->n_notes; k++)
                         if ((r = conn_stmt(&x->s->writer, STMT_NOTE_UPSERT, &st)) < 0 ||
-                            (r = bind_int(st, 1, j->id)) < 0 ||
-                            (r = bind_text(st, 2, m->notes[k].key)) < 0 ||
-                            (r = bind_text(st, 3, m->notes[k].value)) < 0 ||
+                            (r = db_bind_int(st, 1, j->id)) < 0 ||
+                            (r = bind_nullable_text(st, 2, m->notes[k].key)) < 0 ||
+                            (r = bind_nullable_text(st, 3, m->notes[k].value)) < 0 ||
                             (r = db_execute(st, false)) < 0)
                                 return r;
 
                 /* A job listed in the batch ran on this node, samples or not. */
                 if ((r = conn_stmt(&x->s->writer, STMT_JOB_NODE_UPSERT, &st)) < 0 ||
-                    (r = bind_int(st, 1, j->id)) < 0 ||
-                    (r = bind_int(st, 2, x->node_id)) < 0 ||
-                    (r = bind_int(st, 3, j->samples)) < 0 ||
+                    (r = db_bind_int(st, 1, j->id)) < 0 ||
+                    (r = db_bind_int(st, 2, x->node_id)) < 0 ||
+                    (r = db_bind_int(st, 3, j->samples)) < 0 ||
                     /* lmkd's first and last sight of the job here, else the interval */
-                    (r = bind_double(st, 4, m && !isnan(m->first_seen) ? m->first_seen : b->start)) < 0 ||
-                    (r = bind_double(st, 5, m && !isnan(m->last_seen) ? m->last_seen : b->end)) < 0 ||
+                    (r = bind_nullable_double(st, 4, m && !isnan(m->first_seen) ? m->first_seen : b->start)) < 0 ||
+                    (r = bind_nullable_double(st, 5, m && !isnan(m->last_seen) ? m->last_seen : b->end)) < 0 ||
                     (r = bind_sum(st, 6, j->cpu_seconds)) < 0 ||
                     (r = bind_nullable_int(st, 7, m ? m->cpus_allocated : BATCH_NULL)) < 0)
                         return r;
@@ -412,13 +402,13 @@ static int ingest_rows(IngestCtx *x) {
                         return r;
 
                 if ((r = conn_stmt(&s->writer, STMT_SAMPLE_UPSERT, &st)) < 0 ||
-                    (r = bind_int(st, 1, job_id)) < 0 ||
-                    (r = bind_int(st, 2, x->bucket)) < 0 ||
-                    (r = bind_int(st, 3, x->node_id)) < 0 ||
-                    (r = bind_int(st, 4, object_id)) < 0 ||
-                    (r = bind_int(st, 5, phase_id)) < 0 ||
-                    (r = bind_int(st, 6, task_id)) < 0 ||
-                    (r = bind_int(st, 7, row->samples)) < 0 ||
+                    (r = db_bind_int(st, 1, job_id)) < 0 ||
+                    (r = db_bind_int(st, 2, x->bucket)) < 0 ||
+                    (r = db_bind_int(st, 3, x->node_id)) < 0 ||
+                    (r = db_bind_int(st, 4, object_id)) < 0 ||
+                    (r = db_bind_int(st, 5, phase_id)) < 0 ||
+                    (r = db_bind_int(st, 6, task_id)) < 0 ||
+                    (r = db_bind_int(st, 7, row->samples)) < 0 ||
                     (r = bind_sum(st, 8, cpu_seconds)) < 0 ||
                     (r = bind_nullable_int(st, 9, row->cpu_time_ns)) < 0 ||
                     (r = bind_nullable_int(st, 10, row->cycles)) < 0 ||
@@ -453,9 +443,9 @@ static int write_rollup(IngestCtx *x, const AccMap *m, Stmt id, const char *what
                 int r;
 
                 if ((r = conn_stmt(&x->s->writer, id, &st)) < 0 ||
-                    (r = bind_int(st, 1, a->a)) < 0 ||
-                    (r = bind_int(st, 2, a->b)) < 0 ||
-                    (r = bind_int(st, 3, a->samples)) < 0 ||
+                    (r = db_bind_int(st, 1, a->a)) < 0 ||
+                    (r = db_bind_int(st, 2, a->b)) < 0 ||
+                    (r = db_bind_int(st, 3, a->samples)) < 0 ||
                     (r = bind_sum(st, 4, a->cpu_seconds)) < 0 ||
                     (r = bind_nullable_int(st, 5, a->cpu_time_ns)) < 0 ||
                     (r = bind_nullable_int(st, 6, a->cycles)) < 0 ||
@@ -477,7 +467,7 @@ static int update_apps(IngestCtx *x) {
                 int r;
 
                 if ((r = conn_stmt(&x->s->writer, STMT_JOB_APP, &st)) < 0 ||
-                    (r = bind_int(st, 1, x->job_pool[i].id)) < 0 ||
+                    (r = db_bind_int(st, 1, x->job_pool[i].id)) < 0 ||
                     (r = db_execute(st, false)) < 0)
                         return r;
         }
@@ -504,9 +494,9 @@ static int write_object_sums(IngestCtx *x) {
                         int r;
 
                         if ((r = conn_stmt(&x->s->writer, grains[g].stmt, &st)) < 0 ||
-                            (r = bind_int(st, 1, x->bucket - x->bucket % grains[g].seconds)) < 0 ||
-                            (r = bind_int(st, 2, a->a)) < 0 ||
-                            (r = bind_int(st, 3, a->samples)) < 0 ||
+                            (r = db_bind_int(st, 1, x->bucket - x->bucket % grains[g].seconds)) < 0 ||
+                            (r = db_bind_int(st, 2, a->a)) < 0 ||
+                            (r = db_bind_int(st, 3, a->samples)) < 0 ||
                             (r = bind_sum(st, 4, a->cpu_seconds)) < 0)
                                 return r;
                         r = db_execute(st, true);
@@ -524,8 +514,8 @@ static int write_object_sums(IngestCtx *x) {
                 if (x->object_hours.pool[i].samples <= 0)
                         continue;
                 if ((r = conn_stmt(&x->s->writer, STMT_OBJECT_LAST_SEEN, &st)) < 0 ||
-                    (r = bind_int(st, 1, x->object_hours.pool[i].a)) < 0 ||
-                    (r = bind_int(st, 2, x->bucket)) < 0 || (r = db_execute(st, false)) < 0)
+                    (r = db_bind_int(st, 1, x->object_hours.pool[i].a)) < 0 ||
+                    (r = db_bind_int(st, 2, x->bucket)) < 0 || (r = db_execute(st, false)) < 0)
                         return r;
         }
         return 0;
@@ -541,12 +531,12 @@ static int ingest_markers(IngestCtx *x) {
                 int r;
 
                 if ((r = conn_stmt(&x->s->writer, STMT_MARKER_UPSERT, &st)) < 0 ||
-                    (r = bind_int(st, 1, job_id)) < 0 ||
-                    (r = bind_text(st, 2, m->comm)) < 0 ||
-                    (r = bind_text(st, 3, m->phase)) < 0 ||
-                    (r = bind_text(st, 4, m->state)) < 0 ||
-                    (r = bind_double(st, 5, b->start)) < 0 ||
-                    (r = bind_double(st, 6, b->end)) < 0 ||
+                    (r = db_bind_int(st, 1, job_id)) < 0 ||
+                    (r = bind_nullable_text(st, 2, m->comm)) < 0 ||
+                    (r = bind_nullable_text(st, 3, m->phase)) < 0 ||
+                    (r = bind_nullable_text(st, 4, m->state)) < 0 ||
+                    (r = bind_nullable_double(st, 5, b->start)) < 0 ||
+                    (r = bind_nullable_double(st, 6, b->end)) < 0 ||
                     (r = db_execute(st, false)) < 0)
                         return r;
         }
@@ -568,16 +558,16 @@ static int ingest_ranks(IngestCtx *x) {
                                 k->phase, NULL, NULL, 1, &phase_id)) < 0)
                         return r;
                 if ((r = conn_stmt(&s->writer, STMT_RANK_UPSERT, &st)) < 0 ||
-                    (r = bind_int(st, 1, job_id)) < 0 ||
-                    (r = bind_text(st, 2, k->step)) < 0 ||
-                    (r = bind_int(st, 3, k->rank)) < 0 ||
-                    (r = bind_int(st, 4, phase_id)) < 0 ||
-                    (r = bind_int(st, 5, k->samples)) < 0 ||
-                    (r = bind_int(st, 6, k->comm_samples)) < 0 ||
+                    (r = db_bind_int(st, 1, job_id)) < 0 ||
+                    (r = bind_nullable_text(st, 2, k->step)) < 0 ||
+                    (r = db_bind_int(st, 3, k->rank)) < 0 ||
+                    (r = db_bind_int(st, 4, phase_id)) < 0 ||
+                    (r = db_bind_int(st, 5, k->samples)) < 0 ||
+                    (r = db_bind_int(st, 6, k->comm_samples)) < 0 ||
                     (r = bind_sum(st, 7, (double) k->samples * cps)) < 0 ||
                     (r = bind_sum(st, 8, (double) k->comm_samples * cps)) < 0 ||
-                    (r = bind_double(st, 9, k->first)) < 0 ||
-                    (r = bind_double(st, 10, k->last)) < 0)
+                    (r = bind_nullable_double(st, 9, k->first)) < 0 ||
+                    (r = bind_nullable_double(st, 10, k->last)) < 0)
                         return r;
                 r = db_execute(st, true);
                 if (r == -EOVERFLOW) {
@@ -590,43 +580,6 @@ static int ingest_ranks(IngestCtx *x) {
                         return r;
         }
         return 0;
-}
-
-int ingest_ctx_init(IngestCtx *x, SqlStorage *s, const Batch *b) {
-        *x = (IngestCtx) {
-                .s = s,
-                .b = b,
-                .bucket = (int64_t) floor(b->start / BUCKET_SECONDS) * BUCKET_SECONDS,
-                .max_jobs = b->n_jobs + b->n_rows + b->n_markers + b->n_ranks,
-        };
-        x->jobs = hashmap_new(&string_hash_ops);
-        x->job_pool = calloc(MAX(x->max_jobs, (size_t) 1), sizeof(JobAcc));
-        if (!x->jobs || !x->job_pool ||
-            acc_map_init(&x->job_objects, b->n_rows) < 0 ||
-            acc_map_init(&x->job_phases, b->n_rows) < 0 ||
-            acc_map_init(&x->object_hours, b->n_rows) < 0)
-                return -ENOMEM;
-        return 0;
-}
-
-void ingest_ctx_done(IngestCtx *x) {
-        hashmap_free(x->jobs);
-        free(x->job_pool);
-        acc_map_done(&x->job_objects);
-        acc_map_done(&x->job_phases);
-        acc_map_done(&x->object_hours);
-}
-
-void ingest_ctx_reset(IngestCtx *x) {
-        hashmap_clear(x->jobs);
-        x->n_jobs = 0;
-        acc_map_reset(&x->job_objects);
-        acc_map_reset(&x->job_phases);
-        acc_map_reset(&x->object_hours);
-        x->node_id = 0;
-        x->err = (BatchError) {};
-        x->conflicts = 0;
-        x->conflict[0] = 0;
 }
 
 int ingest_locked(IngestCtx *x, int64_t now, IngestResult *ret) {

@@ -69,7 +69,7 @@ int intern(SqlStorage *s, Hashmap *cache, Stmt select, Stmt insert,
                 if (r < 0)
                         return r;
                 for (int i = 0; i < nargs; i++)
-                        if ((r = bind_text(st, i + 1, args[i])) < 0)
+                        if ((r = bind_nullable_text(st, i + 1, args[i])) < 0)
                                 return r;
                 r = step_id(st, ret);
                 if (r != -ENOENT)

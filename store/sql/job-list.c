@@ -213,10 +213,10 @@ int job_query_prepare(Conn *c, const JobQuery *q, const char *sql, const int64_t
         if (r < 0)
                 return r;
         for (size_t i = 0; r >= 0 && i < q->n_args; i++)
-                r = q->args[i].text ? bind_text(st, (int) i + 1, q->args[i].text)
-                                    : bind_int(st, (int) i + 1, q->args[i].num);
+                r = q->args[i].text ? bind_nullable_text(st, (int) i + 1, q->args[i].text)
+                                    : db_bind_int(st, (int) i + 1, q->args[i].num);
         for (size_t i = 0; r >= 0 && i < n_extra; i++)
-                r = bind_int(st, (int) (q->n_args + i + 1), extra[i]);
+                r = db_bind_int(st, (int) (q->n_args + i + 1), extra[i]);
         if (r < 0) {
                 db_finalize(st);
                 return r;

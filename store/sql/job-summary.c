@@ -71,7 +71,7 @@ static int read_shares(Conn *c, Stmt id, int64_t job_id, int64_t limit, bool wit
         r = conn_stmt(c, id, &st);
         if (r < 0)
                 return r;
-        if ((r = bind_int(st, 1, job_id)) < 0 || (limit > 0 && (r = bind_int(st, 2, limit)) < 0))
+        if ((r = db_bind_int(st, 1, job_id)) < 0 || (limit > 0 && (r = db_bind_int(st, 2, limit)) < 0))
                 return r;
         while ((rc = db_step(st)) == 1) {
                 r = grow((void **) &l.items, l.n, &alloc, sizeof(Share));
@@ -98,7 +98,7 @@ static int read_notes(Conn *c, int64_t job_id, JobSummary *js) {
         int r, rc;
 
         r = conn_stmt(c, STMT_JOB_NOTES, &st);
-        if (r < 0 || (r = bind_int(st, 1, job_id)) < 0)
+        if (r < 0 || (r = db_bind_int(st, 1, job_id)) < 0)
                 return r;
         while ((rc = db_step(st)) == 1) {
                 r = grow((void **) &js->notes, js->n_notes, &alloc, sizeof(KeyValue));
@@ -118,7 +118,7 @@ static int read_markers(Conn *c, int64_t job_id, JobSummary *js) {
         int r, rc;
 
         r = conn_stmt(c, STMT_JOB_MARKERS, &st);
-        if (r < 0 || (r = bind_int(st, 1, job_id)) < 0)
+        if (r < 0 || (r = db_bind_int(st, 1, job_id)) < 0)
                 return r;
         while ((rc = db_step(st)) == 1) {
                 r = grow((void **) &js->markers, js->n_markers, &alloc, sizeof(Marker));
@@ -139,7 +139,8 @@ int read_rank_rows(Conn *c, Stmt id, int64_t job_id, RankFigures **v, size_t *n,
         int r, rc;
 
         r = conn_stmt(c, id, &st);
-        if (r < 0 || (r = bind_int(st, 1, job_id)) < 0 || (r = bind_int(st, 2, JOB_SUMMARY_MAX_RANK_ROWS + 1)) < 0)
+        if (r < 0 || (r = db_bind_int(st, 1, job_id)) < 0 ||
+            (r = db_bind_int(st, 2, JOB_SUMMARY_MAX_RANK_ROWS + 1)) < 0)
                 return r;
         while ((rc = db_step(st)) == 1) {
                 RankFigures *f;
@@ -183,7 +184,7 @@ static int read_timeline(Conn *c, int64_t job_id, JobSummary *js) {
         int r, rc;
 
         r = conn_stmt(c, STMT_JOB_SPAN, &st);
-        if (r < 0 || (r = bind_int(st, 1, job_id)) < 0)
+        if (r < 0 || (r = db_bind_int(st, 1, job_id)) < 0)
                 return r;
         rc = db_step(st);
         if (rc != 1)
@@ -218,9 +219,9 @@ static int read_timeline(Conn *c, int64_t job_id, JobSummary *js) {
         js->n_timeline = steps;
 
         r = conn_stmt(c, STMT_JOB_TIMELINE, &st);
-        if (r < 0 || (r = bind_int(st, 1, job_id)) < 0 || (r = bind_double(st, 2, first)) < 0 ||
-            (r = bind_double(st, 3, step)) < 0 || (r = bind_int(st, 4, (int64_t) steps)) < 0 ||
-            (r = bind_int(st, 5, JOB_TIMELINE_MAX_NODES)) < 0 || (r = bind_int(st, 6, grain)) < 0)
+        if (r < 0 || (r = db_bind_int(st, 1, job_id)) < 0 || (r = bind_nullable_double(st, 2, first)) < 0 ||
+            (r = bind_nullable_double(st, 3, step)) < 0 || (r = db_bind_int(st, 4, (int64_t) steps)) < 0 ||
+            (r = db_bind_int(st, 5, JOB_TIMELINE_MAX_NODES)) < 0 || (r = db_bind_int(st, 6, grain)) < 0)
                 return r;
         while ((rc = db_step(st)) == 1) {
                 const char *node = db_column_text(st, 0);
@@ -266,7 +267,8 @@ int sql_get_job(Storage *base, const char *job, const char *cluster, JobSummary 
         if (r < 0)
                 goto release;
         r = conn_stmt(c, cluster ? STMT_JOB_FIND_CLUSTER : STMT_JOB_FIND, &st);
-        if (r < 0 || (r = bind_text(st, 1, job)) < 0 || (cluster && (r = bind_text(st, 2, cluster)) < 0))
+        if (r < 0 || (r = bind_nullable_text(st, 1, job)) < 0 ||
+            (cluster && (r = bind_nullable_text(st, 2, cluster)) < 0))
                 goto finish;
         rc = db_step(st);
         if (rc != 1) {

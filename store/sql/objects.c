@@ -71,7 +71,7 @@ static int add_object_rows(Conn *c, Stmt which, int64_t since, int64_t until, Ha
         if (since >= until)
                 return 0;
         r = conn_stmt(c, which, &st);
-        if (r < 0 || (r = bind_int(st, 1, since)) < 0 || (r = bind_int(st, 2, until)) < 0)
+        if (r < 0 || (r = db_bind_int(st, 1, since)) < 0 || (r = db_bind_int(st, 2, until)) < 0)
                 return r;
         while ((rc = db_step(st)) == 1)
                 if ((r = object_sum_add(db_column_int(st, 0), db_column_int(st, 1),
@@ -107,10 +107,10 @@ static int add_scoped_object_rows(Conn *c, const JobScope *scope, int64_t since,
                  "JOIN job_objects jo ON jo.job_id = j.id WHERE j.last_seen >= ?1 AND j.first_seen < ?2%s%s%s",
                  account, partition, cluster);
         r = db_prepare(c->db, sql, false, &st);
-        if (r < 0 || (r = bind_int(st, 1, since)) < 0 || (r = bind_int(st, 2, until)) < 0 ||
-            (scope->account && (r = bind_text(st, i++, scope->account)) < 0) ||
-            (scope->partition && (r = bind_text(st, i++, scope->partition)) < 0) ||
-            (scope->cluster && (r = bind_text(st, i++, scope->cluster)) < 0)) {
+        if (r < 0 || (r = db_bind_int(st, 1, since)) < 0 || (r = db_bind_int(st, 2, until)) < 0 ||
+            (scope->account && (r = bind_nullable_text(st, i++, scope->account)) < 0) ||
+            (scope->partition && (r = bind_nullable_text(st, i++, scope->partition)) < 0) ||
+            (scope->cluster && (r = bind_nullable_text(st, i++, scope->cluster)) < 0)) {
                 db_finalize(st);
                 return r;
         }
@@ -142,7 +142,7 @@ static int kind_ids(Conn *c, const char *kind, Hashmap **ret) {
         if (!h)
                 return -ENOMEM;
         r = conn_stmt(c, STMT_OBJECT_IDS_OF_KIND, &st);
-        if (r < 0 || (r = bind_text(st, 1, kind)) < 0)
+        if (r < 0 || (r = bind_nullable_text(st, 1, kind)) < 0)
                 return r;
         while ((rc = db_step(st)) == 1)
                 if ((r = hashmap_put(h, INT_TO_KEY(db_column_int(st, 0)), (void *) 1)) < 0)
@@ -230,7 +230,7 @@ int sql_list_objects(Storage *base, const ObjectFilter *f, ObjectList *ret) {
         if (r >= 0)
                 r = sum_objects(c, &ol, kind, &f->scope, &v, &n, &ol);
         for (size_t i = 0; r >= 0 && i < n; i++) {
-                if ((r = conn_stmt(c, STMT_OBJECT_NAME, &st)) < 0 || (r = bind_int(st, 1, v[i].id)) < 0)
+                if ((r = conn_stmt(c, STMT_OBJECT_NAME, &st)) < 0 || (r = db_bind_int(st, 1, v[i].id)) < 0)
                         break;
                 rc = db_step(st);
                 if (rc != 1) {

@@ -32,14 +32,14 @@ static int prune_job(PruneStep *p, int64_t job_id) {
         DbStmt *st;
         int r;
 
-        if ((r = conn_stmt(c, STMT_PRUNE_JOB_TIMELINE, &st)) < 0 || (r = bind_int(st, 1, job_id)) < 0 ||
+        if ((r = conn_stmt(c, STMT_PRUNE_JOB_TIMELINE, &st)) < 0 || (r = db_bind_int(st, 1, job_id)) < 0 ||
             (r = prune_exec(p, st, &p->res->timeline)) < 0)
                 return r;
         while (p->budget > 0) {
                 int64_t bucket;
                 int rc;
 
-                if ((r = conn_stmt(c, STMT_PRUNE_JOB_BUCKET, &st)) < 0 || (r = bind_int(st, 1, job_id)) < 0)
+                if ((r = conn_stmt(c, STMT_PRUNE_JOB_BUCKET, &st)) < 0 || (r = db_bind_int(st, 1, job_id)) < 0)
                         return r;
                 rc = db_step(st);
                 if (rc != 1) {
@@ -52,8 +52,8 @@ static int prune_job(PruneStep *p, int64_t job_id) {
                 }
                 bucket = db_column_int(st, 0);
                 db_reset(st);
-                if ((r = conn_stmt(c, STMT_PRUNE_JOB_SAMPLES, &st)) < 0 || (r = bind_int(st, 1, job_id)) < 0 ||
-                    (r = bind_int(st, 2, bucket)) < 0 || (r = prune_exec(p, st, &p->res->samples)) < 0)
+                if ((r = conn_stmt(c, STMT_PRUNE_JOB_SAMPLES, &st)) < 0 || (r = db_bind_int(st, 1, job_id)) < 0 ||
+                    (r = db_bind_int(st, 2, bucket)) < 0 || (r = prune_exec(p, st, &p->res->samples)) < 0)
                         return r;
         }
         return 0;
@@ -83,9 +83,9 @@ static int prune_jobs(PruneStep *p) {
         db_reset(st);
         if (mark_seen >= (double) p->before)
                 return 1;
-        if ((r = conn_stmt(c, STMT_PRUNE_JOBS, &st)) < 0 || (r = bind_double(st, 1, mark_seen)) < 0 ||
-            (r = bind_int(st, 2, mark_id)) < 0 || (r = bind_int(st, 3, p->before)) < 0 ||
-            (r = bind_int(st, 4, JOBS_PER_STEP)) < 0)
+        if ((r = conn_stmt(c, STMT_PRUNE_JOBS, &st)) < 0 || (r = bind_nullable_double(st, 1, mark_seen)) < 0 ||
+            (r = db_bind_int(st, 2, mark_id)) < 0 || (r = db_bind_int(st, 3, p->before)) < 0 ||
+            (r = db_bind_int(st, 4, JOBS_PER_STEP)) < 0)
                 return r;
         while (n < JOBS_PER_STEP && (rc = db_step(st)) == 1) {
                 ids[n] = db_column_int(st, 0);
@@ -110,8 +110,8 @@ static int prune_jobs(PruneStep *p) {
                 mark_seen = (double) p->before;
                 mark_id = 0;
         }
-        if ((r = conn_stmt(c, STMT_PRUNE_MARK_SET, &st)) < 0 || (r = bind_double(st, 1, mark_seen)) < 0 ||
-            (r = bind_int(st, 2, mark_id)) < 0 || (r = db_execute(st, false)) < 0)
+        if ((r = conn_stmt(c, STMT_PRUNE_MARK_SET, &st)) < 0 || (r = bind_nullable_double(st, 1, mark_seen)) < 0 ||
+            (r = db_bind_int(st, 2, mark_id)) < 0 || (r = db_execute(st, false)) < 0)
                 return r;
         return mark_seen >= (double) p->before;
 }
@@ -126,7 +126,7 @@ static int prune_outside_jobs(PruneStep *p) {
         while (p->budget > 0) {
                 int64_t bucket, node;
 
-                if ((r = conn_stmt(c, STMT_PRUNE_IDLE_NEXT, &st)) < 0 || (r = bind_int(st, 1, p->before)) < 0)
+                if ((r = conn_stmt(c, STMT_PRUNE_IDLE_NEXT, &st)) < 0 || (r = db_bind_int(st, 1, p->before)) < 0)
                         return r;
                 rc = db_step(st);
                 if (rc != 1) {
@@ -136,8 +136,8 @@ static int prune_outside_jobs(PruneStep *p) {
                 bucket = db_column_int(st, 0);
                 node = db_column_int(st, 1);
                 db_reset(st);
-                if ((r = conn_stmt(c, STMT_PRUNE_IDLE, &st)) < 0 || (r = bind_int(st, 1, bucket)) < 0 ||
-                    (r = bind_int(st, 2, node)) < 0 || (r = prune_exec(p, st, &p->res->samples)) < 0)
+                if ((r = conn_stmt(c, STMT_PRUNE_IDLE, &st)) < 0 || (r = db_bind_int(st, 1, bucket)) < 0 ||
+                    (r = db_bind_int(st, 2, node)) < 0 || (r = prune_exec(p, st, &p->res->samples)) < 0)
                         return r;
         }
         return 0;
@@ -157,8 +157,9 @@ static int prune_batches(PruneStep *p) {
                 char boot[sizeof(s->prune_boot)];
                 const unsigned char *t;
 
-                if ((r = conn_stmt(c, STMT_PRUNE_BATCH_GROUP, &st)) < 0 || (r = bind_int(st, 1, s->prune_node)) < 0 ||
-                    (r = bind_text(st, 2, s->prune_boot)) < 0)
+                if ((r = conn_stmt(c, STMT_PRUNE_BATCH_GROUP, &st)) < 0 ||
+                    (r = db_bind_int(st, 1, s->prune_node)) < 0 ||
+                    (r = bind_nullable_text(st, 2, s->prune_boot)) < 0)
                         return r;
                 rc = db_step(st);
                 if (rc != 1) {
@@ -172,16 +173,18 @@ static int prune_batches(PruneStep *p) {
                 snprintf(boot, sizeof(boot), "%s", t ? (const char *) t : "");
                 db_reset(st);
 
-                if ((r = conn_stmt(c, STMT_PRUNE_BATCH_SEQS, &st)) < 0 || (r = bind_int(st, 1, node)) < 0 ||
-                    (r = bind_text(st, 2, boot)) < 0 || (r = bind_int(st, 3, p->budget)) < 0)
+                if ((r = conn_stmt(c, STMT_PRUNE_BATCH_SEQS, &st)) < 0 || (r = db_bind_int(st, 1, node)) < 0 ||
+                    (r = bind_nullable_text(st, 2, boot)) < 0 || (r = db_bind_int(st, 3, p->budget)) < 0)
                         return r;
                 while ((rc = db_step(st)) == 1 && db_column_int(st, 1) < p->before)
                         last = db_column_int(st, 0);
                 db_reset(st);
                 if (rc != 1 && rc != 0)
                         return step_errno(rc);
-                if (last >= 0 && ((r = conn_stmt(c, STMT_PRUNE_BATCHES, &st)) < 0 || (r = bind_int(st, 1, node)) < 0 ||
-                                  (r = bind_text(st, 2, boot)) < 0 || (r = bind_int(st, 3, last)) < 0 ||
+                if (last >= 0 && ((r = conn_stmt(c, STMT_PRUNE_BATCHES, &st)) < 0 ||
+                                  (r = db_bind_int(st, 1, node)) < 0 ||
+                                  (r = bind_nullable_text(st, 2, boot)) < 0 ||
+                                  (r = db_bind_int(st, 3, last)) < 0 ||
                                   (r = prune_exec(p, st, &p->res->batches)) < 0))
                         return r;
                 /* the group's old prefix may go on beyond what was read: the

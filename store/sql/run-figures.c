@@ -8,7 +8,7 @@ static int read_run(Conn *c, int64_t job_id, RunFigures *f) {
         DbStmt *st;
         int r = 0, rc;
 
-        if ((r = conn_stmt(c, STMT_RUN_INFO, &st)) < 0 || (r = bind_int(st, 1, job_id)) < 0)
+        if ((r = conn_stmt(c, STMT_RUN_INFO, &st)) < 0 || (r = db_bind_int(st, 1, job_id)) < 0)
                 return r;
         rc = db_step(st);
         if (rc == 1) {

@@ -25,8 +25,7 @@
 /* The coarser grains of a job's time line, in seconds (schema/0009): each
  * holds at most JOB_TIMELINE_MAX_STEPS buckets for a job of up to 120
  * times its length. */
-#define TIMELINE_GRAINS 4
-extern const int64_t timeline_grains[TIMELINE_GRAINS];
+static const int64_t timeline_grains[] = { 300, 1800, 10800, 86400 };
 
 typedef struct Pending Pending;
 
@@ -68,10 +67,10 @@ int reader_acquire(SqlStorage *s, Conn **ret);
 void reader_release_stmts(Conn *c);
 void reader_release(SqlStorage *s, Conn *c);
 int step_errno(int rc);
-int bind_text(DbStmt *s, int i, const char *v);
-int bind_int(DbStmt *s, int i, int64_t v);
+/* NULL, STORAGE_NULL and NAN are bound as SQL NULL */
+int bind_nullable_text(DbStmt *s, int i, const char *v);
 int bind_nullable_int(DbStmt *s, int i, int64_t v);
-int bind_double(DbStmt *s, int i, double v);
+int bind_nullable_double(DbStmt *s, int i, double v);
 int bind_sum(DbStmt *s, int i, double v);
 int step_changes(DbStmt *s, int64_t *ret);
 int step_id(DbStmt *s, int64_t *ret);

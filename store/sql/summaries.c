@@ -61,7 +61,7 @@ static int summary_names(SummaryRead *x, int which, int64_t id, const Names **re
                 return 0;
         }
         if ((r = conn_stmt(x->c, which == PART_OBJECTS ? STMT_OBJECT_NAME : STMT_NODE_NAME, &st)) < 0 ||
-            (r = bind_int(st, 1, id)) < 0)
+            (r = db_bind_int(st, 1, id)) < 0)
                 return r;
         rc = db_step(st);
         if (rc != 1)
@@ -126,7 +126,7 @@ static int read_summary_row(SummaryRead *x, DbStmt *st, int part, JobSummary *js
 static int summary_stmt(SummaryRead *x, Stmt id, const char *ids, DbStmt **ret) {
         int r = conn_stmt(x->c, id, ret);
 
-        return r < 0 ? r : bind_text(*ret, 1, ids);
+        return r < 0 ? r : bind_nullable_text(*ret, 1, ids);
 }
 
 static int read_summary_part(SummaryRead *x, const char *ids, int part) {
