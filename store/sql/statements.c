@@ -79,9 +79,9 @@
 #define SQL_APP_DAY_TAKE(max)                                                                                   \
         "UPDATE app_days SET samples = " max "(samples - ?3, 0), cpu_seconds = " max "(cpu_seconds - ?4, 0), "  \
         "runs = " max "(runs - ?5, 0) WHERE day = ?1 AND mix_key = ?2"
-#define SQL_APP_DIM_UPSERT(day)                                                                         \
+#define SQL_APP_DIM_UPSERT(day, sums)                                                                   \
         "INSERT INTO app_dim_days (dim, day, value, app_object, samples, cpu_seconds, runs) "           \
-        "SELECT " MIX_DIM_COLUMNS(day) ", ?3, ?4, ?5 FROM mix_keys k, " MIX_DIMS " x WHERE k.id = ?2 "  \
+        "SELECT " MIX_DIM_COLUMNS(day) ", " sums " FROM mix_keys k, " MIX_DIMS " x WHERE k.id = ?2 "    \
         "ON CONFLICT (dim, day, value, app_object) DO UPDATE SET "                                      \
         ADD("app_dim_days", "samples") ", " ADD("app_dim_days", "cpu_seconds") ", "                     \
         ADD("app_dim_days", "runs") " "                                                                 \
@@ -121,6 +121,7 @@
 #define POSTGRESQL_IDS "json_array_elements_text(CAST(?1 AS json)) WITH ORDINALITY AS w(value, key)"
 #define POSTGRESQL_ID "CAST(w.value AS BIGINT)"
 #define POSTGRESQL_DAY "CAST(?1 AS BIGINT)"
+#define POSTGRESQL_MIX_SUMS "CAST(?3 AS BIGINT), CAST(?4 AS DOUBLE PRECISION), CAST(?5 AS BIGINT)"
 
 static const char *const stmt_sql[_STMT_MAX] = {
         [STMT_NODE_UPSERT] =
@@ -292,7 +293,7 @@ static const char *const stmt_sql[_STMT_MAX] = {
         [STMT_APP_DAY_PRUNE] = "DELETE FROM app_days WHERE day = ? AND mix_key = ? AND samples = 0 AND runs = 0",
         /* the same per dimension (schema/0013): ?1 day, ?2 key, ?3 samples,
          * ?4 CPU seconds, ?5 runs, into the key's four rows */
-        [STMT_APP_DIM_UPSERT] = SQL_APP_DIM_UPSERT("?1"),
+        [STMT_APP_DIM_UPSERT] = SQL_APP_DIM_UPSERT("?1", "?3, ?4, ?5"),
         [STMT_APP_DIM_TAKE] = SQL_APP_DIM_TAKE("max", "?1"),
         [STMT_APP_DIM_PRUNE] = SQL_APP_DIM_PRUNE("?1"),
         /* retention: raw detail older than the horizon, in small steps */
@@ -418,7 +419,7 @@ static const char *const stmt_sql_postgresql[_STMT_MAX] = {
         [STMT_JOB_BATCH_UPSERT] = SQL_JOB_BATCH_UPSERT("greatest"),
         [STMT_JOB_APP] = SQL_JOB_APP("IS DISTINCT FROM"),
         [STMT_APP_DAY_TAKE] = SQL_APP_DAY_TAKE("greatest"),
-        [STMT_APP_DIM_UPSERT] = SQL_APP_DIM_UPSERT(POSTGRESQL_DAY),
+        [STMT_APP_DIM_UPSERT] = SQL_APP_DIM_UPSERT(POSTGRESQL_DAY, POSTGRESQL_MIX_SUMS),
         [STMT_APP_DIM_TAKE] = SQL_APP_DIM_TAKE("greatest", POSTGRESQL_DAY),
         [STMT_APP_DIM_PRUNE] = SQL_APP_DIM_PRUNE(POSTGRESQL_DAY),
         [STMT_JOB_TIMELINE] = SQL_JOB_TIMELINE("greatest", "least", "CAST(trunc((t.t - ?2) / ?3) AS BIGINT)"),
