@@ -2,22 +2,23 @@
 #include <errno.h>
 #include <string.h>
 
+#include "db.h"
 #include "storage.h"
 
 int storage_ops_for(const char *db, const StorageOps **ret_ops, const char **ret_location) {
-        const char *colon = strchr(db, ':'), *slash = strchr(db, '/');
+        const DbDriver *driver;
+        int r;
 
-        /* A scheme is a prefix before the first ':' that is not part of a path. */
-        if (colon && (!slash || colon < slash)) {
-                if (strncmp(db, "sqlite:", 7) == 0) {
-                        *ret_ops = &storage_sqlite_ops;
-                        *ret_location = db + 7;
-                        return 0;
-                }
-                return -EPROTONOSUPPORT;
+        r = db_driver_for(db, &driver, ret_location);
+        if (r < 0)
+                return r;
+#if HAVE_LIBPQ
+        if (driver == &db_postgresql_driver) {
+                *ret_ops = &storage_postgresql_ops;
+                return 0;
         }
+#endif
         *ret_ops = &storage_sqlite_ops;
-        *ret_location = db;
         return 0;
 }
 

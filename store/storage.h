@@ -8,9 +8,10 @@
 #include "macro.h"
 
 /* The storage interface between lmk-store's HTTP side (ingest, queries) and a
- * database. Everything above this header is independent of the database;
- * a backend implements StorageOps. SQLite (storage-sqlite.c) is the embedded
- * default; docs/lmk-store.md lists what a PostgreSQL backend must provide.
+ * database. Everything above this header is independent of the database.
+ * The one implementation of StorageOps is the SQL code in store/sql/,
+ * written against store/db.h; a database is a driver of db.h: SQLite
+ * (store/sqlite/, the embedded default) or PostgreSQL (store/postgresql/).
  *
  * Threading: ingest() and the queries may be called from several threads at
  * once; a backend serialises writers itself and lets queries run in parallel
@@ -378,9 +379,16 @@ typedef struct StorageOps {
         int (*check)(Storage *s);
 } StorageOps;
 
+/* The StorageOps of each driver differ only in the driver their open()
+ * connects with: location is what the driver takes (a path for SQLite, a
+ * URI or keyword string for PostgreSQL). storage_postgresql_ops exists
+ * only when built with libpq (HAVE_LIBPQ). */
 extern const StorageOps storage_sqlite_ops;
+extern const StorageOps storage_postgresql_ops;
 
-/* Picks the backend for a --db value: "sqlite:PATH" or a plain path. */
+/* Picks the backend for a --db value (db_driver_for() in store/db.h):
+ * "sqlite:PATH" or a plain path; "postgresql://…", "postgres://…" or a
+ * libpq keyword string, -EPROTONOSUPPORT when built without libpq. */
 int storage_ops_for(const char *db, const StorageOps **ret_ops, const char **ret_location);
 
 struct Storage {

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include "rollup.h"
+#include "sql-internal.h"
+
+/* Per-batch state of one job: its metadata (if the batch had any), its id
+ * once upserted, and its totals over the batch's rows. */
+typedef struct JobAcc {
+        const char *job;
+        const BatchJob *meta;
+        int64_t id;
+        int64_t conflicts; /* 1 when meta differs from the stored first claim */
+        int64_t samples;
+        double cpu_seconds;
+        int64_t cpu_time_ns, cycles, instructions;
+} JobAcc;
+
+typedef struct IngestCtx {
+        SqlStorage *s;
+        const Batch *b;
+        int64_t node_id, bucket;
+        Hashmap *jobs; /* job string → JobAcc */
+        JobAcc *job_pool;
+        size_t n_jobs, max_jobs;
+        AccMap job_objects, job_phases, object_hours;
+        BatchError err;        /* for -EOVERFLOW */
+        uint64_t conflicts;
+        char conflict[256];
+} IngestCtx;
+
+/* Gathers and frees what storing batch b needs. */
+int ingest_ctx_init(IngestCtx *x, SqlStorage *s, const Batch *b);
+void ingest_ctx_done(IngestCtx *x);
+/* Forgets what an attempt to store the batch gathered, for another. */
+void ingest_ctx_reset(IngestCtx *x);
+
+/* Records in x->err which field would overflow and why; -EOVERFLOW. */
+_printf_(3, 4)
+int overflow(IngestCtx *x, const char *field, const char *fmt, ...);

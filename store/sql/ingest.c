@@ -1,0 +1,612 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Storing one batch, inside the savepoint the write queue opened for it:
+ * its node, its receipt (which tells a batch stored before), its jobs with
+ * their time lines, its rows and their rollups, the jobs' applications and
+ * the application mix, the site-wide object sums, markers, ranks and the
+ * node's software inventory. */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include "ingest-app-mix.h"
+#include "ingest-inventory.h"
+#include "ingest.h"
+
+/* stored + add within int64, where either may be NULL (STORAGE_NULL). */
+static bool sum_fits(int64_t stored, int64_t add) {
+        int64_t t;
+
+        return stored == STORAGE_NULL || add == STORAGE_NULL || !__builtin_add_overflow(stored, add, &t);
+}
+
+static int ctx_job(IngestCtx *x, const char *job, JobAcc **ret) {
+        JobAcc *j = hashmap_get(x->jobs, job);
+        int r;
+
+        if (!j) {
+                if (x->n_jobs >= x->max_jobs)
+                        return -ENOBUFS;
+                j = &x->job_pool[x->n_jobs++];
+                *j = (JobAcc) { .job = job, .cpu_time_ns = STORAGE_NULL, .cycles = STORAGE_NULL,
+                                .instructions = STORAGE_NULL };
+                r = hashmap_put(x->jobs, job, j);
+                if (r < 0)
+                        return r;
+        }
+        *ret = j;
+        return 0;
+}
+
+static int ingest_node(IngestCtx *x, int64_t now) {
+        const Batch *b = x->b;
+        DbStmt *st;
+        int r, rc;
+
+        /* The node's sums first, so that an overflow names its field; the
+         * guard in the upsert is the backstop. */
+        if ((r = conn_stmt(&x->s->writer, STMT_NODE_SUMS, &st)) < 0 ||
+            (r = bind_nullable_text(st, 1, b->node)) < 0)
+                return r;
+        rc = db_step(st);
+        if (rc == 1) {
+                int64_t samples = db_column_int(st, 0), lost = db_column_int(st, 1),
+                        batches = db_column_int(st, 2);
+
+                db_reset(st);
+                if (!sum_fits(samples, b->total_samples))
+                        return overflow(x, "rows", "adding this batch's samples to node %s's would overflow", b->node);
+                if (!sum_fits(lost, b->samples_lost))
+                        return overflow(x, "sampling.samples_lost",
+                                        "adding to node %s's lost samples would overflow", b->node);
+                if (!sum_fits(batches, 1))
+                        return overflow(x, "batch.seq", "node %s has stored too many batches to count", b->node);
+        } else if (rc != 0)
+                return step_errno(rc);
+
+        if ((r = conn_stmt(&x->s->writer, STMT_NODE_UPSERT, &st)) < 0 ||
+            (r = bind_nullable_text(st, 1, b->node)) < 0 ||
+            (r = bind_nullable_text(st, 2, b->hostname)) < 0 ||
+            (r = bind_nullable_text(st, 3, b->cluster)) < 0 ||
+            (r = db_bind_int(st, 4, b->cpus)) < 0 ||
+            (r = bind_nullable_text(st, 5, b->boot_id)) < 0 ||
+            (r = db_bind_int(st, 6, b->seq)) < 0 ||
+            (r = bind_nullable_double(st, 7, b->start)) < 0 ||
+            (r = bind_nullable_double(st, 8, b->end)) < 0 ||
+            (r = db_bind_int(st, 9, now)) < 0 ||
+            (r = db_bind_int(st, 10, b->total_samples)) < 0 ||
+            (r = db_bind_int(st, 11, b->samples_lost)) < 0)
+                return r;
+        r = step_id(st, &x->node_id);
+        if (r == -ENOENT)
+                return overflow(x, "rows", "adding this batch to node %s's sums would overflow", b->node);
+        if (r < 0 || !b->has_installed)
+                return r;
+
+        /* what the node has installed: rewritten only when it changed */
+        _cleanup_free_ char *installed = NULL;
+        size_t len = 0;
+        installed = calloc(1, b->n_installed * (2 * BATCH_MAX_FAMILY_NAME + 2) + 1);
+        if (!installed)
+                return -ENOMEM;
+        for (size_t i = 0; i < b->n_installed; i++)
+                len += (size_t) sprintf(installed + len, "%s%s:%s", i ? " " : "", b->installed[i].purpose,
+                                        b->installed[i].family);
+        if ((r = conn_stmt(&x->s->writer, STMT_NODE_INSTALLED, &st)) < 0 ||
+            (r = db_bind_int(st, 1, x->node_id)) < 0 ||
+            (r = bind_nullable_text(st, 2, installed)) < 0)
+                return r;
+        return db_execute(st, false);
+}
+
+static bool text_differs(DbStmt *st, int col, const char *claim) {
+        const char *kept = db_column_text(st, col);
+
+        return claim && kept && !streq(kept, claim);
+}
+
+static bool int_differs(DbStmt *st, int col, int64_t claim) {
+        return claim != BATCH_NULL && !db_column_null(st, col) &&
+                db_column_int(st, col) != claim;
+}
+
+/* Reads what is stored of job j: checks that the batch's sums still fit
+ * and whether its metadata claim differs from the kept first claim. A field
+ * the batch leaves null, or that nobody claimed yet, is no conflict; the
+ * same claim again (every node of a multi-node job sends it, a node resends
+ * it after a restart) is none either. Values stay out of the description:
+ * free-text fields may hold control characters that have no place in a log. */
+static int check_job(IngestCtx *x, JobAcc *j, const char *cluster) {
+        const BatchJob *m = j->meta;
+        char differ[128] = "";
+        DbStmt *st;
+        int64_t id;
+        int r, rc;
+
+        if ((r = conn_stmt(&x->s->writer, STMT_JOB_CURRENT, &st)) < 0 ||
+            (r = bind_nullable_text(st, 1, j->job)) < 0 ||
+            (r = bind_nullable_text(st, 2, cluster)) < 0)
+                return r;
+        rc = db_step(st);
+        if (rc == 0)
+                return 0;
+        if (rc != 1)
+                return step_errno(rc);
+
+        id = db_column_int(st, 0);
+        if (!sum_fits(db_column_int(st, 7), j->samples))
+                return overflow(x, "rows", "adding this batch's samples to job %s's would overflow", j->job);
+        if (!isfinite(db_column_double(st, 8) + j->cpu_seconds))
+                return overflow(x, "rows", "adding this batch's CPU seconds to job %s's would overflow", j->job);
+        if (!sum_fits(column_nullable_int(st, 9), j->cpu_time_ns))
+                return overflow(x, "rows", "adding this batch's cpu_time_ns to job %s's would overflow", j->job);
+        if (!sum_fits(column_nullable_int(st, 10), j->cycles))
+                return overflow(x, "rows", "adding this batch's cycles to job %s's would overflow", j->job);
+        if (!sum_fits(column_nullable_int(st, 11), j->instructions))
+                return overflow(x, "rows", "adding this batch's instructions to job %s's would overflow", j->job);
+        if (!m)
+                return 0;
+
+#define DIFFERS(cond, field) \
+        if (cond) \
+                strncat(differ, differ[0] ? ", " field : field, sizeof(differ) - strlen(differ) - 1)
+        DIFFERS(text_differs(st, 1, m->user), "user");
+        DIFFERS(text_differs(st, 2, m->account), "account");
+        DIFFERS(text_differs(st, 3, m->partition), "partition");
+        DIFFERS(text_differs(st, 4, m->name), "name");
+        DIFFERS(int_differs(st, 5, m->nodes), "nodes");
+        DIFFERS(int_differs(st, 6, m->tasks), "tasks");
+        db_reset(st);
+        for (size_t k = 0; k < m->n_notes; k++) {
+                if ((r = conn_stmt(&x->s->writer, STMT_NOTE_SELECT, &st)) < 0 ||
+                    (r = db_bind_int(st, 1, id)) < 0 ||
+                    (r = bind_nullable_text(st, 2, m->notes[k].key)) < 0)
+                        return r;
+                rc = db_step(st);
+                if (rc == 1 && text_differs(st, 0, m->notes[k].value)) {
+                        DIFFERS(true, "notes");
+                        break;
+                }
+                if (rc != 1 && rc != 0)
+                        return step_errno(rc);
+        }
+#undef DIFFERS
+        db_reset(st);
+
+        if (differ[0]) {
+                j->conflicts = 1;
+                /* the first conflict of the batch, for the log: cut short if long */
+                if (x->conflicts++ == 0 &&
+                    snprintf(x->conflict, sizeof(x->conflict), "job %s%s%s: %s", j->job,
+                             cluster[0] ? " on cluster " : "", cluster, differ) >= (int) sizeof(x->conflict))
+                        x->conflict[sizeof(x->conflict) - 1] = 0;
+        }
+        return 0;
+}
+
+/* Returns 1 when the batch is new, 0 when it was stored before. */
+static int ingest_batch_row(IngestCtx *x, int64_t now) {
+        const Batch *b = x->b;
+        int64_t changed;
+        DbStmt *st;
+        int r;
+
+        if ((r = conn_stmt(&x->s->writer, STMT_BATCH_INSERT, &st)) < 0 ||
+            (r = db_bind_int(st, 1, x->node_id)) < 0 ||
+            (r = bind_nullable_text(st, 2, b->boot_id)) < 0 ||
+            (r = db_bind_int(st, 3, b->seq)) < 0 ||
+            (r = db_bind_int(st, 4, now)) < 0 ||
+            (r = bind_nullable_double(st, 5, b->start)) < 0 ||
+            (r = bind_nullable_double(st, 6, b->end)) < 0 ||
+            (r = bind_nullable_text(st, 7, b->event)) < 0 ||
+            (r = bind_nullable_double(st, 8, b->frequency_hz)) < 0 ||
+            (r = db_bind_int(st, 9, b->samples_lost)) < 0 ||
+            (r = db_bind_int(st, 10, (int64_t) b->n_rows)) < 0 ||
+            (r = db_bind_int(st, 11, b->total_samples)) < 0 ||
+            (r = step_changes(st, &changed)) < 0)
+                return r;
+        return changed > 0;
+}
+
+/* A node that knows no cluster name may push a job's first batch before it
+ * has read the job's SLURM_CLUSTER_NAME: the job is then the same one as
+ * the one id on a named cluster. An unnamed copy is adopted by the first
+ * named claim; an unnamed claim joins the one named job of that id (with
+ * two or more, it stays apart: which one is unknown). *cluster may be
+ * pointed at buf, which then holds the named cluster. */
+static int job_cluster(IngestCtx *x, const char *job, const char **cluster, char *buf, size_t size) {
+        DbStmt *st;
+        int r, rc, n = 0;
+
+        if (**cluster) {
+                if ((r = conn_stmt(&x->s->writer, STMT_JOB_ADOPT, &st)) < 0 ||
+                    (r = bind_nullable_text(st, 1, job)) < 0 ||
+                    (r = bind_nullable_text(st, 2, *cluster)) < 0)
+                        return r;
+                return db_execute(st, false);
+        }
+        if ((r = conn_stmt(&x->s->writer, STMT_JOB_NAMED_CLUSTER, &st)) < 0 ||
+            (r = bind_nullable_text(st, 1, job)) < 0)
+                return r;
+        while ((rc = db_step(st)) == 1)
+                if (n++ == 0)
+                        snprintf(buf, size, "%s", db_column_text(st, 0));
+        db_reset(st);
+        if (rc != 0)
+                return step_errno(rc);
+        if (n == 1)
+                *cluster = buf;
+        return 0;
+}
+
+/* The batch in the job's time line: as itself (grain 0), and added to the
+ * bucket of each coarser grain it starts in (schema/0009). */
+static int ingest_timeline(IngestCtx *x, const JobAcc *j) {
+        const Batch *b = x->b;
+        DbStmt *st;
+        int r;
+
+        for (size_t g = 0; g <= ELEMENTSOF(timeline_grains); g++) {
+                int64_t grain = g == 0 ? 0 : timeline_grains[g - 1];
+                int i = 1;
+
+                if ((r = conn_stmt(&x->s->writer, g == 0 ? STMT_JOB_BATCH_UPSERT : STMT_JOB_GRAIN_UPSERT, &st)) < 0 ||
+                    (r = db_bind_int(st, i++, j->id)) < 0 ||
+                    (g > 0 && (r = db_bind_int(st, i++, grain)) < 0) ||
+                    (r = db_bind_int(st, i++, x->node_id)) < 0 ||
+                    (r = bind_nullable_double(st, i++, g == 0 ? b->start
+                                                              : floor(b->start / (double) grain) * (double) grain)) < 0 ||
+                    (r = bind_nullable_double(st, i++, b->end - b->start)) < 0 ||
+                    (r = db_bind_int(st, i++, j->samples)) < 0 ||
+                    (r = bind_sum(st, i++, j->cpu_seconds)) < 0)
+                        return r;
+                r = db_execute(st, true);
+                if (r == -EOVERFLOW)
+                        return overflow(x, "rows", "adding this batch to job %s's time line on node %s would overflow",
+                                        j->job, b->node);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int ingest_jobs(IngestCtx *x) {
+        const Batch *b = x->b;
+        double cps = 1.0 / b->frequency_hz;
+        size_t i;
+        JobAcc *j;
+        int r;
+
+        for (i = 0; i < b->n_jobs; i++) {
+                r = ctx_job(x, b->jobs[i].job, &j);
+                if (r < 0)
+                        return r;
+                j->meta = &b->jobs[i];
+        }
+        for (i = 0; i < b->n_rows; i++) {
+                const BatchRow *row = &b->rows[i];
+
+                if (!row->job)
+                        continue;
+                r = ctx_job(x, row->job, &j);
+                if (r < 0)
+                        return r;
+                j->samples += row->samples;
+                j->cpu_seconds += (double) row->samples * cps;
+                add_counter(&j->cpu_time_ns, row->cpu_time_ns);
+                add_counter(&j->cycles, row->cycles);
+                add_counter(&j->instructions, row->instructions);
+        }
+        for (i = 0; i < b->n_markers; i++)
+                if (b->markers[i].job && (r = ctx_job(x, b->markers[i].job, &j)) < 0)
+                        return r;
+        for (i = 0; i < b->n_ranks; i++)
+                if ((r = ctx_job(x, b->ranks[i].job, &j)) < 0)
+                        return r;
+
+        for (i = 0; i < x->n_jobs; i++) {
+                const BatchJob *m;
+                const char *cluster;
+                char named[256];
+                DbStmt *st;
+
+                j = &x->job_pool[i];
+                m = j->meta;
+                cluster = (m ? m->cluster : NULL) ?: b->cluster ?: "";
+                r = job_cluster(x, j->job, &cluster, named, sizeof(named));
+                if (r < 0)
+                        return r;
+                r = check_job(x, j, cluster);
+                if (r < 0)
+                        return r;
+                if ((r = conn_stmt(&x->s->writer, STMT_JOB_UPSERT, &st)) < 0 ||
+                    (r = bind_nullable_text(st, 1, j->job)) < 0 ||
+                    (r = bind_nullable_text(st, 2, cluster)) < 0)
+                        return r;
+                if (m && ((r = bind_nullable_text(st, 3, m->user)) < 0 ||
+                          (r = bind_nullable_text(st, 4, m->account)) < 0 ||
+                          (r = bind_nullable_text(st, 5, m->partition)) < 0 ||
+                          (r = bind_nullable_text(st, 6, m->name)) < 0 ||
+                          (r = bind_nullable_int(st, 7, m->nodes)) < 0 ||
+                          (r = bind_nullable_int(st, 8, m->tasks)) < 0))
+                        return r;
+                if ((r = db_bind_int(st, 9, m && m->ended)) < 0 ||
+                    (r = bind_nullable_double(st, 10, m && !isnan(m->first_seen) ? m->first_seen : b->start)) < 0 ||
+                    (r = bind_nullable_double(st, 11, m && !isnan(m->last_seen) ? m->last_seen : b->end)) < 0 ||
+                    (r = db_bind_int(st, 12, j->samples)) < 0 ||
+                    (r = bind_sum(st, 13, j->cpu_seconds)) < 0 ||
+                    (r = bind_nullable_int(st, 14, j->cpu_time_ns)) < 0 ||
+                    (r = bind_nullable_int(st, 15, j->cycles)) < 0 ||
+                    (r = bind_nullable_int(st, 16, j->instructions)) < 0 ||
+                    (r = db_bind_int(st, 17, j->conflicts)) < 0)
+                        return r;
+                r = step_id(st, &j->id);
+                if (r == -ENOENT)
+                        return overflow(x, "rows", "adding this batch to job %s's sums would overflow", j->job);
+                if (r < 0)
+                        return r;
+
+                for (size_t k = 0; m && k < m->n_notes; k++)
+                        if ((r = conn_stmt(&x->s->writer, STMT_NOTE_UPSERT, &st)) < 0 ||
+                            (r = db_bind_int(st, 1, j->id)) < 0 ||
+                            (r = bind_nullable_text(st, 2, m->notes[k].key)) < 0 ||
+                            (r = bind_nullable_text(st, 3, m->notes[k].value)) < 0 ||
+                            (r = db_execute(st, false)) < 0)
+                                return r;
+
+                /* A job listed in the batch ran on this node, samples or not. */
+                if ((r = conn_stmt(&x->s->writer, STMT_JOB_NODE_UPSERT, &st)) < 0 ||
+                    (r = db_bind_int(st, 1, j->id)) < 0 ||
+                    (r = db_bind_int(st, 2, x->node_id)) < 0 ||
+                    (r = db_bind_int(st, 3, j->samples)) < 0 ||
+                    /* lmkd's first and last sight of the job here, else the interval */
+                    (r = bind_nullable_double(st, 4, m && !isnan(m->first_seen) ? m->first_seen : b->start)) < 0 ||
+                    (r = bind_nullable_double(st, 5, m && !isnan(m->last_seen) ? m->last_seen : b->end)) < 0 ||
+                    (r = bind_sum(st, 6, j->cpu_seconds)) < 0 ||
+                    (r = bind_nullable_int(st, 7, m ? m->cpus_allocated : BATCH_NULL)) < 0)
+                        return r;
+                r = db_execute(st, true);
+                if (r == -EOVERFLOW)
+                        return overflow(x, "rows", "adding this batch to job %s's samples on node %s would overflow",
+                                        j->job, b->node);
+                if (r < 0)
+                        return r;
+
+                r = ingest_timeline(x, j);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int ingest_rows(IngestCtx *x) {
+        SqlStorage *s = x->s;
+        const Batch *b = x->b;
+        double cps = 1.0 / b->frequency_hz;
+
+        for (size_t i = 0; i < b->n_rows; i++) {
+                const BatchRow *row = &b->rows[i];
+                int64_t job_id = 0, object_id, phase_id, task_id;
+                double cpu_seconds = (double) row->samples * cps;
+                DbStmt *st;
+                int r;
+
+                if (row->job)
+                        job_id = ((JobAcc *) hashmap_get(x->jobs, row->job))->id;
+                if ((r = intern(s, s->object_ids, STMT_OBJECT_SELECT, STMT_OBJECT_INSERT,
+                                row->object, code_kind_to_string(row->kind), row->build_id, 3,
+                                &object_id)) < 0 ||
+                    (r = intern(s, s->phase_ids, STMT_PHASE_SELECT, STMT_PHASE_INSERT,
+                                row->phase, NULL, NULL, 1, &phase_id)) < 0 ||
+                    (r = intern(s, s->task_ids, STMT_TASK_SELECT, STMT_TASK_INSERT,
+                                row->step, row->user, row->comm, 3, &task_id)) < 0)
+                        return r;
+
+                if ((r = conn_stmt(&s->writer, STMT_SAMPLE_UPSERT, &st)) < 0 ||
+                    (r = db_bind_int(st, 1, job_id)) < 0 ||
+                    (r = db_bind_int(st, 2, x->bucket)) < 0 ||
+                    (r = db_bind_int(st, 3, x->node_id)) < 0 ||
+                    (r = db_bind_int(st, 4, object_id)) < 0 ||
+                    (r = db_bind_int(st, 5, phase_id)) < 0 ||
+                    (r = db_bind_int(st, 6, task_id)) < 0 ||
+                    (r = db_bind_int(st, 7, row->samples)) < 0 ||
+                    (r = bind_sum(st, 8, cpu_seconds)) < 0 ||
+                    (r = bind_nullable_int(st, 9, row->cpu_time_ns)) < 0 ||
+                    (r = bind_nullable_int(st, 10, row->cycles)) < 0 ||
+                    (r = bind_nullable_int(st, 11, row->instructions)) < 0)
+                        return r;
+                r = db_execute(st, true);
+                if (r == -EOVERFLOW) {
+                        char field[32];
+
+                        snprintf(field, sizeof(field), "rows[%zu]", i);
+                        return overflow(x, field, "adding this row to the stored sums of its job, hour, node, "
+                                        "object, phase and task would overflow");
+                }
+                if (r < 0)
+                        return r;
+
+                if (job_id != 0 &&
+                    ((r = acc_add(&x->job_objects, job_id, object_id, row, cpu_seconds)) < 0 ||
+                     (r = acc_add(&x->job_phases, job_id, phase_id, row, cpu_seconds)) < 0))
+                        return r;
+                r = acc_add(&x->object_hours, object_id, 0, row, cpu_seconds);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int write_rollup(IngestCtx *x, const AccMap *m, Stmt id, const char *what) {
+        for (size_t i = 0; i < m->n; i++) {
+                const Acc *a = &m->pool[i];
+                DbStmt *st;
+                int r;
+
+                if ((r = conn_stmt(&x->s->writer, id, &st)) < 0 ||
+                    (r = db_bind_int(st, 1, a->a)) < 0 ||
+                    (r = db_bind_int(st, 2, a->b)) < 0 ||
+                    (r = db_bind_int(st, 3, a->samples)) < 0 ||
+                    (r = bind_sum(st, 4, a->cpu_seconds)) < 0 ||
+                    (r = bind_nullable_int(st, 5, a->cpu_time_ns)) < 0 ||
+                    (r = bind_nullable_int(st, 6, a->cycles)) < 0 ||
+                    (r = bind_nullable_int(st, 7, a->instructions)) < 0)
+                        return r;
+                r = db_execute(st, true);
+                if (r == -EOVERFLOW)
+                        return overflow(x, "rows", "adding this batch to a job's stored sums per %s would overflow", what);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* After the batch's rollups: the application of each job it touched. */
+static int update_apps(IngestCtx *x) {
+        for (size_t i = 0; i < x->n_jobs; i++) {
+                DbStmt *st;
+                int r;
+
+                if ((r = conn_stmt(&x->s->writer, STMT_JOB_APP, &st)) < 0 ||
+                    (r = db_bind_int(st, 1, x->job_pool[i].id)) < 0 ||
+                    (r = db_execute(st, false)) < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* Site-wide time per object, in the batch's hour and in its day. */
+static int write_object_sums(IngestCtx *x) {
+        static const struct {
+                Stmt stmt;
+                int64_t seconds;
+                const char *name;
+        } grains[] = {
+                { STMT_OBJECT_HOUR_UPSERT, BUCKET_SECONDS, "hour" },
+                { STMT_OBJECT_DAY_UPSERT, DAY_SECONDS, "day" },
+                { STMT_OBJECT_WEEK_UPSERT, WEEK_SECONDS, "week" },
+                { STMT_OBJECT_PERIOD_UPSERT, PERIOD_SECONDS, "four weeks" },
+        };
+
+        for (size_t g = 0; g < ELEMENTSOF(grains); g++)
+                for (size_t i = 0; i < x->object_hours.n; i++) {
+                        const Acc *a = &x->object_hours.pool[i];
+                        DbStmt *st;
+                        int r;
+
+                        if ((r = conn_stmt(&x->s->writer, grains[g].stmt, &st)) < 0 ||
+                            (r = db_bind_int(st, 1, x->bucket - x->bucket % grains[g].seconds)) < 0 ||
+                            (r = db_bind_int(st, 2, a->a)) < 0 ||
+                            (r = db_bind_int(st, 3, a->samples)) < 0 ||
+                            (r = bind_sum(st, 4, a->cpu_seconds)) < 0)
+                                return r;
+                        r = db_execute(st, true);
+                        if (r == -EOVERFLOW)
+                                return overflow(x, "rows", "adding this batch to the site-wide samples of an "
+                                                "object in that %s would overflow", grains[g].name);
+                        if (r < 0)
+                                return r;
+                }
+        /* when each object was last used (the unused-software list) */
+        for (size_t i = 0; i < x->object_hours.n; i++) {
+                DbStmt *st;
+                int r;
+
+                if (x->object_hours.pool[i].samples <= 0)
+                        continue;
+                if ((r = conn_stmt(&x->s->writer, STMT_OBJECT_LAST_SEEN, &st)) < 0 ||
+                    (r = db_bind_int(st, 1, x->object_hours.pool[i].a)) < 0 ||
+                    (r = db_bind_int(st, 2, x->bucket)) < 0 || (r = db_execute(st, false)) < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int ingest_markers(IngestCtx *x) {
+        const Batch *b = x->b;
+
+        for (size_t i = 0; i < b->n_markers; i++) {
+                const BatchMarker *m = &b->markers[i];
+                int64_t job_id = m->job ? ((JobAcc *) hashmap_get(x->jobs, m->job))->id : 0;
+                DbStmt *st;
+                int r;
+
+                if ((r = conn_stmt(&x->s->writer, STMT_MARKER_UPSERT, &st)) < 0 ||
+                    (r = db_bind_int(st, 1, job_id)) < 0 ||
+                    (r = bind_nullable_text(st, 2, m->comm)) < 0 ||
+                    (r = bind_nullable_text(st, 3, m->phase)) < 0 ||
+                    (r = bind_nullable_text(st, 4, m->state)) < 0 ||
+                    (r = bind_nullable_double(st, 5, b->start)) < 0 ||
+                    (r = bind_nullable_double(st, 6, b->end)) < 0 ||
+                    (r = db_execute(st, false)) < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int ingest_ranks(IngestCtx *x) {
+        SqlStorage *s = x->s;
+        const Batch *b = x->b;
+        double cps = 1.0 / b->frequency_hz;
+
+        for (size_t i = 0; i < b->n_ranks; i++) {
+                const BatchRank *k = &b->ranks[i];
+                int64_t job_id = ((JobAcc *) hashmap_get(x->jobs, k->job))->id, phase_id;
+                DbStmt *st;
+                int r;
+
+                if ((r = intern(s, s->phase_ids, STMT_PHASE_SELECT, STMT_PHASE_INSERT,
+                                k->phase, NULL, NULL, 1, &phase_id)) < 0)
+                        return r;
+                if ((r = conn_stmt(&s->writer, STMT_RANK_UPSERT, &st)) < 0 ||
+                    (r = db_bind_int(st, 1, job_id)) < 0 ||
+                    (r = bind_nullable_text(st, 2, k->step)) < 0 ||
+                    (r = db_bind_int(st, 3, k->rank)) < 0 ||
+                    (r = db_bind_int(st, 4, phase_id)) < 0 ||
+                    (r = db_bind_int(st, 5, k->samples)) < 0 ||
+                    (r = db_bind_int(st, 6, k->comm_samples)) < 0 ||
+                    (r = bind_sum(st, 7, (double) k->samples * cps)) < 0 ||
+                    (r = bind_sum(st, 8, (double) k->comm_samples * cps)) < 0 ||
+                    (r = bind_nullable_double(st, 9, k->first)) < 0 ||
+                    (r = bind_nullable_double(st, 10, k->last)) < 0)
+                        return r;
+                r = db_execute(st, true);
+                if (r == -EOVERFLOW) {
+                        char field[32];
+
+                        snprintf(field, sizeof(field), "ranks[%zu]", i);
+                        return overflow(x, field, "adding this rank's samples to its stored sums would overflow");
+                }
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+int ingest_locked(IngestCtx *x, int64_t now, IngestResult *ret) {
+        int r;
+
+        r = ingest_node(x, now);
+        if (r < 0)
+                return r;
+        r = ingest_batch_row(x, now);
+        if (r < 0)
+                return r;
+        if (r == 0) {
+                *ret = (IngestResult) { .duplicate = true, .rows = x->b->n_rows };
+                return 0;
+        }
+        if ((r = ingest_jobs(x)) < 0 ||
+            (r = ingest_rows(x)) < 0 ||
+            (r = write_rollup(x, &x->job_objects, STMT_JOB_OBJECT_UPSERT, "object")) < 0 ||
+            (r = write_rollup(x, &x->job_phases, STMT_JOB_PHASE_UPSERT, "phase")) < 0 ||
+            (r = update_apps(x)) < 0 ||
+            (r = update_app_mix(x)) < 0 ||
+            (r = write_object_sums(x)) < 0 ||
+            (r = ingest_markers(x)) < 0 ||
+            (r = ingest_ranks(x)) < 0 ||
+            (r = ingest_inventory(x, now)) < 0)
+                return r;
+        *ret = (IngestResult) { .duplicate = false, .rows = x->b->n_rows, .metadata_conflicts = x->conflicts };
+        memcpy(ret->conflict, x->conflict, sizeof(ret->conflict));
+        return 0;
+}

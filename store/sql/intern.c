@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The ids of objects, phases and tasks, found or created by their strings
+ * and cached across batches (writer only). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sql-internal.h"
+
+/* A site has a few thousand distinct objects, phases and tasks; the bound
+ * only guards against a node that sends a new path with every row. */
+#define ID_CACHE_MAX 200000
+
+static void id_cache_clear(Hashmap *h) {
+        const void *key;
+        size_t i = 0;
+
+        while (hashmap_iterate(h, &i, NULL, &key))
+                free((void *) key);
+        hashmap_clear(h);
+}
+
+void caches_clear(SqlStorage *s) {
+        id_cache_clear(s->object_ids);
+        id_cache_clear(s->phase_ids);
+        id_cache_clear(s->task_ids);
+}
+
+/* Cache keys of several strings: each string prefixed by its length, so that
+ * no choice of separator can make two different tuples collide. */
+static char *make_key(char *buf, size_t size, const char *a, const char *b, const char *c) {
+        int n = snprintf(buf, size, "%zu:%s%zu:%s%zu:%s", strlen(a), a, strlen(b), b, strlen(c), c);
+
+        return n >= 0 && (size_t) n < size ? buf : NULL;
+}
+
+static int id_cache_put(Hashmap *h, const char *key, int64_t id) {
+        char *k;
+        int r;
+
+        if (hashmap_size(h) >= ID_CACHE_MAX)
+                id_cache_clear(h);
+        k = strdup(key);
+        if (!k)
+                return -ENOMEM;
+        r = hashmap_put(h, k, (void *) (uintptr_t) id);
+        if (r < 0)
+                free(k);
+        return r;
+}
+
+/* Finds or creates a dimension row (object, phase, task) by its strings. */
+int intern(SqlStorage *s, Hashmap *cache, Stmt select, Stmt insert,
+           const char *a, const char *b, const char *c, int nargs, int64_t *ret) {
+        char buf[6144];
+        const char *key = make_key(buf, sizeof(buf), a, b ?: "", c ?: "");
+        const char *args[3] = { a, b, c };
+        DbStmt *st;
+        void *v;
+        int r;
+
+        if (key && hashmap_get2(cache, key, &v, NULL)) {
+                *ret = (int64_t) (uintptr_t) v;
+                return 0;
+        }
+        for (int pass = 0; pass < 2; pass++) {
+                r = conn_stmt(&s->writer, pass == 0 ? select : insert, &st);
+                if (r < 0)
+                        return r;
+                for (int i = 0; i < nargs; i++)
+                        if ((r = bind_nullable_text(st, i + 1, args[i])) < 0)
+                                return r;
+                r = step_id(st, ret);
+                if (r != -ENOENT)
+                        break;
+        }
+        if (r < 0)
+                return r;
+        return key ? id_cache_put(cache, key, *ret) : 0;
+}

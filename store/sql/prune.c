@@ -1,0 +1,225 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Retention (prune): raw detail from before a horizon deleted in short
+ * write transactions of bounded size, each going on where the last left. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "sql-internal.h"
+
+typedef struct PruneStep {
+        SqlStorage *s;
+        int64_t before;
+        int64_t budget;         /* rows this step may still delete */
+        PruneResult *res;
+} PruneStep;
+
+static int prune_exec(PruneStep *p, DbStmt *st, uint64_t *count) {
+        int64_t n;
+        int r = step_changes(st, &n);
+
+        if (r < 0)
+                return r;
+        *count += (uint64_t) n;
+        p->budget -= n;
+        return 0;
+}
+
+/* One job's raw rows: its per-batch time line, then its sample rows an
+ * hour at a time. 1: all gone, 0: the budget ran out first. */
+static int prune_job(PruneStep *p, int64_t job_id) {
+        Conn *c = &p->s->writer;
+        DbStmt *st;
+        int r;
+
+        if ((r = conn_stmt(c, STMT_PRUNE_JOB_TIMELINE, &st)) < 0 || (r = db_bind_int(st, 1, job_id)) < 0 ||
+            (r = prune_exec(p, st, &p->res->timeline)) < 0)
+                return r;
+        while (p->budget > 0) {
+                int64_t bucket;
+                int rc;
+
+                if ((r = conn_stmt(c, STMT_PRUNE_JOB_BUCKET, &st)) < 0 || (r = db_bind_int(st, 1, job_id)) < 0)
+                        return r;
+                rc = db_step(st);
+                if (rc != 1) {
+                        db_reset(st);
+                        return step_errno(rc);
+                }
+                if (db_column_null(st, 0)) {
+                        db_reset(st);
+                        return 1;
+                }
+                bucket = db_column_int(st, 0);
+                db_reset(st);
+                if ((r = conn_stmt(c, STMT_PRUNE_JOB_SAMPLES, &st)) < 0 || (r = db_bind_int(st, 1, job_id)) < 0 ||
+                    (r = db_bind_int(st, 2, bucket)) < 0 || (r = prune_exec(p, st, &p->res->samples)) < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* The jobs last seen before the horizon, in the order of (last_seen, id)
+ * from where the last step left off (schema/0014). 1: every such job done. */
+static int prune_jobs(PruneStep *p) {
+        enum { JOBS_PER_STEP = 64 };
+        Conn *c = &p->s->writer;
+        int64_t ids[JOBS_PER_STEP], mark_id;
+        double seen[JOBS_PER_STEP], mark_seen;
+        DbStmt *st;
+        bool done = true;
+        size_t n = 0;
+        int r = 0, rc;
+
+        if ((r = conn_stmt(c, STMT_PRUNE_MARK_GET, &st)) < 0)
+                return r;
+        rc = db_step(st);
+        if (rc != 1) {
+                db_reset(st);
+                return rc == 0 ? -EIO : step_errno(rc);
+        }
+        mark_seen = db_column_double(st, 0);
+        mark_id = (int64_t) db_column_double(st, 1);
+        db_reset(st);
+        if (mark_seen >= (double) p->before)
+                return 1;
+        if ((r = conn_stmt(c, STMT_PRUNE_JOBS, &st)) < 0 || (r = bind_nullable_double(st, 1, mark_seen)) < 0 ||
+            (r = db_bind_int(st, 2, mark_id)) < 0 || (r = db_bind_int(st, 3, p->before)) < 0 ||
+            (r = db_bind_int(st, 4, JOBS_PER_STEP)) < 0)
+                return r;
+        while (n < JOBS_PER_STEP && (rc = db_step(st)) == 1) {
+                ids[n] = db_column_int(st, 0);
+                seen[n++] = db_column_double(st, 1);
+        }
+        db_reset(st);
+        if (n < JOBS_PER_STEP && rc != 0)
+                return step_errno(rc);
+        for (size_t i = 0; i < n; i++) {
+                r = prune_job(p, ids[i]);
+                if (r < 0)
+                        return r;
+                if (r == 0) {
+                        done = false;
+                        break;
+                }
+                mark_seen = seen[i];
+                mark_id = ids[i];
+        }
+        /* fewer jobs than asked for and all done: everything before the horizon */
+        if (n < JOBS_PER_STEP && done) {
+                mark_seen = (double) p->before;
+                mark_id = 0;
+        }
+        if ((r = conn_stmt(c, STMT_PRUNE_MARK_SET, &st)) < 0 || (r = bind_nullable_double(st, 1, mark_seen)) < 0 ||
+            (r = db_bind_int(st, 2, mark_id)) < 0 || (r = db_execute(st, false)) < 0)
+                return r;
+        return mark_seen >= (double) p->before;
+}
+
+/* Samples of work outside jobs (job 0) before the horizon, an hour and a
+ * node at a time. 1: none left. */
+static int prune_outside_jobs(PruneStep *p) {
+        Conn *c = &p->s->writer;
+        DbStmt *st;
+        int r, rc;
+
+        while (p->budget > 0) {
+                int64_t bucket, node;
+
+                if ((r = conn_stmt(c, STMT_PRUNE_IDLE_NEXT, &st)) < 0 || (r = db_bind_int(st, 1, p->before)) < 0)
+                        return r;
+                rc = db_step(st);
+                if (rc != 1) {
+                        db_reset(st);
+                        return rc == 0 ? 1 : step_errno(rc);
+                }
+                bucket = db_column_int(st, 0);
+                node = db_column_int(st, 1);
+                db_reset(st);
+                if ((r = conn_stmt(c, STMT_PRUNE_IDLE, &st)) < 0 || (r = db_bind_int(st, 1, bucket)) < 0 ||
+                    (r = db_bind_int(st, 2, node)) < 0 || (r = prune_exec(p, st, &p->res->samples)) < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* The receipts of batches received before the horizon: per (node, boot),
+ * whose sequence numbers grow with time, the oldest prefix. The walk over
+ * the groups goes on where the last step left it. 1: a whole walk done. */
+static int prune_batches(PruneStep *p) {
+        SqlStorage *s = p->s;
+        Conn *c = &s->writer;
+        DbStmt *st;
+        int r, rc;
+
+        while (p->budget > 0) {
+                int64_t last = -1, node;
+                char boot[sizeof(s->prune_boot)];
+                const unsigned char *t;
+
+                if ((r = conn_stmt(c, STMT_PRUNE_BATCH_GROUP, &st)) < 0 ||
+                    (r = db_bind_int(st, 1, s->prune_node)) < 0 ||
+                    (r = bind_nullable_text(st, 2, s->prune_boot)) < 0)
+                        return r;
+                rc = db_step(st);
+                if (rc != 1) {
+                        db_reset(st);
+                        s->prune_node = 0;
+                        s->prune_boot[0] = 0;
+                        return rc == 0 ? 1 : step_errno(rc);
+                }
+                t = db_column_text(st, 1);
+                node = db_column_int(st, 0);
+                snprintf(boot, sizeof(boot), "%s", t ? (const char *) t : "");
+                db_reset(st);
+
+                if ((r = conn_stmt(c, STMT_PRUNE_BATCH_SEQS, &st)) < 0 || (r = db_bind_int(st, 1, node)) < 0 ||
+                    (r = bind_nullable_text(st, 2, boot)) < 0 || (r = db_bind_int(st, 3, p->budget)) < 0)
+                        return r;
+                while ((rc = db_step(st)) == 1 && db_column_int(st, 1) < p->before)
+                        last = db_column_int(st, 0);
+                db_reset(st);
+                if (rc != 1 && rc != 0)
+                        return step_errno(rc);
+                if (last >= 0 && ((r = conn_stmt(c, STMT_PRUNE_BATCHES, &st)) < 0 ||
+                                  (r = db_bind_int(st, 1, node)) < 0 ||
+                                  (r = bind_nullable_text(st, 2, boot)) < 0 ||
+                                  (r = db_bind_int(st, 3, last)) < 0 ||
+                                  (r = prune_exec(p, st, &p->res->batches)) < 0))
+                        return r;
+                /* the group's old prefix may go on beyond what was read: the
+                 * next step starts with this group again */
+                if (p->budget <= 0)
+                        break;
+                s->prune_node = node;
+                memcpy(s->prune_boot, boot, sizeof(boot));
+        }
+        return 0;
+}
+
+int sql_prune(Storage *base, int64_t before, unsigned max_rows, PruneResult *ret) {
+        SqlStorage *s = (SqlStorage *) base;
+        PruneStep p = { .s = s, .before = before, .budget = MAX(max_rows, 1u), .res = ret };
+        Conn *c = &s->writer;
+        int r, jobs = 0, outside = 0, batches = 0;
+
+        *ret = (PruneResult) {};
+        pthread_mutex_lock(&s->write_lock);
+        r = db_begin_write(c->db);
+        if (r >= 0 && (jobs = prune_jobs(&p)) < 0)
+                r = jobs;
+        if (r >= 0 && (outside = prune_outside_jobs(&p)) < 0)
+                r = outside;
+        if (r >= 0 && (batches = prune_batches(&p)) < 0)
+                r = batches;
+        if (r >= 0)
+                r = conn_exec(c, "COMMIT");
+        if (r < 0) {
+                if (db_in_transaction(c->db))
+                        (void) conn_exec(c, "ROLLBACK");
+                *ret = (PruneResult) {};
+        }
+        pthread_mutex_unlock(&s->write_lock);
+        ret->more = r >= 0 && !(jobs == 1 && outside == 1 && batches == 1);
+        return r;
+}

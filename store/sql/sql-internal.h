@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+/* What the files of store/sql/ share: the storage (one write connection
+ * behind a mutex, as SQLite has one writer at a time anyway, and a pool of
+ * read connections, so that queries run while a batch is being stored),
+ * its connections with their statements, and the helpers that bind and
+ * read values the way storage.h wants them (STORAGE_NULL, NAN). */
+
+#include <pthread.h>
+#include <stdio.h>
+
+#include "db.h"
+#include "hashmap.h"
+#include "statements.h"
+#include "storage.h"
+
+#define BUCKET_SECONDS 3600
+#define DAY_SECONDS 86400
+#define WEEK_SECONDS (7 * DAY_SECONDS) /* from the epoch, a Thursday */
+#define PERIOD_SECONDS (4 * WEEK_SECONDS) /* object_periods: four weeks */
+/* /api/v1/objects over at least this long reads whole days (object_days) */
+#define OBJECT_DAYS_FROM (7 * DAY_SECONDS)
+
+/* The coarser grains of a job's time line, in seconds (schema/0009): each
+ * holds at most JOB_TIMELINE_MAX_STEPS buckets for a job of up to 120
+ * times its length. */
+static const int64_t timeline_grains[] = { 300, 1800, 10800, 86400 };
+
+typedef struct Pending Pending;
+
+typedef struct Conn {
+        DbConn *db;
+        DbStmt *stmts[_STMT_MAX];
+        bool busy; /* readers: handed out */
+} Conn;
+
+typedef struct SqlStorage {
+        Storage base;
+        const DbDriver *driver;
+        StorageOptions opts;
+
+        pthread_mutex_t write_lock;
+        Conn writer;
+        pthread_mutex_t queue_lock;
+        pthread_cond_t queue_cond;
+        Pending *queue_head, *queue_tail;
+        bool writing;
+        Hashmap *object_ids, *phase_ids, *task_ids;
+        /* retention's walk over the batches' (node, boot) groups */
+        int64_t prune_node;
+        char prune_boot[64];
+
+        pthread_mutex_t readers_lock;
+        pthread_cond_t readers_cond;
+        Conn *readers;
+        unsigned n_readers;
+} SqlStorage;
+
+/* conn.c */
+int conn_open(Conn *c, const DbDriver *driver, const char *location, const StorageOptions *opts, bool writer);
+void conn_close(Conn *c);
+int conn_exec(Conn *c, const char *sql);
+int conn_begin_read(Conn *c);
+int conn_stmt(Conn *c, Stmt id, DbStmt **ret);
+int reader_acquire(SqlStorage *s, Conn **ret);
+void reader_release_stmts(Conn *c);
+void reader_release(SqlStorage *s, Conn *c);
+int step_errno(int rc);
+/* NULL, STORAGE_NULL and NAN are bound as SQL NULL */
+int bind_nullable_text(DbStmt *s, int i, const char *v);
+int bind_nullable_int(DbStmt *s, int i, int64_t v);
+int bind_nullable_double(DbStmt *s, int i, double v);
+int bind_sum(DbStmt *s, int i, double v);
+int step_changes(DbStmt *s, int64_t *ret);
+int step_id(DbStmt *s, int64_t *ret);
+char *column_strdup(DbStmt *s, int i, int *r);
+int64_t column_nullable_int(DbStmt *s, int i);
+double column_nullable_double(DbStmt *s, int i);
+int grow(void **items, size_t n, size_t *alloc, size_t size);
+
+/* intern.c */
+void caches_clear(SqlStorage *s);
+int intern(SqlStorage *s, Hashmap *cache, Stmt select, Stmt insert, const char *a, const char *b, const char *c,
+           int nargs, int64_t *ret);
+
+/* job-list.c */
+int read_job_info(DbStmt *st, StoredJob *j, int64_t *ret_id);
+
+/* job-summary.c */
+int read_marker_row(DbStmt *st, int col, Marker *m);
+int read_rank_rows(Conn *c, Stmt id, int64_t job_id, RankFigures **v, size_t *n, bool *truncated);
+
+/* StorageOps, one file each (storage-sql.c has the table) */
+int sql_ingest(Storage *base, const Batch *b, int64_t now, IngestResult *ret, BatchError *err);
+int sql_list_jobs(Storage *base, const JobFilter *f, JobList *ret);
+int sql_get_job(Storage *base, const char *job, const char *cluster, JobSummary *ret);
+int sql_list_job_summaries(Storage *base, const JobFilter *f, JobWant want, void *userdata, JobSummaryList *ret);
+int sql_list_objects(Storage *base, const ObjectFilter *f, ObjectList *ret);
+int sql_list_packages(Storage *base, const PackageFilter *f, PackageList *ret);
+int sql_list_nodes(Storage *base, NodeList *ret);
+int sql_get_run_figures(Storage *base, const int64_t *row_ids, size_t n, RunFigures *ret);
+int sql_list_app_mix(Storage *base, const AppMixFilter *f, AppMixList *ret);
+int sql_prune(Storage *base, int64_t before, unsigned max_rows, PruneResult *ret);

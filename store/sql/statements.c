@@ -1,0 +1,463 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The SQL text of every prepared statement, in the subset SQLite and
+ * PostgreSQL both understand (ON CONFLICT ... DO UPDATE, RETURNING, CASE,
+ * coalesce, '?' placeholders, numbered where one is used twice), and what
+ * PostgreSQL spells differently in stmt_sql_postgresql[]. */
+#include "migrations.h"
+#include "statements.h"
+
+/* The sum of two nullable counters: NULL only when both are NULL. */
+#define ADD_NULLABLE(t, c)                                                      \
+        c " = CASE WHEN " t "." c " IS NULL THEN excluded." c                   \
+        " WHEN excluded." c " IS NULL THEN " t "." c                            \
+        " ELSE " t "." c " + excluded." c " END"
+#define ADD_COUNTERS(t)                                                         \
+        ADD_NULLABLE(t, "cpu_time_ns") ", " ADD_NULLABLE(t, "cycles") ", "      \
+        ADD_NULLABLE(t, "instructions")
+#define ADD(t, c) c " = " t "." c " + excluded." c
+/* Every stored sum is guarded: the update happens only while adding what the
+ * batch brings keeps it within int64 (both sides are ≥ 0; NULL counts as 0).
+ * A refused update changes no row, which the writer takes as overflow and
+ * rolls the batch back. Plain SQL, so PostgreSQL checks the same way. */
+#define INT64_MAX_SQL "9223372036854775807"
+#define FITS(t, c) "coalesce(" t "." c ", 0) <= " INT64_MAX_SQL " - coalesce(excluded." c ", 0)"
+#define FITS_COUNTERS(t)                                                        \
+        FITS(t, "samples") " AND " FITS(t, "cpu_time_ns") " AND "               \
+        FITS(t, "cycles") " AND " FITS(t, "instructions")
+
+/* Site-wide time per object in one grain's bucket (hour, day, week, four
+ * weeks): the tables differ only in their name and their bucket's. */
+#define SQL_OBJECT_SUM_UPSERT(table, bucket)                                                    \
+        "INSERT INTO " table " (" bucket ", object_id, samples, cpu_seconds) VALUES (?, ?, ?, ?) " \
+        "ON CONFLICT (" bucket ", object_id) DO UPDATE SET "                                    \
+        ADD(table, "samples") ", " ADD(table, "cpu_seconds") " "                                \
+        "WHERE " FITS(table, "samples")
+
+/* The file name of a path: rtrim() strips the trailing characters that are
+ * not '/', leaving the directories, which replace() removes (they cannot
+ * occur again after the last '/'). schema/0006-job-app.sql spells the same. */
+#define SQL_FILE_NAME(p) "nullif(replace(" p ", rtrim(" p ", replace(" p ", '/', '')), ''), '')"
+
+/* A mix key's four single-dimension rows (schema/0013): k a mix_keys row,
+ * x one of MIX_DIMS, day the day (?1, which PostgreSQL wants typed where
+ * a column's type does not tell it). */
+#define MIX_DIMS "(SELECT 0 AS dim UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3)"
+#define MIX_DIM_COLUMNS(day)                                                                      \
+        "x.dim, " day ", CASE x.dim WHEN 0 THEN k.app WHEN 1 THEN k.user_name WHEN 2 THEN k.account " \
+        "ELSE k.partition_name END, CASE x.dim WHEN 0 THEN k.app_object ELSE 0 END"
+
+/* The statements whose spelling differs between the dialects, written once
+ * with the differing words as arguments: SQLite's two-argument max() and
+ * min() are PostgreSQL's greatest() and least(), SQLite's "IS NOT" of two
+ * values PostgreSQL's "IS DISTINCT FROM". */
+#define SQL_NODE_INSTALLED(is_not) "UPDATE nodes SET installed = ?2 WHERE id = ?1 AND installed " is_not " ?2"
+#define SQL_JOB_BATCH_UPSERT(max)                                                               \
+        "INSERT INTO job_timeline (job_id, grain, node_id, t, seconds, samples, cpu_seconds) "  \
+        "VALUES (?, 0, ?, ?, ?, ?, ?) "                                                         \
+        "ON CONFLICT (job_id, grain, node_id, t) DO UPDATE SET "                                \
+        "seconds = " max "(job_timeline.seconds, excluded.seconds), "                           \
+        ADD("job_timeline", "samples") ", " ADD("job_timeline", "cpu_seconds") " "              \
+        "WHERE " FITS("job_timeline", "samples")
+/* The job's app: its app= note, else the file name of its top executable
+ * (then app_object), else, when no executable of its had a sample (all
+ * its time in libraries), the command with the most samples (app_object
+ * -1). schema/0013. Written only when it changed, so its index is left
+ * alone. */
+#define SQL_JOB_APP(is_not)                                                                                     \
+        "UPDATE jobs SET app = a.app, app_object = a.object FROM (SELECT b.app, "                               \
+        "CASE WHEN b.note IS NOT NULL THEN NULL WHEN b.exe IS NOT NULL THEN b.exe "                             \
+        "WHEN b.app IS NOT NULL THEN -1 END AS object FROM (SELECT n.note, e.id AS exe, "                       \
+        "coalesce(n.note, e.name, (SELECT t.comm FROM samples s JOIN tasks t ON t.id = s.task_id "              \
+        "WHERE s.job_id = ?1 GROUP BY t.comm ORDER BY sum(s.samples) DESC, t.comm LIMIT 1)) AS app "            \
+        "FROM (SELECT (SELECT nullif(note_value, '') FROM job_notes "                                           \
+        "WHERE job_id = ?1 AND note_key = 'app') AS note) n LEFT JOIN "                                         \
+        "(SELECT o.id, " SQL_FILE_NAME("o.path") " AS name FROM job_objects jo "                                \
+        "JOIN objects o ON o.id = jo.object_id "                                                                \
+        "WHERE jo.job_id = ?1 AND o.kind = 'exe' ORDER BY jo.samples DESC, o.path LIMIT 1) e) b) AS a "         \
+        "WHERE jobs.id = ?1 AND (jobs.app " is_not " a.app OR jobs.app_object " is_not " a.object)"
+/* what was counted under a key that no longer holds */
+#define SQL_APP_DAY_TAKE(max)                                                                                   \
+        "UPDATE app_days SET samples = " max "(samples - ?3, 0), cpu_seconds = " max "(cpu_seconds - ?4, 0), "  \
+        "runs = " max "(runs - ?5, 0) WHERE day = ?1 AND mix_key = ?2"
+#define SQL_APP_DIM_UPSERT(day, sums)                                                                   \
+        "INSERT INTO app_dim_days (dim, day, value, app_object, samples, cpu_seconds, runs) "           \
+        "SELECT " MIX_DIM_COLUMNS(day) ", " sums " FROM mix_keys k, " MIX_DIMS " x WHERE k.id = ?2 "    \
+        "ON CONFLICT (dim, day, value, app_object) DO UPDATE SET "                                      \
+        ADD("app_dim_days", "samples") ", " ADD("app_dim_days", "cpu_seconds") ", "                     \
+        ADD("app_dim_days", "runs") " "                                                                 \
+        "WHERE " FITS("app_dim_days", "samples") " AND " FITS("app_dim_days", "runs")
+#define SQL_APP_DIM_TAKE(max, day)                                                                              \
+        "UPDATE app_dim_days SET samples = " max "(samples - ?3, 0), cpu_seconds = " max "(cpu_seconds - ?4, 0), " \
+        "runs = " max "(runs - ?5, 0) WHERE (dim, day, value, app_object) IN "                                  \
+        "(SELECT " MIX_DIM_COLUMNS(day) " FROM mix_keys k, " MIX_DIMS " x WHERE k.id = ?2)"
+#define SQL_APP_DIM_PRUNE(day)                                                                                  \
+        "DELETE FROM app_dim_days WHERE samples = 0 AND runs = 0 AND (dim, day, value, app_object) IN "         \
+        "(SELECT " MIX_DIM_COLUMNS(day) " FROM mix_keys k, " MIX_DIMS " x WHERE k.id = ?2)"
+/* ?1 job, ?2 start, ?3 step, ?4 steps, ?5 nodes, ?6 grain: whole steps from
+ * the start (k: SQLite's CAST truncates, PostgreSQL's rounds, hence its
+ * trunc()), the first nodes by name */
+#define SQL_JOB_TIMELINE(max, min, k)                                                                   \
+        "SELECT n.name, jn.cpus_alloc, "                                                                \
+        max "(" min "(" k ", ?4 - 1), 0) AS k, sum(t.seconds), sum(t.cpu_seconds) "                    \
+        "FROM (SELECT node_id, cpus_alloc FROM job_nodes jn JOIN nodes n ON n.id = jn.node_id "         \
+        "      WHERE jn.job_id = ?1 ORDER BY n.name LIMIT ?5) jn "                                      \
+        "JOIN nodes n ON n.id = jn.node_id "                                                            \
+        "JOIN job_timeline t ON t.job_id = ?1 AND t.grain = ?6 AND t.node_id = jn.node_id "             \
+        "GROUP BY n.name, k ORDER BY n.name, k"
+/* list_job_summaries: the jobs whose row ids ?1 lists (a JSON array), as w
+ * with the id w.value and the array's order w.key */
+#define SQL_SUMMARY_JOBS(ids, id) "SELECT " JOB_COLUMNS " FROM " ids " JOIN jobs j ON j.id = " id " ORDER BY w.key"
+#define SQL_SUMMARY_OBJECTS(ids, id)                                                                    \
+        "SELECT jo.job_id, jo.object_id, jo.samples, jo.cpu_seconds, jo.cpu_time_ns, jo.cycles, "       \
+        "jo.instructions FROM " ids " JOIN job_objects jo ON jo.job_id = " id
+#define SQL_SUMMARY_NODES(ids, id)                                                                      \
+        "SELECT jn.job_id, jn.node_id, jn.samples, jn.first_seen, jn.last_seen, jn.cpu_seconds, "       \
+        "jn.cpus_alloc FROM " ids " JOIN job_nodes jn ON jn.job_id = " id
+#define SQL_SUMMARY_MARKERS(ids, id)                                                                    \
+        "SELECT m.job_id, m.comm, m.phase, m.state, m.first_seen, m.last_seen, m.batches "              \
+        "FROM " ids " JOIN job_markers m ON m.job_id = " id
+#define SQLITE_IDS "json_each(?1) w"
+#define SQLITE_ID "w.value"
+#define POSTGRESQL_IDS "json_array_elements_text(CAST(?1 AS json)) WITH ORDINALITY AS w(value, key)"
+#define POSTGRESQL_ID "CAST(w.value AS BIGINT)"
+#define POSTGRESQL_DAY "CAST(?1 AS BIGINT)"
+#define POSTGRESQL_MIX_SUMS "CAST(?3 AS BIGINT), CAST(?4 AS DOUBLE PRECISION), CAST(?5 AS BIGINT)"
+
+static const char *const stmt_sql[_STMT_MAX] = {
+        [STMT_NODE_UPSERT] =
+                "INSERT INTO nodes (name, hostname, cluster, cpus, boot_id, last_seq, first_seen, "
+                "last_seen, last_push, batches, samples, samples_lost) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?) "
+                "ON CONFLICT (name) DO UPDATE SET hostname = excluded.hostname, "
+                "cluster = excluded.cluster, cpus = excluded.cpus, boot_id = excluded.boot_id, "
+                "last_seq = excluded.last_seq, "
+                "first_seen = CASE WHEN excluded.first_seen < nodes.first_seen "
+                "THEN excluded.first_seen ELSE nodes.first_seen END, "
+                "last_seen = CASE WHEN excluded.last_seen > nodes.last_seen "
+                "THEN excluded.last_seen ELSE nodes.last_seen END, "
+                "last_push = excluded.last_push, batches = nodes.batches + 1, "
+                ADD("nodes", "samples") ", " ADD("nodes", "samples_lost") " "
+                "WHERE " FITS("nodes", "samples") " AND " FITS("nodes", "samples_lost") " "
+                "AND nodes.batches < " INT64_MAX_SQL " "
+                "RETURNING id",
+        [STMT_BATCH_INSERT] =
+                "INSERT INTO batches (node_id, boot_id, seq, received_at, interval_start, "
+                "interval_end, event, frequency_hz, samples_lost, n_rows, samples) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+        [STMT_JOB_UPSERT] =
+                "INSERT INTO jobs (job, cluster, user_name, account, partition_name, name, "
+                "nodes_alloc, tasks, ended, first_seen, last_seen, samples, cpu_seconds, "
+                "cpu_time_ns, cycles, instructions, metadata_conflicts) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (job, cluster) DO UPDATE SET "
+                /* The first claim of each field stays (docs/lmk-store.md, "Trust"). */
+                "user_name = coalesce(jobs.user_name, excluded.user_name), "
+                "account = coalesce(jobs.account, excluded.account), "
+                "partition_name = coalesce(jobs.partition_name, excluded.partition_name), "
+                "name = coalesce(jobs.name, excluded.name), "
+                "nodes_alloc = coalesce(jobs.nodes_alloc, excluded.nodes_alloc), "
+                "tasks = coalesce(jobs.tasks, excluded.tasks), "
+                "metadata_conflicts = jobs.metadata_conflicts + excluded.metadata_conflicts, "
+                "revision = jobs.revision + 1, "
+                "ended = CASE WHEN excluded.ended > jobs.ended THEN excluded.ended ELSE jobs.ended END, "
+                "first_seen = CASE WHEN jobs.first_seen IS NULL OR excluded.first_seen < jobs.first_seen "
+                "THEN excluded.first_seen ELSE jobs.first_seen END, "
+                "last_seen = CASE WHEN jobs.last_seen IS NULL OR excluded.last_seen > jobs.last_seen "
+                "THEN excluded.last_seen ELSE jobs.last_seen END, "
+                ADD("jobs", "samples") ", " ADD("jobs", "cpu_seconds") ", " ADD_COUNTERS("jobs") " "
+                "WHERE " FITS_COUNTERS("jobs") " "
+                "RETURNING id",
+        [STMT_NOTE_UPSERT] =
+                "INSERT INTO job_notes (job_id, note_key, note_value) VALUES (?, ?, ?) "
+                "ON CONFLICT (job_id, note_key) DO NOTHING",
+        [STMT_OBJECT_SELECT] = "SELECT id FROM objects WHERE path = ? AND kind = ? AND build_id = ?",
+        [STMT_OBJECT_INSERT] = "INSERT INTO objects (path, kind, build_id) VALUES (?, ?, ?) RETURNING id",
+        [STMT_PHASE_SELECT] = "SELECT id FROM phases WHERE path = ?",
+        [STMT_PHASE_INSERT] = "INSERT INTO phases (path) VALUES (?) RETURNING id",
+        [STMT_TASK_SELECT] = "SELECT id FROM tasks WHERE step = ? AND user_name = ? AND comm = ?",
+        [STMT_TASK_INSERT] = "INSERT INTO tasks (step, user_name, comm) VALUES (?, ?, ?) RETURNING id",
+        [STMT_SAMPLE_UPSERT] =
+                "INSERT INTO samples (job_id, bucket, node_id, object_id, phase_id, task_id, "
+                "samples, cpu_seconds, cpu_time_ns, cycles, instructions) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (job_id, bucket, node_id, object_id, phase_id, task_id) DO UPDATE SET "
+                ADD("samples", "samples") ", " ADD("samples", "cpu_seconds") ", " ADD_COUNTERS("samples") " "
+                "WHERE " FITS_COUNTERS("samples"),
+        [STMT_JOB_OBJECT_UPSERT] =
+                "INSERT INTO job_objects (job_id, object_id, samples, cpu_seconds, cpu_time_ns, "
+                "cycles, instructions) VALUES (?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (job_id, object_id) DO UPDATE SET "
+                ADD("job_objects", "samples") ", " ADD("job_objects", "cpu_seconds") ", "
+                ADD_COUNTERS("job_objects") " WHERE " FITS_COUNTERS("job_objects"),
+        [STMT_JOB_PHASE_UPSERT] =
+                "INSERT INTO job_phases (job_id, phase_id, samples, cpu_seconds, cpu_time_ns, "
+                "cycles, instructions) VALUES (?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (job_id, phase_id) DO UPDATE SET "
+                ADD("job_phases", "samples") ", " ADD("job_phases", "cpu_seconds") ", "
+                ADD_COUNTERS("job_phases") " WHERE " FITS_COUNTERS("job_phases"),
+        [STMT_JOB_NODE_UPSERT] =
+                "INSERT INTO job_nodes (job_id, node_id, samples, first_seen, last_seen, cpu_seconds, cpus_alloc) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (job_id, node_id) DO UPDATE SET " ADD("job_nodes", "samples") ", "
+                ADD("job_nodes", "cpu_seconds") ", "
+                "cpus_alloc = CASE WHEN job_nodes.cpus_alloc IS NULL OR excluded.cpus_alloc > job_nodes.cpus_alloc "
+                "THEN coalesce(excluded.cpus_alloc, job_nodes.cpus_alloc) ELSE job_nodes.cpus_alloc END, "
+                "first_seen = CASE WHEN excluded.first_seen < job_nodes.first_seen "
+                "THEN excluded.first_seen ELSE job_nodes.first_seen END, "
+                "last_seen = CASE WHEN excluded.last_seen > job_nodes.last_seen "
+                "THEN excluded.last_seen ELSE job_nodes.last_seen END "
+                "WHERE " FITS("job_nodes", "samples"),
+        /* a node's batches do not overlap; a retried batch is a duplicate
+         * before it gets here, so a conflict is a restarted lmkd's interval
+         * that began at the same instant: its figures add */
+        [STMT_JOB_BATCH_UPSERT] = SQL_JOB_BATCH_UPSERT("max"),
+        /* the same batch summed into each coarser grain's bucket */
+        [STMT_JOB_GRAIN_UPSERT] =
+                "INSERT INTO job_timeline (job_id, grain, node_id, t, seconds, samples, cpu_seconds) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (job_id, grain, node_id, t) DO UPDATE SET "
+                ADD("job_timeline", "seconds") ", "
+                ADD("job_timeline", "samples") ", " ADD("job_timeline", "cpu_seconds") " "
+                "WHERE " FITS("job_timeline", "samples"),
+        [STMT_OBJECT_HOUR_UPSERT] = SQL_OBJECT_SUM_UPSERT("object_hours", "bucket"),
+        [STMT_OBJECT_WEEK_UPSERT] = SQL_OBJECT_SUM_UPSERT("object_weeks", "week"),
+        [STMT_OBJECT_PERIOD_UPSERT] = SQL_OBJECT_SUM_UPSERT("object_periods", "period"),
+        [STMT_OBJECT_DAY_UPSERT] = SQL_OBJECT_SUM_UPSERT("object_days", "day"),
+        [STMT_MARKER_UPSERT] =
+                "INSERT INTO job_markers (job_id, comm, phase, state, first_seen, last_seen, batches) "
+                "VALUES (?, ?, ?, ?, ?, ?, 1) "
+                "ON CONFLICT (job_id, comm, phase, state) DO UPDATE SET "
+                "batches = job_markers.batches + 1, "
+                "first_seen = CASE WHEN excluded.first_seen < job_markers.first_seen "
+                "THEN excluded.first_seen ELSE job_markers.first_seen END, "
+                "last_seen = CASE WHEN excluded.last_seen > job_markers.last_seen "
+                "THEN excluded.last_seen ELSE job_markers.last_seen END",
+        [STMT_RANK_UPSERT] =
+                "INSERT INTO job_ranks (job_id, step, rank, phase_id, samples, comm_samples, cpu_seconds, "
+                "comm_seconds, first_seen, last_seen) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (job_id, step, rank, phase_id) DO UPDATE SET "
+                ADD("job_ranks", "samples") ", " ADD("job_ranks", "comm_samples") ", "
+                ADD("job_ranks", "cpu_seconds") ", " ADD("job_ranks", "comm_seconds") ", "
+                "first_seen = CASE WHEN excluded.first_seen < job_ranks.first_seen "
+                "THEN excluded.first_seen ELSE job_ranks.first_seen END, "
+                "last_seen = CASE WHEN excluded.last_seen > job_ranks.last_seen "
+                "THEN excluded.last_seen ELSE job_ranks.last_seen END "
+                "WHERE " FITS("job_ranks", "samples") " AND " FITS("job_ranks", "comm_samples"),
+        [STMT_NODE_SUMS] = "SELECT samples, samples_lost, batches FROM nodes WHERE name = ?",
+        [STMT_NODE_INSTALLED] = SQL_NODE_INSTALLED("IS NOT"),
+        /* the software inventory (schema/0011) */
+        [STMT_NODE_DIGEST] = "SELECT inventory_digest FROM nodes WHERE id = ?",
+        [STMT_NODE_PACKAGES_CLEAR] = "DELETE FROM node_packages WHERE node_id = ?",
+        [STMT_PACKAGE_INSERT] =
+                "INSERT INTO packages (manager, name, version, arch, hash, prefix, size) VALUES (?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT DO NOTHING RETURNING id",
+        [STMT_PACKAGE_SELECT] =
+                "SELECT id FROM packages WHERE manager = ? AND name = ? AND version = ? AND arch = ? AND hash = ? "
+                "AND prefix = ?",
+        [STMT_PACKAGE_FILE_INSERT] = "INSERT INTO package_files (package_id, path) VALUES (?, ?) ON CONFLICT DO NOTHING",
+        [STMT_NODE_PACKAGE_INSERT] =
+                "INSERT INTO node_packages (node_id, package_id) VALUES (?, ?) ON CONFLICT DO NOTHING",
+        [STMT_NODE_INVENTORY_SET] = "UPDATE nodes SET inventory_digest = ?, inventory_at = ? WHERE id = ?",
+        [STMT_OBJECT_LAST_SEEN] =
+                "UPDATE objects SET last_seen = ?2 WHERE id = ?1 AND (last_seen IS NULL OR last_seen < ?2)",
+        [STMT_JOB_CURRENT] =
+                "SELECT id, user_name, account, partition_name, name, nodes_alloc, tasks, samples, "
+                "cpu_seconds, cpu_time_ns, cycles, instructions FROM jobs WHERE job = ? AND cluster = ?",
+        [STMT_JOB_NAMED_CLUSTER] = "SELECT cluster FROM jobs WHERE job = ? AND cluster <> '' LIMIT 2",
+        [STMT_JOB_ADOPT] =
+                "UPDATE jobs SET cluster = ?2 WHERE job = ?1 AND cluster = '' "
+                "AND NOT EXISTS (SELECT 1 FROM jobs WHERE job = ?1 AND cluster = ?2)",
+        [STMT_NOTE_SELECT] = "SELECT note_value FROM job_notes WHERE job_id = ? AND note_key = ?",
+        [STMT_JOB_APP] = SQL_JOB_APP("IS NOT"),
+        /* the application mix (schema/0013): the key a job's time is
+         * counted under, and the key its columns name now */
+        [STMT_JOB_MIX] =
+                "SELECT j.mix_key, j.mix_day, k.id FROM jobs j LEFT JOIN mix_keys k "
+                "ON k.app = coalesce(j.app, '') AND k.app_object = coalesce(j.app_object, 0) "
+                "AND k.user_name = coalesce(j.user_name, '') AND k.account = coalesce(j.account, '') "
+                "AND k.partition_name = coalesce(j.partition_name, '') WHERE j.id = ?",
+        [STMT_MIX_KEY_INSERT] =
+                "INSERT INTO mix_keys (app, app_object, user_name, account, partition_name) "
+                "SELECT coalesce(app, ''), coalesce(app_object, 0), coalesce(user_name, ''), coalesce(account, ''), "
+                "coalesce(partition_name, '') FROM jobs WHERE id = ? RETURNING id",
+        [STMT_JOB_MIX_SET] = "UPDATE jobs SET mix_key = ?2, mix_day = ?3 WHERE id = ?1",
+        [STMT_JOB_DAYS] =
+                "SELECT CAST(t AS BIGINT), sum(samples), sum(cpu_seconds) FROM job_timeline "
+                "WHERE job_id = ? AND grain = 86400 GROUP BY t",
+        [STMT_APP_DAY_UPSERT] =
+                "INSERT INTO app_days (day, mix_key, samples, cpu_seconds, runs) VALUES (?, ?, ?, ?, ?) "
+                "ON CONFLICT (day, mix_key) DO UPDATE SET "
+                ADD("app_days", "samples") ", " ADD("app_days", "cpu_seconds") ", " ADD("app_days", "runs") " "
+                "WHERE " FITS("app_days", "samples") " AND " FITS("app_days", "runs"),
+        [STMT_APP_DAY_TAKE] = SQL_APP_DAY_TAKE("max"),
+        [STMT_APP_DAY_PRUNE] = "DELETE FROM app_days WHERE day = ? AND mix_key = ? AND samples = 0 AND runs = 0",
+        /* the same per dimension (schema/0013): ?1 day, ?2 key, ?3 samples,
+         * ?4 CPU seconds, ?5 runs, into the key's four rows */
+        [STMT_APP_DIM_UPSERT] = SQL_APP_DIM_UPSERT("?1", "?3, ?4, ?5"),
+        [STMT_APP_DIM_TAKE] = SQL_APP_DIM_TAKE("max", "?1"),
+        [STMT_APP_DIM_PRUNE] = SQL_APP_DIM_PRUNE("?1"),
+        /* retention: raw detail older than the horizon, in small steps */
+        [STMT_PRUNE_MARK_GET] =
+                "SELECT (SELECT value FROM retention WHERE name = 'prune_jobs_seen'), "
+                "(SELECT value FROM retention WHERE name = 'prune_jobs_id')",
+        [STMT_PRUNE_MARK_SET] =
+                "UPDATE retention SET value = CASE name WHEN 'prune_jobs_seen' THEN ?1 ELSE ?2 END "
+                "WHERE name IN ('prune_jobs_seen', 'prune_jobs_id')",
+        /* after the mark in the order of (last_seen, id): the index gives
+         * last_seen's order, ties are sorted among themselves */
+        [STMT_PRUNE_JOBS] =
+                "SELECT id, last_seen FROM jobs WHERE last_seen >= ?1 AND last_seen < ?3 "
+                "AND (last_seen > ?1 OR id > ?2) ORDER BY last_seen, id LIMIT ?4",
+        [STMT_PRUNE_JOB_TIMELINE] = "DELETE FROM job_timeline WHERE job_id = ? AND grain = 0",
+        [STMT_PRUNE_JOB_BUCKET] = "SELECT min(bucket) FROM samples WHERE job_id = ?",
+        [STMT_PRUNE_JOB_SAMPLES] = "DELETE FROM samples WHERE job_id = ? AND bucket = ?",
+        [STMT_PRUNE_IDLE_NEXT] =
+                "SELECT bucket, node_id FROM samples WHERE job_id = 0 AND bucket < ? ORDER BY bucket, node_id LIMIT 1",
+        [STMT_PRUNE_IDLE] = "DELETE FROM samples WHERE job_id = 0 AND bucket = ? AND node_id = ?",
+        [STMT_PRUNE_BATCH_GROUP] =
+                "SELECT node_id, boot_id FROM batches WHERE (node_id, boot_id) > (?, ?) ORDER BY node_id, boot_id LIMIT 1",
+        [STMT_PRUNE_BATCH_SEQS] =
+                "SELECT seq, received_at FROM batches WHERE node_id = ? AND boot_id = ? ORDER BY seq LIMIT ?",
+        [STMT_PRUNE_BATCHES] = "DELETE FROM batches WHERE node_id = ? AND boot_id = ? AND seq <= ?",
+
+        [STMT_JOB_FIND] = "SELECT " JOB_COLUMNS " FROM jobs j WHERE j.job = ? LIMIT 2",
+        [STMT_JOB_FIND_CLUSTER] = "SELECT " JOB_COLUMNS " FROM jobs j WHERE j.job = ? AND j.cluster = ?",
+        [STMT_JOB_KINDS] =
+                "SELECT o.kind, sum(jo.samples), sum(jo.cpu_seconds), sum(jo.cpu_time_ns), "
+                "sum(jo.cycles), sum(jo.instructions) "
+                "FROM job_objects jo JOIN objects o ON o.id = jo.object_id WHERE jo.job_id = ? "
+                "GROUP BY o.kind ORDER BY 2 DESC, 1",
+        [STMT_JOB_OBJECTS] =
+                "SELECT o.path, o.kind, o.build_id, jo.samples, jo.cpu_seconds, jo.cpu_time_ns, "
+                "jo.cycles, jo.instructions "
+                "FROM job_objects jo JOIN objects o ON o.id = jo.object_id WHERE jo.job_id = ? "
+                "ORDER BY jo.samples DESC, o.path LIMIT ?",
+        [STMT_JOB_PHASES] =
+                "SELECT p.path, jp.samples, jp.cpu_seconds, jp.cpu_time_ns, jp.cycles, jp.instructions "
+                "FROM job_phases jp JOIN phases p ON p.id = jp.phase_id WHERE jp.job_id = ? "
+                "ORDER BY jp.samples DESC, p.path",
+        [STMT_JOB_NODES] =
+                "SELECT n.name, jn.samples, jn.first_seen, jn.last_seen, jn.cpu_seconds, jn.cpus_alloc, n.installed "
+                "FROM job_nodes jn JOIN nodes n ON n.id = jn.node_id WHERE jn.job_id = ? "
+                "ORDER BY n.name",
+        [STMT_JOB_NOTES] =
+                "SELECT note_key, note_value FROM job_notes WHERE job_id = ? ORDER BY note_key",
+        [STMT_JOB_MARKERS] =
+                "SELECT comm, phase, state, first_seen, last_seen, batches FROM job_markers "
+                "WHERE job_id = ? ORDER BY phase, comm, state",
+        /* a rank's steps are summed: see docs/pop.md */
+        [STMT_JOB_RANKS] =
+                "SELECT p.path, r.rank, sum(r.samples), sum(r.comm_samples), sum(r.cpu_seconds), "
+                "sum(r.comm_seconds), min(r.first_seen), max(r.last_seen) "
+                "FROM job_ranks r JOIN phases p ON p.id = r.phase_id WHERE r.job_id = ? "
+                "GROUP BY p.path, r.rank ORDER BY p.path, r.rank LIMIT ?",
+        /* the job's span from its nodes (a few rows, not its time line), and
+         * the length of its batches from a few of them */
+        [STMT_JOB_SPAN] =
+                "SELECT min(first_seen), max(last_seen), "
+                "(SELECT avg(seconds) FROM (SELECT seconds FROM job_timeline WHERE job_id = ?1 AND grain = 0 "
+                "LIMIT 16) AS b), CASE WHEN EXISTS (SELECT 1 FROM job_timeline WHERE job_id = ?1 AND grain = 300) "
+                "THEN 1 ELSE 0 END "
+                "FROM job_nodes WHERE job_id = ?1",
+        [STMT_JOB_TIMELINE] = SQL_JOB_TIMELINE("max", "min", "CAST((t.t - ?2) / ?3 AS INTEGER)"),
+        /* summed by list_objects, see there */
+        [STMT_OBJECT_HOURS] =
+                "SELECT object_id, samples, cpu_seconds FROM object_hours WHERE bucket >= ? AND bucket < ?",
+        [STMT_OBJECT_DAYS] =
+                "SELECT object_id, samples, cpu_seconds FROM object_days WHERE day >= ? AND day < ?",
+        [STMT_OBJECT_IDS_OF_KIND] = "SELECT id FROM objects WHERE kind = ?",
+        /* packages installed on a node now, and on how many */
+        [STMT_PACKAGES_INSTALLED] =
+                "SELECT p.id, p.manager, p.name, p.version, p.arch, p.prefix, p.size, count(*) "
+                "FROM node_packages np JOIN packages p ON p.id = np.package_id GROUP BY p.id",
+        /* the sampled objects each of those packages holds */
+        [STMT_PACKAGE_OBJECTS] =
+                "SELECT pf.package_id, o.id, o.last_seen FROM package_files pf JOIN objects o ON o.path = pf.path "
+                "WHERE pf.package_id IN (SELECT package_id FROM node_packages)",
+        [STMT_OBJECT_WEEKS] =
+                "SELECT object_id, samples, cpu_seconds FROM object_weeks WHERE week >= ? AND week < ?",
+        [STMT_OBJECT_PERIODS] =
+                "SELECT object_id, samples, cpu_seconds FROM object_periods WHERE period >= ? AND period < ?",
+        [STMT_OBJECT_NAME] = "SELECT path, kind, build_id FROM objects WHERE id = ?",
+        [STMT_NODE_NAME] = "SELECT name, installed FROM nodes WHERE id = ?",
+        [STMT_SUMMARY_JOBS] = SQL_SUMMARY_JOBS(SQLITE_IDS, SQLITE_ID),
+        [STMT_SUMMARY_OBJECTS] = SQL_SUMMARY_OBJECTS(SQLITE_IDS, SQLITE_ID),
+        [STMT_SUMMARY_NODES] = SQL_SUMMARY_NODES(SQLITE_IDS, SQLITE_ID),
+        [STMT_SUMMARY_MARKERS] = SQL_SUMMARY_MARKERS(SQLITE_IDS, SQLITE_ID),
+        [STMT_NODES] =
+                "SELECT name, hostname, cluster, boot_id, cpus, last_seq, batches, samples, "
+                "samples_lost, first_seen, last_seen, last_push FROM nodes ORDER BY name",
+        /* scaling across runs: a job's size note, top executable, node
+         * type (the most CPUs of its nodes) and allocated CPUs */
+        [STMT_RUN_INFO] =
+                "SELECT (SELECT note_value FROM job_notes WHERE job_id = ?1 AND note_key = 'size'), "
+                "(SELECT o.path FROM job_objects jo JOIN objects o ON o.id = jo.object_id "
+                " WHERE jo.job_id = ?1 AND o.kind = 'exe' ORDER BY jo.samples DESC, o.path LIMIT 1), "
+                "(SELECT max(n.cpus) FROM job_nodes jn JOIN nodes n ON n.id = jn.node_id WHERE jn.job_id = ?1), "
+                "(SELECT sum(cpus_alloc) FROM job_nodes WHERE job_id = ?1)",
+        /* each rank's steps and phases summed (docs/pop.md) */
+        [STMT_RUN_RANKS] =
+                "SELECT '', rank, sum(samples), sum(comm_samples), sum(cpu_seconds), sum(comm_seconds), "
+                "min(first_seen), max(last_seen) FROM job_ranks WHERE job_id = ? GROUP BY rank ORDER BY rank LIMIT ?",
+        [STMT_APP_DAYS] = "SELECT day, mix_key, samples, cpu_seconds, runs FROM app_days WHERE day >= ? AND day < ?",
+        [STMT_APP_DIM_DAYS] =
+                "SELECT day, value, app_object, samples, cpu_seconds, runs FROM app_dim_days "
+                "WHERE dim = ? AND day >= ? AND day < ?",
+        [STMT_OBJECT_PACKAGE] =
+                "SELECT p.name FROM objects o JOIN package_files f ON f.path = o.path "
+                "JOIN packages p ON p.id = f.package_id WHERE o.id = ? ORDER BY p.name LIMIT 1",
+        /* a key, with the package that installed its executable (the first
+         * by name when several list the path) */
+        [STMT_MIX_KEY] =
+                "SELECT k.app, k.app_object, k.user_name, k.account, k.partition_name FROM mix_keys k WHERE k.id = ?",
+        [STMT_CHECK] = "SELECT count(*) FROM schema_version",
+};
+
+/* What PostgreSQL spells differently; NULL: as stmt_sql[]. */
+static const char *const stmt_sql_postgresql[_STMT_MAX] = {
+        [STMT_NODE_INSTALLED] = SQL_NODE_INSTALLED("IS DISTINCT FROM"),
+        [STMT_JOB_BATCH_UPSERT] = SQL_JOB_BATCH_UPSERT("greatest"),
+        [STMT_JOB_APP] = SQL_JOB_APP("IS DISTINCT FROM"),
+        [STMT_APP_DAY_TAKE] = SQL_APP_DAY_TAKE("greatest"),
+        [STMT_APP_DIM_UPSERT] = SQL_APP_DIM_UPSERT(POSTGRESQL_DAY, POSTGRESQL_MIX_SUMS),
+        [STMT_APP_DIM_TAKE] = SQL_APP_DIM_TAKE("greatest", POSTGRESQL_DAY),
+        [STMT_APP_DIM_PRUNE] = SQL_APP_DIM_PRUNE(POSTGRESQL_DAY),
+        [STMT_JOB_TIMELINE] = SQL_JOB_TIMELINE("greatest", "least", "CAST(trunc((t.t - ?2) / ?3) AS BIGINT)"),
+        [STMT_SUMMARY_JOBS] = SQL_SUMMARY_JOBS(POSTGRESQL_IDS, POSTGRESQL_ID),
+        [STMT_SUMMARY_OBJECTS] = SQL_SUMMARY_OBJECTS(POSTGRESQL_IDS, POSTGRESQL_ID),
+        [STMT_SUMMARY_NODES] = SQL_SUMMARY_NODES(POSTGRESQL_IDS, POSTGRESQL_ID),
+        [STMT_SUMMARY_MARKERS] = SQL_SUMMARY_MARKERS(POSTGRESQL_IDS, POSTGRESQL_ID),
+};
+
+const char *stmt_text(DbDialect dialect, Stmt id) {
+        if (dialect == DB_DIALECT_POSTGRESQL && stmt_sql_postgresql[id])
+                return stmt_sql_postgresql[id];
+        return stmt_sql[id];
+}
+
+#define SCHEMA_VERSION_TABLE(integer)                                                                   \
+        "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, name TEXT NOT NULL, "  \
+        "applied_at " integer " NOT NULL)"
+
+static const SqlDialect sql_dialects[] = {
+        [DB_DIALECT_SQLITE] = {
+                .read_begin = "BEGIN",
+                .schema_version_table = SCHEMA_VERSION_TABLE("INTEGER"),
+                .migrations = schema_migrations,
+                .n_migrations = &schema_migrations_count,
+        },
+#if HAVE_LIBPQ
+        [DB_DIALECT_POSTGRESQL] = {
+                .read_begin = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
+                /* any fixed number; "lmk-migr" in ASCII */
+                .migrate_lock = "SELECT pg_advisory_xact_lock(7813018771411003250)",
+                .schema_version_table = SCHEMA_VERSION_TABLE("BIGINT"),
+                .migrations = schema_postgresql_migrations,
+                .n_migrations = &schema_postgresql_migrations_count,
+        },
+#endif
+};
+
+const SqlDialect *sql_dialect(DbDialect d) {
+        return &sql_dialects[d];
+}

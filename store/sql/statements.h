@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include "db.h"
+#include "migrations.h"
+
+/* The statements store/sql/ prepares once per connection (conn_stmt()). */
+typedef enum Stmt {
+        /* writer */
+        STMT_NODE_UPSERT,
+        STMT_BATCH_INSERT,
+        STMT_JOB_UPSERT,
+        STMT_NOTE_UPSERT,
+        STMT_OBJECT_SELECT,
+        STMT_OBJECT_INSERT,
+        STMT_PHASE_SELECT,
+        STMT_PHASE_INSERT,
+        STMT_TASK_SELECT,
+        STMT_TASK_INSERT,
+        STMT_SAMPLE_UPSERT,
+        STMT_JOB_OBJECT_UPSERT,
+        STMT_JOB_PHASE_UPSERT,
+        STMT_JOB_NODE_UPSERT,
+        STMT_JOB_BATCH_UPSERT,
+        STMT_JOB_GRAIN_UPSERT,
+        STMT_OBJECT_HOUR_UPSERT,
+        STMT_OBJECT_DAY_UPSERT,
+        STMT_OBJECT_WEEK_UPSERT,
+        STMT_OBJECT_PERIOD_UPSERT,
+        STMT_MARKER_UPSERT,
+        STMT_RANK_UPSERT,
+        STMT_NODE_SUMS,
+        STMT_NODE_INSTALLED,
+        STMT_JOB_CURRENT,
+        STMT_NODE_DIGEST,
+        STMT_NODE_PACKAGES_CLEAR,
+        STMT_PACKAGE_INSERT,
+        STMT_PACKAGE_SELECT,
+        STMT_PACKAGE_FILE_INSERT,
+        STMT_NODE_PACKAGE_INSERT,
+        STMT_NODE_INVENTORY_SET,
+        STMT_OBJECT_LAST_SEEN,
+        STMT_JOB_NAMED_CLUSTER,
+        STMT_JOB_ADOPT,
+        STMT_NOTE_SELECT,
+        STMT_JOB_APP,
+        STMT_JOB_MIX,
+        STMT_MIX_KEY_INSERT,
+        STMT_JOB_MIX_SET,
+        STMT_JOB_DAYS,
+        STMT_APP_DAY_UPSERT,
+        STMT_APP_DAY_TAKE,
+        STMT_APP_DAY_PRUNE,
+        STMT_APP_DIM_UPSERT,
+        STMT_APP_DIM_TAKE,
+        STMT_APP_DIM_PRUNE,
+        /* retention (schema/0014) */
+        STMT_PRUNE_MARK_GET,
+        STMT_PRUNE_MARK_SET,
+        STMT_PRUNE_JOBS,
+        STMT_PRUNE_JOB_TIMELINE,
+        STMT_PRUNE_JOB_BUCKET,
+        STMT_PRUNE_JOB_SAMPLES,
+        STMT_PRUNE_IDLE_NEXT,
+        STMT_PRUNE_IDLE,
+        STMT_PRUNE_BATCH_GROUP,
+        STMT_PRUNE_BATCH_SEQS,
+        STMT_PRUNE_BATCHES,
+        /* readers (the job list builds its SQL per filter: list_jobs) */
+        STMT_JOB_FIND,
+        STMT_JOB_FIND_CLUSTER,
+        STMT_JOB_KINDS,
+        STMT_JOB_OBJECTS,
+        STMT_JOB_PHASES,
+        STMT_JOB_NODES,
+        STMT_JOB_NOTES,
+        STMT_JOB_MARKERS,
+        STMT_JOB_RANKS,
+        STMT_JOB_SPAN,
+        STMT_JOB_TIMELINE,
+        STMT_OBJECT_HOURS,
+        STMT_OBJECT_DAYS,
+        STMT_OBJECT_WEEKS,
+        STMT_OBJECT_PERIODS,
+        STMT_OBJECT_IDS_OF_KIND,
+        STMT_PACKAGES_INSTALLED,
+        STMT_PACKAGE_OBJECTS,
+        STMT_OBJECT_NAME,
+        STMT_NODE_NAME,
+        STMT_SUMMARY_JOBS,
+        STMT_SUMMARY_OBJECTS,
+        STMT_SUMMARY_NODES,
+        STMT_SUMMARY_MARKERS,
+        STMT_NODES,
+        STMT_RUN_INFO,
+        STMT_RUN_RANKS,
+        STMT_APP_DAYS,
+        STMT_APP_DIM_DAYS,
+        STMT_OBJECT_PACKAGE,
+        STMT_MIX_KEY,
+        STMT_CHECK,
+        _STMT_MAX,
+} Stmt;
+
+/* The columns read_job_info() reads, of jobs j. */
+#define JOB_COLUMNS                                                             \
+        "j.id, j.job, j.cluster, j.user_name, j.account, j.partition_name, "    \
+        "j.name, j.nodes_alloc, j.tasks, j.ended, j.first_seen, j.last_seen, "  \
+        "j.samples, j.cpu_seconds, j.cpu_time_ns, j.cycles, j.instructions, "   \
+        "(SELECT count(*) FROM job_nodes n WHERE n.job_id = j.id), j.metadata_conflicts, j.app, j.revision"
+
+/* The text of statement id in a dialect. */
+const char *stmt_text(DbDialect dialect, Stmt id);
+
+/* What else differs between the dialects. */
+typedef struct SqlDialect {
+        /* Starts a read transaction that sees one snapshot throughout, so
+         * that the parts of a summary add up (PostgreSQL's default, READ
+         * COMMITTED, takes a snapshot per statement). */
+        const char *read_begin;
+        /* Taken after db_begin_write() before migrating (NULL: that
+         * already locks, SQLite's BEGIN IMMEDIATE). */
+        const char *migrate_lock;
+        const char *schema_version_table;
+        const SchemaMigration *migrations;
+        const unsigned *n_migrations;
+} SqlDialect;
+
+const SqlDialect *sql_dialect(DbDialect d);

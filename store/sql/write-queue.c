@@ -1,0 +1,155 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The write queue: ingest() calls wait here for the one writer, which
+ * stores what queued up meanwhile in one transaction (group commit). */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "ingest.h"
+
+/* A batch waiting for the writer. Batches that arrive while one is being
+ * written are written together in the next transaction, each inside its own
+ * savepoint: one commit (and one write of the hot pages to the WAL) for many
+ * batches, and each batch still stored whole or not at all. */
+struct Pending {
+        IngestCtx *ctx;
+        int64_t now;
+        IngestResult res;
+        int r;
+        bool done;
+        Pending *next;
+};
+
+/* Rows per group transaction: bounds how long one commit keeps others waiting. */
+#define GROUP_MAX_ROWS 200000
+
+/* How often a group is run again when the database refused it for a
+ * conflict with another writer (PostgreSQL's deadlocks and serialization
+ * failures, -EAGAIN), before its batches fail and their nodes retry. */
+#define GROUP_TRIES 3
+
+/* Writes the group in one transaction. < 0: the transaction failed as a
+ * whole; each batch's own outcome is in its p->r. */
+static int write_group_once(SqlStorage *s, Pending *group) {
+        Conn *c = &s->writer;
+        int r;
+
+        r = db_begin_write(c->db);
+        for (Pending *p = group; p && r >= 0; p = p->next) {
+                p->r = conn_exec(c, "SAVEPOINT batch");
+                if (p->r >= 0)
+                        p->r = ingest_locked(p->ctx, p->now, &p->res);
+                /* A driver that pipelines reports what the batch's writes
+                 * did by here at the latest. */
+                if (p->r >= 0 && !p->res.duplicate)
+                        p->r = conn_exec(c, "RELEASE batch");
+                if (p->r < 0 || p->res.duplicate) {
+                        (void) conn_exec(c, "ROLLBACK TO batch");
+                        (void) conn_exec(c, "RELEASE batch");
+                }
+                if (p->r < 0) {
+                        /* Ids interned in what was rolled back are gone. */
+                        caches_clear(s);
+                        /* Some errors (I/O, full disk, a lost server) end
+                         * the transaction itself, and a conflict with
+                         * another writer wants all of it run again: then
+                         * the group cannot be committed. */
+                        if (!db_in_transaction(c->db) || p->r == -EAGAIN || p->r == -ECONNRESET)
+                                r = p->r;
+                }
+        }
+        if (r >= 0) {
+                r = conn_exec(c, "COMMIT");
+                if (r < 0) {
+                        (void) conn_exec(c, "ROLLBACK");
+                        caches_clear(s);
+                }
+        } else if (db_in_transaction(c->db))
+                (void) conn_exec(c, "ROLLBACK");
+        return r;
+}
+
+static void write_group(SqlStorage *s, Pending *group) {
+        int r;
+
+        pthread_mutex_lock(&s->write_lock);
+        for (unsigned tries = 1;; tries++) {
+                r = write_group_once(s, group);
+                if (r != -EAGAIN || tries == GROUP_TRIES)
+                        break;
+                for (Pending *p = group; p; p = p->next) {
+                        ingest_ctx_reset(p->ctx);
+                        p->r = 0;
+                        p->res = (IngestResult) {};
+                }
+        }
+        pthread_mutex_unlock(&s->write_lock);
+
+        if (r < 0)
+                for (Pending *p = group; p; p = p->next)
+                        if (p->r >= 0)
+                                p->r = r;
+}
+
+static Pending *take_group(SqlStorage *s) {
+        Pending *group = s->queue_head, *last = group;
+        size_t rows = last->ctx->b->n_rows;
+
+        while (last->next && rows + last->next->ctx->b->n_rows <= GROUP_MAX_ROWS) {
+                last = last->next;
+                rows += last->ctx->b->n_rows;
+        }
+        s->queue_head = last->next;
+        if (!s->queue_head)
+                s->queue_tail = NULL;
+        last->next = NULL;
+        return group;
+}
+
+int sql_ingest(Storage *base, const Batch *b, int64_t now, IngestResult *ret, BatchError *err) {
+        SqlStorage *s = (SqlStorage *) base;
+        IngestCtx x;
+        Pending me = { .ctx = &x, .now = now };
+
+        me.r = ingest_ctx_init(&x, s, b);
+        if (me.r < 0)
+                goto finish;
+
+        pthread_mutex_lock(&s->queue_lock);
+        if (s->queue_tail)
+                s->queue_tail->next = &me;
+        else
+                s->queue_head = &me;
+        s->queue_tail = &me;
+        while (!me.done) {
+                Pending *group, *next;
+
+                if (s->writing) {
+                        pthread_cond_wait(&s->queue_cond, &s->queue_lock);
+                        continue;
+                }
+                /* Nobody is writing: write what is queued, ours or not. */
+                group = take_group(s);
+                s->writing = true;
+                pthread_mutex_unlock(&s->queue_lock);
+                write_group(s, group);
+                pthread_mutex_lock(&s->queue_lock);
+                for (Pending *p = group; p; p = next) {
+                        next = p->next; /* p belongs to its waiting thread once done */
+                        p->done = true;
+                }
+                s->writing = false;
+                pthread_cond_broadcast(&s->queue_cond);
+        }
+        pthread_mutex_unlock(&s->queue_lock);
+
+finish:
+        ingest_ctx_done(&x);
+        if (me.r >= 0)
+                *ret = me.res;
+        else if (me.r == -EOVERFLOW) {
+                *err = x.err;
+                if (!err->field[0])
+                        *err = (BatchError) { .field = "rows", .message = "a derived value (CPU seconds) is not finite" };
+        }
+        return me.r;
+}
