@@ -18,6 +18,7 @@
 
 #if HAVE_LIBPQ
 #include "db-copy.h"
+#include "db.h"
 #include "migrations.h"
 #include "storage.h"
 #endif
@@ -40,8 +41,13 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(sqlite3 *, sqlite3_close);
 DEFINE_TRIVIAL_CLEANUP_FUNC(PGconn *, PQfinish);
 DEFINE_TRIVIAL_CLEANUP_FUNC(PGresult *, PQclear);
 
-static bool is_postgresql_uri(const char *s) {
-        return strncmp(s, "postgresql://", 13) == 0 || strncmp(s, "postgres://", 11) == 0;
+/* A postgresql:// or postgres:// URI or a libpq keyword string, as --db
+ * takes them (store/db.c). */
+static bool is_postgresql(const char *s) {
+        const DbDriver *driver;
+        const char *location;
+
+        return db_driver_for(s, &driver, &location) >= 0 && driver == &db_postgresql_driver;
 }
 
 static const char *file_type(mode_t m) {
@@ -167,14 +173,7 @@ static int connect_target(const char *to, PGconn **ret, char *what, size_t what_
 /* Creates or completes the target's schema the way `lmk-store --db TARGET`
  * does at start-up: the store's own open and migrate, under its advisory
  * lock. Returns 1 when done, 0 when this lmk-store has no PostgreSQL
- * backend (the target must then be migrated already; checked after).
- *
- * LEAD — wire here when the PostgreSQL backend lands: if storage_ops_for()
- * (or what replaces it with store/db.h) then picks the PostgreSQL backend
- * for postgresql:// URIs, this already works as it is; a keyword string
- * ("host=… dbname=…") is passed to it only once it can no longer be taken
- * for an SQLite path, i.e. replace the is_postgresql_uri() test below by
- * the driver lookup (db_driver_for() == &db_postgresql_driver). */
+ * backend (the target must then be migrated already; checked after). */
 static int migrate_target_schema(const char *to, const char *what) {
         StorageOptions opts = { .readers = 1, .busy_timeout_ms = 5000 };
         const StorageOps *ops;
@@ -183,9 +182,7 @@ static int migrate_target_schema(const char *to, const char *what) {
         unsigned from, version;
         int r;
 
-        if (!is_postgresql_uri(to))
-                return 0;
-        r = storage_ops_for(to, &ops, &location);
+                r = storage_ops_for(to, &ops, &location);
         if (r == -EPROTONOSUPPORT || (r >= 0 && streq(ops->name, "sqlite")))
                 return 0;
         if (r < 0)
@@ -277,7 +274,7 @@ static int run(const char *from, const char *to) {
 
         if (strncmp(from, "sqlite:", 7) == 0)
                 from += 7;
-        if (!is_postgresql_uri(to) && !strchr(to, '='))
+        if (!is_postgresql(to))
                 return log_error_errno(-EINVAL, "--to %s is not a PostgreSQL database (postgresql://… or "
                                        "\"host=… dbname=…\").", to);
 
