@@ -141,6 +141,12 @@ void api_viewer(const Request *req, JobFilter *f) {
 static const char *const jobs_args[] = { "user", "cluster", "account", "partition", "app", "name", "state",
                                         "since", "until", "sort", "order", "limit", "offset", NULL };
 
+/* ?format=csv: a row of the list per job, as add_job_info() writes it. */
+const CsvTable api_jobs_csv = CSV_TABLE("jobs", NULL, "lmk-jobs.csv",
+        { "job" }, { "cluster" }, { "user" }, { "account" }, { "partition" }, { "name" }, { "app" },
+        { "nodes_allocated" }, { "tasks" }, { "nodes_seen" }, { "ended" }, { "metadata_conflicts" },
+        { "first_seen" }, { "last_seen" }, { "elapsed_seconds" }, { "samples" }, { "cpu_seconds" });
+
 /* A word from a closed list: false when the reply holds a 400. */
 static bool arg_word(Request *req, const char *key, int (*from_string)(const char *), const char *expected,
                      int *ret, Reply *reply) {
@@ -501,6 +507,9 @@ void api_job(Server *s, Request *req, Reply *reply) {
 static const char *const objects_args[] = { "since", "until", "kind", "limit", "cluster", "partition", "account",
                                             NULL };
 
+const CsvTable api_objects_csv = CSV_TABLE("objects", NULL, "lmk-objects.csv",
+        { "object" }, { "kind" }, { "samples" }, CSV_SHARE_COLUMNS, { "cpu_seconds" });
+
 JobScope api_scope(Request *req) {
         return (JobScope) {
                 .cluster = request_arg(req, "cluster"),
@@ -572,6 +581,11 @@ void api_objects(Server *s, Request *req, Reply *reply) {
 }
 
 static const char *const no_args[] = { NULL };
+
+const CsvTable api_nodes_csv = CSV_TABLE("nodes", NULL, "lmk-nodes.csv",
+        { "node" }, { "hostname" }, { "cluster" }, { "cpus" }, { "boot_id" }, { "last_seq" }, { "batches" },
+        { "samples" }, { "samples_lost" }, { "first_seen" }, { "last_seen" }, { "last_push" },
+        { "last_push_age_seconds" });
 
 void api_nodes(Server *s, Request *req, Reply *reply) {
         _cleanup_(json_object_putp) json_object *o = NULL;
