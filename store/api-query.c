@@ -649,6 +649,8 @@ void api_metrics(Server *s, Request *req, Reply *reply) {
                 return;
         }
         metrics_write(&s->metrics, s->storage->ops->stats(s->storage, &st) >= 0 ? (int64_t) st.db_bytes : -1, f);
+        if (s->node_health)
+                (void) node_health_write_metrics(s->node_health, (int64_t) time(NULL), f);
         if (fclose(f) != 0) {
                 free(reply->text);
                 reply->text = NULL;

@@ -282,8 +282,10 @@ static enum MHD_Result send_reply(Server *s, Ctx *ctx, Reply *r) {
         ret = MHD_queue_response(ctx->req.connection, r->status, resp);
         MHD_destroy_response(resp);
         metrics_count_request(&s->metrics, r->status);
-        if (ctx->route && ctx->route->handler == api_ingest && r->status != MHD_HTTP_OK)
+        if (ctx->route && ctx->route->handler == api_ingest && r->status != MHD_HTTP_OK) {
                 atomic_fetch_add(&s->metrics.batches_rejected, 1);
+                metrics_count_ingest_rejected(&s->metrics, r->reject_reason, r->status);
+        }
         if (r->status >= 500)
                 log_warning("%s %s: %u", ctx->route ? ctx->route->method : "-",
                             ctx->route ? ctx->route->path : "-", r->status);
@@ -796,6 +798,23 @@ static void on_mhd_log(void *cls, const char *fmt, va_list ap) {
         log_debug("libmicrohttpd: %s", buf);
 }
 
+/* The nodes the database knows and their last push, so that a node that
+ * stopped before the store restarted is still stale in /metrics. */
+static void seed_node_health(Server *s) {
+        NodeList l = {};
+        int r;
+
+        r = s->storage->ops->list_nodes(s->storage, &l);
+        if (r < 0) {
+                log_warning_errno(r, "Failed to read the nodes' last pushes, /metrics knows nodes from their "
+                                  "next push: %m");
+                return;
+        }
+        for (size_t i = 0; i < l.n; i++)
+                (void) node_health_seed(s->node_health, l.items[i].name, l.items[i].last_push);
+        node_list_free(&l);
+}
+
 int server_start(Server *s) {
         unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC | MHD_USE_ERROR_LOG;
         ConnGuardConfig guard = {
@@ -816,6 +835,10 @@ int server_start(Server *s) {
         s->findings_cache = findings_cache_new();
         if (!s->findings_cache)
                 return -ENOMEM;
+        r = node_health_new(&s->node_health);
+        if (r < 0)
+                return r;
+        seed_node_health(s);
         r = conn_guard_new(&guard, &s->metrics, &s->guard);
         if (r < 0)
                 return r;
@@ -871,6 +894,7 @@ void server_stop(Server *s, unsigned timeout_s) {
 
         if (!s->mhd) {
                 free_findings(s); /* handed over, never served */
+                s->node_health = node_health_free(s->node_health);
                 return;
         }
         fd = MHD_quiesce_daemon(s->mhd);
@@ -890,6 +914,7 @@ void server_stop(Server *s, unsigned timeout_s) {
         pthread_rwlock_destroy(&s->tokens_lock);
         free_findings(s);
         findings_cache_free(TAKE_PTR(s->findings_cache));
+        s->node_health = node_health_free(s->node_health);
         pthread_rwlock_destroy(&s->findings_lock);
         pthread_rwlock_destroy(&s->leads_lock);
         session_used_done(&s->tickets_used);

@@ -10,6 +10,7 @@
 #include "conn-guard.h"
 #include "csv-out.h"
 #include "metrics.h"
+#include "node-health.h"
 #include "storage.h"
 #include "findings-cache.h"
 #include "findings.h"
@@ -49,6 +50,7 @@ typedef struct Server {
         ConnGuard *guard;
         Storage *storage;
         Metrics metrics;
+        NodeHealth *node_health;
 
         pthread_rwlock_t tokens_lock;
         TokenSet *tokens;
@@ -81,6 +83,7 @@ typedef struct Reply {
         char *set_cookie;
         const char *allow;      /* for 405 */
         const char *content_disposition; /* a CSV answer's file name */
+        const char *reject_reason; /* an ingest not taken: why (metrics.h); NULL: from the status */
         unsigned retry_after;   /* for 503 */
         bool www_authenticate;  /* for 401 */
 } Reply;
