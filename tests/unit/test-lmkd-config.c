@@ -91,8 +91,38 @@ TEST(errors_name_line_and_key) {
         }
 }
 
-int main(void) {
+/* The lmkd.conf the packages install: as shipped (all commented) and with
+ * every default switched on, it loads and changes nothing that matters. */
+static void check_example(const char *path) {
+        _cleanup_free_ char *text = NULL, *err = NULL, *on = NULL;
+        _cleanup_(config_done) LmkdConfig c;
+        FILE *f = fopen(path, "re");
+        size_t n;
+
+        ASSERT_NOT_NULL(f);
+        text = calloc(1, 65536);
+        ASSERT_NOT_NULL(text);
+        n = fread(text, 1, 65535, f);
+        fclose(f);
+        ASSERT_TRUE(n > 0);
+        config_init(&c);
+        ASSERT_OK(config_load_string(&c, text, &err));
+        ASSERT_NULL(c.store_url);
+        on = test_example_uncommented(path);
+        ASSERT_NOT_NULL(on);
+        ASSERT_TRUE(strstr(on, "\nfrequency = 1") != NULL);
+        if (config_load_string(&c, on, &err) < 0)
+                test_fail("%s with its defaults switched on: %s", path, err);
+        ASSERT_TRUE(c.frequency == 1);
+        ASSERT_EQ(c.push_interval, 60);
+        ASSERT_EQ(c.spool_max_bytes, 256 * 1024 * 1024);
+        ASSERT_EQ(c.inventory_interval, 86400);
+}
+
+int main(int argc, char **argv) {
         RUN(defaults_and_file);
         RUN(errors_name_line_and_key);
+        if (argc > 1)
+                check_example(argv[1]);
         return 0;
 }
