@@ -11,3 +11,8 @@ typedef struct SchemaMigration {
 
 extern const SchemaMigration schema_migrations[];
 extern const unsigned schema_migrations_count;
+
+/* The same from schema/postgresql/NNNN-name.sql: same numbers and names,
+ * PostgreSQL's dialect. */
+extern const SchemaMigration schema_postgresql_migrations[];
+extern const unsigned schema_postgresql_migrations_count;

@@ -8,8 +8,9 @@
  *     each push is the next minute, and every J pushes (default 10) a node's
  *     jobs end and new ones start; prints sustained rows/s, pushes/s and push
  *     latency.
- *   loadgen query URL TOKEN --jobs M [--requests K] [--concurrency C]
- *     GET /api/v1/jobs/{random 1..M}; prints latency p50/p90/p99/max.
+ *   loadgen query URL TOKEN --jobs M [--requests K] [--concurrency C] [--path P]
+ *     GET /api/v1/jobs/{random 1..M}, or GET P each time (a site-wide
+ *     query); prints latency p50/p90/p99/max.
  *
  * libcurl multi with keep-alive connections, so the store, not connection
  * setup, is what is measured. */
@@ -25,7 +26,7 @@
 #include "util.h"
 
 typedef struct Options {
-        const char *mode, *url, *token;
+        const char *mode, *url, *token, *path;
         unsigned nodes, rows, duration, concurrency, requests, job_rounds;
         uint64_t jobs;
         bool gzip;
@@ -187,7 +188,10 @@ static void prepare_push(const Options *o, Slot *s, Node *n, unsigned index, dou
 static void prepare_query(const Options *o, Slot *s, unsigned *rng) {
         char url[512];
 
-        snprintf(url, sizeof(url), "%s/api/v1/jobs/%" PRIu64, o->url, 1 + (uint64_t) rand_r(rng) % o->jobs);
+        if (o->path)
+                snprintf(url, sizeof(url), "%s%s", o->url, o->path);
+        else
+                snprintf(url, sizeof(url), "%s/api/v1/jobs/%" PRIu64, o->url, 1 + (uint64_t) rand_r(rng) % o->jobs);
         curl_easy_setopt(s->easy, CURLOPT_URL, url);
 }
 
@@ -297,10 +301,10 @@ static int run(const Options *o) {
                        pushes, (double) pushes / elapsed, rows, (double) rows / elapsed, errors,
                        percentile(50), percentile(99), percentile(100));
         else
-                printf("query: GET /api/v1/jobs/{id} over %" PRIu64 " jobs, %u connections, %zu requests "
+                printf("query: GET %s over %" PRIu64 " jobs, %u connections, %zu requests "
                        "in %.1f s (%.0f/s), errors %" PRIu64 "\n"
                        "  latency ms: p50 %.2f  p90 %.2f  p99 %.2f  max %.2f\n",
-                       o->jobs, o->concurrency, n_latencies, elapsed, (double) n_latencies / elapsed, errors,
+                       o->path ?: "/api/v1/jobs/{id}", o->jobs, o->concurrency, n_latencies, elapsed, (double) n_latencies / elapsed, errors,
                        percentile(50), percentile(90), percentile(99), percentile(100));
 
         for (unsigned i = 0; i < o->concurrency; i++) {
@@ -340,6 +344,7 @@ int main(int argc, char **argv) {
                 { "jobs", required_argument, NULL, 'j' },
                 { "gzip", no_argument, NULL, 'z' },
                 { "job-rounds", required_argument, NULL, 'J' },
+                { "path", required_argument, NULL, 'p' },
                 {}
         };
         Options o = { .nodes = 100, .rows = 300, .duration = 20, .concurrency = 8, .requests = 20000,
@@ -373,6 +378,13 @@ int main(int argc, char **argv) {
                         break;
                 case 'J':
                         r = parse_uint(optarg, &o.job_rounds);
+                        break;
+                case 'p':
+                        if (optarg[0] != '/' || strlen(optarg) > 400) {
+                                fprintf(stderr, "--path: a path starting with '/', at most 400 bytes: %s\n", optarg);
+                                return EXIT_FAILURE;
+                        }
+                        o.path = optarg;
                         break;
                 default:
                         r = -EINVAL;

@@ -6,6 +6,7 @@ a Unix socket in that directory (and, on request, a free TCP port on
 
     pg = pgserver.start_or_skip()      # exit 77 with the reason if it cannot
     ... pg.uri / pg.dsn / pg.psql("SELECT 1") ...
+    pg.restart()                       # or halt() ... resume(): sessions are cut
     pg.stop()                          # also done at exit, even on failure
 
 The server runs as an unprivileged user (the current one, or when the test
@@ -297,6 +298,20 @@ class Server:
             shutil.rmtree(self.dir, ignore_errors=True)
             self.dir = None
         atexit.unregister(self.stop)
+
+    def halt(self):
+        """Stops the server as an administrator would (fast shutdown: its
+        sessions end with SQLSTATE 57P01), keeping the cluster for resume()."""
+        self._signal_and_wait(signal.SIGINT)
+
+    def resume(self):
+        """Starts the halted server again, on the same socket and port."""
+        self._postmaster()
+
+    def restart(self):
+        """halt() and resume(): what a client sees of a server restart."""
+        self.halt()
+        self.resume()
 
     # -- talking to it -------------------------------------------------------
 

@@ -1,7 +1,12 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """Helpers for the lmk-store tests: start the real lmk-store on 127.0.0.1
 with a free port (it binds port 0 and logs the one it got) and a temporary
-database, talk HTTP to it with the standard library, build batches."""
+database, talk HTTP to it with the standard library, build batches.
+
+LMK_TEST_BACKEND=postgresql runs the same tests on PostgreSQL: each Store
+without a database of its own gets a fresh database in one private server
+per test (tests/lib/pgserver.py; the test skips with 77 where none can
+start), and Store.sql() reads it through psycopg2."""
 import atexit
 import copy
 import gzip
@@ -14,8 +19,13 @@ import socket
 import sqlite3
 import subprocess
 import time
+import urllib.parse
 
 from lmktest import build_path, fail, log, skip, tmpdir
+
+BACKEND = os.environ.get("LMK_TEST_BACKEND", "sqlite")
+if BACKEND not in ("sqlite", "postgresql"):
+    fail(f"LMK_TEST_BACKEND={BACKEND}: not sqlite or postgresql")
 
 # Under -Db_sanitize=undefined, a finding in lmk-store or lmk fails the test
 # instead of scrolling by in a log.
@@ -62,12 +72,60 @@ def write_tokens(path, lines=None, mode=0o600):
     os.chmod(path, mode)
 
 
+_pg = None
+_pg_databases = 0
+
+
+def pg_server():
+    """The test's private PostgreSQL server, started on first use."""
+    global _pg
+    if _pg is None:
+        import pgserver
+        _pg = pgserver.start_or_skip()
+    return _pg
+
+
+def new_database():
+    """A --db value for a new, empty database of the test's backend, or None
+    for SQLite (a file in the store's directory)."""
+    global _pg_databases
+    if BACKEND != "postgresql":
+        return None
+    pg = pg_server()
+    _pg_databases += 1
+    name = f"lmk_{_pg_databases}"
+    pg.psql(f"CREATE DATABASE {name} TEMPLATE template0 ENCODING 'UTF8' LOCALE 'C'", dbname="postgres")
+    return f"postgresql://lmk@{urllib.parse.quote(pg.host, safe='')}:{pg.port}/{name}"
+
+
+def is_postgresql(db):
+    return db.startswith(("postgresql://", "postgres://"))
+
+
+def sql_read(db, query, args=()):
+    """Rows of a query on the database of a --db value ('?' placeholders)."""
+    if is_postgresql(db):
+        import psycopg2
+        con = psycopg2.connect(db)
+        try:
+            with con.cursor() as cur:
+                cur.execute(query.replace("%", "%%").replace("?", "%s"), tuple(args))
+                return cur.fetchall() if cur.description else []
+        finally:
+            con.close()
+    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=10)
+    try:
+        return con.execute(query, args).fetchall()
+    finally:
+        con.close()
+
+
 class Store:
     """A running lmk-store. Use as a context manager."""
 
     def __init__(self, directory=None, db=None, extra=(), tokens=None):
         self.dir = directory or workdir()
-        self.db = db or os.path.join(self.dir, "lmk.db")
+        self.db = db or new_database() or os.path.join(self.dir, "lmk.db")
         self.token_file = os.path.join(self.dir, "tokens")
         if tokens is not False:
             write_tokens(self.token_file, tokens)
@@ -212,12 +270,8 @@ class Store:
         return body
 
     def sql(self, query, args=()):
-        """Reads the database directly, beside the running store (WAL)."""
-        con = sqlite3.connect(f"file:{self.db}?mode=ro", uri=True, timeout=10)
-        try:
-            return con.execute(query, args).fetchall()
-        finally:
-            con.close()
+        """Reads the database directly, beside the running store."""
+        return sql_read(self.db, query, args)
 
     def counts(self):
         tables = ["batches", "jobs", "samples", "objects", "phases", "job_objects",
