@@ -10,10 +10,11 @@ TYPE first."""
 import gzip
 import json
 import re
+import sqlite3
 import time
 
 from lmktest import fail, log
-from storetest import ADMIN_TOKEN, BOUND_TOKEN, Store, check_eq, make_batch, row
+from storetest import ADMIN_TOKEN, BOUND_TOKEN, Store, check_eq, is_postgresql, make_batch, row
 
 SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(?:[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\]|\\.)*",?)*\})? (\S+)$')
 
@@ -39,6 +40,20 @@ def scrape(store):
                 fail(f"/metrics: {name} has no HELP or TYPE before it")
             out[(name, m.group(2) or "")] = float(m.group(3))
     return out
+
+
+def set_last_push(db, node, when):
+    """What the database says of a node, written beside a stopped store."""
+    if is_postgresql(db):
+        import psycopg2
+        con = psycopg2.connect(db)
+        with con, con.cursor() as cur:
+            cur.execute("UPDATE nodes SET last_push = %s WHERE name = %s", (when, node))
+    else:
+        con = sqlite3.connect(db)
+        with con:
+            con.execute("UPDATE nodes SET last_push = ? WHERE name = ?", (when, node))
+    con.close()
 
 
 def rejected(metrics, reason):
@@ -102,11 +117,7 @@ def main():
     # and stale by the time it last pushed
     old = int(time.time()) - 2 * 3600
     store.stop()
-    import sqlite3
-    con = sqlite3.connect(store.db)
-    con.execute("UPDATE nodes SET last_push = ? WHERE name = 'cn002'", (old,))
-    con.commit()
-    con.close()
+    set_last_push(store.db, "cn002", old)
     with Store(directory=store.dir, db=store.db, tokens=False) as again:
         m = scrape(again)
         check_eq(m[("lmk_store_nodes_known", "")], 4, "nodes known after a restart")
