@@ -413,6 +413,10 @@ int sampler_attach_liblmk(Sampler *s, const char *path) {
         for (size_t i = 0; i < s->n_liblmk; i++)
                 if (streq(s->liblmk[i].path, path))
                         return 0;
+        /* libbpf would warn about a file that is not there; the caller
+         * decides whether that is news (lmkd.c: check_liblmk_paths()) */
+        if (access(path, F_OK) < 0)
+                return -errno;
         for (int k = 0; k < 3; k++) {
                 links[k] = bpf_program__attach_usdt(progs[k], -1, path, "lmk", probes[k], NULL);
                 if (!links[k]) {

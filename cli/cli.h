@@ -19,6 +19,7 @@ typedef struct Cli {
         const char *munge_socket;       /* NULL: munged's default */
         char *token;
         bool json;
+        bool csv;               /* --csv: a list command prints the store's CSV */
 } Cli;
 
 /* The one error path: prints {"error": ...} on stdout with --json, else
@@ -26,9 +27,10 @@ typedef struct Cli {
 _printf_(3, 4)
 int cli_error(const Cli *cli, int error, const char *fmt, ...);
 
-/* Options every subcommand accepts as well (--json, --store, --token-file). */
+/* Options every subcommand accepts as well (--json, --csv, --store, --token-file). */
 #define CLI_COMMON_OPTIONS                                              \
         { "json", no_argument, NULL, 'j' },                             \
+        { "csv", no_argument, NULL, 'x' },                              \
         { "store", required_argument, NULL, 's' },                      \
         { "token-file", required_argument, NULL, 'k' },                 \
         { "munge-socket", required_argument, NULL, 'm' },               \
@@ -45,6 +47,11 @@ int cli_get(Cli *cli, const char *path, const char *const *query, json_object **
 /* The same with a method and, for POST, a JSON body. */
 int cli_request(Cli *cli, const char *method, const char *path, const char *const *query, json_object *body,
                 json_object **ret);
+
+/* --csv: GET path?query&format=csv and copy the store's CSV to standard
+ * output as it came. Only list commands call it; cli_request() refuses
+ * --csv, so a command without a list says so. */
+int cli_get_csv(Cli *cli, const char *path, const char *const *query);
 
 /* Prints the store's answer as --json output. */
 void cli_print_json(json_object *o);

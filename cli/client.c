@@ -82,7 +82,7 @@ static int load_token(Cli *cli) {
         return 0;
 }
 
-static int build_url(CURL *c, const char *base, const char *path, const char *const *query, char **ret) {
+static int build_url(CURL *c, const char *base, const char *path, const char *const *query, bool csv, char **ret) {
         _cleanup_free_ char *url = NULL;
         size_t n = strlen(base);
         FILE *f;
@@ -109,6 +109,8 @@ static int build_url(CURL *c, const char *base, const char *path, const char *co
                 curl_free(v);
                 sep = '&';
         }
+        if (csv)
+                fprintf(f, "%cformat=csv", sep);
         if (fclose(f) != 0)
                 return -ENOMEM;
         *ret = TAKE_PTR(url);
@@ -159,8 +161,10 @@ static int munge_header(Cli *cli, const char *method, const char *path, char **r
 #endif
 }
 
-int cli_request(Cli *cli, const char *method, const char *path, const char *const *query, json_object *body,
-                json_object **ret) {
+/* With csv, the answer (CSV on 200) goes to standard output and *ret is
+ * left alone. */
+static int request(Cli *cli, const char *method, const char *path, const char *const *query, json_object *body,
+                   bool csv, json_object **ret) {
         _cleanup_free_ char *url = NULL, *auth = NULL;
         struct curl_slist *headers = NULL;
         Buffer b = {};
@@ -176,7 +180,7 @@ int cli_request(Cli *cli, const char *method, const char *path, const char *cons
         c = curl_easy_init();
         if (!c)
                 return cli_error(cli, ENOMEM, "Failed to set up libcurl.");
-        r = build_url(c, cli->store, path, query, &url);
+        r = build_url(c, cli->store, path, query, csv, &url);
         if (r < 0) {
                 curl_easy_cleanup(c);
                 return cli_error(cli, r, "Out of memory.");
@@ -196,7 +200,7 @@ int cli_request(Cli *cli, const char *method, const char *path, const char *cons
                 if (auth)
                         headers = curl_slist_append(headers, auth);
         }
-        headers = curl_slist_append(headers, "Accept: application/json");
+        headers = curl_slist_append(headers, csv ? "Accept: text/csv, application/json" : "Accept: application/json");
         if (body) {
                 headers = curl_slist_append(headers, "Content-Type: application/json");
                 curl_easy_setopt(c, CURLOPT_POST, 1L);
@@ -226,6 +230,14 @@ int cli_request(Cli *cli, const char *method, const char *path, const char *cons
                 free(b.data);
                 return r;
         }
+        if (csv && status == 200) {
+                r = b.size > 0 && fwrite(b.data, 1, b.size, stdout) != b.size ? -errno : 0;
+                free(b.data);
+                if (r < 0 || fflush(stdout) != 0)
+                        return cli_error(cli, r ?: EIO, "Failed to write the CSV to standard output: %s",
+                                         strerror(r ? -r : errno));
+                return 0;
+        }
         if (b.data)
                 o = json_tokener_parse(b.data);
         free(b.data);
@@ -248,8 +260,22 @@ int cli_request(Cli *cli, const char *method, const char *path, const char *cons
         return 0;
 }
 
+int cli_request(Cli *cli, const char *method, const char *path, const char *const *query, json_object *body,
+                json_object **ret) {
+        if (cli->csv)
+                return cli_error(cli, EINVAL, "--csv is for the commands that list (jobs, top, unused, scaling, "
+                                 "apps, nodes, flagged); --json gives this one's whole answer.");
+        return request(cli, method, path, query, body, false, ret);
+}
+
 int cli_get(Cli *cli, const char *path, const char *const *query, json_object **ret) {
         return cli_request(cli, "GET", path, query, NULL, ret);
+}
+
+int cli_get_csv(Cli *cli, const char *path, const char *const *query) {
+        if (cli->json)
+                return cli_error(cli, EINVAL, "--csv and --json: choose one.");
+        return request(cli, "GET", path, query, NULL, true, NULL);
 }
 
 void cli_print_json(json_object *o) {

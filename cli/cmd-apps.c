@@ -89,6 +89,8 @@ int do_apps(Cli *cli, int argc, char **argv) {
         if (optind < argc)
                 return cli_error(cli, EINVAL, "apps: unexpected argument %s", argv[optind]);
 
+        if (cli->csv)
+                return cli_get_csv(cli, "/api/v1/apps", query);
         r = cli_get(cli, "/api/v1/apps", query, &o);
         if (r < 0)
                 return r;

@@ -99,6 +99,8 @@ int do_flagged(Cli *cli, int argc, char **argv) {
         if (optind < argc)
                 return cli_error(cli, EINVAL, "flagged: unexpected argument %s", argv[optind]);
 
+        if (cli->csv)
+                return cli_get_csv(cli, "/api/v1/findings", query);
         r = cli_get(cli, "/api/v1/findings", query, &o);
         if (r < 0)
                 return r;

@@ -55,6 +55,8 @@ int do_jobs(Cli *cli, int argc, char **argv) {
         if (optind < argc)
                 return cli_error(cli, EINVAL, "jobs: unexpected argument %s", argv[optind]);
 
+        if (cli->csv)
+                return cli_get_csv(cli, "/api/v1/jobs", query);
         r = cli_get(cli, "/api/v1/jobs", query, &o);
         if (r < 0)
                 return r;

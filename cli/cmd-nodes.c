@@ -17,6 +17,8 @@ int do_nodes(Cli *cli, int argc, char **argv) {
         if (optind < argc)
                 return cli_error(cli, EINVAL, "nodes: unexpected argument %s", argv[optind]);
 
+        if (cli->csv)
+                return cli_get_csv(cli, "/api/v1/nodes", NULL);
         r = cli_get(cli, "/api/v1/nodes", NULL, &o);
         if (r < 0)
                 return r;

@@ -117,6 +117,8 @@ int do_scaling(Cli *cli, int argc, char **argv) {
                 return cli_error(cli, EINVAL, "scaling: give one application: lmk scaling APP [--size S] [--predict P]");
         query[1] = argv[optind];
 
+        if (cli->csv)
+                return cli_get_csv(cli, "/api/v1/scaling", query);
         r = cli_get(cli, "/api/v1/scaling", query, &o);
         if (r < 0)
                 return r;

@@ -19,6 +19,8 @@ static int top_groups(Cli *cli, bool families, const char *since, const char *un
         json_object *list;
         int r;
 
+        if (cli->csv)
+                return cli_get_csv(cli, families ? "/api/v1/families" : "/api/v1/packages", families ? fq : pq);
         r = cli_get(cli, families ? "/api/v1/families" : "/api/v1/packages", families ? fq : pq, &o);
         if (r < 0)
                 return r;
@@ -128,6 +130,8 @@ int do_top(Cli *cli, int argc, char **argv) {
                 return top_groups(cli, families, query[3], query[5], query[7],
                                   (const char *const[]) { query[9], query[11], query[13] });
 
+        if (cli->csv)
+                return cli_get_csv(cli, "/api/v1/objects", query);
         r = cli_get(cli, "/api/v1/objects", query, &o);
         if (r < 0)
                 return r;

@@ -61,6 +61,8 @@ int do_unused(Cli *cli, int argc, char **argv) {
         if (optind < argc)
                 return cli_error(cli, EINVAL, "unused: unexpected argument %s", argv[optind]);
 
+        if (cli->csv)
+                return cli_get_csv(cli, "/api/v1/packages", query);
         r = cli_get(cli, "/api/v1/packages", query, &o);
         if (r < 0)
                 return r;

@@ -52,6 +52,8 @@ static void help(void) {
                "                                                        to the store's pages (also: login)\n\n"
                "Options (before or after the command):\n"
                "  -j --json              Print the store's JSON answer\n"
+               "     --csv               Print a list as CSV (jobs, top, unused, scaling, apps,\n"
+               "                         nodes, flagged): a header and a row per entry\n"
                "     --store URL         lmk-store to ask (env LMK_STORE, default %s)\n"
                "     --token-file FILE   File with the admin token (env LMK_TOKEN_FILE); without\n"
                "                         one, lmk proves who you are with MUNGE and the store\n"
@@ -85,6 +87,9 @@ int cli_common_option(Cli *cli, int opt, const char *arg) {
         switch (opt) {
         case 'j':
                 cli->json = true;
+                return 1;
+        case 'x':
+                cli->csv = true;
                 return 1;
         case 's':
                 cli->store = arg;

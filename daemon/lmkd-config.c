@@ -8,6 +8,7 @@
 
 #include "inventory.h"
 #include "lmkd-config.h"
+#include "metrics-server.h"
 #include "util.h"
 
 void config_init(LmkdConfig *c) {
@@ -20,6 +21,7 @@ void config_init(LmkdConfig *c) {
                 .spool_max_bytes = 256 * 1024 * 1024,
         };
         (void) config_set(c, "markers", "liblmk", LMK_LIBDIR "/liblmk.so.1", &(const char *) { NULL });
+        c->liblmk_explicit = false;
         /* cycles and instructions where the PMU has them; reported unavailable otherwise */
         (void) config_set(c, "sampling", "events", "cycles,instructions", &(const char *) { NULL });
 }
@@ -32,6 +34,7 @@ void config_done(LmkdConfig *c) {
         free(c->node_name);
         free(c->cluster);
         free(c->metrics_file);
+        free(c->metrics_listen);
         free(c->notify_socket);
         free(c->families_file);
         for (size_t m = 0; m < ELEMENTSOF(c->inventory_roots); m++) {
@@ -218,6 +221,7 @@ int config_set(LmkdConfig *c, const char *section, const char *key, const char *
         } else if (KEY("markers", "liblmk")) {
                 *ret_why = "absolute paths separated by commas";
                 r = set_paths(&c->liblmk, value);
+                c->liblmk_explicit = c->liblmk_explicit || r >= 0;
         } else if (KEY("node", "notify_socket")) {
                 *ret_why = "an absolute path, or none";
                 if (streq(value, "none")) {
@@ -231,6 +235,15 @@ int config_set(LmkdConfig *c, const char *section, const char *key, const char *
                 }
         } else if (KEY("node", "metrics_file"))
                 r = set_string(&c->metrics_file, value);
+        else if (KEY("node", "metrics_listen")) {
+                struct sockaddr_storage sa;
+                socklen_t len;
+
+                *ret_why = "PORT (on 127.0.0.1), ADDR:PORT, [IPv6]:PORT, localhost:PORT or *:PORT";
+                r = metrics_listen_parse(value, &sa, &len);
+                if (r >= 0)
+                        r = set_string(&c->metrics_listen, value);
+        }
         else if (KEY("store", "url")) {
                 *ret_why = "an http:// or https:// URL";
                 r = strncmp(value, "http://", 7) == 0 || strncmp(value, "https://", 8) == 0

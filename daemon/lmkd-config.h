@@ -30,6 +30,7 @@ typedef struct LmkdConfig {
         char *node_name;
         char *cluster;
         char *metrics_file;
+        char *metrics_listen;           /* serve GET /metrics there (metrics-server.h); NULL: no */
         char *notify_socket;            /* Prolog/Epilog notices; NULL: none */
         bool notify_socket_none;        /* "none" was given: no default either */
         /* [families] */
@@ -40,6 +41,7 @@ typedef struct LmkdConfig {
         bool inventory_off[_INVENTORY_MANAGER_MAX]; /* "none": that source not read */
         /* [markers] */
         char **liblmk;                  /* NULL-terminated paths of liblmk copies to watch */
+        bool liblmk_explicit;           /* configured, not the default: say when one is missing */
         /* [store] */
         char *store_url;
         char *token_file;

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,8 +9,7 @@
 #include "log.h"
 #include "output-file.h"
 
-void lmkd_metrics_write(const char *path, Monitor *m, Pushing *p) {
-        _cleanup_free_ char *text = NULL;
+int lmkd_metrics_format(Monitor *m, Pushing *p, double start_time, char **ret) {
         const MonitorStats *st = monitor_stats(m);
         SpoolStats ss = {};
         PushStats ps = {};
@@ -19,7 +19,11 @@ void lmkd_metrics_write(const char *path, Monitor *m, Pushing *p) {
                 spool_stats(p->spool, &ss);
                 pusher_stats(p->pusher, &ps);
         }
-        r = asprintf(&text,
+        r = asprintf(ret,
+                     "# HELP lmkd_build_info lmkd's version.\n# TYPE lmkd_build_info gauge\n"
+                     "lmkd_build_info{version=\"" PACKAGE_VERSION "\"} 1\n"
+                     "# HELP lmkd_start_time_seconds When lmkd started (Unix time).\n"
+                     "# TYPE lmkd_start_time_seconds gauge\nlmkd_start_time_seconds %.3f\n"
                      "# HELP lmkd_samples_total Samples attributed.\n# TYPE lmkd_samples_total counter\n"
                      "lmkd_samples_total %" PRIu64 "\n"
                      "# HELP lmkd_samples_lost_total Samples the ring buffer could not take.\n"
@@ -38,10 +42,14 @@ void lmkd_metrics_write(const char *path, Monitor *m, Pushing *p) {
                      "lmkd_spool_bytes %" PRIu64 "\n"
                      "# HELP lmkd_push_failures_total Pushes that got no answer or a 5xx.\n"
                      "# TYPE lmkd_push_failures_total counter\nlmkd_push_failures_total %" PRIu64 "\n",
-                     st->samples, st->samples_lost, st->sideband_lost, ss.spooled, ss.sent, ss.rejected, ss.dropped,
+                     start_time, st->samples, st->samples_lost, st->sideband_lost, ss.spooled, ss.sent, ss.rejected, ss.dropped,
                      ss.corrupt, ss.queued, ss.queued_bytes, ps.failures);
-        if (r < 0)
-                return;
+        return r < 0 ? -ENOMEM : 0;
+}
+
+void lmkd_metrics_write(const char *path, const char *text) {
+        int r;
+
         r = write_file_at_user_path(path, text, strlen(text), 0644);
         if (r < 0)
                 log_warning_errno(r, "Failed to write metrics to %s: %m", path);

@@ -23,6 +23,7 @@
 #include "monitor.h"
 #include "notices.h"
 #include "lmkd-metrics.h"
+#include "metrics-server.h"
 #include "push-pipeline.h"
 #include "output-file.h"
 #include "report.h"
@@ -64,6 +65,9 @@ static void help(void) {
                "      --node-name NAME      This node's name in the store (default: host name)\n"
                "      --cluster NAME        The cluster's name\n"
                "      --metrics-file FILE   Write lmkd's own counters there (Prometheus text)\n"
+               "      --metrics-listen ADDR:PORT\n"
+               "                            Serve them at http://ADDR:PORT/metrics (a port\n"
+               "                            alone: on 127.0.0.1; *:PORT: every address)\n"
                "      --notify-socket PATH  Take Slurm Prolog/Epilog notices there ('none': no\n"
                "                            socket; default with --store: " JOB_NOTICE_SOCKET_DEFAULT ")\n"
                "      --liblmk PATHS        liblmk copies whose marker probes to watch from the\n"
@@ -93,6 +97,7 @@ enum {
         ARG_NODE_NAME,
         ARG_CLUSTER,
         ARG_METRICS_FILE,
+        ARG_METRICS_LISTEN,
         ARG_LIBLMK,
         ARG_FAMILIES,
         ARG_NOTIFY_SOCKET,
@@ -152,6 +157,7 @@ static const struct option options[] = {
         { "node-name", required_argument, NULL, ARG_NODE_NAME },
         { "cluster", required_argument, NULL, ARG_CLUSTER },
         { "metrics-file", required_argument, NULL, ARG_METRICS_FILE },
+        { "metrics-listen", required_argument, NULL, ARG_METRICS_LISTEN },
         { "liblmk", required_argument, NULL, ARG_LIBLMK },
         { "families", required_argument, NULL, ARG_FAMILIES },
         { "notify-socket", required_argument, NULL, ARG_NOTIFY_SOCKET },
@@ -186,6 +192,7 @@ static const struct {
         { ARG_NODE_NAME, "node", "name", "--node-name" },
         { ARG_CLUSTER, "node", "cluster", "--cluster" },
         { ARG_METRICS_FILE, "node", "metrics_file", "--metrics-file" },
+        { ARG_METRICS_LISTEN, "node", "metrics_listen", "--metrics-listen" },
         { ARG_LIBLMK, "markers", "liblmk", "--liblmk" },
         { ARG_FAMILIES, "families", "file", "--families" },
         { ARG_NOTIFY_SOCKET, "node", "notify_socket", "--notify-socket" },
@@ -396,8 +403,54 @@ static int load_families(const LmkdConfig *o, LibFamilies *ret) {
         return 0;
 }
 
+/* The metrics' text, to the file and the HTTP endpoint that want it. */
+static void publish_metrics(const LmkdConfig *o, Monitor *m, Pushing *push, double start, MetricsServer *ms) {
+        _cleanup_free_ char *text = NULL;
+
+        if (!o->metrics_file && !ms)
+                return;
+        if (lmkd_metrics_format(m, push, start, &text) < 0) {
+                log_oom();
+                return;
+        }
+        if (o->metrics_file)
+                lmkd_metrics_write(o->metrics_file, text);
+        if (ms && metrics_server_publish(ms, text, strlen(text)) < 0)
+                log_oom();
+}
+
+/* The copies of liblmk a site named: the default one is watched only when
+ * it is installed, and its absence is no news. */
+static void check_liblmk_paths(const LmkdConfig *o) {
+        if (!o->liblmk_explicit)
+                return;
+        for (char **p = o->liblmk; p && *p; p++)
+                if (access(*p, R_OK) < 0)
+                        log_warning_errno(-errno, "liblmk %s (--liblmk, [markers] liblmk) cannot be read: %m; "
+                                          "its markers are seen only once a process maps it.", *p);
+}
+
+static int start_metrics_server(const LmkdConfig *o, MetricsServer **ret) {
+        struct sockaddr_storage sa;
+        socklen_t len;
+        int r;
+
+        *ret = NULL;
+        if (!o->metrics_listen)
+                return 0;
+        r = metrics_listen_parse(o->metrics_listen, &sa, &len);
+        if (r < 0)
+                return log_error_errno(r, "Invalid --metrics-listen \"%s\".", o->metrics_listen);
+        r = metrics_server_start(&sa, len, ret);
+        if (r < 0)
+                return log_error_errno(r, "Failed to serve metrics on %s: %m", o->metrics_listen);
+        log_info("Serving metrics on http://%s/metrics.", metrics_server_address(*ret, (char[64]) {}, 64));
+        return 0;
+}
+
 static int run(const LmkdConfig *o) {
         _cleanup_(monitor_freep) Monitor *m = NULL;
+        _cleanup_(metrics_server_stopp) MetricsServer *metrics = NULL;
         _cleanup_close_ int ep = -EBADF, sfd = -EBADF, tick = -EBADF, deadline = -EBADF, flush = -EBADF,
                             nfd = -EBADF;
         _cleanup_(pushing_done) Pushing push = {};
@@ -448,6 +501,10 @@ static int run(const LmkdConfig *o) {
         r = load_families(o, &families);
         if (r < 0)
                 return r;
+        r = start_metrics_server(o, &metrics);
+        if (r < 0)
+                return r;
+        check_liblmk_paths(o);
 
         if (o->store_url) {
                 r = pushing_start(&push, o, host, &families);
@@ -555,8 +612,7 @@ static int run(const LmkdConfig *o) {
                                 return r;
                         notify("WATCHDOG=1");
                         trim_heap();
-                        if (o->metrics_file)
-                                lmkd_metrics_write(o->metrics_file, m, &push);
+                        publish_metrics(o, m, &push, start, metrics);
                 }
                 if (do_flush) {
                         r = pushing_flush(&push, m, o);

@@ -38,6 +38,8 @@ static size_t discard(char *p, size_t size, size_t n, void *userdata) {
 /* Returns the HTTP status, or 0 when no answer came. */
 static long post(Pusher *p, const void *data, size_t size, char body[512]) {
         struct curl_slist *hdr = NULL;
+        char spool[80];
+        SpoolStats ss;
         CURL *c;
         long status = 0;
         CURLcode cr;
@@ -49,6 +51,13 @@ static long post(Pusher *p, const void *data, size_t size, char body[512]) {
         hdr = curl_slist_append(hdr, "Content-Type: application/json");
         hdr = curl_slist_append(hdr, "Content-Encoding: gzip");
         hdr = curl_slist_append(hdr, p->auth);
+        /* What waits behind this batch, now: the store's backlog gauge
+         * (docs/api.md), fresher than anything written into the batch when
+         * it was spooled. */
+        spool_stats(p->spool, &ss);
+        snprintf(spool, sizeof(spool), "Lmk-Spool: batches=%" PRIu64 " bytes=%" PRIu64,
+                 ss.queued > 0 ? ss.queued - 1 : 0, ss.queued_bytes > size ? ss.queued_bytes - size : 0);
+        hdr = curl_slist_append(hdr, spool);
         curl_easy_setopt(c, CURLOPT_URL, p->url);
         curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
         curl_easy_setopt(c, CURLOPT_POSTFIELDS, data);

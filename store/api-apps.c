@@ -223,6 +223,11 @@ static int add_weeks(json_object *o, const AppMixList *l, const MixAnswer *m, si
 
 static const char *const apps_args[] = { "since", "until", "by", "top", "user", "account", "partition", "app", NULL };
 
+/* The top groups; "other" and the weeks are in the JSON answer only. */
+const CsvTable api_apps_csv = CSV_TABLE("groups", NULL, "lmk-apps.csv",
+        { "name" }, { "kind" }, { "samples" }, CSV_SHARE_COLUMNS, { "cpu_seconds" }, { "core_hours" },
+        { "runs" });
+
 void api_apps(Server *s, Request *req, Reply *reply) {
         _cleanup_(json_object_putp) json_object *o = NULL;
         int64_t now = (int64_t) time(NULL), since = 0, until = now;

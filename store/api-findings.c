@@ -153,6 +153,10 @@ static int judge(Scan *x, const JobSummary *js, FamilyMemo *memo) {
 
 static const char *const findings_args[] = { "since", "until", "user", "cluster", "rule", "severity", "limit", NULL };
 
+const CsvTable api_findings_csv = CSV_TABLE("findings", NULL, "lmk-findings.csv",
+        { "rule" }, { "severity" }, { "core_hours" }, { "node" }, { "message" }, { "advice" }, { "job" },
+        { "cluster" }, { "user" }, { "account" }, { "last_seen" });
+
 void api_findings(Server *s, Request *req, Reply *reply) {
         _cleanup_(json_object_putp) json_object *o = NULL;
         _cleanup_(job_summary_list_free) JobSummaryList jl = {};

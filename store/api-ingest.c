@@ -11,6 +11,8 @@
 #include "util.h"
 
 static void reply_rejected(Reply *reply, int r, const BatchError *err) {
+        reply->reject_reason = r == -E2BIG ? "too-large" : r == -ENOMEM ? "error" : r == -EBADMSG ? "not-json" :
+                               r == -EPROTONOSUPPORT ? "version" : "invalid";
         switch (r) {
         case -E2BIG:
                 reply_error(reply, MHD_HTTP_CONTENT_TOO_LARGE, err->field, "%s", err->message);
@@ -22,6 +24,21 @@ static void reply_rejected(Reply *reply, int r, const BatchError *err) {
                 reply_error(reply, MHD_HTTP_BAD_REQUEST, err->field[0] ? err->field : NULL, "%s%s%s",
                             err->field[0] ? err->field : "", err->field[0] ? ": " : "", err->message);
         }
+}
+
+/* The node is alive, and says how far behind its spool is (Lmk-Spool,
+ * docs/api.md). A header the store cannot read costs the node nothing but
+ * the backlog gauge. */
+static void note_node_health(Server *s, Request *req, const char *node) {
+        const char *spool = MHD_lookup_connection_value(req->connection, MHD_HEADER_KIND, "Lmk-Spool");
+        int64_t batches = -1, bytes = -1;
+
+        if (!s->node_health)
+                return;
+        if (spool && node_health_parse_spool(spool, &batches, &bytes) < 0)
+                log_debug("Node %s sent an Lmk-Spool header the store does not read: %.64s", node, spool);
+        if (node_health_pushed(s->node_health, node, (int64_t) time(NULL), batches, bytes) < 0)
+                log_debug("Out of memory noting node %s's health.", node);
 }
 
 /* Rejections are counted in server.c, where every answer passes, so that
@@ -50,6 +67,7 @@ void api_ingest(Server *s, Request *req, Reply *reply) {
                 }
                 if (r < 0) {
                         reply_error(reply, MHD_HTTP_BAD_REQUEST, NULL, "body is not valid gzip data");
+                        reply->reject_reason = "not-json";
                         return;
                 }
                 data = inflated;
@@ -78,6 +96,7 @@ void api_ingest(Server *s, Request *req, Reply *reply) {
         if (r == -EOVERFLOW) {
                 log_debug("Rejected batch of node %s: %s: %s", b->node, err.field, err.message);
                 reply_rejected(reply, -EINVAL, &err);
+                reply->reject_reason = "overflow";
                 return;
         }
         if (r < 0) {
@@ -93,6 +112,7 @@ void api_ingest(Server *s, Request *req, Reply *reply) {
                             " job(s), kept the first claim: %s", b->node, res.metadata_conflicts, res.conflict);
         }
         metrics_observe_ingest(&s->metrics, (now_ns(CLOCK_MONOTONIC) - start) / 1000);
+        note_node_health(s, req, b->node);
         if (res.duplicate)
                 atomic_fetch_add(&s->metrics.batches_duplicate, 1);
         else {

@@ -141,6 +141,12 @@ void api_viewer(const Request *req, JobFilter *f) {
 static const char *const jobs_args[] = { "user", "cluster", "account", "partition", "app", "name", "state",
                                         "since", "until", "sort", "order", "limit", "offset", NULL };
 
+/* ?format=csv: a row of the list per job, as add_job_info() writes it. */
+const CsvTable api_jobs_csv = CSV_TABLE("jobs", NULL, "lmk-jobs.csv",
+        { "job" }, { "cluster" }, { "user" }, { "account" }, { "partition" }, { "name" }, { "app" },
+        { "nodes_allocated" }, { "tasks" }, { "nodes_seen" }, { "ended" }, { "metadata_conflicts" },
+        { "first_seen" }, { "last_seen" }, { "elapsed_seconds" }, { "samples" }, { "cpu_seconds" });
+
 /* A word from a closed list: false when the reply holds a 400. */
 static bool arg_word(Request *req, const char *key, int (*from_string)(const char *), const char *expected,
                      int *ret, Reply *reply) {
@@ -501,6 +507,9 @@ void api_job(Server *s, Request *req, Reply *reply) {
 static const char *const objects_args[] = { "since", "until", "kind", "limit", "cluster", "partition", "account",
                                             NULL };
 
+const CsvTable api_objects_csv = CSV_TABLE("objects", NULL, "lmk-objects.csv",
+        { "object" }, { "kind" }, { "samples" }, CSV_SHARE_COLUMNS, { "cpu_seconds" });
+
 JobScope api_scope(Request *req) {
         return (JobScope) {
                 .cluster = request_arg(req, "cluster"),
@@ -573,6 +582,11 @@ void api_objects(Server *s, Request *req, Reply *reply) {
 
 static const char *const no_args[] = { NULL };
 
+const CsvTable api_nodes_csv = CSV_TABLE("nodes", NULL, "lmk-nodes.csv",
+        { "node" }, { "hostname" }, { "cluster" }, { "cpus" }, { "boot_id" }, { "last_seq" }, { "batches" },
+        { "samples" }, { "samples_lost" }, { "first_seen" }, { "last_seen" }, { "last_push" },
+        { "last_push_age_seconds" });
+
 void api_nodes(Server *s, Request *req, Reply *reply) {
         _cleanup_(json_object_putp) json_object *o = NULL;
         json_object *a;
@@ -635,6 +649,8 @@ void api_metrics(Server *s, Request *req, Reply *reply) {
                 return;
         }
         metrics_write(&s->metrics, s->storage->ops->stats(s->storage, &st) >= 0 ? (int64_t) st.db_bytes : -1, f);
+        if (s->node_health)
+                (void) node_health_write_metrics(s->node_health, (int64_t) time(NULL), f);
         if (fclose(f) != 0) {
                 free(reply->text);
                 reply->text = NULL;

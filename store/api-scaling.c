@@ -24,6 +24,16 @@
 
 static const char *const scaling_args[] = { "app", "size", "predict", "since", "until", NULL };
 
+/* One row per group and core count (the group's table); the runs, fits and
+ * prediction are in the JSON answer only. */
+const CsvTable api_scaling_csv = CSV_TABLE("groups", "core_counts", "lmk-scaling.csv",
+        { "app", "../app" }, { "size", "../size" }, { "executable", "../executable" },
+        { "cluster", "../cluster" }, { "node_type", "../node_type" },
+        { "node_type_source", "../node_type_source" }, { "run_count", "../run_count" },
+        { "p" }, { "runs" }, { "elapsed_seconds" }, { "computation_seconds" }, { "communication_seconds" },
+        { "max_useful_seconds" }, { "mean_useful_seconds" }, { "wall_seconds" }, { "samples" },
+        { "speedup" }, { "efficiency" });
+
 /* A run as the fits see it: the busiest rank's sampled time, split. */
 typedef struct Run {
         const StoredJob *job;

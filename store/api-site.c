@@ -16,6 +16,10 @@
 static const char *const packages_args[] = { "since", "until", "unused", "manager", "limit", "cluster", "partition",
                                              "account", NULL };
 
+const CsvTable api_packages_csv = CSV_TABLE("packages", NULL, "lmk-packages.csv",
+        { "manager" }, { "name" }, { "version" }, { "arch" }, { "prefix" }, { "size_bytes" }, { "nodes" },
+        { "files_sampled" }, { "samples" }, CSV_SHARE_COLUMNS, { "cpu_seconds" }, { "last_seen" });
+
 static int by_use(const void *a, const void *b) {
         const PackageUse *x = a, *y = b;
 
@@ -119,6 +123,10 @@ static int by_samples(const void *a, const void *b) {
 }
 
 static const char *const families_args[] = { "since", "until", "purpose", "cluster", "partition", "account", NULL };
+
+const CsvTable api_families_csv = CSV_TABLE("families", NULL, "lmk-families.csv",
+        { "purpose" }, { "family" }, { "objects" }, { "samples" }, CSV_SHARE_COLUMNS, { "cpu_seconds" },
+        { "core_hours" });
 
 /* Time per library family over a range: every object the range sampled,
  * classified by the families table (common/lib-families.h, the site's

@@ -39,6 +39,35 @@ void metrics_count_denied(Metrics *m, const char *reason) {
                 }
 }
 
+/* Why a batch was not taken: what the node's admin would look at. */
+static const char *const ingest_reject_reasons[] = {
+        "not-json",     /* not JSON, or not gzip when it said so */
+        "invalid",      /* a field missing, of the wrong type or out of range */
+        "version",      /* a format or version this store does not know */
+        "overflow",     /* its sums would overflow the job's or node's stored ones */
+        "too-large",    /* over max-body, max-inflated or the row limits: 413 */
+        "media-type",   /* 415 */
+        "unauthorized", /* 401: no token or an unknown one */
+        "forbidden",    /* 403: not a node token, or one bound to another node */
+        "busy",         /* 503: database busy, too many uploads */
+        "error",        /* 500: database error, out of memory */
+        "other",
+};
+
+void metrics_count_ingest_rejected(Metrics *m, const char *reason, unsigned status) {
+        size_t i;
+
+        _Static_assert(ELEMENTSOF(ingest_reject_reasons) <= ELEMENTSOF(m->ingest_rejected), "reasons");
+        if (!reason)
+                reason = status == 400 ? "invalid" : status == 401 ? "unauthorized" : status == 403 ? "forbidden" :
+                         status == 413 ? "too-large" : status == 415 ? "media-type" : status == 503 ? "busy" :
+                         status >= 500 ? "error" : "other";
+        for (i = 0; i < ELEMENTSOF(ingest_reject_reasons) - 1; i++)
+                if (streq(reason, ingest_reject_reasons[i]))
+                        break;
+        atomic_fetch_add_explicit(&m->ingest_rejected[i], 1, memory_order_relaxed);
+}
+
 #define LOAD(x) ((uint64_t) atomic_load_explicit(&(x), memory_order_relaxed))
 
 void metrics_write(const Metrics *m, int64_t db_bytes, FILE *f) {
@@ -68,6 +97,14 @@ void metrics_write(const Metrics *m, int64_t db_bytes, FILE *f) {
                 "lmk_store_job_metadata_conflicts_total %" PRIu64 "\n",
                 LOAD(m->batches_stored), LOAD(m->batches_duplicate), LOAD(m->batches_rejected),
                 LOAD(m->rows_stored), LOAD(m->metadata_conflicts));
+
+        fputs("# HELP lmk_store_ingest_rejected_total Batches not taken, by why: not-json, invalid (a field "
+              "missing, of the wrong type or out of range), version, overflow, too-large, media-type, "
+              "unauthorized, forbidden, busy, error, other.\n"
+              "# TYPE lmk_store_ingest_rejected_total counter\n", f);
+        for (size_t i = 0; i < ELEMENTSOF(ingest_reject_reasons); i++)
+                fprintf(f, "lmk_store_ingest_rejected_total{reason=\"%s\"} %" PRIu64 "\n", ingest_reject_reasons[i],
+                        LOAD(m->ingest_rejected[i]));
 
         fputs("# HELP lmk_store_ingest_duration_seconds Time to parse and store a batch.\n"
               "# TYPE lmk_store_ingest_duration_seconds histogram\n", f);

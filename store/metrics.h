@@ -20,6 +20,8 @@ typedef struct Metrics {
         atomic_uint_fast64_t ingest_count;
         /* Connections cut by the slow-client guard (conn-guard.h). */
         atomic_uint_fast64_t slow_headers_closed, slow_bodies_closed, connections_evicted;
+        /* ingests answered with anything but 200, by reason (metrics.c) */
+        atomic_uint_fast64_t ingest_rejected[12];
         /* requests refused for who asked, by reason (metrics_denied_reasons) */
         atomic_uint_fast64_t denied[12];
         atomic_uint in_flight;
@@ -35,6 +37,11 @@ void metrics_count_request(Metrics *m, unsigned status);
 void metrics_observe_ingest(Metrics *m, uint64_t usec);
 /* reason: no-identity, bad-token, bad-credential, wrong-role, site-view, not-yours */
 void metrics_count_denied(Metrics *m, const char *reason);
+/* A batch not taken. reason: one of INGEST_REJECT_REASONS; NULL: from the
+ * HTTP status. */
+#define INGEST_REJECT_REASONS "not-json, invalid, version, overflow, too-large, media-type, unauthorized, " \
+        "forbidden, busy, error, other"
+void metrics_count_ingest_rejected(Metrics *m, const char *reason, unsigned status);
 
 /* Writes the exposition text; db_bytes < 0 leaves the size out. */
 void metrics_write(const Metrics *m, int64_t db_bytes, FILE *f);

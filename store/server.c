@@ -21,21 +21,22 @@ typedef struct Route {
         void (*handler)(Server *s, Request *req, Reply *reply);
         bool site_view; /* site-wide aggregates: people see them unless the site says no */
         bool page;      /* HTML for people: errors answered as pages too */
+        const CsvTable *csv; /* a list: ?format=csv answers these rows (csv-out.h) */
 } Route;
 
 /* Query routes are read-only and need an admin token; ingest needs a node
  * token. Neither role may do the other's work (docs/lmk-store.md). */
 static const Route routes[] = {
         { "/api/v1/ingest", false, "POST", ROLE_NODE, api_ingest },
-        { "/api/v1/jobs", false, "GET", ROLE_ADMIN, api_jobs },
+        { "/api/v1/jobs", false, "GET", ROLE_ADMIN, api_jobs, false, false, &api_jobs_csv },
         { "/api/v1/jobs/", true, "GET", ROLE_ADMIN, api_job },
-        { "/api/v1/objects", false, "GET", ROLE_ADMIN, api_objects, true },
-        { "/api/v1/nodes", false, "GET", ROLE_ADMIN, api_nodes, true },
-        { "/api/v1/findings", false, "GET", ROLE_ADMIN, api_findings },
-        { "/api/v1/packages", false, "GET", ROLE_ADMIN, api_packages, true },
-        { "/api/v1/families", false, "GET", ROLE_ADMIN, api_families, true },
-        { "/api/v1/scaling", false, "GET", ROLE_ADMIN, api_scaling, true },
-        { "/api/v1/apps", false, "GET", ROLE_ADMIN, api_apps, true },
+        { "/api/v1/objects", false, "GET", ROLE_ADMIN, api_objects, true, false, &api_objects_csv },
+        { "/api/v1/nodes", false, "GET", ROLE_ADMIN, api_nodes, true, false, &api_nodes_csv },
+        { "/api/v1/findings", false, "GET", ROLE_ADMIN, api_findings, false, false, &api_findings_csv },
+        { "/api/v1/packages", false, "GET", ROLE_ADMIN, api_packages, true, false, &api_packages_csv },
+        { "/api/v1/families", false, "GET", ROLE_ADMIN, api_families, true, false, &api_families_csv },
+        { "/api/v1/scaling", false, "GET", ROLE_ADMIN, api_scaling, true, false, &api_scaling_csv },
+        { "/api/v1/apps", false, "GET", ROLE_ADMIN, api_apps, true, false, &api_apps_csv },
         { "/api/v1/sessions", false, "POST", ROLE_ADMIN, api_sessions },
         { "/metrics", false, "GET", ROLE_NONE, api_metrics },
         { "/healthz", false, "GET", ROLE_NONE, api_healthz },
@@ -61,6 +62,7 @@ typedef struct Ctx {
         bool rejected;  /* the answer is decided; the rest of the body is dropped */
         Reply pending;
         uint64_t start_ns;
+        bool csv;       /* ?format=csv */
 } Ctx;
 
 void reply_done(Reply *r) {
@@ -139,6 +141,7 @@ static bool check_text_param(const char *s, size_t *ret_offset) {
 
 typedef struct ArgCheck {
         const char *const *allowed;
+        bool format;    /* "format" is allowed too (server.c checked its value) */
         const char *unknown;
         const char *bad;        /* a key whose key or value is not clean text */
         size_t bad_offset;
@@ -157,12 +160,14 @@ static enum MHD_Result check_arg(void *cls, enum MHD_ValueKind kind, const char 
         for (const char *const *p = a->allowed; *p; p++)
                 if (streq(*p, key))
                         return MHD_YES;
+        if (a->format && streq(key, "format"))
+                return MHD_YES;
         a->unknown = key;
         return MHD_NO;
 }
 
 bool request_check_args(Request *req, const char *const *allowed, Reply *reply) {
-        ArgCheck a = { .allowed = allowed };
+        ArgCheck a = { .allowed = allowed, .format = req->format_arg };
 
         if (req->args) {
                 for (size_t i = 0; i < req->n_args; i++)
@@ -254,6 +259,8 @@ static enum MHD_Result send_reply(Server *s, Ctx *ctx, Reply *r) {
                 MHD_add_response_header(resp, MHD_HTTP_HEADER_LOCATION, r->location);
         if (r->set_cookie)
                 MHD_add_response_header(resp, MHD_HTTP_HEADER_SET_COOKIE, r->set_cookie);
+        if (r->content_disposition)
+                MHD_add_response_header(resp, "Content-Disposition", r->content_disposition);
         if (r->content_type && strncmp(r->content_type, "text/html", 9) == 0) {
                 /* no script runs on a page of ours, nothing loads from elsewhere */
                 MHD_add_response_header(resp, "Content-Security-Policy",
@@ -275,8 +282,10 @@ static enum MHD_Result send_reply(Server *s, Ctx *ctx, Reply *r) {
         ret = MHD_queue_response(ctx->req.connection, r->status, resp);
         MHD_destroy_response(resp);
         metrics_count_request(&s->metrics, r->status);
-        if (ctx->route && ctx->route->handler == api_ingest && r->status != MHD_HTTP_OK)
+        if (ctx->route && ctx->route->handler == api_ingest && r->status != MHD_HTTP_OK) {
                 atomic_fetch_add(&s->metrics.batches_rejected, 1);
+                metrics_count_ingest_rejected(&s->metrics, r->reject_reason, r->status);
+        }
         if (r->status >= 500)
                 log_warning("%s %s: %u", ctx->route ? ctx->route->method : "-",
                             ctx->route ? ctx->route->path : "-", r->status);
@@ -580,6 +589,46 @@ static bool route_request(Server *s, Ctx *ctx, const char *url, const char *meth
         return false;
 }
 
+/* ?format=json (the default) or csv, on the list routes. */
+static bool check_format(Ctx *ctx, Reply *reply) {
+        const char *v = request_arg(&ctx->req, "format");
+
+        ctx->req.format_arg = true;
+        if (!v || streq(v, "json"))
+                return true;
+        if (streq(v, "csv")) {
+                ctx->csv = true;
+                return true;
+        }
+        reply_error(reply, MHD_HTTP_BAD_REQUEST, "format", "format=%s: expected json or csv", v);
+        return false;
+}
+
+/* A list answer's rows as CSV; errors stay JSON, whatever was asked. */
+static void reply_csv(const CsvTable *t, Reply *reply) {
+        char *text;
+        size_t size;
+        int r;
+
+        if (!reply->json || reply->status != MHD_HTTP_OK)
+                return;
+        r = csv_from_json(reply->json, t, &text, &size);
+        if (r == -ENOMEM) {
+                reply_oom(reply);
+                return;
+        }
+        if (r < 0) {
+                reply_error(reply, MHD_HTTP_INTERNAL_SERVER_ERROR, NULL, "the answer has no list \"%s\"", t->list);
+                return;
+        }
+        json_object_put(TAKE_PTR(reply->json));
+        free(reply->text);
+        reply->text = text;
+        reply->text_size = size;
+        reply->content_type = "text/csv; charset=utf-8";
+        reply->content_disposition = t->disposition;
+}
+
 static bool request_start(Server *s, Ctx *ctx, const char *url, const char *method, Reply *reply) {
         size_t bad;
 
@@ -591,6 +640,8 @@ static bool request_start(Server *s, Ctx *ctx, const char *url, const char *meth
         if (!route_request(s, ctx, url, method, reply))
                 return false;
         if (ctx->route->role != ROLE_NONE && !authenticate(s, ctx, reply))
+                return false;
+        if (ctx->route->csv && !check_format(ctx, reply))
                 return false;
         if (streq(ctx->route->method, "POST") && !check_body_headers(s, ctx, reply))
                 return false;
@@ -690,6 +741,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         if (ctx->rejected)
                 return send_reply(s, ctx, &ctx->pending);
         ctx->route->handler(s, &ctx->req, &reply);
+        if (ctx->csv)
+                reply_csv(ctx->route->csv, &reply);
         release_body(s, ctx);
         return send_reply(s, ctx, &reply);
 }
@@ -745,6 +798,23 @@ static void on_mhd_log(void *cls, const char *fmt, va_list ap) {
         log_debug("libmicrohttpd: %s", buf);
 }
 
+/* The nodes the database knows and their last push, so that a node that
+ * stopped before the store restarted is still stale in /metrics. */
+static void seed_node_health(Server *s) {
+        NodeList l = {};
+        int r;
+
+        r = s->storage->ops->list_nodes(s->storage, &l);
+        if (r < 0) {
+                log_warning_errno(r, "Failed to read the nodes' last pushes, /metrics knows nodes from their "
+                                  "next push: %m");
+                return;
+        }
+        for (size_t i = 0; i < l.n; i++)
+                (void) node_health_seed(s->node_health, l.items[i].name, l.items[i].last_push);
+        node_list_free(&l);
+}
+
 int server_start(Server *s) {
         unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC | MHD_USE_ERROR_LOG;
         ConnGuardConfig guard = {
@@ -765,6 +835,10 @@ int server_start(Server *s) {
         s->findings_cache = findings_cache_new();
         if (!s->findings_cache)
                 return -ENOMEM;
+        r = node_health_new(&s->node_health);
+        if (r < 0)
+                return r;
+        seed_node_health(s);
         r = conn_guard_new(&guard, &s->metrics, &s->guard);
         if (r < 0)
                 return r;
@@ -820,6 +894,7 @@ void server_stop(Server *s, unsigned timeout_s) {
 
         if (!s->mhd) {
                 free_findings(s); /* handed over, never served */
+                s->node_health = node_health_free(s->node_health);
                 return;
         }
         fd = MHD_quiesce_daemon(s->mhd);
@@ -839,6 +914,7 @@ void server_stop(Server *s, unsigned timeout_s) {
         pthread_rwlock_destroy(&s->tokens_lock);
         free_findings(s);
         findings_cache_free(TAKE_PTR(s->findings_cache));
+        s->node_health = node_health_free(s->node_health);
         pthread_rwlock_destroy(&s->findings_lock);
         pthread_rwlock_destroy(&s->leads_lock);
         session_used_done(&s->tickets_used);

@@ -8,7 +8,9 @@
 #include <sys/socket.h>
 
 #include "conn-guard.h"
+#include "csv-out.h"
 #include "metrics.h"
+#include "node-health.h"
 #include "storage.h"
 #include "findings-cache.h"
 #include "findings.h"
@@ -48,6 +50,7 @@ typedef struct Server {
         ConnGuard *guard;
         Storage *storage;
         Metrics metrics;
+        NodeHealth *node_health;
 
         pthread_rwlock_t tokens_lock;
         TokenSet *tokens;
@@ -79,6 +82,8 @@ typedef struct Reply {
         char *location;         /* for 303 */
         char *set_cookie;
         const char *allow;      /* for 405 */
+        const char *content_disposition; /* a CSV answer's file name */
+        const char *reject_reason; /* an ingest not taken: why (metrics.h); NULL: from the status */
         unsigned retry_after;   /* for 503 */
         bool www_authenticate;  /* for 401 */
 } Reply;
@@ -102,6 +107,7 @@ typedef struct Request {
         char *body;
         size_t body_size;
         bool gzip;
+        bool format_arg;      /* the route answers ?format=csv: "format" is a known parameter */
 } Request;
 
 int server_start(Server *s);
@@ -179,3 +185,6 @@ void web_error_page(Server *s, Request *req, Reply *reply);
 /* Whether a site-wide view is closed to the request's identity. */
 bool server_site_view_closed(Server *s, const Request *req);
 void api_healthz(Server *s, Request *req, Reply *reply);
+/* The columns of the list answers as CSV (?format=csv), beside their handlers. */
+extern const CsvTable api_jobs_csv, api_objects_csv, api_nodes_csv, api_findings_csv, api_packages_csv,
+        api_families_csv, api_scaling_csv, api_apps_csv;

@@ -80,3 +80,31 @@
                 fprintf(stderr, "== %s\n", #name);                      \
                 test_##name();                                          \
         } while (0)
+
+/* The text of a shipped configuration example (systemd/NAME.conf.example)
+ * with its commented settings ("# key = value", a value given) switched
+ * on: what a site gets by uncommenting the defaults, which must load.
+ * malloc'd; NULL when the file cannot be read. */
+static inline char *test_example_uncommented(const char *path) {
+        FILE *f = fopen(path, "re"), *out;
+        char line[1024], *text = NULL;
+        size_t size = 0;
+
+        if (!f)
+                return NULL;
+        out = open_memstream(&text, &size);
+        while (out && fgets(line, sizeof(line), f)) {
+                const char *p = line + 2, *eq;
+
+                if (strncmp(line, "# ", 2) == 0 && (eq = strstr(p, " = ")) && eq > p &&
+                    strspn(p, "abcdefghijklmnopqrstuvwxyz_-") == (size_t) (eq - p) &&
+                    !strchr(" ;\n", eq[3]))
+                        fputs(p, out);
+                else
+                        fputs(line, out);
+        }
+        fclose(f);
+        if (out)
+                fclose(out);
+        return text;
+}

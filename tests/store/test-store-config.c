@@ -107,10 +107,32 @@ TEST(file) {
         store_config_done(&c);
 }
 
-int main(void) {
+/* The lmk-store.conf the packages install loads as shipped, and with its
+ * commented settings switched on. */
+static void check_example(const char *path) {
+        _cleanup_free_ char *on = NULL;
+        StoreConfig c;
+        unsigned line = 0;
+        int r;
+
+        store_config_init(&c);
+        r = store_config_load(&c, path, &line);
+        if (r < 0)
+                test_fail("%s, line %u: %s", path, line, strerror(-r));
+        on = test_example_uncommented(path);
+        ASSERT_NOT_NULL(on);
+        ASSERT_TRUE(strstr(on, "\ndb = ") != NULL);
+        ASSERT_EQ(load(on, &c, &r), 0);
+        ASSERT_OK(r);
+        store_config_done(&c);
+}
+
+int main(int argc, char **argv) {
         RUN(text);
         RUN(listen);
         RUN(size);
         RUN(file);
+        if (argc > 1)
+                check_example(argv[1]);
         return 0;
 }

@@ -785,7 +785,7 @@ TEST(modulefile_tcl) {
         /* a line longer than what is read is skipped, the next still read */
         {
                 size_t n = 3 * DPKG_LINE_MAX;
-                _cleanup_free_ char *t = malloc(n + 64);
+                _cleanup_free_ char *t = malloc(15 + n + 64);
 
                 ASSERT_NOT_NULL(t);
                 memcpy(t, "#%Module\nset x ", 15);
@@ -879,7 +879,7 @@ static void build_modules(void) {
         /* a huge line first, then what counts */
         {
                 size_t n = 1 << 16;
-                _cleanup_free_ char *big = malloc(n + 256);
+                _cleanup_free_ char *big = malloc(16 + n + 256);
 
                 ASSERT_NOT_NULL(big);
                 memcpy(big, "#%Module\nset x \"", 16);

@@ -9,6 +9,9 @@ TEST(defaults_and_file) {
         config_init(&c);
         ASSERT_TRUE(c.frequency == 1);
         ASSERT_EQ(c.n_events, 2);
+        ASSERT_NULL(c.metrics_listen);
+        ASSERT_NOT_NULL(c.liblmk[0]);
+        ASSERT_FALSE(c.liblmk_explicit); /* the default is not reported missing */
         ASSERT_STREQ(c.events[0].role, "cycles");
         ASSERT_OK(config_load_string(&c,
                 "; lmkd.conf\n"
@@ -23,6 +26,9 @@ TEST(defaults_and_file) {
                 "spool_max_mb = 64\n"
                 "[node]\n"
                 "cluster = supermuc\n"
+                "metrics_listen = 9101\n"
+                "[markers]\n"
+                "liblmk = /opt/lmk/lib/liblmk.so.1\n"
                 "[families]\n"
                 "file = /etc/site/families.conf\n"
                 "[inventory]\n"
@@ -38,6 +44,8 @@ TEST(defaults_and_file) {
         ASSERT_EQ(c.push_interval, 300);
         ASSERT_EQ(c.spool_max_bytes, 64 * 1024 * 1024);
         ASSERT_STREQ(c.cluster, "supermuc");
+        ASSERT_STREQ(c.metrics_listen, "9101");
+        ASSERT_TRUE(c.liblmk_explicit);
         ASSERT_STREQ(c.families_file, "/etc/site/families.conf");
         ASSERT_STREQ(c.inventory_roots[INVENTORY_MODULE][1], "/apps/modulefiles/Compiler");
         ASSERT_NULL(c.inventory_roots[INVENTORY_MODULE][2]);
@@ -63,6 +71,9 @@ TEST(errors_name_line_and_key) {
                 { "frequency = 3\n", "line 1: [] frequency = 3: unknown key" },
                 { "[inventory]\nmodule = modulefiles\n", "line 2: [inventory] module = modulefiles: invalid value" },
                 { "[inventory]\nrpms = /var/lib/rpm\n", "unknown key" },
+                { "[node]\nmetrics_listen = node7:9101\n", "line 2: [node] metrics_listen = node7:9101: invalid "
+                  "value, expected PORT (on 127.0.0.1)" },
+                { "[node]\nmetrics_listen = 99999\n", "invalid value" },
                 { "[families]\nfile = families.conf\n", "line 2: [families] file = families.conf: invalid value, "
                   "expected an absolute path" },
         };
@@ -80,8 +91,38 @@ TEST(errors_name_line_and_key) {
         }
 }
 
-int main(void) {
+/* The lmkd.conf the packages install: as shipped (all commented) and with
+ * every default switched on, it loads and changes nothing that matters. */
+static void check_example(const char *path) {
+        _cleanup_free_ char *text = NULL, *err = NULL, *on = NULL;
+        _cleanup_(config_done) LmkdConfig c;
+        FILE *f = fopen(path, "re");
+        size_t n;
+
+        ASSERT_NOT_NULL(f);
+        text = calloc(1, 65536);
+        ASSERT_NOT_NULL(text);
+        n = fread(text, 1, 65535, f);
+        fclose(f);
+        ASSERT_TRUE(n > 0);
+        config_init(&c);
+        ASSERT_OK(config_load_string(&c, text, &err));
+        ASSERT_NULL(c.store_url);
+        on = test_example_uncommented(path);
+        ASSERT_NOT_NULL(on);
+        ASSERT_TRUE(strstr(on, "\nfrequency = 1") != NULL);
+        if (config_load_string(&c, on, &err) < 0)
+                test_fail("%s with its defaults switched on: %s", path, err);
+        ASSERT_TRUE(c.frequency == 1);
+        ASSERT_EQ(c.push_interval, 60);
+        ASSERT_EQ(c.spool_max_bytes, 256 * 1024 * 1024);
+        ASSERT_EQ(c.inventory_interval, 86400);
+}
+
+int main(int argc, char **argv) {
         RUN(defaults_and_file);
         RUN(errors_name_line_and_key);
+        if (argc > 1)
+                check_example(argv[1]);
         return 0;
 }
