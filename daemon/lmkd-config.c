@@ -123,9 +123,8 @@ static int set_unsigned(unsigned *field, const char *value, unsigned lo, unsigne
 }
 
 static int set_events(LmkdConfig *c, const char *value, const char **ret_why) {
-        static char why[256];
+        static char why[512];
         EventSpec ev[EVENT_MAX];
-        const char *bad;
         size_t n;
         int r;
 
@@ -133,13 +132,7 @@ static int set_events(LmkdConfig *c, const char *value, const char **ret_why) {
                 c->n_events = 0;
                 return 0;
         }
-        r = event_list_parse(value, ev, &n, &bad);
-        if (r == -E2BIG)
-                snprintf(why, sizeof(why), "at most %d counters (\"%s\" is one too many)", EVENT_MAX, bad);
-        else if (r == -EEXIST)
-                snprintf(why, sizeof(why), "each role once (\"%s\" repeats one)", bad);
-        else if (r < 0)
-                snprintf(why, sizeof(why), "EVENT or ROLE=EVENT separated by commas (\"%s\" is neither)", bad);
+        r = event_list_parse(value, ev, &n, why, sizeof(why));
         if (r < 0) {
                 *ret_why = why;
                 return r;

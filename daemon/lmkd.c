@@ -44,8 +44,10 @@ static void help(void) {
                "      --event EVENT         auto, cpu-clock or ref-cycles (default auto:\n"
                "                            unhalted reference cycles where the PMU has them)\n"
                "  -e, --events LIST         Counters read with each sample:\n"
-               "                            perf, PAPI or libpfm4 names, optionally with roles,\n"
-               "                            e.g. cycles=task-clock,instructions=page-faults\n"
+               "                            perf, PAPI or libpfm4 names, each EVENT or ROLE=EVENT,\n"
+               "                            e.g. cycles=PAPI_TOT_CYC,instructions=PAPI_TOT_INS,PAPI_L1_DCM;\n"
+               "                            without a role an event is cycles or instructions if it\n"
+               "                            counts those, else named for itself\n"
                "                            (default: cycles,instructions; 'none' for none)\n"
                "      --exact-counters BOOL Also split the counters at every context switch, for\n"
                "                            exact counts per process and job (default no: it\n"
@@ -103,6 +105,13 @@ enum {
 /* Unknown names are configuration errors; known events this machine cannot
  * count are reported once and read as null, and lmkd samples on. */
 static int resolve_events(EventSpec *ev, size_t n) {
+        char roles[EVENT_MAX * (EVENT_ROLE_MAX + EVENT_NAME_MAX + 3)] = "";
+
+        for (size_t i = 0; i < n; i++)
+                snprintf(roles + strlen(roles), sizeof(roles) - strlen(roles), "%s%.31s=%.127s", i ? ", " : "",
+                         ev[i].role, ev[i].name);
+        if (n > 0)
+                log_info("Counters by role: %s.", roles);
         for (size_t i = 0; i < n; i++) {
                 int r = event_resolve(&ev[i]);
 
