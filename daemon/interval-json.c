@@ -329,6 +329,38 @@ int interval_add_rows(const Interval *iv, json_object *root) {
         return 0;
 }
 
+static json_object *positive_or_null(uint64_t v) {
+        return v > 0 ? json_object_new_int64((int64_t) v) : NULL;
+}
+
+json_object *node_type_json(const NodeType *t) {
+        json_object *o = json_object_new_object(), *gpus = json_object_new_array();
+        char hex[8];
+
+        json_object_object_add(o, "cpu_model", text_or_null(t->cpu_model));
+        json_object_object_add(o, "sockets", positive_or_null(t->sockets));
+        json_object_object_add(o, "cores", positive_or_null(t->cores));
+        json_object_object_add(o, "threads", positive_or_null(t->threads));
+        json_object_object_add(o, "memory_bytes", positive_or_null(t->memory_bytes));
+        for (size_t i = 0; i < t->n_gpus; i++) {
+                const NodeGpu *g = &t->gpus[i];
+                json_object *e = json_object_new_object();
+
+                json_object_object_add(e, "vendor", json_object_new_string(g->vendor));
+                snprintf(hex, sizeof(hex), "%04x", g->vendor_id);
+                json_object_object_add(e, "vendor_id", json_object_new_string(hex));
+                snprintf(hex, sizeof(hex), "%04x", g->device_id);
+                json_object_object_add(e, "device_id", g->device_id ? json_object_new_string(hex) : NULL);
+                json_object_object_add(e, "name", text_or_null(g->name));
+                json_object_object_add(e, "count", json_object_new_int64(g->count));
+                json_object_array_add(gpus, e);
+        }
+        json_object_object_add(o, "gpus", gpus);
+        json_object_object_add(o, "gpus_other", json_object_new_int64(t->n_gpus_other));
+        json_object_object_add(o, "kernel", text_or_null(t->kernel));
+        return o;
+}
+
 json_object *interval_lmkd_stats(const Interval *iv) {
         const MonitorStats *st = &iv->stats;
         const ProcessTableStats *ps = &iv->procs;

@@ -426,8 +426,9 @@ static int run(const LmkdConfig *o) {
                 .liblmk_paths = (const char *const *) o->liblmk,
                 .families = &families,
         };
-        char host[256] = "localhost";
-        ReportInfo info = { .host = host };
+        char host[256] = "localhost", text[1024];
+        NodeType node_type;
+        ReportInfo info = { .host = host, .node_type = &node_type };
         double start;
         Interval iv;
         uint64_t t0;
@@ -457,11 +458,17 @@ static int run(const LmkdConfig *o) {
         r = load_families(o, &families);
         if (r < 0)
                 return r;
+        r = node_type_read(NULL, &node_type);
+        if (r < 0)
+                return log_oom();
+        node_type_describe(&node_type, text, sizeof(text));
+        log_info("Node type: %s.", text);
 
         if (o->store_url) {
                 r = pushing_start(&push, o, host, &families);
                 if (r < 0)
                         return r;
+                push.node_type = &node_type;
         }
 
         r = monitor_new(&cfg, &m);
