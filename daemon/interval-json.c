@@ -257,9 +257,37 @@ static json_object *jobs_json(const Interval *iv, TotalRow **totals, size_t nt) 
                 json_object_object_add(o, "last_seen", json_object_new_double(j->last_seen));
                 json_object_object_add(o, "ended", json_object_new_boolean(j->ended));
                 add_counters(o, iv, (double) cpu, true, counts, valid, 1.0);
+                if (iv->energy && !iv->energy_since_start) {
+                        json_object_object_add(o, "energy_joules", json_object_new_double(j->energy_joules));
+                        json_object_object_add(o, "energy_alone_joules",
+                                               json_object_new_double(j->energy_alone_joules));
+                }
                 json_object_array_add(arr, o);
         }
         return arr;
+}
+
+/* "energy": the node's, per zone and together (docs/batch-format.md). */
+static json_object *energy_json(const Interval *iv) {
+        json_object *o = json_object_new_object(), *zones = json_object_new_array();
+        double sum = 0;
+
+        for (size_t i = 0; i < iv->energy->n; i++) {
+                const PowercapZone *z = &iv->energy->zones[i];
+                double joules = iv->energy_since_start ? z->joules_total : z->joules;
+                json_object *e = json_object_new_object();
+
+                json_object_object_add(e, "zone", json_object_new_string(z->name));
+                json_object_object_add(e, "kind", json_object_new_string(z->kind));
+                json_object_object_add(e, "joules", json_object_new_double(joules));
+                json_object_array_add(zones, e);
+                sum += joules;
+        }
+        json_object_object_add(o, "source", json_object_new_string("powercap"));
+        json_object_object_add(o, "joules", json_object_new_double(sum));
+        json_object_object_add(o, "unattributed_joules", json_object_new_double(iv->energy_unattributed_joules));
+        json_object_object_add(o, "zones", zones);
+        return o;
 }
 
 static json_object *markers_json(const Interval *iv) {
@@ -323,6 +351,9 @@ int interval_add_rows(const Interval *iv, json_object *root) {
         json_object_object_add(root, "counters", counters_json(iv));
         json_object_object_add(root, "markers", markers_json(iv));
         json_object_object_add(root, "jobs", jobs_json(iv, totals, nt));
+        /* only where the node has energy counters: the field is optional */
+        if (iv->energy)
+                json_object_object_add(root, "energy", energy_json(iv));
         /* only where there are ranks: the field is optional (batch-format.md) */
         if (nr > 0)
                 json_object_object_add(root, "ranks", ranks_json(ranks, nr));

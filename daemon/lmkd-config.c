@@ -29,6 +29,7 @@ void config_done(LmkdConfig *c) {
         free(c->format);
         free(c->ready_file);
         free(c->proc_root);
+        free(c->powercap_root);
         free(c->node_name);
         free(c->cluster);
         free(c->metrics_file);
@@ -188,6 +189,10 @@ int config_set(LmkdConfig *c, const char *section, const char *key, const char *
                 r = set_string(&c->ready_file, value);
         else if (KEY("node", "proc_root"))
                 r = set_string(&c->proc_root, value);
+        else if (KEY("node", "powercap_root")) {
+                *ret_why = "an absolute path";
+                r = value[0] == '/' ? set_string(&c->powercap_root, value) : -EINVAL;
+        }
         else if (KEY("node", "name")) {
                 *ret_why = "1 to 255 bytes";
                 r = *value && strlen(value) < 256 ? set_string(&c->node_name, value) : -EINVAL;

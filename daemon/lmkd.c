@@ -71,6 +71,8 @@ static void help(void) {
                "      --liblmk PATHS        liblmk copies whose marker probes to watch from the\n"
                "                            start (default " LMK_LIBDIR "/liblmk.so.1; copies\n"
                "                            seen mapped are watched as they appear)\n"
+               "      --powercap-root DIR   Where the RAPL energy counters are (default\n"
+               "                            /sys/class/powercap)\n"
                "      --families FILE       The site's library families (default\n"
                "                            " LMK_SYSCONF_DIR "/families.conf if it exists)\n"
                "  -v, --verbose             Log debug messages\n"
@@ -100,6 +102,7 @@ enum {
         ARG_NOTIFY_SOCKET,
         ARG_BURST,
         ARG_EXACT_COUNTERS,
+        ARG_POWERCAP_ROOT,
 };
 
 /* Unknown names are configuration errors; known events this machine cannot
@@ -154,6 +157,7 @@ static const struct option options[] = {
         { "poll-ms", required_argument, NULL, ARG_POLL_MS },
         { "ready-file", required_argument, NULL, ARG_READY_FILE },
         { "proc-root", required_argument, NULL, ARG_PROC_ROOT },
+        { "powercap-root", required_argument, NULL, ARG_POWERCAP_ROOT },
         { "store", required_argument, NULL, ARG_STORE },
         { "token-file", required_argument, NULL, ARG_TOKEN_FILE },
         { "push-interval", required_argument, NULL, ARG_PUSH_INTERVAL },
@@ -188,6 +192,7 @@ static const struct {
         { ARG_FORMAT, "report", "format", "--format" },
         { ARG_READY_FILE, "report", "ready_file", "--ready-file" },
         { ARG_PROC_ROOT, "node", "proc_root", "--proc-root" },
+        { ARG_POWERCAP_ROOT, "node", "powercap_root", "--powercap-root" },
         { ARG_STORE, "store", "url", "--store" },
         { ARG_TOKEN_FILE, "store", "token_file", "--token-file" },
         { ARG_PUSH_INTERVAL, "store", "push_interval", "--push-interval" },
@@ -423,6 +428,7 @@ static int run(const LmkdConfig *o) {
                         .n_events = o->n_events,
                 },
                 .proc_root = o->proc_root,
+                .powercap_root = o->powercap_root,
                 .liblmk_paths = (const char *const *) o->liblmk,
                 .families = &families,
         };
