@@ -60,6 +60,7 @@ void cli_print_json(json_object *o);
 const char *fmt_time(double t, char *buf, size_t size);          /* "2026-11-24 10:00" */
 const char *fmt_duration(double seconds, char *buf, size_t size); /* "3d4h", "58m40s" */
 const char *fmt_count(int64_t n, char *buf, size_t size);         /* "1,234,567" */
+const char *fmt_si(double v, const char *unit, char *buf, size_t size); /* "2.50 GJ", "812 W"; "-" for NAN */
 /* A share entry of the store's answer (share, share_ci95, share_reliable):
  * fmt_share gives "86.9%", or "~90%" when it rests on too few samples;
  * fmt_interval "(84.1-89.3%)", or "(n=12, too few)" (long_form: "… samples)"). */

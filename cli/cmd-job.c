@@ -11,6 +11,76 @@
 
 #define MAX_ROWS 25
 
+/* text, from column col on, wrapped at ", " to 78 columns with
+ * continuation lines indented by indent. */
+static void print_wrapped_from(size_t col, size_t indent, const char *text) {
+        bool first = true;
+
+        while (*text) {
+                const char *sep = strstr(text, ", ");
+                size_t n = sep ? (size_t) (sep - text) : strlen(text);
+
+                if (!first && col + 2 + n > 78) {
+                        printf(",\n%*s", (int) indent, "");
+                        col = indent;
+                } else if (!first)
+                        col += (size_t) printf(", ");
+                col += (size_t) printf("%.*s", (int) n, text);
+                first = false;
+                text += n + (sep ? 2 : 0);
+        }
+        printf("\n");
+}
+
+/* "  Label       a, b, c" wrapped */
+static void print_wrapped(const char *label, const char *text) {
+        print_wrapped_from((size_t) printf("  %-11s ", label), 14, text);
+}
+
+/* Node type, energy, lmkd's exact figures and the counters' events. */
+static void print_measured_header(json_object *j) {
+        json_object *e = jget(j, "energy"), *x = jget(j, "exact"), *counters = jget(j, "counters");
+        char a[32], b[32], c[32];
+        size_t n = json_object_array_length(counters);
+
+        if (json_object_get_boolean(jget(j, "node_types_differ")))
+                printf("  Node type   several (lmk --json job %s: nodes[].node_type)\n", jstr(j, "job"));
+        else if (jstr(j, "node_type"))
+                print_wrapped("Node type", jstr(j, "node_type"));
+        if (e && !json_object_is_type(e, json_type_null)) {
+                printf("  Energy      %s, mean %s", fmt_si(jnum(e, "joules"), "J", a, sizeof(a)),
+                       fmt_si(jnum(e, "mean_watts"), "W", b, sizeof(b)));
+                if (jnum(e, "estimated_joules") > 0)
+                        printf(" (%s estimated: shared nodes)", fmt_si(jnum(e, "estimated_joules"), "J", c, sizeof(c)));
+                printf("\n");
+        } else
+                printf("  Energy      - (no energy counters on its nodes)\n");
+        if (x && !json_object_is_type(x, json_type_null)) {
+                printf("  Exact       CPU time %s", fmt_duration(jnum(x, "cpu_time_ns") / 1e9, a, sizeof(a)));
+                if (jint(x, "cycles") >= 0 && jint(x, "instructions") >= 0)
+                        printf(", IPC %s", fmt_ipc(jget(x, "ipc"), b, sizeof(b)));
+                printf(" (lmkd's totals, not from samples)\n");
+        }
+        if (n > 0) {
+                _cleanup_free_ char *list = NULL;
+                size_t size = 0;
+                FILE *f = open_memstream(&list, &size);
+
+                if (!f)
+                        return;
+                for (size_t i = 0; i < n; i++) {
+                        json_object *k = json_object_array_get_idx(counters, i);
+                        const char *role = jstr(k, "role") ?: "?", *event = jstr(k, "event") ?: "?";
+
+                        fprintf(f, "%s%s%s%s%s", i ? ", " : "", streq(role, event) ? "" : role,
+                                streq(role, event) ? "" : "=", event,
+                                json_object_get_boolean(jget(k, "available")) ? "" : " (unavailable)");
+                }
+                if (fclose(f) == 0)
+                        print_wrapped("Counters", list);
+        }
+}
+
 static void print_header(json_object *j) {
         char a[32], b[32], el[32], samples[32], cpu[32];
         json_object *nodes = jget(j, "nodes");
@@ -56,6 +126,7 @@ static void print_header(json_object *j) {
                        fmt_count(jint(j, "cycles"), b, sizeof(b)));
         else
                 printf("  IPC         - (no cycle and instruction counts for this job)\n");
+        print_measured_header(j);
 }
 
 static void print_kinds(json_object *j) {
@@ -123,6 +194,78 @@ static void print_phases(json_object *j) {
         }
         if (n > MAX_ROWS)
                 printf("%6s (more phases: lmk --json job %s)\n", "", jstr(j, "job"));
+}
+
+#define MAX_EVENT_OBJECTS 5
+
+/* Named events: per CPU second while the code ran, per 1,000
+ * instructions where instructions were counted too. */
+static void print_events(json_object *j) {
+        json_object *events = jget(j, "events");
+        size_t n = json_object_array_length(events);
+
+        if (n == 0)
+                return;
+        printf("\nEvents (per CPU second while the code ran; per 1,000 instructions)\n"
+               "%-16s %11s %12s %9s  %s\n", "ROLE", "PER CPU-S", "PER 1K INSTR", "SAMPLES", "EVENT / OBJECT");
+        for (size_t i = 0; i < n; i++) {
+                json_object *e = json_object_array_get_idx(events, i), *objects = jget(e, "objects");
+                char rate[32], per_ki[32], samples[32], role[32], path[128];
+
+                snprintf(per_ki, sizeof(per_ki), isnan(jnum(e, "per_1000_instructions")) ? "-" : "%.3f",
+                         jnum(e, "per_1000_instructions"));
+                printf("%-16s %11s %12s %9s  %s%s\n", fmt_fit(jstr(e, "role") ?: "?", 16, false, role, sizeof(role)),
+                       fmt_si(jnum(e, "per_cpu_second"), "/s", rate, sizeof(rate)), per_ki,
+                       fmt_count(jint(e, "samples"), samples, sizeof(samples)), jstr(e, "event") ?: "?",
+                       json_object_get_boolean(jget(e, "event_differs")) ? " (nodes differ)" : "");
+                for (size_t k = 0; k < json_object_array_length(objects) && k < MAX_EVENT_OBJECTS; k++) {
+                        json_object *x = json_object_array_get_idx(objects, k);
+
+                        snprintf(per_ki, sizeof(per_ki), isnan(jnum(x, "per_1000_instructions")) ? "-" : "%.3f",
+                                 jnum(x, "per_1000_instructions"));
+                        printf("%-16s %11s %12s %9s    %s\n", "",
+                               fmt_si(jnum(x, "per_cpu_second"), "/s", rate, sizeof(rate)), per_ki,
+                               fmt_count(jint(x, "samples"), samples, sizeof(samples)),
+                               fmt_fit(jstr(x, "object") ?: "?", 25, true, path, sizeof(path)));
+                }
+        }
+}
+
+/* Burst rates at code locations, with the windows they rest on. */
+static void print_bursts(json_object *j) {
+        json_object *bursts = jget(j, "bursts");
+        size_t n = json_object_array_length(bursts);
+
+        if (n == 0)
+                return;
+        printf("\nBurst rates (events per second in burst windows, at object [phase])\n%7s %5s  %s\n", "BURSTS",
+               "IPC", "RATES / LOCATION");
+        for (size_t i = 0; i < n && i < MAX_ROWS; i++) {
+                json_object *b = json_object_array_get_idx(bursts, i), *rates = jget(b, "rates");
+                const char *phase = jstr(b, "phase") ?: "";
+                char ipc[16], rate[32], path[128];
+                bool first = true;
+
+                _cleanup_free_ char *list = NULL;
+                size_t size = 0;
+                FILE *f = open_memstream(&list, &size);
+
+                if (!f)
+                        return;
+                json_object_object_foreach(rates, role, r) {
+                        fprintf(f, "%s%s %s", first ? "" : ", ", role, fmt_si(jnum(r, "per_second"), "/s", rate,
+                                                                            sizeof(rate)));
+                        first = false;
+                }
+                if (fclose(f) != 0)
+                        return;
+                print_wrapped_from((size_t) printf("%7" PRId64 " %5s  ", jint(b, "bursts"),
+                                                   fmt_ipc(jget(b, "ipc"), ipc, sizeof(ipc))), 15, list);
+                printf("%7s %5s  %s%s%s%s\n", "", "", fmt_fit(jstr(b, "object") ?: "?", 50, true, path, sizeof(path)),
+                       *phase ? " [" : "", phase, *phase ? "]" : "");
+        }
+        if (n > MAX_ROWS || json_object_get_boolean(jget(j, "bursts_truncated")))
+                printf("%7s (more locations: lmk --json job %s)\n", "", jstr(j, "job"));
 }
 
 static const char *fmt_pct(double v, char *buf, size_t size) {
@@ -238,6 +381,8 @@ int do_job(Cli *cli, int argc, char **argv) {
         print_kinds(o);
         print_objects(o);
         print_phases(o);
+        print_events(o);
+        print_bursts(o);
         print_pop(o);
         print_notes_markers(o);
         print_findings(jget(o, "findings"), true);

@@ -48,6 +48,23 @@ const char *fmt_count(int64_t n, char *buf, size_t size) {
         return buf;
 }
 
+const char *fmt_si(double v, const char *unit, char *buf, size_t size) {
+        static const char *const prefixes[] = { "", "k", "M", "G", "T", "P", "E" };
+        size_t p = 0;
+
+        if (isnan(v) || v < 0) {
+                snprintf(buf, size, "-");
+                return buf;
+        }
+        while (v >= 999.5 && p + 1 < ELEMENTSOF(prefixes)) {
+                v /= 1000.0;
+                p++;
+        }
+        snprintf(buf, size, p == 0 && v == floor(v) ? "%.0f %s%s" : v >= 99.95 ? "%.0f %s%s" :
+                            v >= 9.995 ? "%.1f %s%s" : "%.2f %s%s", v, prefixes[p], unit);
+        return buf;
+}
+
 /* The store flags shares resting on too few samples (docs/uncertainty.md):
  * those get one significant digit and a "~", never "41.7%". */
 static bool share_rough(json_object *x) {

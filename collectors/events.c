@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #if HAVE_PAPI
 #include <papi.h>
@@ -61,61 +62,145 @@ static bool valid_name(const char *s, size_t n) {
         return true;
 }
 
-int event_list_parse(const char *list, EventSpec ret[EVENT_MAX], size_t *ret_n, const char **ret_bad) {
-        static char bad[EVENT_NAME_MAX + EVENT_ROLE_MAX + 2];
+/* Event names (perf's, PAPI's, and libpfm4's across Intel, AMD and Arm
+ * PMUs) that count core cycles or retired instructions, with the unit
+ * masks that keep them so. libpfm4 compares names without case. */
+static const struct {
+        const char *base;
+        EventKind kind;
+        const char *umasks; /* allowed unit masks, separated by '|'; NULL: none */
+} known_kinds[] = {
+        { "cycles", EVENT_KIND_CYCLES, NULL },
+        { "cpu-cycles", EVENT_KIND_CYCLES, NULL },
+        { "PAPI_TOT_CYC", EVENT_KIND_CYCLES, NULL },
+        { "PERF_COUNT_HW_CPU_CYCLES", EVENT_KIND_CYCLES, NULL },
+        { "CPU_CLK_UNHALTED", EVENT_KIND_CYCLES, "THREAD|THREAD_P|THREAD_ANY|CORE|CORE_P" },
+        { "CPU_CLK_THREAD_UNHALTED", EVENT_KIND_CYCLES, "THREAD_P" },
+        { "UNHALTED_CORE_CYCLES", EVENT_KIND_CYCLES, NULL },
+        { "CYCLES_NOT_IN_HALT", EVENT_KIND_CYCLES, NULL },
+        { "LS_NOT_HALTED_CYC", EVENT_KIND_CYCLES, NULL },
+        { "CPU_CYCLES", EVENT_KIND_CYCLES, NULL },
+        { "instructions", EVENT_KIND_INSTRUCTIONS, NULL },
+        { "PAPI_TOT_INS", EVENT_KIND_INSTRUCTIONS, NULL },
+        { "PERF_COUNT_HW_INSTRUCTIONS", EVENT_KIND_INSTRUCTIONS, NULL },
+        { "INST_RETIRED", EVENT_KIND_INSTRUCTIONS, "ANY|ANY_P|PREC_DIST" },
+        { "INSTRUCTION_RETIRED", EVENT_KIND_INSTRUCTIONS, NULL },
+        { "INSTRUCTIONS_RETIRED", EVENT_KIND_INSTRUCTIONS, NULL },
+        { "RETIRED_INSTRUCTIONS", EVENT_KIND_INSTRUCTIONS, NULL },
+        { "EX_RET_INSTR", EVENT_KIND_INSTRUCTIONS, NULL },
+};
+
+static bool word_in(const char *w, size_t n, const char *list) {
+        for (const char *p = list; p && *p;) {
+                size_t len = strcspn(p, "|");
+
+                if (len == n && strncasecmp(p, w, n) == 0)
+                        return true;
+                p += len;
+                p += *p == '|';
+        }
+        return false;
+}
+
+/* A privilege filter: u, k or h, optionally =0 or =1. */
+static bool privilege_modifier(const char *w, size_t n) {
+        return (n == 1 || (n == 3 && w[1] == '=' && (w[2] == '0' || w[2] == '1'))) && strchr("ukh", w[0]);
+}
+
+EventKind event_kind(const char *name) {
+        const char *p = name, *colons = strstr(name, "::");
+        size_t base;
+
+        if (colons)
+                p = colons + 2;
+        /* perf writes unit masks after '.' (cpu_clk_unhalted.thread), libpfm4 after ':' */
+        base = strcspn(p, ":.");
+        for (size_t i = 0; i < ELEMENTSOF(known_kinds); i++) {
+                const char *q = p + base;
+                bool umask_seen = false;
+
+                if (strlen(known_kinds[i].base) != base || strncasecmp(known_kinds[i].base, p, base) != 0)
+                        continue;
+                while (*q) {
+                        size_t len;
+
+                        q++;
+                        len = strcspn(q, ":.");
+                        if (!umask_seen && word_in(q, len, known_kinds[i].umasks))
+                                umask_seen = true;
+                        else if (!privilege_modifier(q, len))
+                                return EVENT_KIND_OTHER;
+                        q += len;
+                }
+                return known_kinds[i].kind;
+        }
+        return EVENT_KIND_OTHER;
+}
+
+static const char *kind_role(EventKind k) {
+        return k == EVENT_KIND_CYCLES ? "cycles" : k == EVENT_KIND_INSTRUCTIONS ? "instructions" : NULL;
+}
+
+int event_list_parse(const char *list, EventSpec ret[EVENT_MAX], size_t *ret_n, char *why, size_t why_size) {
         EventSpec specs[EVENT_MAX] = {};
-        bool named = strchr(list, '=') != NULL;
         const char *p = list;
         size_t n = 0;
 
-        *ret_bad = NULL;
         while (*p) {
                 size_t len = strcspn(p, ",");
                 const char *eq = memchr(p, '=', len);
                 EventSpec *e;
+                EventKind kind;
 
-                snprintf(bad, sizeof(bad), "%.*s", (int) MIN(len, sizeof(bad) - 1), p);
                 if (n == EVENT_MAX) {
-                        *ret_bad = bad;
+                        snprintf(why, why_size, "at most %d counters (\"%.*s\" is one too many)", EVENT_MAX,
+                                 (int) MIN(len, EVENT_NAME_MAX), p);
                         return -E2BIG;
                 }
                 e = &specs[n];
+                if (eq ? !valid_role(p, (size_t) (eq - p)) || !valid_name(eq + 1, len - (size_t) (eq - p) - 1)
+                       : !valid_name(p, len)) {
+                        snprintf(why, why_size, "EVENT or ROLE=EVENT separated by commas (\"%.*s\" is neither)",
+                                 (int) MIN(len, EVENT_NAME_MAX + EVENT_ROLE_MAX), p);
+                        return -EINVAL;
+                }
                 if (eq) {
-                        size_t rl = (size_t) (eq - p), nl = len - rl - 1;
-
-                        if (!valid_role(p, rl) || !valid_name(eq + 1, nl)) {
-                                *ret_bad = bad;
-                                return -EINVAL;
-                        }
-                        memcpy(e->role, p, rl);
-                        memcpy(e->name, eq + 1, nl);
-                } else {
-                        if (!valid_name(p, len)) {
-                                *ret_bad = bad;
-                                return -EINVAL;
-                        }
+                        memcpy(e->role, p, (size_t) (eq - p));
+                        memcpy(e->name, eq + 1, len - (size_t) (eq - p) - 1);
+                } else
                         memcpy(e->name, p, len);
-                        /* without explicit roles the first two are cycles and instructions */
-                        if (!named && n < 2)
-                                strcpy(e->role, n == 0 ? "cycles" : "instructions");
-                        else if (valid_role(p, len))
-                                memcpy(e->role, p, len);
-                        else {
-                                *ret_bad = bad;
+                kind = event_kind(e->name);
+                if (eq && kind_role(kind) && (streq(e->role, "cycles") || streq(e->role, "instructions")) &&
+                    !streq(e->role, kind_role(kind))) {
+                        snprintf(why, why_size, "an event that counts %s in the role %s (%s counts %s: write %s=%s)",
+                                 e->role, e->role, e->name, kind_role(kind), kind_role(kind), e->name);
+                        return -EINVAL;
+                }
+                if (!eq) {
+                        const char *role = kind_role(kind) ?: e->name;
+
+                        if (!valid_role(role, strlen(role))) {
+                                snprintf(why, why_size,
+                                         "a role for \"%s\", which is no role name itself: ROLE=%s with a role of "
+                                         "1 to %d letters, digits, _ or -", e->name, e->name, EVENT_ROLE_MAX - 1);
                                 return -EINVAL;
                         }
+                        strcpy(e->role, role);
                 }
                 for (size_t i = 0; i < n; i++)
                         if (streq(specs[i].role, e->role)) {
-                                *ret_bad = bad;
+                                snprintf(why, why_size,
+                                         "each role once (%s and %s both take the role %s: keep one, or give the "
+                                         "other a role of its own, NAME=EVENT)", specs[i].name, e->name, e->role);
                                 return -EEXIST;
                         }
                 n++;
                 p += len;
                 if (*p == ',') {
                         p++;
-                        if (!*p) { /* trailing comma */
-                                *ret_bad = "";
+                        if (!*p) {
+                                snprintf(why, why_size, "EVENT or ROLE=EVENT separated by commas (a trailing comma "
+                                         "is neither)");
                                 return -EINVAL;
                         }
                 }

@@ -22,11 +22,30 @@ typedef struct EventSpec {
         char detail[256];               /* why it is unavailable, for people */
 } EventSpec;
 
-/* Parses "cycles,instructions,PAPI_DP_OPS" or
- * "cycles=task-clock,instructions=page-faults": without explicit roles the
- * first two entries take the roles cycles and instructions. -EINVAL with
- * *ret_bad set to the offending entry (static storage) on malformed input. */
-int event_list_parse(const char *list, EventSpec ret[EVENT_MAX], size_t *ret_n, const char **ret_bad);
+/* What an event counts, told by its name alone: core cycles (perf's cycles
+ * and cpu-cycles, PAPI_TOT_CYC, libpfm4's CPU_CLK_UNHALTED, …), retired
+ * instructions (instructions, PAPI_TOT_INS, INST_RETIRED, …), or something
+ * else. A libpfm4 "pmu::" prefix and the privilege modifiers u, k and h do
+ * not change it; other unit masks and modifiers (REF_TSC, NOP, c=1) do. */
+typedef enum EventKind {
+        EVENT_KIND_OTHER,
+        EVENT_KIND_CYCLES,
+        EVENT_KIND_INSTRUCTIONS,
+} EventKind;
+
+EventKind event_kind(const char *name);
+
+/* Parses "ROLE=EVENT" and "EVENT" entries separated by commas, e.g.
+ * "cycles=PAPI_TOT_CYC,instructions=PAPI_TOT_INS,PAPI_L1_DCM". An entry
+ * without a role takes it from what the event counts (event_kind()): cycles,
+ * instructions, else the event's own name, so that "PAPI_TOT_CYC,PAPI_L1_DCM"
+ * never calls L1 misses instructions. An explicit role may name any event
+ * (cycles=task-clock stands in for cycles where the PMU has none), but not
+ * one that counts the other of cycles and instructions. On failure, -EINVAL
+ * (malformed or contradictory), -EEXIST (a role twice) or -E2BIG (more than
+ * EVENT_MAX), with what was expected instead written to why: a phrase that
+ * reads after "expected", naming the offending entry. */
+int event_list_parse(const char *list, EventSpec ret[EVENT_MAX], size_t *ret_n, char *why, size_t why_size);
 
 /* Fills e->attr. -ENOENT: no such event anywhere (a typo). -EOPNOTSUPP: the
  * event is known but this machine cannot count it (e->detail says why). */

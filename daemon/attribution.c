@@ -144,6 +144,9 @@ int attribute_sample(Attribution *a, Histogram *h, const struct lmk_sample *s, u
                 if (j) {
                         key.job = j->display;
                         key.step = p->job.step[0] ? p->job.step : NULL;
+                        /* what its energy is split by (energy.h); bursts are extra samples */
+                        if (s->type == LMK_EVENT_SAMPLE)
+                                j->samples++;
                 }
                 if (j && p->rank != JOB_UNSET && s->type == LMK_EVENT_SAMPLE) {
                         double t = (double) ((int64_t) s->time_ns + real_offset_ns) / 1e9;

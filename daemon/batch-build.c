@@ -46,6 +46,8 @@ int batch_build(const Interval *iv, const BatchInfo *info, void **ret_gz, size_t
                 }
                 json_object_object_add(o, "installed", a);
         }
+        if (info->node_type)
+                json_object_object_add(o, "type", node_type_json(info->node_type));
         json_object_object_add(root, "node", o);
 
         /* the inventory's report as it is: lmkd wrote it (inventory_to_json) */

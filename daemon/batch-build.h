@@ -6,6 +6,7 @@
 
 #include "interval.h"
 #include "node-software.h"
+#include "node-type.h"
 #include "push-thread.h"
 #include "spool.h"
 
@@ -20,6 +21,7 @@ typedef struct BatchInfo {
         const SpoolStats *spool;
         const PushStats *push;
         const NodeSoftware *software;   /* NULL: not looked */
+        const NodeType *node_type;      /* NULL: not looked */
         const char *inventory;          /* the software inventory's report (JSON), or NULL */
 } BatchInfo;
 

@@ -257,9 +257,37 @@ static json_object *jobs_json(const Interval *iv, TotalRow **totals, size_t nt) 
                 json_object_object_add(o, "last_seen", json_object_new_double(j->last_seen));
                 json_object_object_add(o, "ended", json_object_new_boolean(j->ended));
                 add_counters(o, iv, (double) cpu, true, counts, valid, 1.0);
+                if (iv->energy && !iv->energy_since_start) {
+                        json_object_object_add(o, "energy_joules", json_object_new_double(j->energy_joules));
+                        json_object_object_add(o, "energy_alone_joules",
+                                               json_object_new_double(j->energy_alone_joules));
+                }
                 json_object_array_add(arr, o);
         }
         return arr;
+}
+
+/* "energy": the node's, per zone and together (docs/batch-format.md). */
+static json_object *energy_json(const Interval *iv) {
+        json_object *o = json_object_new_object(), *zones = json_object_new_array();
+        double sum = 0;
+
+        for (size_t i = 0; i < iv->energy->n; i++) {
+                const PowercapZone *z = &iv->energy->zones[i];
+                double joules = iv->energy_since_start ? z->joules_total : z->joules;
+                json_object *e = json_object_new_object();
+
+                json_object_object_add(e, "zone", json_object_new_string(z->name));
+                json_object_object_add(e, "kind", json_object_new_string(z->kind));
+                json_object_object_add(e, "joules", json_object_new_double(joules));
+                json_object_array_add(zones, e);
+                sum += joules;
+        }
+        json_object_object_add(o, "source", json_object_new_string("powercap"));
+        json_object_object_add(o, "joules", json_object_new_double(sum));
+        json_object_object_add(o, "unattributed_joules", json_object_new_double(iv->energy_unattributed_joules));
+        json_object_object_add(o, "zones", zones);
+        return o;
 }
 
 static json_object *markers_json(const Interval *iv) {
@@ -323,10 +351,45 @@ int interval_add_rows(const Interval *iv, json_object *root) {
         json_object_object_add(root, "counters", counters_json(iv));
         json_object_object_add(root, "markers", markers_json(iv));
         json_object_object_add(root, "jobs", jobs_json(iv, totals, nt));
+        /* only where the node has energy counters: the field is optional */
+        if (iv->energy)
+                json_object_object_add(root, "energy", energy_json(iv));
         /* only where there are ranks: the field is optional (batch-format.md) */
         if (nr > 0)
                 json_object_object_add(root, "ranks", ranks_json(ranks, nr));
         return 0;
+}
+
+static json_object *positive_or_null(uint64_t v) {
+        return v > 0 ? json_object_new_int64((int64_t) v) : NULL;
+}
+
+json_object *node_type_json(const NodeType *t) {
+        json_object *o = json_object_new_object(), *gpus = json_object_new_array();
+        char hex[8];
+
+        json_object_object_add(o, "cpu_model", text_or_null(t->cpu_model));
+        json_object_object_add(o, "sockets", positive_or_null(t->sockets));
+        json_object_object_add(o, "cores", positive_or_null(t->cores));
+        json_object_object_add(o, "threads", positive_or_null(t->threads));
+        json_object_object_add(o, "memory_bytes", positive_or_null(t->memory_bytes));
+        for (size_t i = 0; i < t->n_gpus; i++) {
+                const NodeGpu *g = &t->gpus[i];
+                json_object *e = json_object_new_object();
+
+                json_object_object_add(e, "vendor", json_object_new_string(g->vendor));
+                snprintf(hex, sizeof(hex), "%04x", g->vendor_id);
+                json_object_object_add(e, "vendor_id", json_object_new_string(hex));
+                snprintf(hex, sizeof(hex), "%04x", g->device_id);
+                json_object_object_add(e, "device_id", g->device_id ? json_object_new_string(hex) : NULL);
+                json_object_object_add(e, "name", text_or_null(g->name));
+                json_object_object_add(e, "count", json_object_new_int64(g->count));
+                json_object_array_add(gpus, e);
+        }
+        json_object_object_add(o, "gpus", gpus);
+        json_object_object_add(o, "gpus_other", json_object_new_int64(t->n_gpus_other));
+        json_object_object_add(o, "kernel", text_or_null(t->kernel));
+        return o;
 }
 
 json_object *interval_lmkd_stats(const Interval *iv) {

@@ -9,6 +9,7 @@
 #include "job-table.h"
 #include "lmk-bpf.h"
 #include "phases.h"
+#include "powercap.h"
 #include "process.h"
 
 /* A closed interval of one node's sampling: everything a batch or a report
@@ -56,4 +57,11 @@ typedef struct Interval {
         const MarkerOff *markers_off;   /* regions switched off in the interval */
         size_t n_markers_off;
         const JobTable *jobs;
+        /* The node's energy (energy.h): its counters with the interval's
+         * joules per zone, and the part while no job ran. NULL: no
+         * counters. A cumulative report (energy_since_start) has the
+         * zones' joules since the start and no job's. */
+        const Powercap *energy;
+        double energy_unattributed_joules;
+        bool energy_since_start;
 } Interval;

@@ -23,6 +23,11 @@ typedef struct Job {
         bool ended;                     /* the epilog said so, or its last process exited */
         bool end_notice;                /* the epilog said so: samples processed late do not undo it */
         bool seen;                      /* active in the current interval */
+        uint64_t samples;               /* attributed to it since it was created */
+        /* its energy (energy.h): samples at the last read, and its joules
+         * in the interval, in all and while it was alone on the node */
+        uint64_t energy_mark;
+        double energy_joules, energy_alone_joules;
 } Job;
 
 typedef struct JobTable {

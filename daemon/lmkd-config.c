@@ -31,6 +31,7 @@ void config_done(LmkdConfig *c) {
         free(c->format);
         free(c->ready_file);
         free(c->proc_root);
+        free(c->powercap_root);
         free(c->node_name);
         free(c->cluster);
         free(c->metrics_file);
@@ -126,9 +127,8 @@ static int set_unsigned(unsigned *field, const char *value, unsigned lo, unsigne
 }
 
 static int set_events(LmkdConfig *c, const char *value, const char **ret_why) {
-        static char why[256];
+        static char why[512];
         EventSpec ev[EVENT_MAX];
-        const char *bad;
         size_t n;
         int r;
 
@@ -136,13 +136,7 @@ static int set_events(LmkdConfig *c, const char *value, const char **ret_why) {
                 c->n_events = 0;
                 return 0;
         }
-        r = event_list_parse(value, ev, &n, &bad);
-        if (r == -E2BIG)
-                snprintf(why, sizeof(why), "at most %d counters (\"%s\" is one too many)", EVENT_MAX, bad);
-        else if (r == -EEXIST)
-                snprintf(why, sizeof(why), "each role once (\"%s\" repeats one)", bad);
-        else if (r < 0)
-                snprintf(why, sizeof(why), "EVENT or ROLE=EVENT separated by commas (\"%s\" is neither)", bad);
+        r = event_list_parse(value, ev, &n, why, sizeof(why));
         if (r < 0) {
                 *ret_why = why;
                 return r;
@@ -198,6 +192,10 @@ int config_set(LmkdConfig *c, const char *section, const char *key, const char *
                 r = set_string(&c->ready_file, value);
         else if (KEY("node", "proc_root"))
                 r = set_string(&c->proc_root, value);
+        else if (KEY("node", "powercap_root")) {
+                *ret_why = "an absolute path";
+                r = value[0] == '/' ? set_string(&c->powercap_root, value) : -EINVAL;
+        }
         else if (KEY("node", "name")) {
                 *ret_why = "1 to 255 bytes";
                 r = *value && strlen(value) < 256 ? set_string(&c->node_name, value) : -EINVAL;

@@ -27,6 +27,7 @@ typedef struct LmkdConfig {
         char *ready_file;
         /* [node] */
         char *proc_root;
+        char *powercap_root;            /* energy counters; NULL: /sys/class/powercap */
         char *node_name;
         char *cluster;
         char *metrics_file;

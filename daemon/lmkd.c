@@ -45,8 +45,10 @@ static void help(void) {
                "      --event EVENT         auto, cpu-clock or ref-cycles (default auto:\n"
                "                            unhalted reference cycles where the PMU has them)\n"
                "  -e, --events LIST         Counters read with each sample:\n"
-               "                            perf, PAPI or libpfm4 names, optionally with roles,\n"
-               "                            e.g. cycles=task-clock,instructions=page-faults\n"
+               "                            perf, PAPI or libpfm4 names, each EVENT or ROLE=EVENT,\n"
+               "                            e.g. cycles=PAPI_TOT_CYC,instructions=PAPI_TOT_INS,PAPI_L1_DCM;\n"
+               "                            without a role an event is cycles or instructions if it\n"
+               "                            counts those, else named for itself\n"
                "                            (default: cycles,instructions; 'none' for none)\n"
                "      --exact-counters BOOL Also split the counters at every context switch, for\n"
                "                            exact counts per process and job (default no: it\n"
@@ -73,6 +75,8 @@ static void help(void) {
                "      --liblmk PATHS        liblmk copies whose marker probes to watch from the\n"
                "                            start (default " LMK_LIBDIR "/liblmk.so.1; copies\n"
                "                            seen mapped are watched as they appear)\n"
+               "      --powercap-root DIR   Where the RAPL energy counters are (default\n"
+               "                            /sys/class/powercap)\n"
                "      --families FILE       The site's library families (default\n"
                "                            " LMK_SYSCONF_DIR "/families.conf if it exists)\n"
                "  -v, --verbose             Log debug messages\n"
@@ -103,11 +107,19 @@ enum {
         ARG_NOTIFY_SOCKET,
         ARG_BURST,
         ARG_EXACT_COUNTERS,
+        ARG_POWERCAP_ROOT,
 };
 
 /* Unknown names are configuration errors; known events this machine cannot
  * count are reported once and read as null, and lmkd samples on. */
 static int resolve_events(EventSpec *ev, size_t n) {
+        char roles[EVENT_MAX * (EVENT_ROLE_MAX + EVENT_NAME_MAX + 3)] = "";
+
+        for (size_t i = 0; i < n; i++)
+                snprintf(roles + strlen(roles), sizeof(roles) - strlen(roles), "%s%.31s=%.127s", i ? ", " : "",
+                         ev[i].role, ev[i].name);
+        if (n > 0)
+                log_info("Counters by role: %s.", roles);
         for (size_t i = 0; i < n; i++) {
                 int r = event_resolve(&ev[i]);
 
@@ -150,6 +162,7 @@ static const struct option options[] = {
         { "poll-ms", required_argument, NULL, ARG_POLL_MS },
         { "ready-file", required_argument, NULL, ARG_READY_FILE },
         { "proc-root", required_argument, NULL, ARG_PROC_ROOT },
+        { "powercap-root", required_argument, NULL, ARG_POWERCAP_ROOT },
         { "store", required_argument, NULL, ARG_STORE },
         { "token-file", required_argument, NULL, ARG_TOKEN_FILE },
         { "push-interval", required_argument, NULL, ARG_PUSH_INTERVAL },
@@ -185,6 +198,7 @@ static const struct {
         { ARG_FORMAT, "report", "format", "--format" },
         { ARG_READY_FILE, "report", "ready_file", "--ready-file" },
         { ARG_PROC_ROOT, "node", "proc_root", "--proc-root" },
+        { ARG_POWERCAP_ROOT, "node", "powercap_root", "--powercap-root" },
         { ARG_STORE, "store", "url", "--store" },
         { ARG_TOKEN_FILE, "store", "token_file", "--token-file" },
         { ARG_PUSH_INTERVAL, "store", "push_interval", "--push-interval" },
@@ -467,11 +481,13 @@ static int run(const LmkdConfig *o) {
                         .n_events = o->n_events,
                 },
                 .proc_root = o->proc_root,
+                .powercap_root = o->powercap_root,
                 .liblmk_paths = (const char *const *) o->liblmk,
                 .families = &families,
         };
-        char host[256] = "localhost";
-        ReportInfo info = { .host = host };
+        char host[256] = "localhost", text[1024];
+        NodeType node_type;
+        ReportInfo info = { .host = host, .node_type = &node_type };
         double start;
         Interval iv;
         uint64_t t0;
@@ -505,11 +521,17 @@ static int run(const LmkdConfig *o) {
         if (r < 0)
                 return r;
         check_liblmk_paths(o);
+        r = node_type_read(NULL, &node_type);
+        if (r < 0)
+                return log_oom();
+        node_type_describe(&node_type, text, sizeof(text));
+        log_info("Node type: %s.", text);
 
         if (o->store_url) {
                 r = pushing_start(&push, o, host, &families);
                 if (r < 0)
                         return r;
+                push.node_type = &node_type;
         }
 
         r = monitor_new(&cfg, &m);

@@ -11,6 +11,7 @@
 #include "exact-totals.h"
 #include "idle.h"
 #include "log.h"
+#include "energy.h"
 #include "monitor.h"
 #include "phases.h"
 #include "util.h"
@@ -46,6 +47,7 @@ struct Monitor {
         Attribution attribution;
         ExactTotals totals;
         IdleSynth idle;
+        Energy energy;
 
         PendingEvent *pending;          /* samples and region events, sorted by time at each tick */
         size_t n_pending, alloc_pending;
@@ -218,6 +220,7 @@ Monitor *monitor_free(Monitor *m) {
         jobs_done(&m->jobs);
         object_table_free(m->objects);
         idle_done(&m->idle);
+        energy_done(&m->energy);
         cpu_set_done(&m->online);
         free(m->pending);
         free(m->bpf_stats);
@@ -315,6 +318,15 @@ int monitor_start(Monitor *m) {
                                                sampler_event_name(m->sampler), c);
         }
         m->last_order_point = now;
+        /* the energy counters' baselines, once; whether or not there are any is said once */
+        {
+                char why[512];
+
+                r = energy_open(&m->energy, m->cfg.powercap_root, why, sizeof(why));
+                if (r < 0)
+                        return log_oom();
+                log_info("Energy: %s.", why);
+        }
         /* the baselines of every process that runs already */
         m->totals.epoch = now_ns(CLOCK_MONOTONIC);
         settle_totals(m);
@@ -473,6 +485,7 @@ int monitor_tick(Monitor *m, bool final) {
         if (final || (++m->ticks % TOTALS_EVERY_TICKS == 0 && exact_totals_pending(&m->totals)))
                 settle_totals(m);
         phases_tick(&m->phases, now);
+        energy_account(&m->energy, &m->jobs);
         if (m->last_order_point > EXIT_GRACE_NS)
                 process_table_evict(&m->procs, final ? UINT64_MAX : m->last_order_point - EXIT_GRACE_NS);
         return 0;
@@ -548,6 +561,11 @@ void monitor_close_interval(Monitor *m, bool final, bool cumulative, double star
                 .markers_off = m->phases.off,
                 .n_markers_off = m->phases.n_off,
                 .jobs = &m->jobs,
+                .energy = m->energy.powercap,
+                /* a report over pushed intervals, each reset: the totals since the start */
+                .energy_unattributed_joules = h == m->cumulative ? m->energy.unattributed_total
+                                                                 : m->energy.unattributed_joules,
+                .energy_since_start = h == m->cumulative,
         };
         ev = sampler_events(m->sampler, &n);
         ret->events = ev;
@@ -567,6 +585,7 @@ void monitor_reset_interval(Monitor *m) {
         histogram_reset(m->hist);
         phases_end_interval(&m->phases);
         jobs_end_interval(&m->jobs);
+        energy_reset(&m->energy, &m->jobs);
 }
 
 JobTable *monitor_jobs(Monitor *m) {
@@ -574,6 +593,8 @@ JobTable *monitor_jobs(Monitor *m) {
 }
 
 void monitor_apply_notice(Monitor *m, const JobNotice *n) {
+        /* a job starts or ends here: what the node used until now goes to the jobs before */
+        energy_account(&m->energy, &m->jobs);
         jobs_apply_notice(&m->jobs, n, (double) now_ns(CLOCK_REALTIME) / 1e9);
 }
 

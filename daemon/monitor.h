@@ -27,6 +27,7 @@ typedef struct MonitorConfig {
         unsigned sideband_ring_order;   /* 2^order pages per CPU */
         const char *const *liblmk_paths; /* liblmk copies whose probes to attach at start */
         const LibFamilies *families;    /* tells communication libraries (outlives the monitor) */
+        const char *powercap_root;      /* energy counters (energy.h); NULL: /sys/class/powercap */
 } MonitorConfig;
 
 typedef struct Monitor Monitor;

@@ -80,6 +80,7 @@ int pushing_flush(Pushing *p, Monitor *m, const LmkdConfig *o) {
                 .spool = &ss,
                 .push = &ps,
                 .software = &p->software,
+                .node_type = p->node_type,
         };
         r = inventory_watch_pending(p->inventory, &inventory, digest);
         if (r < 0)

@@ -5,6 +5,7 @@
 #include "lmkd-config.h"
 #include "monitor.h"
 #include "node-software.h"
+#include "node-type.h"
 #include "push-thread.h"
 #include "spool.h"
 
@@ -17,6 +18,7 @@ typedef struct Pushing {
         char node[256];
         double interval_start;          /* Unix time */
         NodeSoftware software;          /* library families installed here */
+        const NodeType *node_type;      /* what kind of node this is; NULL: not looked */
         InventoryWatch *inventory;      /* the software installed here; NULL: not taken */
 } Pushing;
 

@@ -22,6 +22,8 @@ int report_write_json(const Interval *iv, const ReportInfo *info, FILE *f) {
         json_object_object_add(root, "event", json_object_new_string(iv->event));
         json_object_object_add(root, "frequency_hz", json_object_new_double(iv->frequency_hz));
         json_object_object_add(root, "cpus", json_object_new_int((int) iv->cpus));
+        if (info->node_type)
+                json_object_object_add(root, "node_type", node_type_json(info->node_type));
         /* whether every context switch ran lmkd's program: only with counters open */
         json_object_object_add(root, "switch_program",
                                json_object_new_boolean(iv->switch_program));

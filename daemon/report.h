@@ -4,10 +4,12 @@
 #include <stdio.h>
 
 #include "interval.h"
+#include "node-type.h"
 
 typedef struct ReportInfo {
         const char *host;
         double duration;        /* seconds the sampling events were enabled, wall clock */
+        const NodeType *node_type; /* NULL: not looked */
 } ReportInfo;
 
 /* The one-shot report of an interval: JSON (format "lmk-oneshot", see

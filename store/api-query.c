@@ -6,6 +6,7 @@
 #include <math.h>
 #include <time.h>
 
+#include "api-measured.h"
 #include "json-out.h"
 #include "pop.h"
 #include "server.h"
@@ -115,7 +116,8 @@ static int add_job_info(json_object *o, const StoredJob *j) {
             (r = json_add(o, "last_seen", json_number(j->last_seen, TIME_DECIMALS))) < 0 ||
             (r = json_add(o, "elapsed_seconds", json_number(elapsed(j->first_seen, j->last_seen), TIME_DECIMALS))) < 0 ||
             (r = json_add(o, "samples", json_object_new_int64(j->samples))) < 0 ||
-            (r = json_add(o, "cpu_seconds", json_number(j->cpu_seconds, TIME_DECIMALS))) < 0)
+            (r = json_add(o, "cpu_seconds", json_number(j->cpu_seconds, TIME_DECIMALS))) < 0 ||
+            (r = api_add_job_measured_info(o, j)) < 0)
                 return r;
         return 0;
 }
@@ -308,7 +310,8 @@ static int add_nodes(json_object *o, const JobSummary *js) {
                     (r = json_add(e, "cpu_seconds", json_number(x->cpu_seconds, TIME_DECIMALS))) < 0 ||
                     (r = json_add(e, "cpus_allocated", json_int_or_null(x->cpus_alloc))) < 0 ||
                     (r = json_add(e, "first_seen", json_number(x->first_seen, TIME_DECIMALS))) < 0 ||
-                    (r = json_add(e, "last_seen", json_number(x->last_seen, TIME_DECIMALS))) < 0)
+                    (r = json_add(e, "last_seen", json_number(x->last_seen, TIME_DECIMALS))) < 0 ||
+                    (r = api_add_node_measured(e, x)) < 0)
                         return r;
         }
         return r;
@@ -495,6 +498,7 @@ void api_job(Server *s, Request *req, Reply *reply) {
             add_notes_markers(o, &js) < 0 ||
             add_pop(o, &js) < 0 ||
             add_timeline(o, &js) < 0 ||
+            api_add_job_measured(o, &js) < 0 ||
             api_job_findings(s, &js, o) < 0) {
                 job_summary_free(&js);
                 reply_oom(reply);
@@ -626,7 +630,11 @@ void api_nodes(Server *s, Request *req, Reply *reply) {
                     (r = json_add(e, "first_seen", json_number(n->first_seen, TIME_DECIMALS))) < 0 ||
                     (r = json_add(e, "last_seen", json_number(n->last_seen, TIME_DECIMALS))) < 0 ||
                     (r = json_add(e, "last_push", json_object_new_int64(n->last_push))) < 0 ||
-                    (r = json_add(e, "last_push_age_seconds", json_object_new_int64(now - n->last_push))) < 0)
+                    (r = json_add(e, "last_push_age_seconds", json_object_new_int64(now - n->last_push))) < 0 ||
+                    (r = json_add(e, "node_type", api_node_type_json(&n->type))) < 0 ||
+                    (r = json_add(e, "kernel", json_string_or_null(n->kernel))) < 0 ||
+                    (r = json_add(e, "memory_bytes", n->memory_bytes > 0 ? json_object_new_int64(n->memory_bytes)
+                                                                         : json_null())) < 0)
                         break;
         }
         node_list_free(&l);

@@ -159,7 +159,7 @@ static int get_double(json_object *o, Where w, const char *key, unsigned flags,
         r = get_member(o, w, key, flags & REQUIRED, &v, &present, err);
         if (r < 0)
                 return r;
-        if (!present) {
+        if (!present || ((flags & NULLABLE) && json_object_is_type(v, json_type_null))) {
                 *ret = NAN;
                 return 0;
         }
@@ -260,6 +260,9 @@ void batch_limits(const Batch *b, BatchLimits *ret) {
                 .cpu_time_ns = per_interval(cpus, 1e9, seconds),
                 .cycles = per_interval(cpus, BATCH_MAX_CYCLES_PER_CPU_SECOND, seconds),
                 .instructions = per_interval(cpus, BATCH_MAX_CYCLES_PER_CPU_SECOND * BATCH_MAX_IPC, seconds),
+                .events = per_interval(cpus, BATCH_MAX_CYCLES_PER_CPU_SECOND * BATCH_MAX_EVENTS_PER_CYCLE, seconds),
+                .burst_samples = per_interval(cpus, b->frequency_hz * BATCH_MAX_BURSTS_PER_SAMPLE, seconds),
+                .joules = 2.0 * BATCH_MAX_NODE_WATTS * MAX(seconds, 1.0),
         };
 }
 
@@ -326,6 +329,78 @@ static int parse_installed(json_object *node, Batch *b, BatchError *err) {
         return 0;
 }
 
+/* node.type: what kind of node it is (collectors/node-type.h). */
+static bool hex4(const char *s) {
+        return strlen(s) == 4 && strspn(s, "0123456789abcdef") == 4;
+}
+
+static int parse_gpus(json_object *t, BatchNodeType *nt, BatchError *err) {
+        json_object *a;
+        size_t n;
+        int r;
+
+        if (!json_object_object_get_ex(t, "gpus", &a) || json_object_is_type(a, json_type_null))
+                return 0;
+        if (!json_object_is_type(a, json_type_array))
+                return fail(err, -EINVAL, IN("node.type"), "gpus", "must be an array");
+        n = json_object_array_length(a);
+        if (n > BATCH_MAX_GPU_MODELS)
+                return fail(err, -EINVAL, IN("node.type"), "gpus", "has %zu elements, at most %u are allowed", n,
+                            BATCH_MAX_GPU_MODELS);
+        if (n == 0)
+                return 0;
+        nt->gpus = calloc(n, sizeof(BatchGpu));
+        if (!nt->gpus)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                json_object *o = json_object_array_get_idx(a, i);
+                Where w = AT("node.type.gpus", i);
+                BatchGpu *g = &nt->gpus[i];
+
+                if (!json_object_is_type(o, json_type_object))
+                        return fail(err, -EINVAL, w, NULL, "must be an object");
+                if ((r = get_string(o, w, "vendor", REQUIRED | IDENT, 1, 32, &g->vendor, err)) < 0 ||
+                    (r = get_string(o, w, "vendor_id", REQUIRED | IDENT, 4, 4, &g->vendor_id, err)) < 0 ||
+                    (r = get_string(o, w, "device_id", NULLABLE | IDENT, 4, 4, &g->device_id, err)) < 0 ||
+                    (r = get_string(o, w, "name", NULLABLE | IDENT, 1, BATCH_MAX_NODE_TEXT, &g->name, err)) < 0 ||
+                    (r = get_int(o, w, "count", REQUIRED, 1, 65536, &g->count, err)) < 0)
+                        return r;
+                if (!hex4(g->vendor_id))
+                        return fail(err, -EINVAL, w, "vendor_id", "must be 4 lower-case hex digits");
+                if (g->device_id && !hex4(g->device_id))
+                        return fail(err, -EINVAL, w, "device_id", "must be 4 lower-case hex digits");
+        }
+        nt->n_gpus = n;
+        return 0;
+}
+
+static int parse_node_type(json_object *node, Batch *b, BatchError *err) {
+        json_object *t;
+        BatchNodeType *nt;
+        Where w = IN("node.type");
+        int r;
+
+        if ((r = get_object(node, IN("node"), "type", false, &t, err)) < 0 || !t)
+                return r;
+        nt = b->node_type = calloc(1, sizeof(BatchNodeType));
+        if (!nt)
+                return -ENOMEM;
+        if ((r = get_string(t, w, "cpu_model", NULLABLE | IDENT, 1, BATCH_MAX_NODE_TEXT, &nt->cpu_model, err)) < 0 ||
+            (r = get_int(t, w, "threads", NULLABLE, 1, 1 << 20, &nt->threads, err)) < 0 ||
+            (r = get_int(t, w, "cores", NULLABLE, 1, nt->threads == BATCH_NULL ? 1 << 20 : nt->threads,
+                         &nt->cores, err)) < 0 ||
+            (r = get_int(t, w, "sockets", NULLABLE, 1, nt->cores == BATCH_NULL ? 1 << 20 : nt->cores,
+                         &nt->sockets, err)) < 0 ||
+            (r = get_int(t, w, "memory_bytes", NULLABLE, 1, (int64_t) BATCH_MAX_COUNTER, &nt->memory_bytes, err)) < 0 ||
+            (r = get_int(t, w, "gpus_other", NULLABLE, 0, 1 << 20, &nt->gpus_other, err)) < 0 ||
+            (r = get_string(t, w, "kernel", NULLABLE | IDENT, 1, 256, &nt->kernel, err)) < 0 ||
+            (r = parse_gpus(t, nt, err)) < 0)
+                return r;
+        if (nt->gpus_other == BATCH_NULL)
+                nt->gpus_other = 0;
+        return 0;
+}
+
 static int parse_header(json_object *root, Batch *b, BatchError *err) {
         json_object *o;
         const char *format;
@@ -355,7 +430,8 @@ static int parse_header(json_object *root, Batch *b, BatchError *err) {
             (r = get_string(o, IN("node"), "hostname", NULLABLE | IDENT, 1, MAX_NAME, &b->hostname, err)) < 0 ||
             (r = get_int(o, IN("node"), "cpus", REQUIRED, 1, 1 << 20, &b->cpus, err)) < 0 ||
             (r = get_string(o, IN("node"), "cluster", NULLABLE | IDENT, 1, MAX_NAME, &b->cluster, err)) < 0 ||
-            (r = parse_installed(o, b, err)) < 0)
+            (r = parse_installed(o, b, err)) < 0 ||
+            (r = parse_node_type(o, b, err)) < 0)
                 return r;
 
         if ((r = get_object(root, TOP, "interval", true, &o, err)) < 0 ||
@@ -380,6 +456,231 @@ static int parse_header(json_object *root, Batch *b, BatchError *err) {
                 return r;
         if (b->samples_lost == BATCH_NULL)
                 b->samples_lost = 0;
+        return 0;
+}
+
+/* Roles name counters in reports, the store and its pages: a short
+ * identifier as lmkd's -e takes it (collectors/events.h). */
+static bool role_name_ok(const char *s) {
+        size_t n = strlen(s);
+
+        if (n == 0 || n > BATCH_MAX_ROLE_NAME)
+                return false;
+        for (size_t i = 0; i < n; i++)
+                if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-", s[i]))
+                        return false;
+        return true;
+}
+
+int batch_role_index(const Batch *b, const char *role) {
+        for (size_t i = 0; i < b->n_roles; i++)
+                if (streq(b->roles[i], role))
+                        return (int) i;
+        return -1;
+}
+
+/* The index of a role, added to the batch's roles when new. */
+static int role_slot(Batch *b, const char *role, Where w, const char *key, BatchError *err) {
+        int i;
+
+        if (!role_name_ok(role))
+                return fail(err, -EINVAL, w, key, "event roles must be 1-%u characters of A-Z a-z 0-9 _ -",
+                            BATCH_MAX_ROLE_NAME);
+        i = batch_role_index(b, role);
+        if (i >= 0)
+                return i;
+        if (b->n_roles == BATCH_MAX_ROLES)
+                return fail(err, -EINVAL, w, key, "the batch names more than %u event roles", BATCH_MAX_ROLES);
+        b->roles[b->n_roles] = role;
+        return (int) b->n_roles++;
+}
+
+/* counters[]: which event fills which role. Optional; read before the
+ * rows so that their events are checked against it. */
+static int parse_counters(json_object *root, Batch *b, BatchError *err) {
+        json_object *a;
+        int r;
+
+        r = get_array(root, "counters", false, BATCH_MAX_ROLES, &a, &b->n_counters, err);
+        if (r < 0 || b->n_counters == 0)
+                return r;
+        b->counters = calloc(b->n_counters, sizeof(BatchCounter));
+        if (!b->counters)
+                return -ENOMEM;
+        for (size_t i = 0; i < b->n_counters; i++) {
+                json_object *o = json_object_array_get_idx(a, i);
+                BatchCounter *c = &b->counters[i];
+                Where w = AT("counters", i);
+
+                if (!json_object_is_type(o, json_type_object))
+                        return fail(err, -EINVAL, w, NULL, "must be an object");
+                if ((r = get_string(o, w, "role", REQUIRED | IDENT, 1, BATCH_MAX_ROLE_NAME, &c->role, err)) < 0 ||
+                    (r = get_string(o, w, "event", REQUIRED | IDENT, 1, 127, &c->event, err)) < 0 ||
+                    (r = get_string(o, w, "source", NULLABLE | IDENT, 1, 16, &c->source, err)) < 0 ||
+                    (r = get_bool(o, w, "available", &c->available, err)) < 0 ||
+                    (r = get_string(o, w, "error", NULLABLE | IDENT, 1, 512, &c->error, err)) < 0)
+                        return r;
+                if (batch_role_index(b, c->role) >= 0)
+                        return fail(err, -EINVAL, w, "role", "names the role %s a second time", c->role);
+                r = role_slot(b, c->role, w, "role", err);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static bool is_ipc_role(const char *role) {
+        return streq(role, "cycles") || streq(role, "instructions");
+}
+
+/* "events": {role: count or null} beyond cycles and instructions, which
+ * have fields of their own. With counters[], only their roles. */
+static int parse_events(Batch *b, json_object *o, Where w, int64_t max, BatchEvents *pool, BatchEvents **ret,
+                        BatchError *err) {
+        json_object *e;
+        BatchEvents *ev;
+
+        if (!json_object_object_get_ex(o, "events", &e) || json_object_is_type(e, json_type_null)) {
+                *ret = NULL;
+                return 0;
+        }
+        if (!json_object_is_type(e, json_type_object))
+                return fail(err, -EINVAL, w, "events", "must be an object");
+        if (json_object_object_length(e) > (int) BATCH_MAX_ROLES)
+                return fail(err, -EINVAL, w, "events", "has more than %u roles", BATCH_MAX_ROLES);
+        ev = pool;
+        for (size_t i = 0; i < BATCH_MAX_ROLES; i++)
+                ev->count[i] = BATCH_NULL;
+        json_object_object_foreach(e, key, val) {
+                int64_t v;
+                int k;
+
+                if (is_ipc_role(key))
+                        return fail(err, -EINVAL, w, "events", "%s has a field of its own, not an event", key);
+                if (b->n_counters > 0 && batch_role_index(b, key) < 0)
+                        return fail(err, -EINVAL, w, "events", "names a role that counters[] does not have");
+                k = role_slot(b, key, w, "events", err);
+                if (k < 0)
+                        return k;
+                if (json_object_is_type(val, json_type_null))
+                        continue;
+                if (!json_object_is_type(val, json_type_int))
+                        return fail(err, -EINVAL, w, "events", "%s must be an integer or null", key);
+                v = json_object_get_int64(val);
+                if (v < 0 || v > max)
+                        return fail(err, -EINVAL, w, "events", "%s must be between 0 and %" PRId64, key, max);
+                ev->count[k] = v;
+        }
+        *ret = ev;
+        return 0;
+}
+
+/* A row's "burst": its burst samples, their windows' length, and events
+ * per second by role (cycles and instructions too); "ipc" is derived. */
+static int parse_burst(Batch *b, json_object *o, Where w, BatchRow *row, BatchBurst *pool, BatchError *err) {
+        static const double max_rate = BATCH_MAX_CYCLES_PER_CPU_SECOND * BATCH_MAX_EVENTS_PER_CYCLE;
+        json_object *bo, *rates;
+        BatchBurst *bu = pool;
+        char parent[48];
+        Where bw;
+        int r;
+
+        if ((r = get_object(o, w, "burst", false, &bo, err)) < 0 || !bo)
+                return r;
+        snprintf(parent, sizeof(parent), "%s[%ld].burst", w.parent, w.index);
+        bw = IN(parent);
+        if ((r = get_int(bo, bw, "samples", REQUIRED, 1, b->limits.burst_samples, &bu->samples, err)) < 0 ||
+            (r = get_int(bo, bw, "window_ns", REQUIRED, 0, b->limits.cpu_time_ns, &bu->window_ns, err)) < 0 ||
+            (r = get_object(bo, bw, "per_second", true, &rates, err)) < 0)
+                return r;
+        if (json_object_object_length(rates) > (int) BATCH_MAX_ROLES)
+                return fail(err, -EINVAL, bw, "per_second", "has more than %u roles", BATCH_MAX_ROLES);
+        for (size_t i = 0; i < BATCH_MAX_ROLES; i++)
+                bu->per_second[i] = bu->counts[i] = NAN;
+        json_object_object_foreach(rates, key, val) {
+                double v;
+                int k;
+
+                if (b->n_counters > 0 && batch_role_index(b, key) < 0)
+                        return fail(err, -EINVAL, bw, "per_second", "names a role that counters[] does not have");
+                k = role_slot(b, key, bw, "per_second", err);
+                if (k < 0)
+                        return k;
+                if (json_object_is_type(val, json_type_null))
+                        continue;
+                if (!json_object_is_type(val, json_type_double) && !json_object_is_type(val, json_type_int))
+                        return fail(err, -EINVAL, bw, "per_second", "%s must be a number or null", key);
+                v = json_object_get_double(val);
+                if (!isfinite(v) || v < 0 || v > max_rate)
+                        return fail(err, -EINVAL, bw, "per_second", "%s must be between 0 and %g", key, max_rate);
+                bu->per_second[k] = v;
+                bu->counts[k] = v * (double) bu->window_ns / 1e9;
+        }
+        row->burst = bu;
+        return 0;
+}
+
+/* Floating sums written by one program and read back by another agree
+ * to about this much: a part may exceed its whole by so little. */
+static bool within_whole(double part, double whole) {
+        return part <= whole * (1 + 1e-9) + 1e-6;
+}
+
+/* "energy": the node's energy in the interval, from RAPL (lmkd's
+ * collectors/powercap.h): all zones, each zone, and the part while no job
+ * ran there. Absent where the node has no energy counters. */
+static int parse_energy(json_object *root, Batch *b, BatchError *err) {
+        json_object *o, *a;
+        BatchEnergy *e;
+        double sum = 0;
+        size_t n;
+        int r;
+
+        if (json_object_object_get_ex(root, "energy", &o) && json_object_is_type(o, json_type_null))
+                return 0;
+        if ((r = get_object(root, TOP, "energy", false, &o, err)) < 0 || !o)
+                return r;
+        e = b->energy = calloc(1, sizeof(BatchEnergy));
+        if (!e)
+                return -ENOMEM;
+        if ((r = get_string(o, IN("energy"), "source", REQUIRED | IDENT, 1, 32, &e->source, err)) < 0 ||
+            (r = get_double(o, IN("energy"), "joules", REQUIRED, 0, b->limits.joules, &e->joules, err)) < 0 ||
+            (r = get_double(o, IN("energy"), "unattributed_joules", NULLABLE, 0, b->limits.joules,
+                            &e->unattributed_joules, err)) < 0)
+                return r;
+        if (isnan(e->unattributed_joules))
+                e->unattributed_joules = 0;
+        if (!within_whole(e->unattributed_joules, e->joules))
+                return fail(err, -EINVAL, IN("energy"), "unattributed_joules", "must not exceed energy.joules");
+        if (!json_object_object_get_ex(o, "zones", &a) || json_object_is_type(a, json_type_null))
+                return 0;
+        if (!json_object_is_type(a, json_type_array))
+                return fail(err, -EINVAL, IN("energy"), "zones", "must be an array");
+        n = json_object_array_length(a);
+        if (n > BATCH_MAX_ZONES)
+                return fail(err, -EINVAL, IN("energy"), "zones", "has %zu elements, at most %u are allowed", n,
+                            BATCH_MAX_ZONES);
+        if (n == 0)
+                return 0;
+        e->zones = calloc(n, sizeof(BatchZone));
+        if (!e->zones)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                json_object *z = json_object_array_get_idx(a, i);
+                BatchZone *zone = &e->zones[i];
+                Where w = AT("energy.zones", i);
+
+                if (!json_object_is_type(z, json_type_object))
+                        return fail(err, -EINVAL, w, NULL, "must be an object");
+                if ((r = get_string(z, w, "zone", REQUIRED | IDENT, 1, 64, &zone->zone, err)) < 0 ||
+                    (r = get_string(z, w, "kind", REQUIRED | IDENT, 1, 16, &zone->kind, err)) < 0 ||
+                    (r = get_double(z, w, "joules", REQUIRED, 0, b->limits.joules, &zone->joules, err)) < 0)
+                        return r;
+                sum += zone->joules;
+        }
+        e->n_zones = n;
+        if (!within_whole(sum, e->joules) || !within_whole(e->joules, sum))
+                return fail(err, -EINVAL, IN("energy"), "joules", "must be the sum of energy.zones[].joules (%g)", sum);
         return 0;
 }
 
@@ -418,8 +719,16 @@ static int parse_notes(json_object *o, Where w, BatchJob *j, BatchError *err) {
         return 0;
 }
 
+/* A member that is there and not null. */
+static bool has_member(json_object *o, const char *key) {
+        json_object *v;
+
+        return json_object_object_get_ex(o, key, &v) && !json_object_is_type(v, json_type_null);
+}
+
 static int parse_jobs(json_object *root, Batch *b, BatchError *err) {
         json_object *a;
+        double energy = 0;
         int r;
 
         r = get_array(root, "jobs", false, BATCH_MAX_JOBS, &a, &b->n_jobs, err);
@@ -446,8 +755,27 @@ static int parse_jobs(json_object *root, Batch *b, BatchError *err) {
                     (r = get_int(o, w, "cpus_allocated", NULLABLE, 1, b->cpus, &j->cpus_allocated, err)) < 0 ||
                     (r = get_double(o, w, "first_seen", OPTIONAL, TIME_MIN, TIME_MAX, &j->first_seen, err)) < 0 ||
                     (r = get_double(o, w, "last_seen", OPTIONAL, TIME_MIN, TIME_MAX, &j->last_seen, err)) < 0 ||
-                    (r = get_bool(o, w, "ended", &j->ended, err)) < 0)
+                    (r = get_bool(o, w, "ended", &j->ended, err)) < 0 ||
+                    (r = get_int(o, w, "cpu_time_ns", NULLABLE, 0, b->limits.cpu_time_ns, &j->cpu_time_ns, err)) < 0 ||
+                    (r = get_int(o, w, "cycles", NULLABLE, 0, b->limits.cycles, &j->cycles, err)) < 0 ||
+                    (r = get_int(o, w, "instructions", NULLABLE, 0, b->limits.instructions, &j->instructions, err)) < 0 ||
+                    (r = get_double(o, w, "energy_joules", NULLABLE, 0, b->limits.joules, &j->energy_joules, err)) < 0 ||
+                    (r = get_double(o, w, "energy_alone_joules", NULLABLE, 0, b->limits.joules,
+                                    &j->energy_alone_joules, err)) < 0)
                         return r;
+                if (has_member(o, "events") && !b->job_events &&
+                    !(b->job_events = calloc(b->n_jobs, sizeof(BatchEvents))))
+                        return -ENOMEM;
+                r = parse_events(b, o, w, b->limits.events, b->job_events ? &b->job_events[i] : NULL, &j->events, err);
+                if (r < 0)
+                        return r;
+                if (!isnan(j->energy_joules) && !b->energy)
+                        return fail(err, -EINVAL, w, "energy_joules", "needs the node's energy (energy.joules)");
+                if (!isnan(j->energy_alone_joules) &&
+                    (isnan(j->energy_joules) || !within_whole(j->energy_alone_joules, j->energy_joules)))
+                        return fail(err, -EINVAL, w, "energy_alone_joules", "must not exceed energy_joules");
+                if (!isnan(j->energy_joules))
+                        energy += j->energy_joules;
 
                 /* notes may be null like the other optional members */
                 if (json_object_object_get_ex(o, "notes", &notes) && json_object_is_type(notes, json_type_null))
@@ -458,6 +786,10 @@ static int parse_jobs(json_object *root, Batch *b, BatchError *err) {
                 if (r < 0)
                         return r;
         }
+        /* the jobs' energy is the node's, split */
+        if (b->energy && !within_whole(energy, b->energy->joules))
+                return fail(err, -EINVAL, TOP, "jobs", "hold %g J, more than the node's %g J (energy.joules)",
+                            energy, b->energy->joules);
         return 0;
 }
 
@@ -491,8 +823,26 @@ static int parse_rows(json_object *root, Batch *b, BatchError *err) {
                     (r = get_int(o, w, "samples", REQUIRED, 0, b->limits.samples, &row->samples, err)) < 0 ||
                     (r = get_int(o, w, "cpu_time_ns", NULLABLE, 0, b->limits.cpu_time_ns, &row->cpu_time_ns, err)) < 0 ||
                     (r = get_int(o, w, "cycles", NULLABLE, 0, b->limits.cycles, &row->cycles, err)) < 0 ||
-                    (r = get_int(o, w, "instructions", NULLABLE, 0, b->limits.instructions, &row->instructions, err)) < 0)
+                    (r = get_int(o, w, "instructions", NULLABLE, 0, b->limits.instructions, &row->instructions, err)) < 0 ||
+                    (r = get_int(o, w, "multiplexed_samples", NULLABLE, 0, row->samples, &row->multiplexed_samples,
+                                 err)) < 0)
                         return r;
+                if (row->multiplexed_samples == BATCH_NULL)
+                        row->multiplexed_samples = 0;
+                if (has_member(o, "events") && !b->row_events &&
+                    !(b->row_events = calloc(b->n_rows, sizeof(BatchEvents))))
+                        return -ENOMEM;
+                if (has_member(o, "burst") && !b->row_bursts &&
+                    !(b->row_bursts = calloc(b->n_rows, sizeof(BatchBurst))))
+                        return -ENOMEM;
+                if ((r = parse_events(b, o, w, b->limits.events, b->row_events ? &b->row_events[i] : NULL,
+                                      &row->events, err)) < 0 ||
+                    (r = parse_burst(b, o, w, row, b->row_bursts ? &b->row_bursts[i] : NULL, err)) < 0)
+                        return r;
+                for (size_t e = 0; row->events && e < BATCH_MAX_ROLES; e++)
+                        if (!add_sum(&b->total_events[e], row->events->count[e]))
+                                return fail(err, -EINVAL, w, "events", "the batch's %s add up to more than %" PRId64,
+                                            b->roles[e], INT64_MAX);
                 if (row->build_id && row->build_id[strspn(row->build_id, "0123456789abcdef")])
                         return fail(err, -EINVAL, w, "build_id", "must be lower-case hex");
                 k = code_kind_from_string(kind);
@@ -616,6 +966,16 @@ Batch *batch_free(Batch *b) {
                 free(b->jobs[i].notes);
         free(b->jobs);
         free(b->rows);
+        free(b->row_events);
+        free(b->job_events);
+        free(b->row_bursts);
+        free(b->counters);
+        if (b->node_type)
+                free(b->node_type->gpus);
+        free(b->node_type);
+        if (b->energy)
+                free(b->energy->zones);
+        free(b->energy);
         free(b->markers);
         free(b->installed);
         free(b->ranks);
@@ -787,6 +1147,8 @@ int batch_parse(const char *data, size_t size, Batch **ret, BatchError *err) {
                 return fail(err, -EINVAL, TOP, "", "a batch must be a JSON object");
 
         if ((r = parse_header(root, b, err)) < 0 ||
+            (r = parse_counters(root, b, err)) < 0 ||
+            (r = parse_energy(root, b, err)) < 0 ||
             (r = parse_jobs(root, b, err)) < 0 ||
             (r = parse_rows(root, b, err)) < 0 ||
             (r = parse_markers(root, b, err)) < 0 ||

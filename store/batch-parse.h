@@ -40,10 +40,29 @@
 #define BATCH_MAX_CYCLES_PER_CPU_SECOND 1e10
 #define BATCH_MAX_IPC 10.0
 
+/* Named counter events (rows[].events, jobs[].events, rows[].burst):
+ * lmkd reads at most 4 counters; a batch may name at most this many
+ * roles, cycles and instructions included. No event counts more than 64
+ * a cycle (two 512-bit FMA units retire 32 double-precision FLOPs). */
+#define BATCH_MAX_ROLES 8u
+#define BATCH_MAX_ROLE_NAME 31u
+#define BATCH_MAX_EVENTS_PER_CYCLE 64.0
+/* Burst samples: lmkd takes 3 after a sample that starts a burst. */
+#define BATCH_MAX_BURSTS_PER_SAMPLE 3
+/* Energy: no node draws more than 100 kW through its CPUs and memory. */
+#define BATCH_MAX_NODE_WATTS 100000.0
+#define BATCH_MAX_ZONES 64u
+/* node.type */
+#define BATCH_MAX_GPU_MODELS 16u
+#define BATCH_MAX_NODE_TEXT 512u
+
 /* Per-row maxima of one batch, from its node.cpus, sampling.frequency_hz and
- * interval: 2 × CPUs × rate × seconds (at most BATCH_MAX_COUNTER). */
+ * interval: 2 × CPUs × rate × seconds (at most BATCH_MAX_COUNTER). events
+ * bounds a named event's count, burst_samples a row's burst samples,
+ * joules the node's energy. */
 typedef struct BatchLimits {
-        int64_t samples, cpu_time_ns, cycles, instructions;
+        int64_t samples, cpu_time_ns, cycles, instructions, events, burst_samples;
+        double joules;
 } BatchLimits;
 
 
@@ -51,6 +70,21 @@ typedef struct BatchNote {
         const char *key;
         const char *value;
 } BatchNote;
+
+/* Counts of named events by role: count[i] belongs to Batch.roles[i];
+ * BATCH_NULL where the event was not counted. */
+typedef struct BatchEvents {
+        int64_t count[BATCH_MAX_ROLES];
+} BatchEvents;
+
+/* A row's burst samples (lmkd --burst): short windows right after a
+ * sample, for rates at that code location. */
+typedef struct BatchBurst {
+        int64_t samples;                        /* burst windows */
+        int64_t window_ns;                      /* their length together */
+        double per_second[BATCH_MAX_ROLES];     /* events a second, by role; NAN where not counted */
+        double counts[BATCH_MAX_ROLES];         /* per_second × window_ns / 1e9, by role; NAN likewise */
+} BatchBurst;
 
 typedef struct BatchJob {
         const char *job;
@@ -62,6 +96,15 @@ typedef struct BatchJob {
         bool ended;
         BatchNote *notes;
         size_t n_notes;
+        /* Exact figures of the job on this node in the interval (lmkd's
+         * totals: CPU time from the scheduler, counters with
+         * --exact-counters); BATCH_NULL / NULL when not had. */
+        int64_t cpu_time_ns, cycles, instructions;
+        BatchEvents *events;
+        /* Its energy on this node in the interval (docs/batch-format.md,
+         * "Energy"): all of it, and the part while it ran alone there;
+         * NAN when the node has no energy counters. */
+        double energy_joules, energy_alone_joules;
 } BatchJob;
 
 typedef struct BatchRow {
@@ -70,7 +113,53 @@ typedef struct BatchRow {
         CodeKind kind;
         int64_t samples;
         int64_t cpu_time_ns, cycles, instructions; /* BATCH_NULL when null */
+        int64_t multiplexed_samples;    /* of samples, whose window had a multiplexed counter; 0 when absent */
+        BatchEvents *events;            /* named events beyond cycles and instructions; NULL: none */
+        BatchBurst *burst;              /* NULL: no burst samples */
 } BatchRow;
+
+/* A counter lmkd read (counters[]): the role it fills and the event. */
+typedef struct BatchCounter {
+        const char *role;       /* one of Batch.roles */
+        const char *event;      /* "PAPI_TOT_CYC", "task-clock", ... */
+        const char *source;     /* "perf", "papi", "pfm", "raw"; NULL when absent */
+        bool available;
+        const char *error;      /* why not available; NULL when absent */
+} BatchCounter;
+
+/* The node's type (node.type): strings NULL and numbers BATCH_NULL when
+ * not known. */
+typedef struct BatchGpu {
+        const char *vendor;             /* "NVIDIA" */
+        const char *vendor_id;          /* 4 lower-case hex digits */
+        const char *device_id;          /* likewise; NULL: not known */
+        const char *name;               /* the model; NULL: not known */
+        int64_t count;
+} BatchGpu;
+
+typedef struct BatchNodeType {
+        const char *cpu_model;
+        int64_t sockets, cores, threads, memory_bytes;
+        BatchGpu *gpus;
+        size_t n_gpus;
+        int64_t gpus_other;             /* GPUs of models beyond those listed */
+        const char *kernel;
+} BatchNodeType;
+
+/* The node's energy in the interval (energy): per zone, and together. */
+typedef struct BatchZone {
+        const char *zone;               /* "package-0", "package-0/dram" */
+        const char *kind;               /* "package", "dram" */
+        double joules;
+} BatchZone;
+
+typedef struct BatchEnergy {
+        const char *source;             /* "powercap" */
+        double joules;                  /* all zones */
+        double unattributed_joules;     /* while no job ran on the node */
+        BatchZone *zones;
+        size_t n_zones;
+} BatchEnergy;
 
 typedef struct BatchMarker {
         const char *job; /* NULL: outside jobs */
@@ -134,11 +223,24 @@ typedef struct Batch {
         BatchRank *ranks;
         size_t n_ranks;
         BatchInventory *inventory;      /* NULL: none in this batch */
+        /* The roles of named events: from counters[], and those rows[],
+         * jobs[] and bursts name beyond them. */
+        const char *roles[BATCH_MAX_ROLES];
+        size_t n_roles;
+        BatchCounter *counters;
+        size_t n_counters;
+        BatchNodeType *node_type;       /* NULL: not sent */
+        BatchEnergy *energy;            /* NULL: the node has no energy counters (or lmkd is older) */
 
         BatchLimits limits;
+        /* Where rows[].events, rows[].burst and jobs[].events point: one
+         * array each, made when the first of them comes. */
+        BatchEvents *row_events, *job_events;
+        BatchBurst *row_bursts;
         /* Sums over all rows; counters not reported count as 0. Each fits
          * an int64, so every part of them the store adds up does too. */
         int64_t total_samples, total_cpu_time_ns, total_cycles, total_instructions;
+        int64_t total_events[BATCH_MAX_ROLES];  /* over rows[].events */
         double total_cpu_seconds; /* finite */
         void *json; /* the json_object everything above points into */
 } Batch;
@@ -164,6 +266,9 @@ int batch_parse(const char *data, size_t size, Batch **ret, BatchError *err);
 void batch_limits(const Batch *b, BatchLimits *ret);
 
 Batch *batch_free(Batch *b);
+
+/* The index of role in b->roles, or -1. */
+int batch_role_index(const Batch *b, const char *role);
 
 /* The package managers an inventory may name (docs/inventory.md), and
  * the same list as text for messages. */

@@ -47,12 +47,76 @@ typedef struct Share {
         double first_seen, last_seen; /* nodes only */
         int64_t cpus_alloc;           /* nodes only: the job's CPUs there, STORAGE_NULL if unknown */
         char *installed;              /* nodes only: "purpose:family ..." installed there, or NULL */
+        char *node_type;              /* nodes only: the node's type when the job ran there, or NULL */
+        bool has_energy;              /* nodes only: the two below are known */
+        double energy_joules;         /* nodes only: the job's energy there */
+        double energy_alone_joules;   /* nodes only: of it, while the job was alone there */
+        int64_t multiplexed_samples;  /* objects and phases: samples with scaled counter windows */
 } Share;
 
 typedef struct ShareList {
         Share *items;
         size_t n;
 } ShareList;
+
+/* What lmkd measures beyond samples (schema/0015, docs/api.md). Sums that
+ * storage reads; rates and ratios are worked out above it
+ * (store/measured.h). */
+
+/* A node type as the store keeps it (node_types). Zero means "not
+ * known" throughout, so that a struct nobody filled says nothing. */
+typedef struct NodeTypeInfo {
+        int64_t id;             /* 0: not known */
+        char *name;             /* the store's key (store/measured.h, node_type_name()) */
+        char *cpu_model;        /* NULL: not known */
+        int64_t sockets, cores, threads, memory_gib; /* 0: not known */
+        char *gpus;             /* "4 x NVIDIA GH100 [H100 SXM5 80GB]"; "" or NULL: none */
+} NodeTypeInfo;
+
+/* Which event filled a role on a job's nodes (job_counters). */
+typedef struct JobCounter {
+        char *role, *event;
+        bool available;         /* counted on some node */
+} JobCounter;
+
+/* A named event's sums over rows that had it (job_events,
+ * job_object_events, job_phase_events): count, those rows' samples and
+ * CPU time (samples x period), and of those rows the ones with
+ * instructions too: their instructions and their count of the event. */
+typedef struct EventSum {
+        char *name;             /* the object or phase; NULL for the job's own */
+        char *role;
+        int64_t count, samples, cpu_time_ns, instructions, count_with_instructions;
+        int64_t exact_count;    /* the job's own only: lmkd's exact count, STORAGE_NULL if none */
+} EventSum;
+
+/* Burst windows at a code location (object and phase) for one role
+ * (job_bursts): windows that counted it, their length, events in them. */
+typedef struct BurstSum {
+        char *object, *phase, *role;
+        int64_t bursts, window_ns;
+        double count;
+} BurstSum;
+
+/* The most burst rows and object or phase event rows a job summary reads. */
+#define JOB_SUMMARY_MAX_BURSTS 2000
+#define JOB_SUMMARY_MAX_EVENT_ROWS 8000
+
+typedef struct JobMeasured {
+        JobCounter *counters;   /* by role */
+        size_t n_counters;
+        EventSum *events;       /* the job's, by role */
+        size_t n_events;
+        EventSum *object_events; /* by object as JobSummary.objects, then role */
+        size_t n_object_events;
+        EventSum *phase_events; /* by phase, then role */
+        size_t n_phase_events;
+        bool event_rows_truncated; /* more than JOB_SUMMARY_MAX_EVENT_ROWS */
+        BurstSum *bursts;       /* by object, phase, role */
+        size_t n_bursts;
+        bool bursts_truncated;  /* more than JOB_SUMMARY_MAX_BURSTS */
+        NodeTypeInfo node_type; /* the type of all its nodes; id 0: not known or they differ */
+} JobMeasured;
 
 typedef struct StoredJob {
         char *job, *cluster, *user, *account, *partition, *name;
@@ -68,6 +132,15 @@ typedef struct StoredJob {
         int64_t metadata_conflicts; /* later claims that differed from the kept one */
         int64_t row_id;   /* the store's own id of the job */
         int64_t revision; /* one more with each batch that changed the job */
+        /* Zero or false means "not known" for these, so that a struct
+         * nobody filled says nothing. */
+        int64_t node_type_id;   /* its nodes' type; 0: not known, or node_types_differ */
+        char *node_type;        /* that type's name, or NULL */
+        bool node_types_differ; /* its nodes are of more than one type */
+        bool has_energy;        /* energy_joules and energy_alone_joules are known */
+        double energy_joules, energy_alone_joules;
+        bool has_exact;         /* lmkd's exact figures: CPU time, counters unless STORAGE_NULL */
+        int64_t exact_cpu_time_ns, exact_cycles, exact_instructions;
 } StoredJob;
 
 typedef struct JobList {
@@ -130,6 +203,7 @@ typedef struct JobSummary {
         size_t n_notes;
         Marker *markers;
         size_t n_markers;
+        JobMeasured measured;   /* get_job only */
 } JobSummary;
 
 /* JOB_STATE_ANY is 0: a filter that says nothing of the state keeps all. */
@@ -179,6 +253,7 @@ typedef struct JobFilter {
         const char *partition;
         const char *app;
         const char *name;
+        const char *node_type;  /* a node type's name: jobs whose nodes are all of it */
         JobState state;
         int64_t since, until; /* jobs seen in [since, until]; INT64_MIN/MAX: open */
         JobSort sort;
@@ -224,6 +299,9 @@ typedef struct NodeInfo {
         int64_t cpus, last_seq, batches, samples, samples_lost;
         double first_seen, last_seen;
         int64_t last_push;
+        NodeTypeInfo type;      /* id 0: its lmkd sent none */
+        char *kernel;           /* NULL: not known */
+        int64_t memory_bytes;   /* 0: not known */
 } NodeInfo;
 
 typedef struct NodeList {
@@ -279,6 +357,7 @@ typedef struct RunFigures {
         char *size;             /* its LMK_NOTES size= note, or NULL */
         char *exe;              /* the executable with the most samples, or NULL */
         int64_t node_cpus;      /* the most CPUs of its nodes; STORAGE_NULL: unknown */
+        NodeTypeInfo node_type; /* its nodes' type (StoredJob.node_type_id's row) */
         int64_t cpus_alloc;     /* CPUs allocated to it on all its nodes; STORAGE_NULL: unknown */
         RankFigures *ranks;     /* per rank (phase ""), sorted by rank */
         size_t n_ranks;
@@ -396,6 +475,9 @@ struct Storage {
 };
 
 void share_list_free(ShareList *l);
+/* store/measured.c */
+void node_type_info_free(NodeTypeInfo *t);
+void job_measured_free(JobMeasured *m);
 void stored_job_free(StoredJob *j);
 void job_list_free(JobList *l);
 void job_summary_free(JobSummary *s);

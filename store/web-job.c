@@ -80,6 +80,170 @@ static void shares_section(Html *h, json_object *job, const char *key, const cha
                             "the kinds above count every one.</p>");
 }
 
+/* v with an SI prefix and unit: "1.80 MJ", "500 W", "2.50 G/s"; "–" when not known. */
+static void si(Html *h, double v, const char *unit) {
+        static const char *const prefixes[] = { "", "k", "M", "G", "T", "P", "E" };
+        size_t p = 0;
+
+        if (!isfinite(v) || v < 0) {
+                html_raw(h, "–");
+                return;
+        }
+        while (v >= 999.5 && p + 1 < ELEMENTSOF(prefixes)) {
+                v /= 1000.0;
+                p++;
+        }
+        html_number(h, v, v >= 99.95 || (p == 0 && v == floor(v)) ? 0 : v >= 9.995 ? 1 : 2);
+        html_rawf(h, "&nbsp;%s", prefixes[p]);
+        html_text(h, unit);
+}
+
+/* The node type, energy and counters among the facts. */
+static void measured_facts(Html *h, json_object *job) {
+        json_object *e = jget(job, "energy"), *counters = jget(job, "counters");
+        size_t n = counters ? json_object_array_length(counters) : 0;
+
+        html_raw(h, "<dt>Node type</dt><dd>");
+        if (jbool(job, "node_types_differ"))
+                html_raw(h, "several: see <a href=\"#nodes\">Nodes</a>");
+        else if (jstr(job, "node_type"))
+                html_text(h, jstr(job, "node_type"));
+        else
+                html_raw(h, "<span class=\"muted\">not known</span>");
+        html_raw(h, "</dd><dt>Energy</dt><dd>");
+        if (e) {
+                si(h, jnum(e, "joules"), "J");
+                html_raw(h, " <small>(mean ");
+                si(h, jnum(e, "mean_watts"), "W");
+                html_raw(h, ")</small>");
+                if (jnum(e, "estimated_joules") > 0) {
+                        html_raw(h, " <small>of which ");
+                        si(h, jnum(e, "estimated_joules"), "J");
+                        html_raw(h, " estimated from samples on shared nodes</small>");
+                }
+        } else
+                html_raw(h, "<span class=\"muted\">no energy counters on these nodes</span>");
+        html_raw(h, "</dd>");
+        if (n == 0)
+                return;
+        html_raw(h, "<dt>Counters</dt><dd>");
+        for (size_t i = 0; i < n; i++) {
+                json_object *c = json_object_array_get_idx(counters, i);
+                const char *role = jstr(c, "role"), *event = jstr(c, "event");
+
+                if (i > 0)
+                        html_raw(h, ", ");
+                if (role && event && !streq(role, event)) {
+                        html_text(h, role);
+                        html_raw(h, "=");
+                }
+                html_text(h, event);
+                if (!jbool(c, "available"))
+                        html_raw(h, " <span class=\"muted\">(unavailable)</span>");
+        }
+        html_raw(h, "</dd>");
+}
+
+static void event_cells(Html *h, json_object *e) {
+        html_raw(h, "<td class=\"num\">");
+        si(h, jnum(e, "per_cpu_second"), "/s");
+        html_raw(h, "</td><td class=\"num\">");
+        if (isfinite(jnum(e, "per_1000_instructions")))
+                html_number(h, jnum(e, "per_1000_instructions"), 3);
+        else
+                html_raw(h, "–");
+        html_rawf(h, "</td><td class=\"num\">%" PRId64 "</td>", jint(e, "samples", 0));
+}
+
+#define EVENT_OBJECTS_SHOWN 10
+
+/* Named events: per CPU second while the code ran, per 1,000
+ * instructions, with the objects where they happened. */
+static void events_section(Html *h, json_object *job) {
+        json_object *a = jget(job, "events");
+        size_t n = a ? json_object_array_length(a) : 0;
+
+        if (n == 0)
+                return;
+        html_raw(h, "<h2 id=\"events\">Counter events</h2><p class=\"note\">Counted in the sample windows and "
+                    "scaled to the samples' CPU time: events per CPU second while the code ran, and per 1,000 "
+                    "instructions where instructions were counted too.</p><table class=\"events\"><thead><tr>"
+                    "<th>Event</th><th class=\"num\">Per CPU second</th><th class=\"num\">Per 1,000 instr.</th>"
+                    "<th class=\"num\">Samples</th></tr></thead><tbody>");
+        for (size_t i = 0; i < n; i++) {
+                json_object *e = json_object_array_get_idx(a, i), *objects = jget(e, "objects");
+                const char *role = jstr(e, "role"), *event = jstr(e, "event");
+
+                html_raw(h, "<tr><th scope=\"row\">");
+                html_text(h, role);
+                if (event && role && !streq(role, event)) {
+                        html_raw(h, " <small>(");
+                        html_text(h, event);
+                        html_raw(h, ")</small>");
+                }
+                if (jbool(e, "event_differs"))
+                        html_raw(h, " <small>(other events on some nodes)</small>");
+                html_raw(h, "</th>");
+                event_cells(h, e);
+                html_raw(h, "</tr>");
+                for (size_t k = 0; objects && k < json_object_array_length(objects) && k < EVENT_OBJECTS_SHOWN; k++) {
+                        json_object *x = json_object_array_get_idx(objects, k);
+
+                        html_raw(h, "<tr><td class=\"path\">");
+                        html_text(h, jstr(x, "object"));
+                        html_raw(h, "</td>");
+                        event_cells(h, x);
+                        html_raw(h, "</tr>");
+                }
+        }
+        html_raw(h, "</tbody></table>");
+        if (jbool(job, "events_truncated"))
+                html_raw(h, "<p class=\"note\">Only the objects and phases with the most samples are listed.</p>");
+}
+
+/* Burst rates at code locations, with the windows they rest on. */
+static void bursts_section(Html *h, json_object *job) {
+        json_object *a = jget(job, "bursts");
+        size_t n = a ? json_object_array_length(a) : 0;
+
+        if (n == 0)
+                return;
+        html_raw(h, "<h2 id=\"bursts\">Burst rates</h2><p class=\"note\">Events per second in short windows "
+                    "right after a sample, at that object and phase; each rate rests on the windows counted.</p>"
+                    "<table class=\"bursts\"><thead><tr><th>Object</th><th>Phase</th><th class=\"num\">Windows</th>"
+                    "<th class=\"num\">IPC</th><th>Rates</th></tr></thead><tbody>");
+        for (size_t i = 0; i < n; i++) {
+                json_object *b = json_object_array_get_idx(a, i), *rates = jget(b, "rates");
+                bool first = true;
+
+                html_raw(h, "<tr><td class=\"path\">");
+                html_text(h, jstr(b, "object"));
+                html_raw(h, "</td><td class=\"path\">");
+                html_text(h, jstr(b, "phase"));
+                html_rawf(h, "</td><td class=\"num\">%" PRId64 "</td><td class=\"num\">", jint(b, "bursts", 0));
+                if (isfinite(jnum(b, "ipc")))
+                        html_number(h, jnum(b, "ipc"), 2);
+                else
+                        html_raw(h, "–");
+                html_raw(h, "</td><td>");
+                if (rates) {
+                        json_object_object_foreach(rates, role, r) {
+                                if (!first)
+                                        html_raw(h, ", ");
+                                html_text(h, role);
+                                html_raw(h, " ");
+                                si(h, jnum(r, "per_second"), "/s");
+                                html_rawf(h, " <small>(%" PRId64 ")</small>", jint(r, "bursts", 0));
+                                first = false;
+                        }
+                }
+                html_raw(h, "</td></tr>");
+        }
+        html_raw(h, "</tbody></table>");
+        if (jbool(job, "bursts_truncated"))
+                html_raw(h, "<p class=\"note\">Only the locations with the most burst windows are listed.</p>");
+}
+
 static void facts(Html *h, json_object *job) {
         json_object *notes = jget(job, "notes");
         double ipc = jnum(job, "ipc");
@@ -116,6 +280,7 @@ static void facts(Html *h, json_object *job) {
         else
                 html_raw(h, "<span class=\"muted\">no counters on these nodes</span>");
         html_raw(h, "</dd>");
+        measured_facts(h, job);
         json_object_object_foreach(notes, key, val) {
                 html_raw(h, "<dt>");
                 html_text(h, key);
@@ -249,15 +414,23 @@ static void timeline_section(Html *h, json_object *job) {
 static void nodes_section(Html *h, json_object *job) {
         json_object *a = jget(job, "nodes");
         size_t n = a ? json_object_array_length(a) : 0;
+        bool types = jbool(job, "node_types_differ"), energy = false;
 
-        html_raw(h, "<h2 id=\"nodes\">Nodes</h2><table class=\"nodes\"><thead><tr><th>Node</th>"
-                    "<th class=\"num\">CPUs</th><th class=\"num\">Share (95%)</th><th class=\"num\">CPU time</th>"
-                    "<th class=\"num\">Samples</th><th>First seen</th><th>Last seen</th></tr></thead><tbody>");
+        for (size_t i = 0; i < n; i++)
+                energy = energy || isfinite(jnum(json_object_array_get_idx(a, i), "energy_joules"));
+        html_rawf(h, "<h2 id=\"nodes\">Nodes</h2><table class=\"nodes\"><thead><tr><th>Node</th>%s"
+                     "<th class=\"num\">CPUs</th><th class=\"num\">Share (95%%)</th><th class=\"num\">CPU time</th>"
+                     "<th class=\"num\">Samples</th>%s<th>First seen</th><th>Last seen</th></tr></thead><tbody>",
+                  types ? "<th>Type</th>" : "", energy ? "<th class=\"num\">Energy</th>" : "");
         for (size_t i = 0; i < n; i++) {
                 json_object *e = json_object_array_get_idx(a, i);
 
                 html_raw(h, "<tr><td>");
                 html_text(h, jstr(e, "node"));
+                if (types) {
+                        html_raw(h, "</td><td>");
+                        html_text(h, jstr(e, "node_type") ?: "–");
+                }
                 html_raw(h, "</td><td class=\"num\">");
                 if (jint(e, "cpus_allocated", -1) >= 0)
                         html_rawf(h, "%" PRId64, jint(e, "cpus_allocated", 0));
@@ -267,7 +440,13 @@ static void nodes_section(Html *h, json_object *job) {
                 web_share(h, e);
                 html_raw(h, "</td><td class=\"num\">");
                 web_cpu_time(h, jnum(e, "cpu_seconds"));
-                html_rawf(h, "</td><td class=\"num\">%" PRId64 "</td><td>", jint(e, "samples", 0));
+                html_rawf(h, "</td><td class=\"num\">%" PRId64 "</td>", jint(e, "samples", 0));
+                if (energy) {
+                        html_raw(h, "<td class=\"num\">");
+                        si(h, jnum(e, "energy_joules"), "J");
+                        html_raw(h, "</td>");
+                }
+                html_raw(h, "<td>");
                 html_time(h, jnum(e, "first_seen"));
                 html_raw(h, "</td><td>");
                 html_time(h, jnum(e, "last_seen"));
@@ -398,6 +577,8 @@ void web_job(Server *s, Request *req, Reply *reply) {
                        "No samples in any object yet.");
         shares_section(&h, job, "phases", "phase", "Phases",
                        "No phases: the program marks none (liblmk, docs/markers.md).");
+        events_section(&h, job);
+        bursts_section(&h, job);
         markers_section(&h, job);
         pop_section(&h, job);
         timeline_section(&h, job);

@@ -49,6 +49,98 @@ static int64_t add(int64_t sum, int64_t v) {
         return sum;
 }
 
+static bool role_ok(const char *s) {
+        size_t n = strlen(s);
+
+        return n > 0 && n <= BATCH_MAX_ROLE_NAME &&
+               strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") == n;
+}
+
+static void check_events(const Batch *b, const BatchEvents *e, int64_t max) {
+        for (size_t k = 0; e && k < BATCH_MAX_ROLES; k++) {
+                check_counter(e->count[k], max);
+                check(e->count[k] == BATCH_NULL || k < b->n_roles);
+        }
+}
+
+static void check_joules(double j, double max) {
+        check(isnan(j) || (isfinite(j) && j >= 0 && j <= max));
+}
+
+/* What lmkd measures beyond samples: roles, node type, energy. */
+static void check_measured(const Batch *b) {
+        check(b->n_roles <= BATCH_MAX_ROLES && b->n_counters <= b->n_roles);
+        for (size_t i = 0; i < b->n_roles; i++) {
+                check(role_ok(b->roles[i]));
+                for (size_t k = 0; k < i; k++)
+                        check(strcmp(b->roles[i], b->roles[k]) != 0);
+        }
+        for (size_t i = 0; i < b->n_counters; i++) {
+                check(batch_role_index(b, b->counters[i].role) >= 0);
+                check_ident(b->counters[i].event);
+                check_optional_ident(b->counters[i].source);
+                check_optional_ident(b->counters[i].error);
+        }
+        if (b->node_type) {
+                const BatchNodeType *t = b->node_type;
+
+                check_optional_ident(t->cpu_model);
+                check_optional_ident(t->kernel);
+                check(t->threads == BATCH_NULL || t->threads > 0);
+                check(t->cores == BATCH_NULL || t->cores > 0);
+                check(t->sockets == BATCH_NULL || t->sockets > 0);
+                check(t->memory_bytes == BATCH_NULL || t->memory_bytes > 0);
+                check(t->gpus_other >= 0 && t->n_gpus <= BATCH_MAX_GPU_MODELS);
+                for (size_t i = 0; i < t->n_gpus; i++) {
+                        check_ident(t->gpus[i].vendor);
+                        check_ident(t->gpus[i].vendor_id);
+                        check(strlen(t->gpus[i].vendor_id) == 4);
+                        check_optional_ident(t->gpus[i].device_id);
+                        check_optional_ident(t->gpus[i].name);
+                        check(t->gpus[i].count > 0);
+                }
+        }
+        if (b->energy) {
+                check_ident(b->energy->source);
+                check_joules(b->energy->joules, b->limits.joules);
+                check(!isnan(b->energy->joules));
+                check_joules(b->energy->unattributed_joules, b->limits.joules);
+                check(b->energy->n_zones <= BATCH_MAX_ZONES);
+                for (size_t i = 0; i < b->energy->n_zones; i++) {
+                        check_ident(b->energy->zones[i].zone);
+                        check_ident(b->energy->zones[i].kind);
+                        check_joules(b->energy->zones[i].joules, b->limits.joules);
+                }
+        }
+        for (size_t i = 0; i < b->n_jobs; i++) {
+                const BatchJob *j = &b->jobs[i];
+
+                check_counter(j->cpu_time_ns, b->limits.cpu_time_ns);
+                check_counter(j->cycles, b->limits.cycles);
+                check_counter(j->instructions, b->limits.instructions);
+                check_events(b, j->events, b->limits.events);
+                check_joules(j->energy_joules, b->limits.joules);
+                check_joules(j->energy_alone_joules, b->limits.joules);
+                check(isnan(j->energy_joules) || b->energy);
+        }
+        for (size_t i = 0; i < b->n_rows; i++) {
+                const BatchRow *r = &b->rows[i];
+
+                check(r->multiplexed_samples >= 0 && r->multiplexed_samples <= r->samples);
+                check_events(b, r->events, b->limits.events);
+                if (!r->burst)
+                        continue;
+                check(r->burst->samples > 0 && r->burst->samples <= b->limits.burst_samples);
+                check(r->burst->window_ns >= 0 && r->burst->window_ns <= b->limits.cpu_time_ns);
+                for (size_t k = 0; k < BATCH_MAX_ROLES; k++) {
+                        check(isnan(r->burst->per_second[k]) || (isfinite(r->burst->per_second[k]) &&
+                                                                  r->burst->per_second[k] >= 0 && k < b->n_roles));
+                        check(isnan(r->burst->counts[k]) == isnan(r->burst->per_second[k]));
+                        check(isnan(r->burst->counts[k]) || isfinite(r->burst->counts[k]));
+                }
+        }
+}
+
 static void check_batch(const Batch *b) {
         int64_t samples = 0, cpu_time_ns = 0, cycles = 0, instructions = 0;
         BatchLimits limits;
@@ -118,6 +210,7 @@ static void check_batch(const Batch *b) {
                 check(bytes <= BATCH_MAX_NOTES_BYTES);
         }
 
+        check_measured(b);
         for (size_t i = 0; i < b->n_markers; i++) {
                 check_optional_ident(b->markers[i].job);
                 check_text(b->markers[i].comm);

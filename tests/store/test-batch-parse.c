@@ -45,7 +45,7 @@ static void expect_error(const char *s, size_t len, int error, const char *field
         int r = batch_parse(s, len, &b, &err);
 
         if (r != -error)
-                test_fail("expected -%d, got %d (%s: %s) for:\n%.300s", error, r, err.field, err.message, s);
+                test_fail("expected -%d, got %d (%s: %s) for:\n%.2000s", error, r, err.field, err.message, s);
         if (field && !streq(err.field, field))
                 test_fail("expected error in field \"%s\", got \"%s\" (%s)", field, err.field, err.message);
         ASSERT_NULL(b);
@@ -491,6 +491,205 @@ TEST(batch_sums) {
         }
 }
 
+/* What lmkd measures beyond samples: which event fills which role, named
+ * events per row and job, burst rates, the node type and energy. */
+#define COUNTERS                                                                                        \
+        "\"counters\":[{\"role\":\"cycles\",\"event\":\"PAPI_TOT_CYC\",\"source\":\"papi\",\"available\":true,"  \
+        "\"total\":5,\"in_windows\":4,\"in_gaps\":1,\"running_fraction\":1.0},"                        \
+        "{\"role\":\"instructions\",\"event\":\"PAPI_TOT_INS\",\"source\":\"papi\",\"available\":true},"  \
+        "{\"role\":\"PAPI_L1_DCM\",\"event\":\"PAPI_L1_DCM\",\"source\":\"papi\",\"available\":true},"     \
+        "{\"role\":\"flops\",\"event\":\"FP_ARITH:SCALAR_DOUBLE\",\"source\":\"pfm\",\"available\":false,"  \
+        "\"error\":\"perf_event_open: the counter is in use by another tool\"}]"
+#define NODE_TYPE                                                                                       \
+        "\"type\":{\"cpu_model\":\"Intel(R) Xeon(R) Platinum 8480+\",\"sockets\":2,\"cores\":112,"       \
+        "\"threads\":224,\"memory_bytes\":540623196160,\"gpus\":[{\"vendor\":\"NVIDIA\",\"vendor_id\":\"10de\"," \
+        "\"device_id\":\"2330\",\"name\":\"GH100 [H100 SXM5 80GB]\",\"count\":4}],\"gpus_other\":0,"     \
+        "\"kernel\":\"6.1.0-18-amd64\"}"
+#define ENERGY                                                                                          \
+        "\"energy\":{\"source\":\"powercap\",\"joules\":30000.5,\"unattributed_joules\":100,"            \
+        "\"zones\":[{\"zone\":\"package-0\",\"kind\":\"package\",\"joules\":14000.25},"                  \
+        "{\"zone\":\"package-0/dram\",\"kind\":\"dram\",\"joules\":1000},"                               \
+        "{\"zone\":\"package-1\",\"kind\":\"package\",\"joules\":14000.25},"                             \
+        "{\"zone\":\"package-1/dram\",\"kind\":\"dram\",\"joules\":1000}]}"
+#define MEASURED(counters, type, energy, jobs, rows)                                                    \
+        "{\"format\":\"lmk-batch\",\"version\":1,\"batch\":{\"node\":\"cn001\",\"boot_id\":\"b1\",\"seq\":17}," \
+        "\"node\":{\"cpus\":224" type "},\"interval\":{\"start\":1795550400.0,\"end\":1795550460.0},"   \
+        "\"sampling\":{\"event\":\"cpu-clock\",\"frequency_hz\":1}" counters energy                     \
+        ",\"jobs\":[" jobs "],\"rows\":[" rows "]}"
+#define MROW(fields) "{\"job\":\"4711\",\"object\":\"/bin/a\",\"kind\":\"exe\",\"samples\":100,\"cycles\":9000,\"instructions\":18000" fields "}"
+#define MJOB(fields) "{\"job\":\"4711\"" fields "}"
+
+TEST(measured) {
+        Batch *b = parse_ok(MEASURED("," COUNTERS, "," NODE_TYPE, "," ENERGY,
+                MJOB(",\"cpu_time_ns\":100000000000,\"cycles\":300000000000,\"instructions\":600000000000,"
+                     "\"ipc\":2.0,\"events\":{\"PAPI_L1_DCM\":1000,\"flops\":null},\"energy_joules\":29900.5,"
+                     "\"energy_alone_joules\":29000"),
+                MROW(",\"events\":{\"PAPI_L1_DCM\":70,\"flops\":null},\"multiplexed_samples\":3,"
+                     "\"burst\":{\"samples\":6,\"window_ns\":6000000,\"per_second\":{\"cycles\":2.5e9,"
+                     "\"instructions\":5e9,\"PAPI_L1_DCM\":1e6,\"flops\":null},\"ipc\":2.0}") ","
+                MROW(",\"events\":{\"PAPI_L1_DCM\":30}")));
+        const BatchRow *r = &b->rows[0];
+        int l1 = batch_role_index(b, "PAPI_L1_DCM"), flops = batch_role_index(b, "flops"),
+            cyc = batch_role_index(b, "cycles");
+
+        ASSERT_EQ(b->n_counters, 4);
+        ASSERT_EQ(b->n_roles, 4);
+        ASSERT_STREQ(b->counters[0].event, "PAPI_TOT_CYC");
+        ASSERT_TRUE(b->counters[0].available);
+        ASSERT_FALSE(b->counters[3].available);
+        ASSERT_STREQ(b->counters[3].error, "perf_event_open: the counter is in use by another tool");
+        ASSERT_TRUE(l1 >= 0 && flops >= 0 && cyc >= 0);
+
+        ASSERT_EQ(r->multiplexed_samples, 3);
+        ASSERT_NOT_NULL(r->events);
+        ASSERT_EQ(r->events->count[l1], 70);
+        ASSERT_EQ(r->events->count[flops], BATCH_NULL);
+        ASSERT_EQ(b->total_events[l1], 100);
+        ASSERT_EQ(b->total_events[flops], 0);
+        ASSERT_NOT_NULL(r->burst);
+        ASSERT_EQ(r->burst->samples, 6);
+        ASSERT_EQ(r->burst->window_ns, 6000000);
+        ASSERT_TRUE(r->burst->per_second[cyc] == 2.5e9);
+        ASSERT_TRUE(r->burst->counts[cyc] == 15e6);
+        ASSERT_TRUE(r->burst->counts[l1] == 6000);
+        ASSERT_TRUE(isnan(r->burst->per_second[flops]));
+        ASSERT_NULL(b->rows[1].burst);
+        ASSERT_EQ(b->rows[1].multiplexed_samples, 0);
+
+        ASSERT_EQ(b->jobs[0].cpu_time_ns, 100000000000);
+        ASSERT_EQ(b->jobs[0].cycles, 300000000000);
+        ASSERT_EQ(b->jobs[0].events->count[l1], 1000);
+        ASSERT_TRUE(b->jobs[0].energy_joules == 29900.5);
+        ASSERT_TRUE(b->jobs[0].energy_alone_joules == 29000);
+
+        ASSERT_NOT_NULL(b->node_type);
+        ASSERT_STREQ(b->node_type->cpu_model, "Intel(R) Xeon(R) Platinum 8480+");
+        ASSERT_EQ(b->node_type->sockets, 2);
+        ASSERT_EQ(b->node_type->cores, 112);
+        ASSERT_EQ(b->node_type->threads, 224);
+        ASSERT_EQ(b->node_type->memory_bytes, 540623196160);
+        ASSERT_EQ(b->node_type->n_gpus, 1);
+        ASSERT_STREQ(b->node_type->gpus[0].name, "GH100 [H100 SXM5 80GB]");
+        ASSERT_EQ(b->node_type->gpus[0].count, 4);
+        ASSERT_STREQ(b->node_type->kernel, "6.1.0-18-amd64");
+
+        ASSERT_NOT_NULL(b->energy);
+        ASSERT_STREQ(b->energy->source, "powercap");
+        ASSERT_TRUE(b->energy->joules == 30000.5);
+        ASSERT_TRUE(b->energy->unattributed_joules == 100);
+        ASSERT_EQ(b->energy->n_zones, 4);
+        ASSERT_STREQ(b->energy->zones[1].zone, "package-0/dram");
+        ASSERT_STREQ(b->energy->zones[1].kind, "dram");
+        batch_free(b);
+
+        /* all optional: without counters[], the roles come from the rows;
+         * an unknown node type is nulls */
+        b = parse_ok(MEASURED("", ",\"type\":{\"cpu_model\":null,\"sockets\":null,\"gpus\":[]}", "",
+                              MJOB(",\"energy_joules\":null"),
+                              MROW(",\"events\":{\"l1m\":5},\"burst\":{\"samples\":3,\"window_ns\":0,\"per_second\":{}}")));
+        ASSERT_EQ(b->n_roles, 1);
+        ASSERT_STREQ(b->roles[0], "l1m");
+        ASSERT_EQ(b->rows[0].events->count[0], 5);
+        ASSERT_NULL(b->node_type->cpu_model);
+        ASSERT_EQ(b->node_type->sockets, BATCH_NULL);
+        ASSERT_EQ(b->node_type->n_gpus, 0);
+        ASSERT_NULL(b->energy);
+        ASSERT_TRUE(isnan(b->jobs[0].energy_joules));
+        ASSERT_NULL(b->jobs[0].events);
+        batch_free(b);
+}
+
+TEST(measured_refused) {
+#define BAD(c, t, e, j, r, field) \
+        expect_error(MEASURED(c, t, e, j, r), strlen(MEASURED(c, t, e, j, r)), EINVAL, field)
+        /* counters[] */
+        BAD(",\"counters\":[{\"role\":\"a b\",\"event\":\"x\"}]", "", "", "", "", "counters[0].role");
+        BAD(",\"counters\":[{\"role\":\"x\",\"event\":\"e\"},{\"role\":\"x\",\"event\":\"f\"}]", "", "", "", "",
+            "counters[1].role");
+        BAD(",\"counters\":[{\"role\":\"x\"}]", "", "", "", "", "counters[0].event");
+        BAD(",\"counters\":[{\"role\":\"x\",\"event\":\"e\\u0001\"}]", "", "", "", "", "counters[0].event");
+        expect_error(MEASURED(",\"counters\":[{},{},{},{},{},{},{},{},{}]", "", "", "", ""),
+                     strlen(MEASURED(",\"counters\":[{},{},{},{},{},{},{},{},{}]", "", "", "", "")), E2BIG,
+                     "counters");
+        /* events */
+        BAD("," COUNTERS, "", "", "", MROW(",\"events\":{\"other\":1}"), "rows[0].events");
+        BAD("," COUNTERS, "", "", "", MROW(",\"events\":{\"cycles\":1}"), "rows[0].events");
+        BAD("", "", "", "", MROW(",\"events\":{\"a\":1,\"b\":1,\"c\":1,\"d\":1,\"e\":1,\"f\":1,\"g\":1,\"h\":1,\"i\":1}"),
+            "rows[0].events");
+        BAD("", "", "", "", MROW(",\"events\":{\"a\":1}") "," MROW(",\"events\":{\"b\":1,\"c\":1,\"d\":1,\"e\":1,"
+            "\"f\":1,\"g\":1,\"h\":1,\"i\":1}"), "rows[1].events");
+        BAD("", "", "", "", MROW(",\"events\":{\"a\":-1}"), "rows[0].events");
+        BAD("", "", "", "", MROW(",\"events\":{\"a\":1.5}"), "rows[0].events");
+        BAD("", "", "", "", MROW(",\"events\":{\"a\":\"1\"}"), "rows[0].events");
+        BAD("", "", "", "", MROW(",\"events\":[1]"), "rows[0].events");
+        BAD("", "", "", "", MROW(",\"events\":{\"a:b\":1}"), "rows[0].events");
+        /* 224 CPUs x 1e10 cycles/s x 64 events a cycle x 60 s x 2 is more than 2^53 */
+        batch_free(parse_ok(MEASURED("", "", "", "", MROW(",\"events\":{\"a\":9007199254740992}"))));
+        BAD("", "", "", "", MROW(",\"events\":{\"a\":9007199254740993}"), "rows[0].events");
+        /* 4 CPUs x 1e10 x 64 x 10 s x 2 */
+        batch_free(parse_ok(HEAD("4", "1795550410", "2") ",\"rows\":[" ROW(",\"events\":{\"a\":51200000000000}") "]}"));
+        EXPECT_ERROR(HEAD("4", "1795550410", "2") ",\"rows\":[" ROW(",\"events\":{\"a\":51200000000001}") "]}",
+                     EINVAL, "rows[0].events");
+        BAD("", "", "", "", MROW(",\"multiplexed_samples\":101"), "rows[0].multiplexed_samples");
+        BAD("," COUNTERS, "", "", MJOB(",\"events\":{\"nope\":1}"), "", "jobs[0].events");
+        /* bursts */
+        BAD("", "", "", "", MROW(",\"burst\":{\"samples\":0,\"window_ns\":0,\"per_second\":{}}"), "rows[0].burst.samples");
+        BAD("", "", "", "", MROW(",\"burst\":{\"samples\":1,\"per_second\":{}}"), "rows[0].burst.window_ns");
+        BAD("", "", "", "", MROW(",\"burst\":{\"samples\":1,\"window_ns\":1}"), "rows[0].burst.per_second");
+        BAD("", "", "", "", MROW(",\"burst\":{\"samples\":1,\"window_ns\":1,\"per_second\":{\"c\":-1}}"),
+            "rows[0].burst.per_second");
+        BAD("", "", "", "", MROW(",\"burst\":{\"samples\":1,\"window_ns\":1,\"per_second\":{\"c\":1e300}}"),
+            "rows[0].burst.per_second");
+        BAD("", "", "", "", MROW(",\"burst\":{\"samples\":1,\"window_ns\":1,\"per_second\":{\"c\":\"x\"}}"),
+            "rows[0].burst.per_second");
+        BAD("," COUNTERS, "", "", "", MROW(",\"burst\":{\"samples\":1,\"window_ns\":1,\"per_second\":{\"c\":1}}"),
+            "rows[0].burst.per_second");
+        /* 224 CPUs x 1 Hz x 60 s x 2 x 3 */
+        batch_free(parse_ok(MEASURED("", "", "", "", MROW(",\"burst\":{\"samples\":80640,\"window_ns\":0,\"per_second\":{}}"))));
+        BAD("", "", "", "", MROW(",\"burst\":{\"samples\":80641,\"window_ns\":0,\"per_second\":{}}"), "rows[0].burst.samples");
+        BAD("", "", "", "", MROW(",\"burst\":[]"), "rows[0].burst");
+        /* node.type */
+        BAD("", ",\"type\":[]", "", "", "", "node.type");
+        BAD("", ",\"type\":{\"threads\":4,\"cores\":5}", "", "", "", "node.type.cores");
+        BAD("", ",\"type\":{\"cores\":4,\"sockets\":5}", "", "", "", "node.type.sockets");
+        BAD("", ",\"type\":{\"threads\":0}", "", "", "", "node.type.threads");
+        BAD("", ",\"type\":{\"memory_bytes\":0}", "", "", "", "node.type.memory_bytes");
+        BAD("", ",\"type\":{\"cpu_model\":\"\"}", "", "", "", "node.type.cpu_model");
+        BAD("", ",\"type\":{\"cpu_model\":\"a\\nb\"}", "", "", "", "node.type.cpu_model");
+        BAD("", ",\"type\":{\"kernel\":\"\\u0000\"}", "", "", "", "node.type.kernel");
+        BAD("", ",\"type\":{\"gpus\":[{\"vendor\":\"NVIDIA\",\"vendor_id\":\"10DE\",\"count\":1}]}", "", "", "",
+            "node.type.gpus[0].vendor_id");
+        BAD("", ",\"type\":{\"gpus\":[{\"vendor\":\"NVIDIA\",\"vendor_id\":\"10de\",\"device_id\":\"xyzw\",\"count\":1}]}",
+            "", "", "", "node.type.gpus[0].device_id");
+        BAD("", ",\"type\":{\"gpus\":[{\"vendor\":\"NVIDIA\",\"vendor_id\":\"10de\",\"count\":0}]}", "", "", "",
+            "node.type.gpus[0].count");
+        BAD("", ",\"type\":{\"gpus\":[{\"vendor_id\":\"10de\",\"count\":1}]}", "", "", "", "node.type.gpus[0].vendor");
+        BAD("", ",\"type\":{\"gpus\":[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17]}", "", "", "", "node.type.gpus");
+        /* energy */
+        BAD("", "", ",\"energy\":{\"joules\":1}", "", "", "energy.source");
+        BAD("", "", ",\"energy\":{\"source\":\"powercap\"}", "", "", "energy.joules");
+        BAD("", "", ",\"energy\":{\"source\":\"powercap\",\"joules\":-1}", "", "", "energy.joules");
+        /* 100 kW x 60 s x 2 */
+        batch_free(parse_ok(MEASURED("", "", ",\"energy\":{\"source\":\"p\",\"joules\":12000000}", "", "")));
+        BAD("", "", ",\"energy\":{\"source\":\"p\",\"joules\":12000001}", "", "", "energy.joules");
+        BAD("", "", ",\"energy\":{\"source\":\"p\",\"joules\":5,\"unattributed_joules\":6}", "", "",
+            "energy.unattributed_joules");
+        BAD("", "", ",\"energy\":{\"source\":\"p\",\"joules\":5,\"zones\":[{\"zone\":\"package-0\",\"kind\":\"package\","
+            "\"joules\":4}]}", "", "", "energy.joules");
+        BAD("", "", ",\"energy\":{\"source\":\"p\",\"joules\":5,\"zones\":[{\"zone\":\"package-0\",\"joules\":5}]}",
+            "", "", "energy.zones[0].kind");
+        BAD("", "", "", MJOB(",\"energy_joules\":5"), "", "jobs[0].energy_joules");
+        BAD("", "", ",\"energy\":{\"source\":\"p\",\"joules\":5}", MJOB(",\"energy_joules\":4,\"energy_alone_joules\":4.5"),
+            "", "jobs[0].energy_alone_joules");
+        BAD("", "", ",\"energy\":{\"source\":\"p\",\"joules\":5}", MJOB(",\"energy_alone_joules\":4"), "",
+            "jobs[0].energy_alone_joules");
+        BAD("", "", ",\"energy\":{\"source\":\"p\",\"joules\":5}", MJOB(",\"energy_joules\":3") ","
+            MJOB(",\"energy_joules\":3"), "", "jobs");
+        batch_free(parse_ok(MEASURED("", "", ",\"energy\":{\"source\":\"p\",\"joules\":6}",
+                                     MJOB(",\"energy_joules\":3") "," MJOB(",\"energy_joules\":3"), "")));
+#undef BAD
+}
+
 int main(void) {
         RUN(utf8_every_string);
         RUN(control_in_identifiers);
@@ -498,6 +697,8 @@ int main(void) {
         RUN(batch_sums);
         RUN(allocation_and_installed);
         RUN(good);
+        RUN(measured);
+        RUN(measured_refused);
         RUN(minimal);
         RUN(not_json);
         RUN(embedded_nul);

@@ -53,6 +53,29 @@ TEST(defaults_and_file) {
         ASSERT_NULL(c.inventory_roots[INVENTORY_DEBIAN]);
 }
 
+/* Without roles, each event takes the role of what it counts: L1 misses
+ * after PAPI_TOT_CYC are not instructions. */
+TEST(event_roles) {
+        _cleanup_(config_done) LmkdConfig c;
+        _cleanup_free_ char *err = NULL;
+        const char *why;
+
+        config_init(&c);
+        ASSERT_OK(config_load_string(&c, "[sampling]\nevents = PAPI_TOT_CYC,PAPI_L1_DCM\n", &err));
+        ASSERT_EQ(c.n_events, 2);
+        ASSERT_STREQ(c.events[0].role, "cycles");
+        ASSERT_STREQ(c.events[1].role, "PAPI_L1_DCM");
+        ASSERT_OK(config_set(&c, "sampling", "events", "cycles=PAPI_TOT_CYC,instructions=PAPI_TOT_INS,PAPI_L1_DCM",
+                             &why));
+        ASSERT_EQ(c.n_events, 3);
+        ASSERT_STREQ(c.events[1].role, "instructions");
+        ASSERT_STREQ(c.events[1].name, "PAPI_TOT_INS");
+        ASSERT_STREQ(c.events[2].role, "PAPI_L1_DCM");
+        ASSERT_ERROR(config_set(&c, "sampling", "events", "instructions=PAPI_TOT_CYC", &why), EINVAL);
+        ASSERT_NOT_NULL(strstr(why, "PAPI_TOT_CYC counts cycles"));
+        ASSERT_EQ(c.n_events, 3); /* a refused list leaves the old one */
+}
+
 TEST(errors_name_line_and_key) {
         static const struct {
                 const char *text, *want;
@@ -65,6 +88,9 @@ TEST(errors_name_line_and_key) {
                 { "[store]\npush_interval = -1\n", "invalid value" },
                 { "[sampling]\nevents = a,b,c,d,e\n", "at most 4" },
                 { "[sampling]\nevents = cycles=x,cycles=y\n", "each role once" },
+                { "[sampling]\nevents = cycles,PAPI_TOT_CYC\n", "cycles and PAPI_TOT_CYC both take the role cycles" },
+                { "[sampling]\nevents = cycles=PAPI_TOT_INS\n", "invalid value, expected an event that counts cycles "
+                  "in the role cycles (PAPI_TOT_INS counts instructions: write instructions=PAPI_TOT_INS)" },
                 { "[sampling]\nevents = =x\n", "EVENT or ROLE=EVENT" },
                 { "[sampling\nfrequency = 1\n", "line 1: malformed" },
                 { "frequency\n", "line 1: malformed" },
@@ -121,6 +147,7 @@ static void check_example(const char *path) {
 
 int main(int argc, char **argv) {
         RUN(defaults_and_file);
+        RUN(event_roles);
         RUN(errors_name_line_and_key);
         if (argc > 1)
                 check_example(argv[1]);

@@ -406,7 +406,9 @@ static void all_strings_valid(json_object *o) {
 TEST(batch_from_interval) {
         _cleanup_free_ void *gz = NULL;
         _cleanup_free_ char *text = NULL;
-        json_object *root, *rows, *v;
+        json_object *root, *rows, *v, *type;
+        NodeType nt = { .cpu_model = "Xeon caf\xe9", .threads = 2, .memory_bytes = 1 << 30, .n_gpus = 1,
+                        .gpus = { { .vendor_id = 0x10de, .device_id = 0x20b0, .vendor = "NVIDIA", .count = 4 } } };
         uint64_t sum = 0;
         Interval iv;
         size_t size;
@@ -425,7 +427,8 @@ TEST(batch_from_interval) {
                 .start = 1700000000.0, .end = 1700000060.0, .event = "cpu-clock", .frequency_hz = 1.0, .cpus = 2,
                 .hist = n.hist, .jobs = &n.jobs,
         };
-        ASSERT_OK(batch_build(&iv, &(const BatchInfo) { .node = "cn001", .boot_id = "b", .seq = 3 }, &gz, &size));
+        ASSERT_OK(batch_build(&iv, &(const BatchInfo) { .node = "cn001", .boot_id = "b", .seq = 3,
+                                                        .node_type = &nt }, &gz, &size));
         text = gunzip(gz, size);
         root = json_tokener_parse(text);
         ASSERT_NOT_NULL(root);
@@ -444,6 +447,19 @@ TEST(batch_from_interval) {
                 ASSERT_STREQ(json_object_get_string(v), "/tmp/caf\xef\xbf\xbd/a.out");
         }
         ASSERT_EQ(sum, 5);
+        /* the node type in node.type, unknown values null */
+        ASSERT_TRUE(json_object_object_get_ex(root, "node", &v));
+        ASSERT_TRUE(json_object_object_get_ex(v, "type", &type));
+        ASSERT_TRUE(json_object_object_get_ex(type, "cpu_model", &v));
+        ASSERT_STREQ(json_object_get_string(v), "Xeon caf\xef\xbf\xbd");
+        ASSERT_TRUE(json_object_object_get_ex(type, "sockets", &v));
+        ASSERT_NULL(v);
+        ASSERT_TRUE(json_object_object_get_ex(type, "threads", &v));
+        ASSERT_EQ(json_object_get_int64(v), 2);
+        ASSERT_TRUE(json_object_object_get_ex(type, "gpus", &v));
+        ASSERT_EQ(json_object_array_length(v), 1);
+        ASSERT_TRUE(json_object_object_get_ex(json_object_array_get_idx(v, 0), "device_id", &v));
+        ASSERT_STREQ(json_object_get_string(v), "20b0");
         ASSERT_TRUE(json_object_object_get_ex(root, "totals", &v));
         ASSERT_EQ(json_object_array_length(v), 1);
         /* no MPI ranks, no ranks[] (the field is optional) */
