@@ -147,7 +147,12 @@ static const char *const jobs_args[] = { "user", "cluster", "account", "partitio
 const CsvTable api_jobs_csv = CSV_TABLE("jobs", NULL, "lmk-jobs.csv",
         { "job" }, { "cluster" }, { "user" }, { "account" }, { "partition" }, { "name" }, { "app" },
         { "nodes_allocated" }, { "tasks" }, { "nodes_seen" }, { "ended" }, { "metadata_conflicts" },
-        { "first_seen" }, { "last_seen" }, { "elapsed_seconds" }, { "samples" }, { "cpu_seconds" });
+        { "first_seen" }, { "last_seen" }, { "elapsed_seconds" }, { "samples" }, { "cpu_seconds" },
+        { "node_type" }, { "node_types_differ" }, { "energy_joules", "energy.joules" },
+        { "energy_alone_joules", "energy.alone_joules" }, { "energy_estimated_joules", "energy.estimated_joules" },
+        { "energy_mean_watts", "energy.mean_watts" }, { "exact_cpu_time_ns", "exact.cpu_time_ns" },
+        { "exact_cycles", "exact.cycles" }, { "exact_instructions", "exact.instructions" },
+        { "exact_ipc", "exact.ipc" });
 
 /* A word from a closed list: false when the reply holds a 400. */
 static bool arg_word(Request *req, const char *key, int (*from_string)(const char *), const char *expected,
@@ -589,7 +594,11 @@ static const char *const no_args[] = { NULL };
 const CsvTable api_nodes_csv = CSV_TABLE("nodes", NULL, "lmk-nodes.csv",
         { "node" }, { "hostname" }, { "cluster" }, { "cpus" }, { "boot_id" }, { "last_seq" }, { "batches" },
         { "samples" }, { "samples_lost" }, { "first_seen" }, { "last_seen" }, { "last_push" },
-        { "last_push_age_seconds" });
+        { "last_push_age_seconds" }, { "node_type_id", "node_type.id" }, { "node_type_name", "node_type.name" },
+        { "node_type_cpu_model", "node_type.cpu_model" }, { "node_type_sockets", "node_type.sockets" },
+        { "node_type_cores", "node_type.cores" }, { "node_type_threads", "node_type.threads" },
+        { "node_type_memory_gib", "node_type.memory_gib" }, { "node_type_gpus", "node_type.gpus" },
+        { "kernel" }, { "memory_bytes" });
 
 void api_nodes(Server *s, Request *req, Reply *reply) {
         _cleanup_(json_object_putp) json_object *o = NULL;
