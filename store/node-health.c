@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
+#include <stddef.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -152,6 +153,22 @@ static void write_label(FILE *f, const char *s) {
         }
 }
 
+/* One gauge per node: the int64_t at offset in each Node; a negative value
+ * (not said) writes no sample. */
+static void write_node_gauge(FILE *f, const char *name, const char *help, Node *const *v, size_t n,
+                             size_t offset) {
+        fprintf(f, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name);
+        for (size_t i = 0; i < n; i++) {
+                int64_t x = *(const int64_t *) ((const char *) v[i] + offset);
+
+                if (x < 0)
+                        continue;
+                fprintf(f, "%s{node=\"", name);
+                write_label(f, v[i]->name);
+                fprintf(f, "\"} %" PRId64 "\n", x);
+        }
+}
+
 static int by_last_push(const void *a, const void *b) {
         const Node *x = *(const Node *const *) a, *y = *(const Node *const *) b;
 
@@ -209,32 +226,15 @@ int node_health_write_metrics(NodeHealth *h, int64_t now, FILE *f) {
                 "# TYPE lmk_store_nodes_untracked_pushes_total counter\n"
                 "lmk_store_nodes_untracked_pushes_total %" PRIu64 "\n", NODE_HEALTH_MAX_NODES, untracked);
 
-        fputs("# HELP lmk_store_node_last_push_timestamp_seconds When the node's last batch came (the store's "
-              "clock, Unix time); nodes that pushed within 7 days.\n"
-              "# TYPE lmk_store_node_last_push_timestamp_seconds gauge\n", f);
-        for (i = 0; i < listed; i++) {
-                fputs("lmk_store_node_last_push_timestamp_seconds{node=\"", f);
-                write_label(f, v[i]->name);
-                fprintf(f, "\"} %" PRId64 "\n", v[i]->last_push);
-        }
-        fputs("# HELP lmk_store_node_spool_batches Batches waiting in the node's spool behind the one it "
-              "last pushed, as it said then.\n"
-              "# TYPE lmk_store_node_spool_batches gauge\n", f);
-        for (i = 0; i < listed; i++)
-                if (v[i]->spool_batches >= 0) {
-                        fputs("lmk_store_node_spool_batches{node=\"", f);
-                        write_label(f, v[i]->name);
-                        fprintf(f, "\"} %" PRId64 "\n", v[i]->spool_batches);
-                }
-        fputs("# HELP lmk_store_node_spool_bytes Bytes waiting in the node's spool behind the batch it last "
-              "pushed, as it said then.\n"
-              "# TYPE lmk_store_node_spool_bytes gauge\n", f);
-        for (i = 0; i < listed; i++)
-                if (v[i]->spool_bytes >= 0) {
-                        fputs("lmk_store_node_spool_bytes{node=\"", f);
-                        write_label(f, v[i]->name);
-                        fprintf(f, "\"} %" PRId64 "\n", v[i]->spool_bytes);
-                }
+        write_node_gauge(f, "lmk_store_node_last_push_timestamp_seconds",
+                         "When the node's last batch came (the store's clock, Unix time); nodes that pushed "
+                         "within 7 days.", v, listed, offsetof(Node, last_push));
+        write_node_gauge(f, "lmk_store_node_spool_batches",
+                         "Batches waiting in the node's spool behind the one it last pushed, as it said then.",
+                         v, listed, offsetof(Node, spool_batches));
+        write_node_gauge(f, "lmk_store_node_spool_bytes",
+                         "Bytes waiting in the node's spool behind the batch it last pushed, as it said then.",
+                         v, listed, offsetof(Node, spool_bytes));
         for (i = 0; i < n; i++) {
                 free(v[i]->name);
                 free(v[i]);
