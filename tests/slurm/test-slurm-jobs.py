@@ -75,6 +75,16 @@ class Checker:
         """Every process Slurm lists for job maps to job and its step."""
         meta = self.s.show_job(job)
         got = probe(self.job_probe, [p for p, _ in pids])
+        # listpids also lists a task slurmstepd has forked but that has not
+        # exec'd yet: it still has slurmstepd's environment. Such a task
+        # execs within moments; a process that stays without the job fails.
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            pending = [p for p, o in got.items() if o["environ"]["rc"] == 0]
+            if not pending:
+                break
+            time.sleep(0.2)
+            got.update(probe(self.job_probe, pending))
         steps = set()
         for pid, step in pids:
             o = got[pid]
