@@ -121,12 +121,14 @@ static bool is_user_delegated(const char *c, size_t n) {
         return has_prefix(c, n, "user@") && has_suffix(c, n, ".service");
 }
 
-/* Parses one cgroup path. 1: in a job (ret filled), 0: not, -EBADMSG. */
-static int parse_cgroup_path(const char *path, size_t len, JobRef *ret) {
+/* Parses one cgroup path. 1: in a job (ret filled, and ret_job_end, if
+ * given, the length of the path up to the end of the job's own directory),
+ * 0: not, -EBADMSG. */
+static int parse_cgroup_path(const char *path, size_t len, JobRef *ret, size_t *ret_job_end) {
         CgroupState state = CG_SEARCH;
         JobRef ref = { .uid = JOB_UNSET };
         bool untrusted = false;
-        size_t i = 1;
+        size_t i = 1, job_end = 0;
 
         if (len == 0 || path[0] != '/')
                 return -EBADMSG;
@@ -170,9 +172,11 @@ static int parse_cgroup_path(const char *path, size_t len, JobRef *ret) {
                                 if (!job_id_valid(c + 4, n - 4))
                                         return -EBADMSG;
                                 copy_token(ref.job, sizeof(ref.job), c + 4, n - 4);
+                                job_end = (size_t) (c - path) + n;
                                 state = CG_STEP;
                         } else if (state == CG_V2_JOB && job_sluid_valid(c, n)) {
                                 copy_token(ref.sluid, sizeof(ref.sluid), c, n);
+                                job_end = (size_t) (c - path) + n;
                                 state = CG_STEP;
                         } else
                                 /* slurmstepd.scope/system holds slurmstepd itself, not a job;
@@ -196,7 +200,17 @@ static int parse_cgroup_path(const char *path, size_t len, JobRef *ret) {
         if (!ref.job[0] && !ref.sluid[0])
                 return 0;
         *ret = ref;
+        if (ret_job_end)
+                *ret_job_end = job_end;
         return 1;
+}
+
+int job_cgroup_path_parse(const char *path, size_t len, JobRef *ret, size_t *ret_job_end) {
+        if (!path && len > 0)
+                return -EINVAL;
+        if (len > 0 && memchr(path, '\0', len))
+                return -EBADMSG;
+        return parse_cgroup_path(path, len, ret, ret_job_end);
 }
 
 /* Two hierarchies agree when they name the same job (and uid); a step known
@@ -246,7 +260,7 @@ int job_cgroup_parse(const char *buf, size_t len, JobRef *ret) {
                 if (!colon2)
                         return -EBADMSG;
 
-                k = parse_cgroup_path(colon2 + 1, n - (size_t) (colon2 + 1 - line), &r);
+                k = parse_cgroup_path(colon2 + 1, n - (size_t) (colon2 + 1 - line), &r, NULL);
                 if (k < 0)
                         return k;
                 if (k == 0)

@@ -103,6 +103,14 @@ typedef struct JobInfo {
  * different jobs or steps). */
 int job_cgroup_parse(const char *buf, size_t len, JobRef *ret);
 
+/* Parses one cgroup path ("/system.slice/slurmstepd.scope/job_4711/step_0"),
+ * as a line of /proc/<pid>/cgroup or a cgroup record of the kernel has it,
+ * by the rules above. Returns 1 and fills *ret when it lies in a job, with
+ * *ret_job_end (if not NULL) the length of the path's prefix that is the
+ * job's own directory ("/system.slice/slurmstepd.scope/job_4711"); 0 when
+ * it does not; -EBADMSG when malformed. */
+int job_cgroup_path_parse(const char *path, size_t len, JobRef *ret, size_t *ret_job_end);
+
 /* Reads /proc/<pid>/cgroup (at most JOB_CGROUP_READ_MAX) and parses it.
  * -ENOENT/-ESRCH when the process is gone. */
 int job_cgroup_read(pid_t pid, JobRef *ret);

@@ -31,6 +31,14 @@ typedef struct Process {
                 JOB_UNRESOLVED,         /* not read from /proc yet (maybe inherited) */
                 JOB_RESOLVED,           /* read from /proc, or nothing more to learn */
         } job_state;
+        /* Its cgroup was read (job_state, or at its fork): job holds what
+         * the cgroup says. Inherited on fork, as the cgroup is, so a
+         * process outside jobs that forks often is read once. */
+        bool cgroup_read;
+        /* The job that counts it among its live processes (Job.live),
+         * "" when none: an exec re-reads its job, and must not count it
+         * twice. */
+        char live_job[JOB_ID_SIZE];
         /* Its MPI rank in its job (JobInfo.rank), JOB_UNSET if it is none:
          * read from its environment with the job, inherited on fork. */
         uint32_t rank;

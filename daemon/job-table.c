@@ -67,6 +67,28 @@ static Job *job_for_ref(JobTable *t, const JobRef *ref, double now) {
         return job_create(t, &info, now);
 }
 
+Job *jobs_from_cgroup(JobTable *t, const JobRef *ref, double now) {
+        Job *j = job_for_ref(t, ref, now);
+
+        if (j) {
+                j->seen = true;
+                j->last_seen = now;
+        }
+        return j;
+}
+
+void jobs_cgroup_gone(JobTable *t, const char *id, double now) {
+        Job *j = jobs_get(t, id);
+
+        /* lmkd may still hold exited processes of it for a moment: their
+         * release (jobs_release()) ends it then */
+        if (!j || j->live > 0)
+                return;
+        j->ended = true;
+        j->last_seen = now;
+        j->seen = true;
+}
+
 static void job_merge(Job *j, const JobInfo *info) {
         if (job_info_merge(&j->info, info) >= 0)
                 job_info_display_id(&j->info, j->display);
@@ -143,6 +165,7 @@ Job *jobs_resolve(JobTable *t, Process *p, uint32_t uid, double now) {
                 bool in_cgroup = r > 0 && ref.job[0];
                 if (in_cgroup)
                         p->job = ref;
+                p->cgroup_read = p->cgroup_read || r >= 0;
                 r = job_environ_read((pid_t) p->pid, &env);
                 /* the environment is the process's to change: believe its job
                  * only where nothing better says, and only for the job's own user */
@@ -157,8 +180,13 @@ Job *jobs_resolve(JobTable *t, Process *p, uint32_t uid, double now) {
                 p->job_state = JOB_RESOLVED;
                 if (p->job.job[0]) {
                         j = job_for_ref(t, &p->job, now);
-                        if (j) {
+                        if (j && !streq(p->live_job, j->info.job)) {
+                                /* an exec that changed the process's job (its environment) */
+                                jobs_release(t, p, now);
                                 j->live++;
+                                snprintf(p->live_job, sizeof(p->live_job), "%s", j->info.job);
+                        }
+                        if (j) {
                                 /* a process of a job we thought over; lmkd processes samples
                                  * up to a tick late, so the epilog's word stands */
                                 j->ended = j->end_notice;
@@ -184,12 +212,41 @@ Job *jobs_resolve(JobTable *t, Process *p, uint32_t uid, double now) {
         return j;
 }
 
-void jobs_release(JobTable *t, const Process *p, double now) {
+static void learn_cgroup(Process *p) {
+        JobRef ref;
+        int r;
+
+        r = job_cgroup_read((pid_t) p->pid, &ref);
+        if (r < 0)
+                return; /* gone: nothing to learn */
+        p->cgroup_read = true;
+        if (r > 0 && ref.job[0])
+                p->job = ref;
+}
+
+void jobs_learn_fork(JobTable *t, Process *child, Process *parent) {
+        (void) t;
+        if (!child || child->job.job[0] || child->cgroup_read || child->exit_time != 0)
+                return;
+        if (parent && !parent->job.job[0] && !parent->cgroup_read && parent->exit_time == 0)
+                learn_cgroup(parent);
+        /* At its fork the child was where its parent is; where it went
+         * since (a task Slurm moves into its step) it says when it is
+         * sampled. Its own cgroup is read only when the parent is gone. */
+        if (parent && (parent->cgroup_read || parent->job.job[0])) {
+                child->job = parent->job;
+                child->cgroup_read = parent->cgroup_read;
+        } else
+                learn_cgroup(child);
+}
+
+void jobs_release(JobTable *t, Process *p, double now) {
         Job *j;
 
-        if (p->job_state != JOB_RESOLVED || p->job.job[0] == '\0')
+        if (!p->live_job[0])
                 return;
-        j = jobs_get(t, p->job.job);
+        j = jobs_get(t, p->live_job);
+        p->live_job[0] = '\0';
         if (!j || j->live == 0)
                 return;
         if (--j->live == 0) {
@@ -237,8 +294,12 @@ void jobs_end_interval(JobTable *t) {
                                 victims[n++] = j->info.job;
                                 if (n == ELEMENTSOF(victims))
                                         break;
-                        } else
+                        } else {
                                 j->seen = false;
+                                j->counted = j->counted_multiplexed = false;
+                                j->counted_valid = 0;
+                                memset(j->counts, 0, sizeof(j->counts));
+                        }
                 }
                 for (size_t k = 0; k < n; k++)
                         free(hashmap_remove(t->jobs, victims[k]));

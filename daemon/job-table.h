@@ -7,6 +7,7 @@
 #include "hashmap.h"
 #include "job-notify.h"
 #include "job-slurm.h"
+#include "lmk-bpf.h"
 #include "process.h"
 
 /* The batch jobs seen on this node: metadata merged from the job's
@@ -28,6 +29,14 @@ typedef struct Job {
          * in the interval, in all and while it was alone on the node */
         uint64_t energy_mark;
         double energy_joules, energy_alone_joules;
+        /* exact counts of the configured counters in the interval, from
+         * the job's cgroup (job-counters.h): counted says there are some,
+         * counted_valid which counters (bit per counter) counted on every
+         * CPU of the job */
+        bool counted;
+        bool counted_multiplexed;       /* some count was scaled */
+        uint32_t counted_valid;
+        uint64_t counts[LMK_MAX_COUNTERS];
 } Job;
 
 typedef struct JobTable {
@@ -51,12 +60,25 @@ Job *jobs_get(JobTable *t, const char *id);
  * NULL for work outside jobs. */
 Job *jobs_resolve(JobTable *t, Process *p, uint32_t uid, double now);
 
+/* A process forked (its record arrived): when its parent's cgroup was not
+ * read yet, it is read now and the child starts where the parent is, so
+ * that processes that exit before lmkd samples them are still filed under
+ * their job (their exact CPU time). A parent outside jobs is read once:
+ * its children inherit the answer. */
+void jobs_learn_fork(JobTable *t, Process *child, Process *parent);
+
 /* Whether a process of this command name launches MPI ranks (mpirun,
  * orted, hydra_pmi_proxy, srun, …) and so is never a rank itself. */
 bool jobs_is_launcher(const char *comm);
 
+/* The job has a cgroup v2 directory here (job-counters.h): created with
+ * what its path says when not known yet. */
+Job *jobs_from_cgroup(JobTable *t, const JobRef *ref, double now);
+/* The job's directory is gone: no process of it runs here any more. */
+void jobs_cgroup_gone(JobTable *t, const char *id, double now);
+
 /* A process left a job (it was forgotten after its exit). */
-void jobs_release(JobTable *t, const Process *p, double now);
+void jobs_release(JobTable *t, Process *p, double now);
 
 void jobs_apply_notice(JobTable *t, const JobNotice *n, double now);
 

@@ -69,8 +69,32 @@ TEST(life) {
         jobs_done(&t);
 }
 
+/* An exec re-reads a process's job: the job still counts it once, and its
+ * exit ends the job. */
+TEST(exec_counts_once) {
+        JobTable t;
+        Process p = { .pid = (uint32_t) getpid(), .job_state = JOB_UNRESOLVED };
+        Job *j;
+
+        ASSERT_OK(jobs_init(&t));
+        snprintf(p.job.job, sizeof(p.job.job), "4712");
+        j = jobs_resolve(&t, &p, (uint32_t) getuid(), 10.0);
+        ASSERT_NOT_NULL(j);
+        ASSERT_EQ(j->live, 1);
+        p.job_state = JOB_UNRESOLVED; /* what process_table_comm() does at exec */
+        ASSERT_TRUE(jobs_resolve(&t, &p, (uint32_t) getuid(), 11.0) == j);
+        ASSERT_EQ(j->live, 1);
+        jobs_release(&t, &p, 12.0);
+        ASSERT_EQ(j->live, 0);
+        ASSERT_TRUE(j->ended);
+        jobs_release(&t, &p, 13.0); /* released once only */
+        ASSERT_EQ(j->live, 0);
+        jobs_done(&t);
+}
+
 int main(void) {
         RUN(stepd_title);
         RUN(life);
+        RUN(exec_counts_once);
         return 0;
 }
