@@ -174,6 +174,7 @@ int process_table_fork(ProcessTable *pt, uint32_t pid, uint32_t ppid, uint32_t t
         child->partial = parent->partial;
         /* a child starts in its parent's job; /proc may say more later */
         child->job = parent->job;
+        child->cgroup_read = parent->cgroup_read;
         child->rank = parent->rank;
         if (pt->inherit && parent->userdata)
                 pt->inherit(parent, child);

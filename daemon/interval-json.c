@@ -236,6 +236,13 @@ static json_object *jobs_json(const Interval *iv, TotalRow **totals, size_t nt) 
                         }
                 for (unsigned c = 0; c < LMK_MAX_COUNTERS; c++)
                         valid[c] = c < n && cs[c].available && iv->switch_program;
+                /* the job's cgroup counted it whole, its processes outside
+                 * the switch program's view too: that count wins */
+                if (j->counted)
+                        for (unsigned c = 0; c < LMK_MAX_COUNTERS; c++) {
+                                valid[c] = c < n && (j->counted_valid & (UINT32_C(1) << c));
+                                counts[c] = j->counts[c];
+                        }
                 o = json_object_new_object();
                 json_object_object_add(o, "job", json_text_new(j->display));
                 json_object_object_add(o, "user", text_or_null(j->info.user[0] ? j->info.user :

@@ -15,6 +15,7 @@ void config_init(LmkdConfig *c) {
         *c = (LmkdConfig) {
                 .frequency = 1,
                 .event = SAMPLE_EVENT_AUTO,
+                .job_counters = true,
                 .poll_ms = 1000,
                 .push_interval = 60,
                 .inventory_interval = 86400,
@@ -174,6 +175,9 @@ int config_set(LmkdConfig *c, const char *section, const char *key, const char *
                 *ret_why = "a fraction of samples from 0 to 1";
         } else if (KEY("sampling", "exact_counters")) {
                 r = set_bool(&c->exact_counters, value);
+                *ret_why = "yes or no";
+        } else if (KEY("sampling", "job_counters")) {
+                r = set_bool(&c->job_counters, value);
                 *ret_why = "yes or no";
         } else if (KEY("sampling", "poll_ms")) {
                 r = set_unsigned(&c->poll_ms, value, 10, 60000);

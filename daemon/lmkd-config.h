@@ -17,6 +17,7 @@ typedef struct LmkdConfig {
         double jitter;                  /* fraction, 0..0.5 */
         double burst;                   /* fraction of samples that start a burst, 0..1 */
         bool exact_counters;            /* split counters at every context switch */
+        bool job_counters;              /* count each job in its cgroup v2 directory (job-counters.h) */
         unsigned poll_ms;
         EventSpec events[EVENT_MAX];
         size_t n_events;

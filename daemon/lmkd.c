@@ -50,9 +50,12 @@ static void help(void) {
                "                            without a role an event is cycles or instructions if it\n"
                "                            counts those, else named for itself\n"
                "                            (default: cycles,instructions; 'none' for none)\n"
+               "      --job-counters BOOL   Count the counters of each Slurm job exactly in its\n"
+               "                            cgroup v2 directory (default yes: the kernel switches\n"
+               "                            them only where a CPU changes jobs)\n"
                "      --exact-counters BOOL Also split the counters at every context switch, for\n"
-               "                            exact counts per process and job (default no: it\n"
-               "                            costs every context switch of every task)\n"
+               "                            exact counts per process, and per job in cgroup v1\n"
+               "                            (default no: it costs every context switch of every task)\n"
                "      --jitter PERCENT      Vary each CPU's sampling period by up to this much\n"
                "                            so sampling does not lock step with periodic work\n"
                "      --burst FRACTION      After this fraction of samples (0-1, default 0) take\n"
@@ -107,6 +110,7 @@ enum {
         ARG_NOTIFY_SOCKET,
         ARG_BURST,
         ARG_EXACT_COUNTERS,
+        ARG_JOB_COUNTERS,
         ARG_POWERCAP_ROOT,
 };
 
@@ -159,6 +163,7 @@ static const struct option options[] = {
         { "jitter", required_argument, NULL, ARG_JITTER },
         { "burst", required_argument, NULL, ARG_BURST },
         { "exact-counters", required_argument, NULL, ARG_EXACT_COUNTERS },
+        { "job-counters", required_argument, NULL, ARG_JOB_COUNTERS },
         { "poll-ms", required_argument, NULL, ARG_POLL_MS },
         { "ready-file", required_argument, NULL, ARG_READY_FILE },
         { "proc-root", required_argument, NULL, ARG_PROC_ROOT },
@@ -192,6 +197,7 @@ static const struct {
         { ARG_JITTER, "sampling", "jitter", "--jitter" },
         { ARG_BURST, "sampling", "burst", "--burst" },
         { ARG_EXACT_COUNTERS, "sampling", "exact_counters", "--exact-counters" },
+        { ARG_JOB_COUNTERS, "sampling", "job_counters", "--job-counters" },
         { ARG_POLL_MS, "sampling", "poll_ms", "--poll-ms" },
         { 'd', "report", "duration", "--duration" },
         { 'o', "report", "output", "--output" },
@@ -482,6 +488,7 @@ static int run(const LmkdConfig *o) {
                 },
                 .proc_root = o->proc_root,
                 .powercap_root = o->powercap_root,
+                .job_counters = o->job_counters,
                 .liblmk_paths = (const char *const *) o->liblmk,
                 .families = &families,
         };

@@ -10,6 +10,8 @@
 #include "cpu-set.h"
 #include "exact-totals.h"
 #include "idle.h"
+#include "job-cgroup2.h"
+#include "job-counters.h"
 #include "log.h"
 #include "energy.h"
 #include "monitor.h"
@@ -48,6 +50,7 @@ struct Monitor {
         ExactTotals totals;
         IdleSynth idle;
         Energy energy;
+        JobCounters job_counters;
 
         PendingEvent *pending;          /* samples and region events, sorted by time at each tick */
         size_t n_pending, alloc_pending;
@@ -200,6 +203,7 @@ int monitor_new(const MonitorConfig *cfg, Monitor **ret) {
         if (epoll_ctl(m->epoll_fd, EPOLL_CTL_ADD, sampler_fd(m->sampler),
                       &(struct epoll_event) { .events = EPOLLIN | EPOLLET }) < 0)
                 return -errno;
+        m->job_counters = (JobCounters) { .root_fd = -EBADF };
         *ret = TAKE_PTR(m);
         return 0;
 }
@@ -221,6 +225,7 @@ Monitor *monitor_free(Monitor *m) {
         object_table_free(m->objects);
         idle_done(&m->idle);
         energy_done(&m->energy);
+        job_counters_done(&m->job_counters);
         cpu_set_done(&m->online);
         free(m->pending);
         free(m->bpf_stats);
@@ -262,8 +267,10 @@ int monitor_sync_cpus(Monitor *m) {
                                 return log_error_errno(r, "Failed to open perf events on CPU %u: %m", c);
                         }
                         cpu_set_put(&m->online, c, true);
+                        job_counters_cpu_open(&m->job_counters, c);
                         log_debug("Sampling CPU %u.", c);
                 } else if (!want && have) {
+                        job_counters_cpu_close(&m->job_counters, c);
                         sampler_cpu_close(m->sampler, (int) c);
                         sideband_cpu_close(&m->sb, (int) c);
                         cpu_set_put(&m->online, c, false);
@@ -277,6 +284,41 @@ static void settle_totals(Monitor *m) {
         m->totals.order_point = m->last_order_point;
         m->totals.real_offset_ns = m->real_offset_ns;
         exact_totals_account(&m->totals);
+}
+
+/* Exact counts per job from the jobs' cgroups, with the counters that
+ * opened per CPU (an event the PMU lacks opens for no cgroup either). */
+static int start_job_counters(Monitor *m) {
+        const CounterState *cs;
+        const EventSpec *ev;
+        uint32_t usable = 0;
+        size_t n, nc;
+        int fd, r;
+
+        if (!m->cfg.job_counters)
+                return 0;
+        ev = sampler_events(m->sampler, &n);
+        cs = sampler_counters(m->sampler, &nc);
+        for (size_t i = 0; i < MIN(n, nc); i++)
+                if (cs[i].available)
+                        usable |= UINT32_C(1) << i;
+        if (!usable)
+                return 0;
+        fd = cgroup2_root_open("/sys/fs/cgroup");
+        if (fd < 0) {
+                log_info("Exact counts per job: no cgroup v2 hierarchy under /sys/fs/cgroup; jobs are counted "
+                         "exactly only with --exact-counters.");
+                return 0;
+        }
+        r = job_counters_init(&m->job_counters, fd, ev, n, usable, m->n_possible, &m->online, 0);
+        if (r < 0)
+                return log_error_errno(r, "Failed to set up counting per job: %m");
+        r = job_counters_scan(&m->job_counters, &m->jobs, (double) now_ns(CLOCK_REALTIME) / 1e9);
+        if (r < 0)
+                log_warning_errno(r, "Failed to look for Slurm jobs in the cgroup v2 hierarchy: %m");
+        else
+                log_debug("Exact counts per job: from each job's cgroup v2 directory; %d jobs there now.", r);
+        return 0;
 }
 
 int monitor_start(Monitor *m) {
@@ -318,6 +360,9 @@ int monitor_start(Monitor *m) {
                                                sampler_event_name(m->sampler), c);
         }
         m->last_order_point = now;
+        r = start_job_counters(m);
+        if (r < 0)
+                return r;
         /* the energy counters' baselines, once; whether or not there are any is said once */
         {
                 char why[512];
@@ -358,9 +403,15 @@ static void apply_record(Monitor *m, const SbRecord *r) {
                 break;
         case SB_FORK:
                 (void) process_table_fork(&m->procs, r->pid, r->ppid, r->tid);
+                if (r->pid != r->ppid)
+                        jobs_learn_fork(&m->jobs, process_table_get(&m->procs, r->pid),
+                                        process_table_get(&m->procs, r->ppid));
                 break;
         case SB_EXIT:
                 process_table_exit(&m->procs, r->pid, r->tid, r->time);
+                break;
+        case SB_CGROUP:
+                job_counters_cgroup_made(&m->job_counters, &m->jobs, r->str, r->ino, wall_time(m, r->time));
                 break;
         default:
                 break;
@@ -484,6 +535,10 @@ int monitor_tick(Monitor *m, bool final) {
         m->last_order_point = final ? now : point;
         if (final || (++m->ticks % TOTALS_EVERY_TICKS == 0 && exact_totals_pending(&m->totals)))
                 settle_totals(m);
+        /* jobs whose cgroup went: their last counts, and their events closed
+         * (they hold the cgroup in the kernel until then) */
+        if (!final && m->ticks % TOTALS_EVERY_TICKS == 0)
+                job_counters_collect(&m->job_counters, &m->jobs, wall_time(m, now));
         phases_tick(&m->phases, now);
         energy_account(&m->energy, &m->jobs);
         if (m->last_order_point > EXIT_GRACE_NS)
@@ -507,6 +562,7 @@ static void settle_interval(Monitor *m, bool final) {
         bool have_stats = sampler_stats(m->sampler, m->bpf_stats) >= 0;
 
         settle_totals(m);
+        job_counters_collect(&m->job_counters, &m->jobs, (double) now_ns(CLOCK_REALTIME) / 1e9);
         m->stats.samples_lost = 0;
         m->stats.phase_faults = 0;
         for (unsigned c = 0; c < m->n_possible; c++) {

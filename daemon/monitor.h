@@ -28,6 +28,7 @@ typedef struct MonitorConfig {
         const char *const *liblmk_paths; /* liblmk copies whose probes to attach at start */
         const LibFamilies *families;    /* tells communication libraries (outlives the monitor) */
         const char *powercap_root;      /* energy counters (energy.h); NULL: /sys/class/powercap */
+        bool job_counters;              /* count jobs in their cgroup v2 directories (job-counters.h) */
 } MonitorConfig;
 
 typedef struct Monitor Monitor;
