@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/timerfd.h>
 #include <time.h>
@@ -670,6 +671,17 @@ static int run(const LmkdConfig *o) {
         return write_report(&iv, o, &info);
 }
 
+/* Per-job counters take an fd per counter and CPU of each job: up to the
+ * hard limit, as a program that never uses select() may. */
+static void raise_fd_limit(void) {
+        struct rlimit rl;
+
+        if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= rl.rlim_max || rl.rlim_cur >= 65536)
+                return;
+        rl.rlim_cur = MIN(rl.rlim_max, (rlim_t) 65536);
+        (void) setrlimit(RLIMIT_NOFILE, &rl);
+}
+
 int main(int argc, char **argv) {
         _cleanup_(config_done) LmkdConfig cfg;
         int r;
@@ -680,6 +692,7 @@ int main(int argc, char **argv) {
         if (r <= 0)
                 return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
         libbpf_set_print(libbpf_log);
+        raise_fd_limit();
         r = run(&cfg);
         return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
 }
