@@ -30,7 +30,11 @@ def main():
         n = sum(got.values())
         log(f"{p}: truth {truth[p]}, lmkd {got}")
         c, i = got.get("timestep/compute", 0), got.get("timestep/io", 0)
-        check(n > 300 and c > 0 and i > 0, f"{p}: phases missing from lmkd's report: {got}")
+        # the samples due for the CPU time the example says it had: on a
+        # busy machine a 3 s run may get much less than 3 s of CPU
+        due = (truth[p]["compute_s"] + truth[p]["io_s"]) * 199
+        check(n >= 0.7 * due and n > 50 and c > 0 and i > 0,
+              f"{p}: phases missing from lmkd's report: {got} ({due:.0f} samples due)")
         # The examples run fixed 2 ms + 1 ms rounds, which a fixed sampling
         # period can beat with (test-shares measures shares with random
         # rounds); here the order must hold.
