@@ -131,9 +131,12 @@ static int get_string(const Fields *f, unsigned i, Where w, unsigned flags, size
                 return fail(err, -EINVAL, w, key, "must be a string");
         if (v->n < min || v->n > max)
                 return fail(err, -EINVAL, w, key, "must be %zu to %zu bytes long, is %" PRIu32, min, max, v->n);
-        r = check_text(v->string, v->n, flags, w, key, err);
-        if (r < 0)
-                return r;
+        /* printable ASCII passes check_text() */
+        if (!v->plain) {
+                r = check_text(v->string, v->n, flags, w, key, err);
+                if (r < 0)
+                        return r;
+        }
         *ret = v->string;
         return 0;
 }

@@ -6,10 +6,13 @@
 
 #include "json-tree.h"
 
-/* The text is copied into the arena once, with a NUL after it: strings are
- * decoded in place (an escape never decodes to more bytes than it takes)
- * and end where their closing quote was, and every scan stops at that NUL
- * without checking the length. */
+/* The text is copied into the arena once, with NUL bytes after it: strings
+ * are decoded in place (an escape never decodes to more bytes than it
+ * takes) and end where their closing quote was; every scan stops at the
+ * first NUL without checking the length, and strings are scanned a word at
+ * a time, which may read up to WORD - 1 bytes past it. */
+#define WORD sizeof(uint64_t)
+#define PADDING WORD
 typedef struct Parser {
         char *s;
         size_t size, pos;
@@ -57,16 +60,20 @@ static void skip_space(Parser *p) {
                 p->pos++;
 }
 
-static int push(Parser *p, const void *item, size_t size) {
-        if (size > p->stack_size - p->stack_used) {
-                size_t n = MAX(p->stack_size * 2, (size_t) 16384);
-                unsigned char *s = realloc(p->stack, n);
+static int grow(Parser *p) {
+        size_t n = MAX(p->stack_size * 2, (size_t) 16384);
+        unsigned char *s = realloc(p->stack, n);
 
-                if (!s)
-                        return -ENOMEM;
-                p->stack = s;
-                p->stack_size = n;
-        }
+        if (!s)
+                return -ENOMEM;
+        p->stack = s;
+        p->stack_size = n;
+        return 0;
+}
+
+static inline int push(Parser *p, const void *item, size_t size) {
+        if (_unlikely_(size > p->stack_size - p->stack_used) && grow(p) < 0)
+                return -ENOMEM;
         memcpy(p->stack + p->stack_used, item, size);
         p->stack_used += size;
         return 0;
@@ -162,18 +169,27 @@ static int unicode_escape(Parser *p, char **d) {
         }
 }
 
-/* The string whose opening quote is at p->pos, decoded where it stands and
- * NUL-terminated where its closing quote was. Member names may be in
- * single quotes, which json-c took even when strict. */
-static int parse_string(Parser *p, const char **ret, uint32_t *ret_len) {
-        char *s = p->s, *start = s + p->pos + 1, *d, quote = s[p->pos];
+/* Bit 7 of a byte of the result is set where w has the byte c (the first
+ * such byte at least; exact as a test for any). */
+static inline uint64_t has_byte(uint64_t w, unsigned char c) {
+        uint64_t x = w ^ (UINT64_C(0x0101010101010101) * c);
+
+        return (x - UINT64_C(0x0101010101010101)) & ~x & UINT64_C(0x8080808080808080);
+}
+
+/* Non-zero when a byte of w is below 0x20 or above 0x7e. */
+static inline uint64_t not_printable(uint64_t w) {
+        return ((w - UINT64_C(0x2020202020202020)) | (w + UINT64_C(0x0101010101010101)) | w) &
+               UINT64_C(0x8080808080808080);
+}
+
+/* The rest of a string from its first escape (or NUL) at s[i], decoded
+ * where it stands: d is where the next decoded byte goes. */
+static __attribute__((noinline)) int parse_escaped(Parser *p, size_t i, char **ret_end) {
+        char *s = p->s, *d = s + i, quote = s[p->pos];
         unsigned stop = quote == '"' ? STRING_STOP : KEY_STOP;
-        size_t i = p->pos + 1;
         int r;
 
-        while (!(class[(unsigned char) s[i]] & stop))
-                i++;
-        d = s + i;
         for (;;) {
                 char c = s[i];
 
@@ -211,10 +227,53 @@ static int parse_string(Parser *p, const char **ret, uint32_t *ret_len) {
                         *d++ = s[i++];
                 while (!(class[(unsigned char) s[i]] & stop));
         }
-        *d = '\0';
-        p->pos = i + 1;
+        p->pos = i;
+        *ret_end = d;
+        return 0;
+}
+
+/* The string whose opening quote is at p->pos, decoded where it stands and
+ * NUL-terminated where its closing quote was. Member names may be in
+ * single quotes, which json-c took even when strict. */
+static inline int parse_string(Parser *p, const char **ret, uint32_t *ret_len, bool *ret_plain) {
+        char *s = p->s, *start = s + p->pos + 1, *end, quote = s[p->pos];
+        size_t i = p->pos + 1;
+        uint64_t odd = 0;
+        int r;
+
+        /* A word at a time up to the first quote, backslash or NUL, noting
+         * whether any byte before it is not printable ASCII. */
+        for (uint64_t w;; i += WORD) {
+                uint64_t m;
+
+                memcpy(&w, s + i, WORD);
+                m = has_byte(w, (unsigned char) quote) | has_byte(w, '\\') | has_byte(w, 0);
+                if (m) {
+                        /* the lowest bit set is exact: the first such byte */
+                        unsigned k = (unsigned) __builtin_ctzll(m) / 8;
+                        uint64_t before = k == 0 ? 0 : UINT64_MAX >> (64 - 8 * k);
+
+                        odd |= not_printable((w & before) | (UINT64_C(0x2020202020202020) & ~before));
+                        i += k;
+                        break;
+                }
+                odd |= not_printable(w);
+        }
+        if (_likely_(s[i] == quote)) {
+                end = s + i;
+                p->pos = i;
+        } else {
+                r = parse_escaped(p, i, &end);
+                if (r < 0)
+                        return r;
+                odd = 1;
+        }
+        *end = '\0';
+        p->pos++;
         *ret = start;
-        *ret_len = (uint32_t) (d - start);
+        *ret_len = (uint32_t) (end - start);
+        if (ret_plain)
+                *ret_plain = !odd;
         return 0;
 }
 
@@ -247,7 +306,7 @@ static int parse_number(Parser *p, JsonValue *v) {
         p->pos = i;
 
         if (i == start + 1 && s[start] == '-' && s[i] == 'I') {
-                if (strncmp(s + i, "Infinity", 8) != 0)
+                if (memcmp(s + i, "Infinity", 8) != 0)
                         return fail_here(p, "invalid literal");
                 p->pos += 8;
                 *v = (JsonValue) { .type = JSON_DOUBLE, .number = -INFINITY };
@@ -283,11 +342,9 @@ static int parse_number(Parser *p, JsonValue *v) {
         }
 }
 
-static int parse_literal(Parser *p, const char *word, JsonValue v, JsonValue *ret) {
-        size_t n = strlen(word);
-
-        /* strncmp stops at the NUL after the text */
-        if (strncmp(p->s + p->pos, word, n) != 0) {
+static inline int parse_literal(Parser *p, const char *word, size_t n, JsonValue v, JsonValue *ret) {
+        /* n bytes after p->pos may be in the padding, not beyond */
+        if (memcmp(p->s + p->pos, word, n) != 0) {
                 while (p->s[p->pos] == *word) {
                         p->pos++;
                         word++;
@@ -346,7 +403,7 @@ static int parse_object(Parser *p, unsigned depth, JsonValue *v) {
 
                         if (p->s[p->pos] != '"' && p->s[p->pos] != '\'')
                                 return fail_here(p, "quoted member name expected");
-                        r = parse_string(p, &m.key, &len);
+                        r = parse_string(p, &m.key, &len, NULL);
                         if (r < 0)
                                 return r;
                         skip_space(p);
@@ -386,19 +443,19 @@ static int parse_value(Parser *p, unsigned depth, JsonValue *v) {
                 return parse_array(p, depth, v);
         case '"':
                 *v = (JsonValue) { .type = JSON_STRING };
-                return parse_string(p, &v->string, &v->n);
+                return parse_string(p, &v->string, &v->n, &v->plain);
         case '-': case '0' ... '9':
                 return parse_number(p, v);
         case 't':
-                return parse_literal(p, "true", (JsonValue) { .type = JSON_BOOL, .boolean = true }, v);
+                return parse_literal(p, "true", 4, (JsonValue) { .type = JSON_BOOL, .boolean = true }, v);
         case 'f':
-                return parse_literal(p, "false", (JsonValue) { .type = JSON_BOOL, .boolean = false }, v);
+                return parse_literal(p, "false", 5, (JsonValue) { .type = JSON_BOOL, .boolean = false }, v);
         case 'n':
-                return parse_literal(p, "null", (JsonValue) { .type = JSON_NULL }, v);
+                return parse_literal(p, "null", 4, (JsonValue) { .type = JSON_NULL }, v);
         case 'N':
-                return parse_literal(p, "NaN", (JsonValue) { .type = JSON_DOUBLE, .number = NAN }, v);
+                return parse_literal(p, "NaN", 3, (JsonValue) { .type = JSON_DOUBLE, .number = NAN }, v);
         case 'I':
-                return parse_literal(p, "Infinity", (JsonValue) { .type = JSON_DOUBLE, .number = INFINITY }, v);
+                return parse_literal(p, "Infinity", 8, (JsonValue) { .type = JSON_DOUBLE, .number = INFINITY }, v);
         default:
                 return fail_here(p, "unexpected character");
         }
@@ -412,12 +469,12 @@ int json_parse(Arena *arena, const char *data, size_t size, unsigned max_depth, 
 
         if (size >= UINT32_MAX)
                 return fail(&p, 0, "too large");
-        p.s = arena_alloc(arena, size + 1);
+        p.s = arena_alloc(arena, size + PADDING);
         root = arena_alloc(arena, sizeof(JsonValue));
         if (!p.s || !root)
                 return -ENOMEM;
         memcpy(p.s, data, size);
-        p.s[size] = '\0';
+        memset(p.s + size, 0, PADDING);
 
         skip_space(&p);
         r = parse_value(&p, 0, root);

@@ -44,7 +44,8 @@ typedef enum JsonType {
 typedef struct JsonMember JsonMember;
 
 typedef struct JsonValue {
-        JsonType type;
+        uint8_t type;                   /* JsonType */
+        bool plain;                     /* a string of printable ASCII only (0x20..0x7e) */
         uint32_t n;                     /* bytes of a string, elements of an array, members of an object */
         union {
                 bool boolean;
