@@ -1,13 +1,18 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
-#include <json-c/json.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 
+#include "arena.h"
 #include "batch-parse.h"
+#include "json-tree.h"
 #include "utf8.h"
 
+/* The batch is parsed into a JSON tree first (json-tree.h), all of it, and
+ * checked after: a text that is not JSON is refused as such whatever else
+ * is wrong with it, and the checks run in the fixed order below, so the
+ * field an error names does not depend on the order of the keys. */
 
 /* Where in the batch we are, so errors can name the field without building a
  * path string for every one of 100,000 valid rows. */
@@ -36,19 +41,36 @@ static int fail(BatchError *err, int r, Where w, const char *key, const char *fm
         return r;
 }
 
-static int get_member(json_object *o, Where w, const char *key, bool required,
-                      json_object **ret, bool *ret_present, BatchError *err) {
-        json_object *v = NULL;
+/* The members of one object that the checks read, looked up once
+ * (json_object_bind()): each kind of object has a table of names and an
+ * enum of indices into it, and the checks name a field by its index. */
+#define MAX_FIELDS 20
 
-        if (!json_object_object_get_ex(o, key, &v)) {
-                if (required)
-                        return fail(err, -EINVAL, w, key, "missing");
-                *ret_present = false;
-                *ret = NULL;
-                return 0;
-        }
-        *ret_present = true;
-        *ret = v;
+typedef struct Fields {
+        const char *const *names;
+        const JsonValue *v[MAX_FIELDS];
+} Fields;
+
+#define BIND(o, table, f)                                                               \
+        ({                                                                              \
+                _Static_assert(ELEMENTSOF(table) <= MAX_FIELDS, "too many fields");     \
+                (f)->names = (table);                                                   \
+                json_object_bind((o), (table), ELEMENTSOF(table), (f)->v);              \
+        })
+
+static bool is_type(const JsonValue *v, JsonType t) {
+        return v->type == t;
+}
+
+/* present and not null */
+static bool has(const Fields *f, unsigned i) {
+        return f->v[i] && !is_type(f->v[i], JSON_NULL);
+}
+
+static int get_member(const Fields *f, unsigned i, Where w, bool required, const JsonValue **ret, BatchError *err) {
+        if (!f->v[i] && required)
+                return fail(err, -EINVAL, w, f->names[i], "missing");
+        *ret = f->v[i];
         return 0;
 }
 
@@ -86,147 +108,140 @@ static int check_text(const char *s, size_t len, unsigned flags, Where w, const 
 
 /* A string member of min..max bytes, checked by check_text(). Absent or null
  * gives NULL where the flags allow it. */
-static int get_string(json_object *o, Where w, const char *key, unsigned flags,
-                      size_t min, size_t max, const char **ret, BatchError *err) {
-        json_object *v = NULL;
-        bool present;
-        const char *s;
-        int r, len;
+static int get_string(const Fields *f, unsigned i, Where w, unsigned flags, size_t min, size_t max,
+                      const char **ret, BatchError *err) {
+        const char *key = f->names[i];
+        const JsonValue *v;
+        int r;
 
-        r = get_member(o, w, key, flags & REQUIRED, &v, &present, err);
+        r = get_member(f, i, w, flags & REQUIRED, &v, err);
         if (r < 0)
                 return r;
-        if (!present) {
+        if (!v) {
                 *ret = NULL;
                 return 0;
         }
-        if (json_object_is_type(v, json_type_null)) {
+        if (is_type(v, JSON_NULL)) {
                 if (!(flags & NULLABLE))
                         return fail(err, -EINVAL, w, key, "must be a string, not null");
                 *ret = NULL;
                 return 0;
         }
-        if (!json_object_is_type(v, json_type_string))
+        if (!is_type(v, JSON_STRING))
                 return fail(err, -EINVAL, w, key, "must be a string");
-        s = json_object_get_string(v);
-        len = json_object_get_string_len(v);
-        if ((size_t) len < min || (size_t) len > max)
-                return fail(err, -EINVAL, w, key, "must be %zu to %zu bytes long, is %d", min, max, len);
-        r = check_text(s, (size_t) len, flags, w, key, err);
-        if (r < 0)
-                return r;
-        *ret = s;
+        if (v->n < min || v->n > max)
+                return fail(err, -EINVAL, w, key, "must be %zu to %zu bytes long, is %" PRIu32, min, max, v->n);
+        /* printable ASCII passes check_text() */
+        if (!v->plain) {
+                r = check_text(v->string, v->n, flags, w, key, err);
+                if (r < 0)
+                        return r;
+        }
+        *ret = v->string;
         return 0;
 }
 
 /* An integer member in min..max; absent or null gives BATCH_NULL where the
  * flags allow it. Numbers with a fraction or exponent are not integers. */
-static int get_int(json_object *o, Where w, const char *key, unsigned flags,
-                   int64_t min, int64_t max, int64_t *ret, BatchError *err) {
-        json_object *v = NULL;
-        bool present;
-        int64_t i;
+static int get_int(const Fields *f, unsigned i, Where w, unsigned flags, int64_t min, int64_t max, int64_t *ret,
+                   BatchError *err) {
+        const char *key = f->names[i];
+        const JsonValue *v;
         int r;
 
-        r = get_member(o, w, key, flags & REQUIRED, &v, &present, err);
+        r = get_member(f, i, w, flags & REQUIRED, &v, err);
         if (r < 0)
                 return r;
-        if (!present || json_object_is_type(v, json_type_null)) {
-                if (present && !(flags & NULLABLE))
+        if (!v || is_type(v, JSON_NULL)) {
+                if (v && !(flags & NULLABLE))
                         return fail(err, -EINVAL, w, key, "must be an integer, not null");
                 *ret = BATCH_NULL;
                 return 0;
         }
-        if (!json_object_is_type(v, json_type_int))
+        if (!is_type(v, JSON_INT))
                 return fail(err, -EINVAL, w, key, "must be an integer");
-        /* json-c saturates out-of-range literals at INT64_MIN/INT64_MAX and
-         * reads values above INT64_MAX as INT64_MAX: every max we pass is
-         * below that, so both land outside the range. */
-        i = json_object_get_int64(v);
-        if (i < min || i > max)
+        /* Out-of-range literals saturate at INT64_MIN/INT64_MAX (json-tree.h):
+         * every max we pass is below that, so they land outside the range. */
+        if (v->integer < min || v->integer > max)
                 return fail(err, -EINVAL, w, key, "must be between %" PRId64 " and %" PRId64, min, max);
-        *ret = i;
+        *ret = v->integer;
         return 0;
 }
 
-static int get_double(json_object *o, Where w, const char *key, unsigned flags,
-                      double min, double max, double *ret, BatchError *err) {
-        json_object *v = NULL;
-        bool present;
+/* A number, integer or not, as a double */
+static double number_of(const JsonValue *v) {
+        return is_type(v, JSON_INT) ? (double) v->integer : v->number;
+}
+
+static int get_double(const Fields *f, unsigned i, Where w, unsigned flags, double min, double max, double *ret,
+                      BatchError *err) {
+        const char *key = f->names[i];
+        const JsonValue *v;
         double d;
         int r;
 
-        r = get_member(o, w, key, flags & REQUIRED, &v, &present, err);
+        r = get_member(f, i, w, flags & REQUIRED, &v, err);
         if (r < 0)
                 return r;
-        if (!present || ((flags & NULLABLE) && json_object_is_type(v, json_type_null))) {
+        if (!v || ((flags & NULLABLE) && is_type(v, JSON_NULL))) {
                 *ret = NAN;
                 return 0;
         }
-        if (!json_object_is_type(v, json_type_double) && !json_object_is_type(v, json_type_int))
+        if (!is_type(v, JSON_DOUBLE) && !is_type(v, JSON_INT))
                 return fail(err, -EINVAL, w, key, "must be a number");
-        d = json_object_get_double(v);
+        d = number_of(v);
         if (!isfinite(d) || d < min || d > max)
                 return fail(err, -EINVAL, w, key, "must be a number between %g and %g", min, max);
         *ret = d;
         return 0;
 }
 
-static int get_bool(json_object *o, Where w, const char *key, bool *ret, BatchError *err) {
-        json_object *v = NULL;
-        bool present;
-        int r;
+static int get_bool(const Fields *f, unsigned i, Where w, bool *ret, BatchError *err) {
+        const JsonValue *v = f->v[i];
 
-        r = get_member(o, w, key, false, &v, &present, err);
-        if (r < 0)
-                return r;
-        if (!present || json_object_is_type(v, json_type_null)) {
+        if (!v || is_type(v, JSON_NULL)) {
                 *ret = false;
                 return 0;
         }
-        if (!json_object_is_type(v, json_type_boolean))
-                return fail(err, -EINVAL, w, key, "must be true or false");
-        *ret = json_object_get_boolean(v);
+        if (!is_type(v, JSON_BOOL))
+                return fail(err, -EINVAL, w, f->names[i], "must be true or false");
+        *ret = v->boolean;
         return 0;
 }
 
-static int get_object(json_object *o, Where w, const char *key, bool required,
-                      json_object **ret, BatchError *err) {
-        json_object *v = NULL;
-        bool present;
+static int get_object(const Fields *f, unsigned i, Where w, bool required, const JsonValue **ret, BatchError *err) {
+        const JsonValue *v;
         int r;
 
-        r = get_member(o, w, key, required, &v, &present, err);
+        r = get_member(f, i, w, required, &v, err);
         if (r < 0)
                 return r;
-        if (present && !json_object_is_type(v, json_type_object))
-                return fail(err, -EINVAL, w, key, "must be an object");
-        *ret = present ? v : NULL;
+        if (v && !is_type(v, JSON_OBJECT))
+                return fail(err, -EINVAL, w, f->names[i], "must be an object");
+        *ret = v;
         return 0;
 }
 
-static int get_array(json_object *o, const char *key, bool required, size_t max,
-                     json_object **ret, size_t *ret_n, BatchError *err) {
-        json_object *v = NULL;
-        bool present;
-        size_t n;
+static int get_array(const Fields *f, unsigned i, bool required, size_t max, const JsonValue **ret, size_t *ret_n,
+                     BatchError *err) {
+        const char *key = f->names[i];
+        const JsonValue *v;
         int r;
 
-        r = get_member(o, TOP, key, required, &v, &present, err);
+        r = get_member(f, i, TOP, required, &v, err);
         if (r < 0)
                 return r;
-        if (!present || json_object_is_type(v, json_type_null)) {
+        if (!v || is_type(v, JSON_NULL)) {
                 *ret = NULL;
                 *ret_n = 0;
                 return 0;
         }
-        if (!json_object_is_type(v, json_type_array))
+        if (!is_type(v, JSON_ARRAY))
                 return fail(err, -EINVAL, TOP, key, "must be an array");
-        n = json_object_array_length(v);
-        if (n > max)
-                return fail(err, -E2BIG, TOP, key, "has %zu elements, at most %zu are allowed", n, max);
+        if (v->n > max)
+                return fail(err, -E2BIG, TOP, key, "has %" PRIu32 " elements, at most %zu are allowed", v->n, max);
         *ret = v;
-        *ret_n = n;
+        *ret_n = v->n;
         return 0;
 }
 
@@ -274,6 +289,34 @@ static bool add_sum(int64_t *sum, int64_t v) {
         return !__builtin_add_overflow(*sum, v, sum);
 }
 
+/* The top level and the objects of the header, their members in the order
+ * lmkd writes them (daemon/batch-build.c, daemon/interval-json.c). */
+enum { TOP_FORMAT, TOP_VERSION, TOP_BATCH, TOP_NODE, TOP_INVENTORY, TOP_INTERVAL, TOP_SAMPLING, TOP_ROWS,
+       TOP_COUNTERS, TOP_MARKERS, TOP_JOBS, TOP_ENERGY, TOP_RANKS };
+static const char *const top_fields[] = {
+        [TOP_FORMAT] = "format", [TOP_VERSION] = "version", [TOP_BATCH] = "batch", [TOP_NODE] = "node",
+        [TOP_INVENTORY] = "inventory", [TOP_INTERVAL] = "interval", [TOP_SAMPLING] = "sampling",
+        [TOP_ROWS] = "rows", [TOP_COUNTERS] = "counters", [TOP_MARKERS] = "markers", [TOP_JOBS] = "jobs",
+        [TOP_ENERGY] = "energy", [TOP_RANKS] = "ranks",
+};
+
+enum { BATCH_NODE, BATCH_BOOT_ID, BATCH_SEQ };
+static const char *const batch_fields[] = { [BATCH_NODE] = "node", [BATCH_BOOT_ID] = "boot_id", [BATCH_SEQ] = "seq" };
+
+enum { NODE_HOSTNAME, NODE_CPUS, NODE_CLUSTER, NODE_INSTALLED, NODE_TYPE };
+static const char *const node_fields[] = {
+        [NODE_HOSTNAME] = "hostname", [NODE_CPUS] = "cpus", [NODE_CLUSTER] = "cluster",
+        [NODE_INSTALLED] = "installed", [NODE_TYPE] = "type",
+};
+
+enum { INTERVAL_START, INTERVAL_END };
+static const char *const interval_fields[] = { [INTERVAL_START] = "start", [INTERVAL_END] = "end" };
+
+enum { SAMPLING_EVENT, SAMPLING_FREQUENCY_HZ, SAMPLING_SAMPLES_LOST };
+static const char *const sampling_fields[] = {
+        [SAMPLING_EVENT] = "event", [SAMPLING_FREQUENCY_HZ] = "frequency_hz", [SAMPLING_SAMPLES_LOST] = "samples_lost",
+};
+
 /* node.installed: the library families lmkd found on the node
  * (daemon/node-software.h), as short identifiers. */
 static bool family_name_ok(const char *s) {
@@ -287,15 +330,18 @@ static bool family_name_ok(const char *s) {
         return true;
 }
 
-static int parse_installed(json_object *node, Batch *b, BatchError *err) {
-        json_object *a;
+enum { FAMILY_PURPOSE, FAMILY_FAMILY };
+static const char *const family_fields[] = { [FAMILY_PURPOSE] = "purpose", [FAMILY_FAMILY] = "family" };
+
+static int parse_installed(const Fields *node, Arena *arena, Batch *b, BatchError *err) {
+        const JsonValue *a = node->v[NODE_INSTALLED];
         size_t n;
 
-        if (!json_object_object_get_ex(node, "installed", &a) || json_object_is_type(a, json_type_null))
+        if (!a || is_type(a, JSON_NULL))
                 return 0;
-        if (!json_object_is_type(a, json_type_array))
+        if (!is_type(a, JSON_ARRAY))
                 return fail(err, -EINVAL, IN("node"), "installed", "must be an array");
-        n = json_object_array_length(a);
+        n = a->n;
         if (n > BATCH_MAX_INSTALLED)
                 return fail(err, -EINVAL, IN("node"), "installed", "has %zu elements, at most %u are allowed",
                             n, BATCH_MAX_INSTALLED);
@@ -303,19 +349,21 @@ static int parse_installed(json_object *node, Batch *b, BatchError *err) {
                 b->has_installed = true;
                 return 0;
         }
-        b->installed = calloc(n, sizeof(BatchFamily));
+        b->installed = arena_calloc(arena, n, sizeof(BatchFamily));
         if (!b->installed)
                 return -ENOMEM;
         for (size_t i = 0; i < n; i++) {
-                json_object *o = json_object_array_get_idx(a, i);
+                const JsonValue *o = &a->elements[i];
                 Where w = AT("node.installed", i);
                 BatchFamily *f = &b->installed[i];
+                Fields of;
                 int r;
 
-                if (!json_object_is_type(o, json_type_object))
+                if (!is_type(o, JSON_OBJECT))
                         return fail(err, -EINVAL, w, NULL, "must be an object");
-                if ((r = get_string(o, w, "purpose", REQUIRED | IDENT, 1, BATCH_MAX_FAMILY_NAME, &f->purpose, err)) < 0 ||
-                    (r = get_string(o, w, "family", REQUIRED | IDENT, 1, BATCH_MAX_FAMILY_NAME, &f->family, err)) < 0)
+                BIND(o, family_fields, &of);
+                if ((r = get_string(&of, FAMILY_PURPOSE, w, REQUIRED | IDENT, 1, BATCH_MAX_FAMILY_NAME, &f->purpose, err)) < 0 ||
+                    (r = get_string(&of, FAMILY_FAMILY, w, REQUIRED | IDENT, 1, BATCH_MAX_FAMILY_NAME, &f->family, err)) < 0)
                         return r;
                 if (!family_name_ok(f->purpose))
                         return fail(err, -EINVAL, w, "purpose", "must be 1-%u characters of a-z 0-9 _ . + -",
@@ -334,36 +382,52 @@ static bool hex4(const char *s) {
         return strlen(s) == 4 && strspn(s, "0123456789abcdef") == 4;
 }
 
-static int parse_gpus(json_object *t, BatchNodeType *nt, BatchError *err) {
-        json_object *a;
+enum { GPU_VENDOR, GPU_VENDOR_ID, GPU_DEVICE_ID, GPU_NAME, GPU_COUNT };
+static const char *const gpu_fields[] = {
+        [GPU_VENDOR] = "vendor", [GPU_VENDOR_ID] = "vendor_id", [GPU_DEVICE_ID] = "device_id", [GPU_NAME] = "name",
+        [GPU_COUNT] = "count",
+};
+
+enum { TYPE_CPU_MODEL, TYPE_SOCKETS, TYPE_CORES, TYPE_THREADS, TYPE_MEMORY_BYTES, TYPE_GPUS, TYPE_GPUS_OTHER,
+       TYPE_KERNEL };
+static const char *const type_fields[] = {
+        [TYPE_CPU_MODEL] = "cpu_model", [TYPE_SOCKETS] = "sockets", [TYPE_CORES] = "cores", [TYPE_THREADS] = "threads",
+        [TYPE_MEMORY_BYTES] = "memory_bytes", [TYPE_GPUS] = "gpus", [TYPE_GPUS_OTHER] = "gpus_other",
+        [TYPE_KERNEL] = "kernel",
+};
+
+static int parse_gpus(const Fields *t, Arena *arena, BatchNodeType *nt, BatchError *err) {
+        const JsonValue *a = t->v[TYPE_GPUS];
         size_t n;
         int r;
 
-        if (!json_object_object_get_ex(t, "gpus", &a) || json_object_is_type(a, json_type_null))
+        if (!a || is_type(a, JSON_NULL))
                 return 0;
-        if (!json_object_is_type(a, json_type_array))
+        if (!is_type(a, JSON_ARRAY))
                 return fail(err, -EINVAL, IN("node.type"), "gpus", "must be an array");
-        n = json_object_array_length(a);
+        n = a->n;
         if (n > BATCH_MAX_GPU_MODELS)
                 return fail(err, -EINVAL, IN("node.type"), "gpus", "has %zu elements, at most %u are allowed", n,
                             BATCH_MAX_GPU_MODELS);
         if (n == 0)
                 return 0;
-        nt->gpus = calloc(n, sizeof(BatchGpu));
+        nt->gpus = arena_calloc(arena, n, sizeof(BatchGpu));
         if (!nt->gpus)
                 return -ENOMEM;
         for (size_t i = 0; i < n; i++) {
-                json_object *o = json_object_array_get_idx(a, i);
+                const JsonValue *o = &a->elements[i];
                 Where w = AT("node.type.gpus", i);
                 BatchGpu *g = &nt->gpus[i];
+                Fields f;
 
-                if (!json_object_is_type(o, json_type_object))
+                if (!is_type(o, JSON_OBJECT))
                         return fail(err, -EINVAL, w, NULL, "must be an object");
-                if ((r = get_string(o, w, "vendor", REQUIRED | IDENT, 1, 32, &g->vendor, err)) < 0 ||
-                    (r = get_string(o, w, "vendor_id", REQUIRED | IDENT, 4, 4, &g->vendor_id, err)) < 0 ||
-                    (r = get_string(o, w, "device_id", NULLABLE | IDENT, 4, 4, &g->device_id, err)) < 0 ||
-                    (r = get_string(o, w, "name", NULLABLE | IDENT, 1, BATCH_MAX_NODE_TEXT, &g->name, err)) < 0 ||
-                    (r = get_int(o, w, "count", REQUIRED, 1, 65536, &g->count, err)) < 0)
+                BIND(o, gpu_fields, &f);
+                if ((r = get_string(&f, GPU_VENDOR, w, REQUIRED | IDENT, 1, 32, &g->vendor, err)) < 0 ||
+                    (r = get_string(&f, GPU_VENDOR_ID, w, REQUIRED | IDENT, 4, 4, &g->vendor_id, err)) < 0 ||
+                    (r = get_string(&f, GPU_DEVICE_ID, w, NULLABLE | IDENT, 4, 4, &g->device_id, err)) < 0 ||
+                    (r = get_string(&f, GPU_NAME, w, NULLABLE | IDENT, 1, BATCH_MAX_NODE_TEXT, &g->name, err)) < 0 ||
+                    (r = get_int(&f, GPU_COUNT, w, REQUIRED, 1, 65536, &g->count, err)) < 0)
                         return r;
                 if (!hex4(g->vendor_id))
                         return fail(err, -EINVAL, w, "vendor_id", "must be 4 lower-case hex digits");
@@ -374,45 +438,48 @@ static int parse_gpus(json_object *t, BatchNodeType *nt, BatchError *err) {
         return 0;
 }
 
-static int parse_node_type(json_object *node, Batch *b, BatchError *err) {
-        json_object *t;
+static int parse_node_type(const Fields *node, Arena *arena, Batch *b, BatchError *err) {
+        const JsonValue *t;
         BatchNodeType *nt;
         Where w = IN("node.type");
+        Fields f;
         int r;
 
-        if ((r = get_object(node, IN("node"), "type", false, &t, err)) < 0 || !t)
+        if ((r = get_object(node, NODE_TYPE, IN("node"), false, &t, err)) < 0 || !t)
                 return r;
-        nt = b->node_type = calloc(1, sizeof(BatchNodeType));
+        nt = b->node_type = arena_calloc(arena, 1, sizeof(BatchNodeType));
         if (!nt)
                 return -ENOMEM;
-        if ((r = get_string(t, w, "cpu_model", NULLABLE | IDENT, 1, BATCH_MAX_NODE_TEXT, &nt->cpu_model, err)) < 0 ||
-            (r = get_int(t, w, "threads", NULLABLE, 1, 1 << 20, &nt->threads, err)) < 0 ||
-            (r = get_int(t, w, "cores", NULLABLE, 1, nt->threads == BATCH_NULL ? 1 << 20 : nt->threads,
+        BIND(t, type_fields, &f);
+        if ((r = get_string(&f, TYPE_CPU_MODEL, w, NULLABLE | IDENT, 1, BATCH_MAX_NODE_TEXT, &nt->cpu_model, err)) < 0 ||
+            (r = get_int(&f, TYPE_THREADS, w, NULLABLE, 1, 1 << 20, &nt->threads, err)) < 0 ||
+            (r = get_int(&f, TYPE_CORES, w, NULLABLE, 1, nt->threads == BATCH_NULL ? 1 << 20 : nt->threads,
                          &nt->cores, err)) < 0 ||
-            (r = get_int(t, w, "sockets", NULLABLE, 1, nt->cores == BATCH_NULL ? 1 << 20 : nt->cores,
+            (r = get_int(&f, TYPE_SOCKETS, w, NULLABLE, 1, nt->cores == BATCH_NULL ? 1 << 20 : nt->cores,
                          &nt->sockets, err)) < 0 ||
-            (r = get_int(t, w, "memory_bytes", NULLABLE, 1, (int64_t) BATCH_MAX_COUNTER, &nt->memory_bytes, err)) < 0 ||
-            (r = get_int(t, w, "gpus_other", NULLABLE, 0, 1 << 20, &nt->gpus_other, err)) < 0 ||
-            (r = get_string(t, w, "kernel", NULLABLE | IDENT, 1, 256, &nt->kernel, err)) < 0 ||
-            (r = parse_gpus(t, nt, err)) < 0)
+            (r = get_int(&f, TYPE_MEMORY_BYTES, w, NULLABLE, 1, (int64_t) BATCH_MAX_COUNTER, &nt->memory_bytes, err)) < 0 ||
+            (r = get_int(&f, TYPE_GPUS_OTHER, w, NULLABLE, 0, 1 << 20, &nt->gpus_other, err)) < 0 ||
+            (r = get_string(&f, TYPE_KERNEL, w, NULLABLE | IDENT, 1, 256, &nt->kernel, err)) < 0 ||
+            (r = parse_gpus(&f, arena, nt, err)) < 0)
                 return r;
         if (nt->gpus_other == BATCH_NULL)
                 nt->gpus_other = 0;
         return 0;
 }
 
-static int parse_header(json_object *root, Batch *b, BatchError *err) {
-        json_object *o;
+static int parse_header(const Fields *top, Arena *arena, Batch *b, BatchError *err) {
+        const JsonValue *o;
         const char *format;
         int64_t version;
+        Fields f;
         int r;
 
-        r = get_string(root, TOP, "format", REQUIRED, 0, 64, &format, err);
+        r = get_string(top, TOP_FORMAT, TOP, REQUIRED, 0, 64, &format, err);
         if (r < 0)
                 return r;
         if (!streq(format, LMK_BATCH_FORMAT))
                 return fail(err, -EPROTONOSUPPORT, TOP, "format", "must be \"%s\"", LMK_BATCH_FORMAT);
-        r = get_int(root, TOP, "version", REQUIRED, 0, INT32_MAX, &version, err);
+        r = get_int(top, TOP_VERSION, TOP, REQUIRED, 0, INT32_MAX, &version, err);
         if (r < 0)
                 return r;
         if (version != LMK_BATCH_VERSION)
@@ -420,23 +487,29 @@ static int parse_header(json_object *root, Batch *b, BatchError *err) {
                             "version %" PRId64 " is not supported, this store knows version %d",
                             version, LMK_BATCH_VERSION);
 
-        if ((r = get_object(root, TOP, "batch", true, &o, err)) < 0 ||
-            (r = get_string(o, IN("batch"), "node", REQUIRED | IDENT, 1, MAX_NAME, &b->node, err)) < 0 ||
-            (r = get_string(o, IN("batch"), "boot_id", REQUIRED | IDENT, 1, MAX_ID, &b->boot_id, err)) < 0 ||
-            (r = get_int(o, IN("batch"), "seq", REQUIRED, 0, INT64_MAX - 1, &b->seq, err)) < 0)
+        if ((r = get_object(top, TOP_BATCH, TOP, true, &o, err)) < 0)
+                return r;
+        BIND(o, batch_fields, &f);
+        if ((r = get_string(&f, BATCH_NODE, IN("batch"), REQUIRED | IDENT, 1, MAX_NAME, &b->node, err)) < 0 ||
+            (r = get_string(&f, BATCH_BOOT_ID, IN("batch"), REQUIRED | IDENT, 1, MAX_ID, &b->boot_id, err)) < 0 ||
+            (r = get_int(&f, BATCH_SEQ, IN("batch"), REQUIRED, 0, INT64_MAX - 1, &b->seq, err)) < 0)
                 return r;
 
-        if ((r = get_object(root, TOP, "node", true, &o, err)) < 0 ||
-            (r = get_string(o, IN("node"), "hostname", NULLABLE | IDENT, 1, MAX_NAME, &b->hostname, err)) < 0 ||
-            (r = get_int(o, IN("node"), "cpus", REQUIRED, 1, 1 << 20, &b->cpus, err)) < 0 ||
-            (r = get_string(o, IN("node"), "cluster", NULLABLE | IDENT, 1, MAX_NAME, &b->cluster, err)) < 0 ||
-            (r = parse_installed(o, b, err)) < 0 ||
-            (r = parse_node_type(o, b, err)) < 0)
+        if ((r = get_object(top, TOP_NODE, TOP, true, &o, err)) < 0)
+                return r;
+        BIND(o, node_fields, &f);
+        if ((r = get_string(&f, NODE_HOSTNAME, IN("node"), NULLABLE | IDENT, 1, MAX_NAME, &b->hostname, err)) < 0 ||
+            (r = get_int(&f, NODE_CPUS, IN("node"), REQUIRED, 1, 1 << 20, &b->cpus, err)) < 0 ||
+            (r = get_string(&f, NODE_CLUSTER, IN("node"), NULLABLE | IDENT, 1, MAX_NAME, &b->cluster, err)) < 0 ||
+            (r = parse_installed(&f, arena, b, err)) < 0 ||
+            (r = parse_node_type(&f, arena, b, err)) < 0)
                 return r;
 
-        if ((r = get_object(root, TOP, "interval", true, &o, err)) < 0 ||
-            (r = get_double(o, IN("interval"), "start", REQUIRED, TIME_MIN, TIME_MAX, &b->start, err)) < 0 ||
-            (r = get_double(o, IN("interval"), "end", REQUIRED, TIME_MIN, TIME_MAX, &b->end, err)) < 0)
+        if ((r = get_object(top, TOP_INTERVAL, TOP, true, &o, err)) < 0)
+                return r;
+        BIND(o, interval_fields, &f);
+        if ((r = get_double(&f, INTERVAL_START, IN("interval"), REQUIRED, TIME_MIN, TIME_MAX, &b->start, err)) < 0 ||
+            (r = get_double(&f, INTERVAL_END, IN("interval"), REQUIRED, TIME_MIN, TIME_MAX, &b->end, err)) < 0)
                 return r;
         if (b->start > b->end)
                 return fail(err, -EINVAL, IN("interval"), "end", "must not be before interval.start");
@@ -445,13 +518,15 @@ static int parse_header(json_object *root, Batch *b, BatchError *err) {
                             "must be at most %g s after interval.start (lmkd pushes at least daily)",
                             BATCH_MAX_INTERVAL_S);
 
-        if ((r = get_object(root, TOP, "sampling", true, &o, err)) < 0 ||
-            (r = get_string(o, IN("sampling"), "event", REQUIRED | IDENT, 1, 64, &b->event, err)) < 0 ||
-            (r = get_double(o, IN("sampling"), "frequency_hz", REQUIRED, BATCH_MIN_FREQUENCY_HZ,
+        if ((r = get_object(top, TOP_SAMPLING, TOP, true, &o, err)) < 0)
+                return r;
+        BIND(o, sampling_fields, &f);
+        if ((r = get_string(&f, SAMPLING_EVENT, IN("sampling"), REQUIRED | IDENT, 1, 64, &b->event, err)) < 0 ||
+            (r = get_double(&f, SAMPLING_FREQUENCY_HZ, IN("sampling"), REQUIRED, BATCH_MIN_FREQUENCY_HZ,
                             BATCH_MAX_FREQUENCY_HZ, &b->frequency_hz, err)) < 0)
                 return r;
         batch_limits(b, &b->limits);
-        r = get_int(o, IN("sampling"), "samples_lost", OPTIONAL, 0, b->limits.samples, &b->samples_lost, err);
+        r = get_int(&f, SAMPLING_SAMPLES_LOST, IN("sampling"), OPTIONAL, 0, b->limits.samples, &b->samples_lost, err);
         if (r < 0)
                 return r;
         if (b->samples_lost == BATCH_NULL)
@@ -495,30 +570,38 @@ static int role_slot(Batch *b, const char *role, Where w, const char *key, Batch
         return (int) b->n_roles++;
 }
 
+enum { COUNTER_ROLE, COUNTER_EVENT, COUNTER_SOURCE, COUNTER_AVAILABLE, COUNTER_ERROR };
+static const char *const counter_fields[] = {
+        [COUNTER_ROLE] = "role", [COUNTER_EVENT] = "event", [COUNTER_SOURCE] = "source",
+        [COUNTER_AVAILABLE] = "available", [COUNTER_ERROR] = "error",
+};
+
 /* counters[]: which event fills which role. Optional; read before the
  * rows so that their events are checked against it. */
-static int parse_counters(json_object *root, Batch *b, BatchError *err) {
-        json_object *a;
+static int parse_counters(const Fields *top, Arena *arena, Batch *b, BatchError *err) {
+        const JsonValue *a;
         int r;
 
-        r = get_array(root, "counters", false, BATCH_MAX_ROLES, &a, &b->n_counters, err);
+        r = get_array(top, TOP_COUNTERS, false, BATCH_MAX_ROLES, &a, &b->n_counters, err);
         if (r < 0 || b->n_counters == 0)
                 return r;
-        b->counters = calloc(b->n_counters, sizeof(BatchCounter));
+        b->counters = arena_calloc(arena, b->n_counters, sizeof(BatchCounter));
         if (!b->counters)
                 return -ENOMEM;
         for (size_t i = 0; i < b->n_counters; i++) {
-                json_object *o = json_object_array_get_idx(a, i);
+                const JsonValue *o = &a->elements[i];
                 BatchCounter *c = &b->counters[i];
                 Where w = AT("counters", i);
+                Fields f;
 
-                if (!json_object_is_type(o, json_type_object))
+                if (!is_type(o, JSON_OBJECT))
                         return fail(err, -EINVAL, w, NULL, "must be an object");
-                if ((r = get_string(o, w, "role", REQUIRED | IDENT, 1, BATCH_MAX_ROLE_NAME, &c->role, err)) < 0 ||
-                    (r = get_string(o, w, "event", REQUIRED | IDENT, 1, 127, &c->event, err)) < 0 ||
-                    (r = get_string(o, w, "source", NULLABLE | IDENT, 1, 16, &c->source, err)) < 0 ||
-                    (r = get_bool(o, w, "available", &c->available, err)) < 0 ||
-                    (r = get_string(o, w, "error", NULLABLE | IDENT, 1, 512, &c->error, err)) < 0)
+                BIND(o, counter_fields, &f);
+                if ((r = get_string(&f, COUNTER_ROLE, w, REQUIRED | IDENT, 1, BATCH_MAX_ROLE_NAME, &c->role, err)) < 0 ||
+                    (r = get_string(&f, COUNTER_EVENT, w, REQUIRED | IDENT, 1, 127, &c->event, err)) < 0 ||
+                    (r = get_string(&f, COUNTER_SOURCE, w, NULLABLE | IDENT, 1, 16, &c->source, err)) < 0 ||
+                    (r = get_bool(&f, COUNTER_AVAILABLE, w, &c->available, err)) < 0 ||
+                    (r = get_string(&f, COUNTER_ERROR, w, NULLABLE | IDENT, 1, 512, &c->error, err)) < 0)
                         return r;
                 if (batch_role_index(b, c->role) >= 0)
                         return fail(err, -EINVAL, w, "role", "names the role %s a second time", c->role);
@@ -535,23 +618,27 @@ static bool is_ipc_role(const char *role) {
 
 /* "events": {role: count or null} beyond cycles and instructions, which
  * have fields of their own. With counters[], only their roles. */
-static int parse_events(Batch *b, json_object *o, Where w, int64_t max, BatchEvents *pool, BatchEvents **ret,
+static int parse_events(Batch *b, const JsonValue *e, Where w, int64_t max, BatchEvents *pool, BatchEvents **ret,
                         BatchError *err) {
-        json_object *e;
+        JsonMember m[BATCH_MAX_ROLES];
         BatchEvents *ev;
+        size_t n;
 
-        if (!json_object_object_get_ex(o, "events", &e) || json_object_is_type(e, json_type_null)) {
+        if (!e || is_type(e, JSON_NULL)) {
                 *ret = NULL;
                 return 0;
         }
-        if (!json_object_is_type(e, json_type_object))
+        if (!is_type(e, JSON_OBJECT))
                 return fail(err, -EINVAL, w, "events", "must be an object");
-        if (json_object_object_length(e) > (int) BATCH_MAX_ROLES)
+        n = json_object_unique(e, m, BATCH_MAX_ROLES);
+        if (n > BATCH_MAX_ROLES)
                 return fail(err, -EINVAL, w, "events", "has more than %u roles", BATCH_MAX_ROLES);
         ev = pool;
         for (size_t i = 0; i < BATCH_MAX_ROLES; i++)
                 ev->count[i] = BATCH_NULL;
-        json_object_object_foreach(e, key, val) {
+        for (size_t i = 0; i < n; i++) {
+                const char *key = m[i].key;
+                const JsonValue *val = &m[i].value;
                 int64_t v;
                 int k;
 
@@ -562,11 +649,11 @@ static int parse_events(Batch *b, json_object *o, Where w, int64_t max, BatchEve
                 k = role_slot(b, key, w, "events", err);
                 if (k < 0)
                         return k;
-                if (json_object_is_type(val, json_type_null))
+                if (is_type(val, JSON_NULL))
                         continue;
-                if (!json_object_is_type(val, json_type_int))
+                if (!is_type(val, JSON_INT))
                         return fail(err, -EINVAL, w, "events", "%s must be an integer or null", key);
-                v = json_object_get_int64(val);
+                v = val->integer;
                 if (v < 0 || v > max)
                         return fail(err, -EINVAL, w, "events", "%s must be between 0 and %" PRId64, key, max);
                 ev->count[k] = v;
@@ -575,29 +662,42 @@ static int parse_events(Batch *b, json_object *o, Where w, int64_t max, BatchEve
         return 0;
 }
 
+enum { BURST_SAMPLES, BURST_WINDOW_NS, BURST_PER_SECOND };
+static const char *const burst_fields[] = {
+        [BURST_SAMPLES] = "samples", [BURST_WINDOW_NS] = "window_ns", [BURST_PER_SECOND] = "per_second",
+};
+
 /* A row's "burst": its burst samples, their windows' length, and events
  * per second by role (cycles and instructions too); "ipc" is derived. */
-static int parse_burst(Batch *b, json_object *o, Where w, BatchRow *row, BatchBurst *pool, BatchError *err) {
+static int parse_burst(Batch *b, const Fields *row_fields, unsigned i, Where w, BatchRow *row, BatchBurst *pool,
+                       BatchError *err) {
         static const double max_rate = BATCH_MAX_CYCLES_PER_CPU_SECOND * BATCH_MAX_EVENTS_PER_CYCLE;
-        json_object *bo, *rates;
+        const JsonValue *bo, *rates;
+        JsonMember m[BATCH_MAX_ROLES];
         BatchBurst *bu = pool;
         char parent[48];
+        Fields f;
+        size_t n;
         Where bw;
         int r;
 
-        if ((r = get_object(o, w, "burst", false, &bo, err)) < 0 || !bo)
+        if ((r = get_object(row_fields, i, w, false, &bo, err)) < 0 || !bo)
                 return r;
         snprintf(parent, sizeof(parent), "%s[%ld].burst", w.parent, w.index);
         bw = IN(parent);
-        if ((r = get_int(bo, bw, "samples", REQUIRED, 1, b->limits.burst_samples, &bu->samples, err)) < 0 ||
-            (r = get_int(bo, bw, "window_ns", REQUIRED, 0, b->limits.cpu_time_ns, &bu->window_ns, err)) < 0 ||
-            (r = get_object(bo, bw, "per_second", true, &rates, err)) < 0)
+        BIND(bo, burst_fields, &f);
+        if ((r = get_int(&f, BURST_SAMPLES, bw, REQUIRED, 1, b->limits.burst_samples, &bu->samples, err)) < 0 ||
+            (r = get_int(&f, BURST_WINDOW_NS, bw, REQUIRED, 0, b->limits.cpu_time_ns, &bu->window_ns, err)) < 0 ||
+            (r = get_object(&f, BURST_PER_SECOND, bw, true, &rates, err)) < 0)
                 return r;
-        if (json_object_object_length(rates) > (int) BATCH_MAX_ROLES)
+        n = json_object_unique(rates, m, BATCH_MAX_ROLES);
+        if (n > BATCH_MAX_ROLES)
                 return fail(err, -EINVAL, bw, "per_second", "has more than %u roles", BATCH_MAX_ROLES);
-        for (size_t i = 0; i < BATCH_MAX_ROLES; i++)
-                bu->per_second[i] = bu->counts[i] = NAN;
-        json_object_object_foreach(rates, key, val) {
+        for (size_t k = 0; k < BATCH_MAX_ROLES; k++)
+                bu->per_second[k] = bu->counts[k] = NAN;
+        for (size_t j = 0; j < n; j++) {
+                const char *key = m[j].key;
+                const JsonValue *val = &m[j].value;
                 double v;
                 int k;
 
@@ -606,11 +706,11 @@ static int parse_burst(Batch *b, json_object *o, Where w, BatchRow *row, BatchBu
                 k = role_slot(b, key, bw, "per_second", err);
                 if (k < 0)
                         return k;
-                if (json_object_is_type(val, json_type_null))
+                if (is_type(val, JSON_NULL))
                         continue;
-                if (!json_object_is_type(val, json_type_double) && !json_object_is_type(val, json_type_int))
+                if (!is_type(val, JSON_DOUBLE) && !is_type(val, JSON_INT))
                         return fail(err, -EINVAL, bw, "per_second", "%s must be a number or null", key);
-                v = json_object_get_double(val);
+                v = number_of(val);
                 if (!isfinite(v) || v < 0 || v > max_rate)
                         return fail(err, -EINVAL, bw, "per_second", "%s must be between 0 and %g", key, max_rate);
                 bu->per_second[k] = v;
@@ -626,55 +726,69 @@ static bool within_whole(double part, double whole) {
         return part <= whole * (1 + 1e-9) + 1e-6;
 }
 
+enum { ENERGY_SOURCE, ENERGY_JOULES, ENERGY_UNATTRIBUTED_JOULES, ENERGY_ZONES };
+static const char *const energy_fields[] = {
+        [ENERGY_SOURCE] = "source", [ENERGY_JOULES] = "joules", [ENERGY_UNATTRIBUTED_JOULES] = "unattributed_joules",
+        [ENERGY_ZONES] = "zones",
+};
+
+enum { ZONE_ZONE, ZONE_KIND, ZONE_JOULES };
+static const char *const zone_fields[] = { [ZONE_ZONE] = "zone", [ZONE_KIND] = "kind", [ZONE_JOULES] = "joules" };
+
 /* "energy": the node's energy in the interval, from RAPL (lmkd's
  * collectors/powercap.h): all zones, each zone, and the part while no job
  * ran there. Absent where the node has no energy counters. */
-static int parse_energy(json_object *root, Batch *b, BatchError *err) {
-        json_object *o, *a;
+static int parse_energy(const Fields *top, Arena *arena, Batch *b, BatchError *err) {
+        const JsonValue *o, *a;
         BatchEnergy *e;
         double sum = 0;
+        Fields f;
         size_t n;
         int r;
 
-        if (json_object_object_get_ex(root, "energy", &o) && json_object_is_type(o, json_type_null))
+        if (top->v[TOP_ENERGY] && is_type(top->v[TOP_ENERGY], JSON_NULL))
                 return 0;
-        if ((r = get_object(root, TOP, "energy", false, &o, err)) < 0 || !o)
+        if ((r = get_object(top, TOP_ENERGY, TOP, false, &o, err)) < 0 || !o)
                 return r;
-        e = b->energy = calloc(1, sizeof(BatchEnergy));
+        e = b->energy = arena_calloc(arena, 1, sizeof(BatchEnergy));
         if (!e)
                 return -ENOMEM;
-        if ((r = get_string(o, IN("energy"), "source", REQUIRED | IDENT, 1, 32, &e->source, err)) < 0 ||
-            (r = get_double(o, IN("energy"), "joules", REQUIRED, 0, b->limits.joules, &e->joules, err)) < 0 ||
-            (r = get_double(o, IN("energy"), "unattributed_joules", NULLABLE, 0, b->limits.joules,
+        BIND(o, energy_fields, &f);
+        if ((r = get_string(&f, ENERGY_SOURCE, IN("energy"), REQUIRED | IDENT, 1, 32, &e->source, err)) < 0 ||
+            (r = get_double(&f, ENERGY_JOULES, IN("energy"), REQUIRED, 0, b->limits.joules, &e->joules, err)) < 0 ||
+            (r = get_double(&f, ENERGY_UNATTRIBUTED_JOULES, IN("energy"), NULLABLE, 0, b->limits.joules,
                             &e->unattributed_joules, err)) < 0)
                 return r;
         if (isnan(e->unattributed_joules))
                 e->unattributed_joules = 0;
         if (!within_whole(e->unattributed_joules, e->joules))
                 return fail(err, -EINVAL, IN("energy"), "unattributed_joules", "must not exceed energy.joules");
-        if (!json_object_object_get_ex(o, "zones", &a) || json_object_is_type(a, json_type_null))
+        a = f.v[ENERGY_ZONES];
+        if (!a || is_type(a, JSON_NULL))
                 return 0;
-        if (!json_object_is_type(a, json_type_array))
+        if (!is_type(a, JSON_ARRAY))
                 return fail(err, -EINVAL, IN("energy"), "zones", "must be an array");
-        n = json_object_array_length(a);
+        n = a->n;
         if (n > BATCH_MAX_ZONES)
                 return fail(err, -EINVAL, IN("energy"), "zones", "has %zu elements, at most %u are allowed", n,
                             BATCH_MAX_ZONES);
         if (n == 0)
                 return 0;
-        e->zones = calloc(n, sizeof(BatchZone));
+        e->zones = arena_calloc(arena, n, sizeof(BatchZone));
         if (!e->zones)
                 return -ENOMEM;
         for (size_t i = 0; i < n; i++) {
-                json_object *z = json_object_array_get_idx(a, i);
+                const JsonValue *z = &a->elements[i];
                 BatchZone *zone = &e->zones[i];
                 Where w = AT("energy.zones", i);
+                Fields zf;
 
-                if (!json_object_is_type(z, json_type_object))
+                if (!is_type(z, JSON_OBJECT))
                         return fail(err, -EINVAL, w, NULL, "must be an object");
-                if ((r = get_string(z, w, "zone", REQUIRED | IDENT, 1, 64, &zone->zone, err)) < 0 ||
-                    (r = get_string(z, w, "kind", REQUIRED | IDENT, 1, 16, &zone->kind, err)) < 0 ||
-                    (r = get_double(z, w, "joules", REQUIRED, 0, b->limits.joules, &zone->joules, err)) < 0)
+                BIND(z, zone_fields, &zf);
+                if ((r = get_string(&zf, ZONE_ZONE, w, REQUIRED | IDENT, 1, 64, &zone->zone, err)) < 0 ||
+                    (r = get_string(&zf, ZONE_KIND, w, REQUIRED | IDENT, 1, 16, &zone->kind, err)) < 0 ||
+                    (r = get_double(&zf, ZONE_JOULES, w, REQUIRED, 0, b->limits.joules, &zone->joules, err)) < 0)
                         return r;
                 sum += zone->joules;
         }
@@ -684,89 +798,98 @@ static int parse_energy(json_object *root, Batch *b, BatchError *err) {
         return 0;
 }
 
-static int parse_notes(json_object *o, Where w, BatchJob *j, BatchError *err) {
-        size_t n = 0, bytes = 0;
+static int parse_notes(const JsonValue *o, Arena *arena, Where w, BatchJob *j, BatchError *err) {
+        JsonMember m[BATCH_MAX_NOTES];
+        size_t n, bytes = 0;
 
         if (!o)
                 return 0;
-        if (json_object_object_length(o) > (int) BATCH_MAX_NOTES)
+        n = json_object_unique(o, m, BATCH_MAX_NOTES);
+        if (n > BATCH_MAX_NOTES)
                 return fail(err, -EINVAL, w, "notes", "has more than %u keys", BATCH_MAX_NOTES);
-        j->notes = calloc(MAX(json_object_object_length(o), 1), sizeof(BatchNote));
+        j->notes = arena_calloc(arena, MAX(n, (size_t) 1), sizeof(BatchNote));
         if (!j->notes)
                 return -ENOMEM;
-        json_object_object_foreach(o, key, val) {
-                const char *s;
-                int len, r;
+        for (size_t i = 0; i < n; i++) {
+                const char *key = m[i].key;
+                const JsonValue *val = &m[i].value;
+                int r;
 
-                if (!json_object_is_type(val, json_type_string))
+                if (!is_type(val, JSON_STRING))
                         return fail(err, -EINVAL, w, "notes", "values must be strings");
-                s = json_object_get_string(val);
-                len = json_object_get_string_len(val);
                 if (!*key)
                         return fail(err, -EINVAL, w, "notes", "keys must not be empty");
                 r = check_text(key, strlen(key), IDENT, w, "notes", err);
                 if (r < 0)
                         return r;
-                r = check_text(s, (size_t) len, OPTIONAL, w, "notes", err);
+                r = check_text(val->string, val->n, OPTIONAL, w, "notes", err);
                 if (r < 0)
                         return r;
-                bytes += strlen(key) + (size_t) len;
+                bytes += strlen(key) + val->n;
                 if (bytes > BATCH_MAX_NOTES_BYTES)
                         return fail(err, -EINVAL, w, "notes", "holds more than %u bytes", BATCH_MAX_NOTES_BYTES);
-                j->notes[n++] = (BatchNote) { key, s };
+                j->notes[i] = (BatchNote) { key, val->string };
         }
         j->n_notes = n;
         return 0;
 }
 
-/* A member that is there and not null. */
-static bool has_member(json_object *o, const char *key) {
-        json_object *v;
+enum { JOB_JOB, JOB_USER, JOB_ACCOUNT, JOB_PARTITION, JOB_NAME, JOB_NODES, JOB_TASKS, JOB_CPUS_ALLOCATED,
+       JOB_CLUSTER, JOB_NOTES, JOB_FIRST_SEEN, JOB_LAST_SEEN, JOB_ENDED, JOB_CPU_TIME_NS, JOB_CYCLES,
+       JOB_INSTRUCTIONS, JOB_EVENTS, JOB_ENERGY_JOULES, JOB_ENERGY_ALONE_JOULES };
+static const char *const job_fields[] = {
+        [JOB_JOB] = "job", [JOB_USER] = "user", [JOB_ACCOUNT] = "account", [JOB_PARTITION] = "partition",
+        [JOB_NAME] = "name", [JOB_NODES] = "nodes", [JOB_TASKS] = "tasks", [JOB_CPUS_ALLOCATED] = "cpus_allocated",
+        [JOB_CLUSTER] = "cluster", [JOB_NOTES] = "notes", [JOB_FIRST_SEEN] = "first_seen",
+        [JOB_LAST_SEEN] = "last_seen", [JOB_ENDED] = "ended", [JOB_CPU_TIME_NS] = "cpu_time_ns",
+        [JOB_CYCLES] = "cycles", [JOB_INSTRUCTIONS] = "instructions", [JOB_EVENTS] = "events",
+        [JOB_ENERGY_JOULES] = "energy_joules", [JOB_ENERGY_ALONE_JOULES] = "energy_alone_joules",
+};
 
-        return json_object_object_get_ex(o, key, &v) && !json_object_is_type(v, json_type_null);
-}
-
-static int parse_jobs(json_object *root, Batch *b, BatchError *err) {
-        json_object *a;
+static int parse_jobs(const Fields *top, Arena *arena, Batch *b, BatchError *err) {
+        const JsonValue *a;
         double energy = 0;
         int r;
 
-        r = get_array(root, "jobs", false, BATCH_MAX_JOBS, &a, &b->n_jobs, err);
+        r = get_array(top, TOP_JOBS, false, BATCH_MAX_JOBS, &a, &b->n_jobs, err);
         if (r < 0 || b->n_jobs == 0)
                 return r;
-        b->jobs = calloc(b->n_jobs, sizeof(BatchJob));
+        b->jobs = arena_calloc(arena, b->n_jobs, sizeof(BatchJob));
         if (!b->jobs)
                 return -ENOMEM;
         for (size_t i = 0; i < b->n_jobs; i++) {
-                json_object *o = json_object_array_get_idx(a, i), *notes;
+                const JsonValue *o = &a->elements[i], *notes;
                 BatchJob *j = &b->jobs[i];
                 Where w = AT("jobs", i);
+                Fields f;
 
-                if (!json_object_is_type(o, json_type_object))
+                if (!is_type(o, JSON_OBJECT))
                         return fail(err, -EINVAL, w, NULL, "must be an object");
-                if ((r = get_string(o, w, "job", REQUIRED | IDENT, 1, MAX_ID, &j->job, err)) < 0 ||
-                    (r = get_string(o, w, "cluster", NULLABLE | IDENT, 1, MAX_NAME, &j->cluster, err)) < 0 ||
-                    (r = get_string(o, w, "user", NULLABLE | IDENT, 1, MAX_NAME, &j->user, err)) < 0 ||
-                    (r = get_string(o, w, "account", NULLABLE | IDENT, 1, MAX_NAME, &j->account, err)) < 0 ||
-                    (r = get_string(o, w, "partition", NULLABLE | IDENT, 1, MAX_NAME, &j->partition, err)) < 0 ||
-                    (r = get_string(o, w, "name", NULLABLE, 0, MAX_NAME, &j->name, err)) < 0 ||
-                    (r = get_int(o, w, "nodes", NULLABLE, 1, 1 << 24, &j->nodes, err)) < 0 ||
-                    (r = get_int(o, w, "tasks", NULLABLE, 0, 1 << 30, &j->tasks, err)) < 0 ||
-                    (r = get_int(o, w, "cpus_allocated", NULLABLE, 1, b->cpus, &j->cpus_allocated, err)) < 0 ||
-                    (r = get_double(o, w, "first_seen", OPTIONAL, TIME_MIN, TIME_MAX, &j->first_seen, err)) < 0 ||
-                    (r = get_double(o, w, "last_seen", OPTIONAL, TIME_MIN, TIME_MAX, &j->last_seen, err)) < 0 ||
-                    (r = get_bool(o, w, "ended", &j->ended, err)) < 0 ||
-                    (r = get_int(o, w, "cpu_time_ns", NULLABLE, 0, b->limits.cpu_time_ns, &j->cpu_time_ns, err)) < 0 ||
-                    (r = get_int(o, w, "cycles", NULLABLE, 0, b->limits.cycles, &j->cycles, err)) < 0 ||
-                    (r = get_int(o, w, "instructions", NULLABLE, 0, b->limits.instructions, &j->instructions, err)) < 0 ||
-                    (r = get_double(o, w, "energy_joules", NULLABLE, 0, b->limits.joules, &j->energy_joules, err)) < 0 ||
-                    (r = get_double(o, w, "energy_alone_joules", NULLABLE, 0, b->limits.joules,
+                BIND(o, job_fields, &f);
+                if ((r = get_string(&f, JOB_JOB, w, REQUIRED | IDENT, 1, MAX_ID, &j->job, err)) < 0 ||
+                    (r = get_string(&f, JOB_CLUSTER, w, NULLABLE | IDENT, 1, MAX_NAME, &j->cluster, err)) < 0 ||
+                    (r = get_string(&f, JOB_USER, w, NULLABLE | IDENT, 1, MAX_NAME, &j->user, err)) < 0 ||
+                    (r = get_string(&f, JOB_ACCOUNT, w, NULLABLE | IDENT, 1, MAX_NAME, &j->account, err)) < 0 ||
+                    (r = get_string(&f, JOB_PARTITION, w, NULLABLE | IDENT, 1, MAX_NAME, &j->partition, err)) < 0 ||
+                    (r = get_string(&f, JOB_NAME, w, NULLABLE, 0, MAX_NAME, &j->name, err)) < 0 ||
+                    (r = get_int(&f, JOB_NODES, w, NULLABLE, 1, 1 << 24, &j->nodes, err)) < 0 ||
+                    (r = get_int(&f, JOB_TASKS, w, NULLABLE, 0, 1 << 30, &j->tasks, err)) < 0 ||
+                    (r = get_int(&f, JOB_CPUS_ALLOCATED, w, NULLABLE, 1, b->cpus, &j->cpus_allocated, err)) < 0 ||
+                    (r = get_double(&f, JOB_FIRST_SEEN, w, OPTIONAL, TIME_MIN, TIME_MAX, &j->first_seen, err)) < 0 ||
+                    (r = get_double(&f, JOB_LAST_SEEN, w, OPTIONAL, TIME_MIN, TIME_MAX, &j->last_seen, err)) < 0 ||
+                    (r = get_bool(&f, JOB_ENDED, w, &j->ended, err)) < 0 ||
+                    (r = get_int(&f, JOB_CPU_TIME_NS, w, NULLABLE, 0, b->limits.cpu_time_ns, &j->cpu_time_ns, err)) < 0 ||
+                    (r = get_int(&f, JOB_CYCLES, w, NULLABLE, 0, b->limits.cycles, &j->cycles, err)) < 0 ||
+                    (r = get_int(&f, JOB_INSTRUCTIONS, w, NULLABLE, 0, b->limits.instructions, &j->instructions, err)) < 0 ||
+                    (r = get_double(&f, JOB_ENERGY_JOULES, w, NULLABLE, 0, b->limits.joules, &j->energy_joules, err)) < 0 ||
+                    (r = get_double(&f, JOB_ENERGY_ALONE_JOULES, w, NULLABLE, 0, b->limits.joules,
                                     &j->energy_alone_joules, err)) < 0)
                         return r;
-                if (has_member(o, "events") && !b->job_events &&
-                    !(b->job_events = calloc(b->n_jobs, sizeof(BatchEvents))))
+                if (has(&f, JOB_EVENTS) && !b->job_events &&
+                    !(b->job_events = arena_calloc(arena, b->n_jobs, sizeof(BatchEvents))))
                         return -ENOMEM;
-                r = parse_events(b, o, w, b->limits.events, b->job_events ? &b->job_events[i] : NULL, &j->events, err);
+                r = parse_events(b, f.v[JOB_EVENTS], w, b->limits.events, b->job_events ? &b->job_events[i] : NULL,
+                                 &j->events, err);
                 if (r < 0)
                         return r;
                 if (!isnan(j->energy_joules) && !b->energy)
@@ -778,11 +901,11 @@ static int parse_jobs(json_object *root, Batch *b, BatchError *err) {
                         energy += j->energy_joules;
 
                 /* notes may be null like the other optional members */
-                if (json_object_object_get_ex(o, "notes", &notes) && json_object_is_type(notes, json_type_null))
+                if (f.v[JOB_NOTES] && is_type(f.v[JOB_NOTES], JSON_NULL))
                         notes = NULL;
-                else if ((r = get_object(o, w, "notes", false, &notes, err)) < 0)
+                else if ((r = get_object(&f, JOB_NOTES, w, false, &notes, err)) < 0)
                         return r;
-                r = parse_notes(notes, w, j, err);
+                r = parse_notes(notes, arena, w, j, err);
                 if (r < 0)
                         return r;
         }
@@ -793,51 +916,62 @@ static int parse_jobs(json_object *root, Batch *b, BatchError *err) {
         return 0;
 }
 
-static int parse_rows(json_object *root, Batch *b, BatchError *err) {
-        json_object *a;
+enum { ROW_JOB, ROW_STEP, ROW_USER, ROW_COMM, ROW_OBJECT, ROW_KIND, ROW_BUILD_ID, ROW_PHASE, ROW_SAMPLES,
+       ROW_CPU_TIME_NS, ROW_CYCLES, ROW_INSTRUCTIONS, ROW_EVENTS, ROW_MULTIPLEXED_SAMPLES, ROW_BURST };
+static const char *const row_fields[] = {
+        [ROW_JOB] = "job", [ROW_STEP] = "step", [ROW_USER] = "user", [ROW_COMM] = "comm", [ROW_OBJECT] = "object",
+        [ROW_KIND] = "kind", [ROW_BUILD_ID] = "build_id", [ROW_PHASE] = "phase", [ROW_SAMPLES] = "samples",
+        [ROW_CPU_TIME_NS] = "cpu_time_ns", [ROW_CYCLES] = "cycles", [ROW_INSTRUCTIONS] = "instructions",
+        [ROW_EVENTS] = "events", [ROW_MULTIPLEXED_SAMPLES] = "multiplexed_samples", [ROW_BURST] = "burst",
+};
+
+static int parse_rows(const Fields *top, Arena *arena, Batch *b, BatchError *err) {
+        const JsonValue *a;
         int r;
 
-        r = get_array(root, "rows", true, BATCH_MAX_ROWS, &a, &b->n_rows, err);
+        r = get_array(top, TOP_ROWS, true, BATCH_MAX_ROWS, &a, &b->n_rows, err);
         if (r < 0 || b->n_rows == 0)
                 return r;
-        b->rows = calloc(b->n_rows, sizeof(BatchRow));
+        b->rows = arena_calloc(arena, b->n_rows, sizeof(BatchRow));
         if (!b->rows)
                 return -ENOMEM;
         for (size_t i = 0; i < b->n_rows; i++) {
-                json_object *o = json_object_array_get_idx(a, i);
+                const JsonValue *o = &a->elements[i];
                 BatchRow *row = &b->rows[i];
                 Where w = AT("rows", i);
                 const char *kind;
+                Fields f;
                 int k;
 
-                if (!json_object_is_type(o, json_type_object))
+                if (!is_type(o, JSON_OBJECT))
                         return fail(err, -EINVAL, w, NULL, "must be an object");
-                if ((r = get_string(o, w, "job", NULLABLE | IDENT, 1, MAX_ID, &row->job, err)) < 0 ||
-                    (r = get_string(o, w, "step", NULLABLE | IDENT, 1, MAX_ID, &row->step, err)) < 0 ||
-                    (r = get_string(o, w, "user", NULLABLE | IDENT, 1, MAX_NAME, &row->user, err)) < 0 ||
-                    (r = get_string(o, w, "comm", NULLABLE, 0, MAX_COMM, &row->comm, err)) < 0 ||
-                    (r = get_string(o, w, "object", REQUIRED, 1, MAX_OBJECT, &row->object, err)) < 0 ||
-                    (r = get_string(o, w, "kind", REQUIRED | IDENT, 1, 16, &kind, err)) < 0 ||
-                    (r = get_string(o, w, "build_id", NULLABLE | IDENT, 0, MAX_BUILD_ID, &row->build_id, err)) < 0 ||
-                    (r = get_string(o, w, "phase", NULLABLE, 0, MAX_PHASE, &row->phase, err)) < 0 ||
-                    (r = get_int(o, w, "samples", REQUIRED, 0, b->limits.samples, &row->samples, err)) < 0 ||
-                    (r = get_int(o, w, "cpu_time_ns", NULLABLE, 0, b->limits.cpu_time_ns, &row->cpu_time_ns, err)) < 0 ||
-                    (r = get_int(o, w, "cycles", NULLABLE, 0, b->limits.cycles, &row->cycles, err)) < 0 ||
-                    (r = get_int(o, w, "instructions", NULLABLE, 0, b->limits.instructions, &row->instructions, err)) < 0 ||
-                    (r = get_int(o, w, "multiplexed_samples", NULLABLE, 0, row->samples, &row->multiplexed_samples,
+                BIND(o, row_fields, &f);
+                if ((r = get_string(&f, ROW_JOB, w, NULLABLE | IDENT, 1, MAX_ID, &row->job, err)) < 0 ||
+                    (r = get_string(&f, ROW_STEP, w, NULLABLE | IDENT, 1, MAX_ID, &row->step, err)) < 0 ||
+                    (r = get_string(&f, ROW_USER, w, NULLABLE | IDENT, 1, MAX_NAME, &row->user, err)) < 0 ||
+                    (r = get_string(&f, ROW_COMM, w, NULLABLE, 0, MAX_COMM, &row->comm, err)) < 0 ||
+                    (r = get_string(&f, ROW_OBJECT, w, REQUIRED, 1, MAX_OBJECT, &row->object, err)) < 0 ||
+                    (r = get_string(&f, ROW_KIND, w, REQUIRED | IDENT, 1, 16, &kind, err)) < 0 ||
+                    (r = get_string(&f, ROW_BUILD_ID, w, NULLABLE | IDENT, 0, MAX_BUILD_ID, &row->build_id, err)) < 0 ||
+                    (r = get_string(&f, ROW_PHASE, w, NULLABLE, 0, MAX_PHASE, &row->phase, err)) < 0 ||
+                    (r = get_int(&f, ROW_SAMPLES, w, REQUIRED, 0, b->limits.samples, &row->samples, err)) < 0 ||
+                    (r = get_int(&f, ROW_CPU_TIME_NS, w, NULLABLE, 0, b->limits.cpu_time_ns, &row->cpu_time_ns, err)) < 0 ||
+                    (r = get_int(&f, ROW_CYCLES, w, NULLABLE, 0, b->limits.cycles, &row->cycles, err)) < 0 ||
+                    (r = get_int(&f, ROW_INSTRUCTIONS, w, NULLABLE, 0, b->limits.instructions, &row->instructions, err)) < 0 ||
+                    (r = get_int(&f, ROW_MULTIPLEXED_SAMPLES, w, NULLABLE, 0, row->samples, &row->multiplexed_samples,
                                  err)) < 0)
                         return r;
                 if (row->multiplexed_samples == BATCH_NULL)
                         row->multiplexed_samples = 0;
-                if (has_member(o, "events") && !b->row_events &&
-                    !(b->row_events = calloc(b->n_rows, sizeof(BatchEvents))))
+                if (has(&f, ROW_EVENTS) && !b->row_events &&
+                    !(b->row_events = arena_calloc(arena, b->n_rows, sizeof(BatchEvents))))
                         return -ENOMEM;
-                if (has_member(o, "burst") && !b->row_bursts &&
-                    !(b->row_bursts = calloc(b->n_rows, sizeof(BatchBurst))))
+                if (has(&f, ROW_BURST) && !b->row_bursts &&
+                    !(b->row_bursts = arena_calloc(arena, b->n_rows, sizeof(BatchBurst))))
                         return -ENOMEM;
-                if ((r = parse_events(b, o, w, b->limits.events, b->row_events ? &b->row_events[i] : NULL,
+                if ((r = parse_events(b, f.v[ROW_EVENTS], w, b->limits.events, b->row_events ? &b->row_events[i] : NULL,
                                       &row->events, err)) < 0 ||
-                    (r = parse_burst(b, o, w, row, b->row_bursts ? &b->row_bursts[i] : NULL, err)) < 0)
+                    (r = parse_burst(b, &f, ROW_BURST, w, row, b->row_bursts ? &b->row_bursts[i] : NULL, err)) < 0)
                         return r;
                 for (size_t e = 0; row->events && e < BATCH_MAX_ROLES; e++)
                         if (!add_sum(&b->total_events[e], row->events->count[e]))
@@ -874,62 +1008,77 @@ static int parse_rows(json_object *root, Batch *b, BatchError *err) {
         return 0;
 }
 
-static int parse_markers(json_object *root, Batch *b, BatchError *err) {
-        json_object *a;
+enum { MARKER_JOB, MARKER_COMM, MARKER_PHASE, MARKER_STATE };
+static const char *const marker_fields[] = {
+        [MARKER_JOB] = "job", [MARKER_COMM] = "comm", [MARKER_PHASE] = "phase", [MARKER_STATE] = "state",
+};
+
+static int parse_markers(const Fields *top, Arena *arena, Batch *b, BatchError *err) {
+        const JsonValue *a;
         int r;
 
-        r = get_array(root, "markers", false, BATCH_MAX_MARKERS, &a, &b->n_markers, err);
+        r = get_array(top, TOP_MARKERS, false, BATCH_MAX_MARKERS, &a, &b->n_markers, err);
         if (r < 0 || b->n_markers == 0)
                 return r;
-        b->markers = calloc(b->n_markers, sizeof(BatchMarker));
+        b->markers = arena_calloc(arena, b->n_markers, sizeof(BatchMarker));
         if (!b->markers)
                 return -ENOMEM;
         for (size_t i = 0; i < b->n_markers; i++) {
-                json_object *o = json_object_array_get_idx(a, i);
+                const JsonValue *o = &a->elements[i];
                 BatchMarker *m = &b->markers[i];
                 Where w = AT("markers", i);
+                Fields f;
 
-                if (!json_object_is_type(o, json_type_object))
+                if (!is_type(o, JSON_OBJECT))
                         return fail(err, -EINVAL, w, NULL, "must be an object");
-                if ((r = get_string(o, w, "job", NULLABLE | IDENT, 1, MAX_ID, &m->job, err)) < 0 ||
-                    (r = get_string(o, w, "comm", NULLABLE, 0, MAX_COMM, &m->comm, err)) < 0 ||
-                    (r = get_string(o, w, "phase", REQUIRED, 0, MAX_PHASE, &m->phase, err)) < 0 ||
-                    (r = get_string(o, w, "state", REQUIRED | IDENT, 1, 32, &m->state, err)) < 0)
+                BIND(o, marker_fields, &f);
+                if ((r = get_string(&f, MARKER_JOB, w, NULLABLE | IDENT, 1, MAX_ID, &m->job, err)) < 0 ||
+                    (r = get_string(&f, MARKER_COMM, w, NULLABLE, 0, MAX_COMM, &m->comm, err)) < 0 ||
+                    (r = get_string(&f, MARKER_PHASE, w, REQUIRED, 0, MAX_PHASE, &m->phase, err)) < 0 ||
+                    (r = get_string(&f, MARKER_STATE, w, REQUIRED | IDENT, 1, 32, &m->state, err)) < 0)
                         return r;
                 m->comm = m->comm ?: "";
         }
         return 0;
 }
 
+enum { RANK_JOB, RANK_STEP, RANK_RANK, RANK_PHASE, RANK_SAMPLES, RANK_COMM_SAMPLES, RANK_FIRST, RANK_LAST };
+static const char *const rank_fields[] = {
+        [RANK_JOB] = "job", [RANK_STEP] = "step", [RANK_RANK] = "rank", [RANK_PHASE] = "phase",
+        [RANK_SAMPLES] = "samples", [RANK_COMM_SAMPLES] = "comm_samples", [RANK_FIRST] = "first", [RANK_LAST] = "last",
+};
+
 /* ranks[]: optional, and only another view of samples the rows already
  * count: every sample of a rank is also in a row of its job, so the ranks'
  * samples cannot add up to more than the rows' samples of jobs. */
-static int parse_ranks(json_object *root, Batch *b, BatchError *err) {
+static int parse_ranks(const Fields *top, Arena *arena, Batch *b, BatchError *err) {
         int64_t sum = 0, job_samples = 0;
-        json_object *a;
+        const JsonValue *a;
         int r;
 
-        r = get_array(root, "ranks", false, BATCH_MAX_RANKS, &a, &b->n_ranks, err);
+        r = get_array(top, TOP_RANKS, false, BATCH_MAX_RANKS, &a, &b->n_ranks, err);
         if (r < 0 || b->n_ranks == 0)
                 return r;
-        b->ranks = calloc(b->n_ranks, sizeof(BatchRank));
+        b->ranks = arena_calloc(arena, b->n_ranks, sizeof(BatchRank));
         if (!b->ranks)
                 return -ENOMEM;
         for (size_t i = 0; i < b->n_ranks; i++) {
-                json_object *o = json_object_array_get_idx(a, i);
+                const JsonValue *o = &a->elements[i];
                 BatchRank *k = &b->ranks[i];
                 Where w = AT("ranks", i);
+                Fields f;
 
-                if (!json_object_is_type(o, json_type_object))
+                if (!is_type(o, JSON_OBJECT))
                         return fail(err, -EINVAL, w, NULL, "must be an object");
-                if ((r = get_string(o, w, "job", REQUIRED | IDENT, 1, MAX_ID, &k->job, err)) < 0 ||
-                    (r = get_string(o, w, "step", NULLABLE | IDENT, 1, MAX_ID, &k->step, err)) < 0 ||
-                    (r = get_int(o, w, "rank", REQUIRED, 0, BATCH_MAX_RANK, &k->rank, err)) < 0 ||
-                    (r = get_string(o, w, "phase", NULLABLE, 0, MAX_PHASE, &k->phase, err)) < 0 ||
-                    (r = get_int(o, w, "samples", REQUIRED, 0, b->limits.samples, &k->samples, err)) < 0 ||
-                    (r = get_int(o, w, "comm_samples", REQUIRED, 0, k->samples, &k->comm_samples, err)) < 0 ||
-                    (r = get_double(o, w, "first", REQUIRED, TIME_MIN, TIME_MAX, &k->first, err)) < 0 ||
-                    (r = get_double(o, w, "last", REQUIRED, TIME_MIN, TIME_MAX, &k->last, err)) < 0)
+                BIND(o, rank_fields, &f);
+                if ((r = get_string(&f, RANK_JOB, w, REQUIRED | IDENT, 1, MAX_ID, &k->job, err)) < 0 ||
+                    (r = get_string(&f, RANK_STEP, w, NULLABLE | IDENT, 1, MAX_ID, &k->step, err)) < 0 ||
+                    (r = get_int(&f, RANK_RANK, w, REQUIRED, 0, BATCH_MAX_RANK, &k->rank, err)) < 0 ||
+                    (r = get_string(&f, RANK_PHASE, w, NULLABLE, 0, MAX_PHASE, &k->phase, err)) < 0 ||
+                    (r = get_int(&f, RANK_SAMPLES, w, REQUIRED, 0, b->limits.samples, &k->samples, err)) < 0 ||
+                    (r = get_int(&f, RANK_COMM_SAMPLES, w, REQUIRED, 0, k->samples, &k->comm_samples, err)) < 0 ||
+                    (r = get_double(&f, RANK_FIRST, w, REQUIRED, TIME_MIN, TIME_MAX, &k->first, err)) < 0 ||
+                    (r = get_double(&f, RANK_LAST, w, REQUIRED, TIME_MIN, TIME_MAX, &k->last, err)) < 0)
                         return r;
                 if (k->last < k->first)
                         return fail(err, -EINVAL, w, "last", "must not be before first");
@@ -949,38 +1098,10 @@ static int parse_ranks(json_object *root, Batch *b, BatchError *err) {
         return 0;
 }
 
-static void inventory_free(BatchInventory *inv) {
-        if (!inv)
-                return;
-        for (size_t i = 0; i < inv->n_packages && inv->packages; i++)
-                free(inv->packages[i].files);
-        free(inv->packages);
-        free(inv);
-}
-
 Batch *batch_free(Batch *b) {
-        if (!b)
-                return NULL;
-        inventory_free(b->inventory);
-        for (size_t i = 0; i < b->n_jobs && b->jobs; i++)
-                free(b->jobs[i].notes);
-        free(b->jobs);
-        free(b->rows);
-        free(b->row_events);
-        free(b->job_events);
-        free(b->row_bursts);
-        free(b->counters);
-        if (b->node_type)
-                free(b->node_type->gpus);
-        free(b->node_type);
-        if (b->energy)
-                free(b->energy->zones);
-        free(b->energy);
-        free(b->markers);
-        free(b->installed);
-        free(b->ranks);
-        json_object_put(b->json);
-        free(b);
+        /* b and everything it points to are in its arena */
+        if (b)
+                arena_free(b->memory);
         return NULL;
 }
 
@@ -993,48 +1114,58 @@ bool batch_package_manager_is_known(const char *manager) {
         return false;
 }
 
-static int parse_package(json_object *o, Where w, BatchPackage *p, size_t *files_left, BatchError *err) {
-        json_object *a;
+enum { PKG_MANAGER, PKG_NAME, PKG_VERSION, PKG_ARCH, PKG_HASH, PKG_PREFIX, PKG_SIZE,
+       PKG_FILES };
+static const char *const package_fields[] = {
+        [PKG_MANAGER] = "manager", [PKG_NAME] = "name", [PKG_VERSION] = "version",
+        [PKG_ARCH] = "arch", [PKG_HASH] = "hash", [PKG_PREFIX] = "prefix", [PKG_SIZE] = "size",
+        [PKG_FILES] = "files",
+};
+
+static int parse_package(const JsonValue *o, Arena *arena, Where w, BatchPackage *p, size_t *files_left,
+                         BatchError *err) {
+        const JsonValue *a;
+        Fields f;
         size_t n;
         int r;
 
-        if (!json_object_is_type(o, json_type_object))
+        if (!is_type(o, JSON_OBJECT))
                 return fail(err, -EINVAL, w, NULL, "must be an object");
-        if ((r = get_string(o, w, "manager", REQUIRED | IDENT, 1, 16, &p->manager, err)) < 0 ||
-            (r = get_string(o, w, "name", REQUIRED | IDENT, 1, 256, &p->name, err)) < 0 ||
-            (r = get_string(o, w, "version", REQUIRED | IDENT, 0, 256, &p->version, err)) < 0 ||
-            (r = get_string(o, w, "arch", NULLABLE | IDENT, 1, 64, &p->arch, err)) < 0 ||
-            (r = get_string(o, w, "hash", NULLABLE | IDENT, 1, 128, &p->hash, err)) < 0 ||
-            (r = get_string(o, w, "prefix", NULLABLE, 1, BATCH_MAX_PATH, &p->prefix, err)) < 0 ||
-            (r = get_int(o, w, "size", REQUIRED, 0, (int64_t) BATCH_MAX_COUNTER, &p->size, err)) < 0)
+        BIND(o, package_fields, &f);
+        if ((r = get_string(&f, PKG_MANAGER, w, REQUIRED | IDENT, 1, 16, &p->manager, err)) < 0 ||
+            (r = get_string(&f, PKG_NAME, w, REQUIRED | IDENT, 1, 256, &p->name, err)) < 0 ||
+            (r = get_string(&f, PKG_VERSION, w, REQUIRED | IDENT, 0, 256, &p->version, err)) < 0 ||
+            (r = get_string(&f, PKG_ARCH, w, NULLABLE | IDENT, 1, 64, &p->arch, err)) < 0 ||
+            (r = get_string(&f, PKG_HASH, w, NULLABLE | IDENT, 1, 128, &p->hash, err)) < 0 ||
+            (r = get_string(&f, PKG_PREFIX, w, NULLABLE, 1, BATCH_MAX_PATH, &p->prefix, err)) < 0 ||
+            (r = get_int(&f, PKG_SIZE, w, REQUIRED, 0, (int64_t) BATCH_MAX_COUNTER, &p->size, err)) < 0)
                 return r;
         if (!batch_package_manager_is_known(p->manager))
                 return fail(err, -EINVAL, w, "manager", "must be one of " BATCH_PACKAGE_MANAGERS);
         if (p->prefix && p->prefix[0] != '/')
                 return fail(err, -EINVAL, w, "prefix", "must be an absolute path");
-        if (!json_object_object_get_ex(o, "files", &a) || !json_object_is_type(a, json_type_array))
+        a = f.v[PKG_FILES];
+        if (!a || !is_type(a, JSON_ARRAY))
                 return fail(err, -EINVAL, w, "files", "must be an array of paths");
-        n = json_object_array_length(a);
+        n = a->n;
         if (n > BATCH_MAX_PACKAGE_FILES || n > *files_left)
                 return fail(err, -E2BIG, w, "files", "too many files: at most %u a package, %u in all",
                             BATCH_MAX_PACKAGE_FILES, BATCH_MAX_INVENTORY_FILES);
         *files_left -= n;
-        p->files = calloc(n ?: 1, sizeof(char *));
+        p->files = arena_calloc(arena, n ?: 1, sizeof(char *));
         if (!p->files)
                 return -ENOMEM;
         for (size_t i = 0; i < n; i++) {
-                json_object *f = json_object_array_get_idx(a, i);
+                const JsonValue *file = &a->elements[i];
                 const char *s;
-                int len;
 
-                if (!json_object_is_type(f, json_type_string))
+                if (!is_type(file, JSON_STRING))
                         return fail(err, -EINVAL, w, "files", "element %zu must be a string", i);
-                s = json_object_get_string(f);
-                len = json_object_get_string_len(f);
-                if (len < 2 || (size_t) len > BATCH_MAX_PATH || s[0] != '/')
+                s = file->string;
+                if (file->n < 2 || file->n > BATCH_MAX_PATH || s[0] != '/')
                         return fail(err, -EINVAL, w, "files", "element %zu must be an absolute path of at most %u bytes",
                                     i, BATCH_MAX_PATH);
-                r = check_text(s, (size_t) len, 0, w, "files", err);
+                r = check_text(s, file->n, 0, w, "files", err);
                 if (r < 0)
                         return r;
                 p->files[i] = s;
@@ -1043,47 +1174,56 @@ static int parse_package(json_object *o, Where w, BatchPackage *p, size_t *files
         return 0;
 }
 
+enum { INVENTORY_FORMAT, INVENTORY_VERSION, INVENTORY_DIGEST, INVENTORY_PACKAGES };
+static const char *const inventory_fields[] = {
+        [INVENTORY_FORMAT] = "format", [INVENTORY_VERSION] = "version", [INVENTORY_DIGEST] = "digest",
+        [INVENTORY_PACKAGES] = "packages",
+};
+
 /* "inventory": the node's software (docs/inventory.md); absent in most batches. */
-static int parse_inventory(json_object *root, Batch *b, BatchError *err) {
-        json_object *o, *a;
+static int parse_inventory(const Fields *top, Arena *arena, Batch *b, BatchError *err) {
+        const JsonValue *o = top->v[TOP_INVENTORY], *a;
         const char *format;
         int64_t version;
         size_t n, files_left = BATCH_MAX_INVENTORY_FILES;
         BatchInventory *inv;
+        Fields f;
         int r;
 
-        if (!json_object_object_get_ex(root, "inventory", &o) || json_object_is_type(o, json_type_null))
+        if (!o || is_type(o, JSON_NULL))
                 return 0;
-        if (!json_object_is_type(o, json_type_object))
+        if (!is_type(o, JSON_OBJECT))
                 return fail(err, -EINVAL, TOP, "inventory", "must be an object");
-        if ((r = get_string(o, IN("inventory"), "format", REQUIRED, 0, 64, &format, err)) < 0 ||
-            (r = get_int(o, IN("inventory"), "version", REQUIRED, 0, INT32_MAX, &version, err)) < 0)
+        BIND(o, inventory_fields, &f);
+        if ((r = get_string(&f, INVENTORY_FORMAT, IN("inventory"), REQUIRED, 0, 64, &format, err)) < 0 ||
+            (r = get_int(&f, INVENTORY_VERSION, IN("inventory"), REQUIRED, 0, INT32_MAX, &version, err)) < 0)
                 return r;
         if (!streq(format, "lmk-inventory") || version != 1)
                 return fail(err, -EPROTONOSUPPORT, IN("inventory"), "format",
                             "must be lmk-inventory version 1");
-        inv = b->inventory = calloc(1, sizeof(BatchInventory));
+        inv = b->inventory = arena_calloc(arena, 1, sizeof(BatchInventory));
         if (!inv)
                 return -ENOMEM;
-        r = get_string(o, IN("inventory"), "digest", REQUIRED | IDENT, 64, 64, &inv->digest, err);
+        r = get_string(&f, INVENTORY_DIGEST, IN("inventory"), REQUIRED | IDENT, 64, 64, &inv->digest, err);
         if (r < 0)
                 return r;
         for (const char *p = inv->digest; *p; p++)
                 if (!strchr("0123456789abcdef", *p))
                         return fail(err, -EINVAL, IN("inventory"), "digest", "must be 64 lower-case hex digits");
-        if (!json_object_object_get_ex(o, "packages", &a) || !json_object_is_type(a, json_type_array))
+        a = f.v[INVENTORY_PACKAGES];
+        if (!a || !is_type(a, JSON_ARRAY))
                 return fail(err, -EINVAL, IN("inventory"), "packages", "must be an array");
-        n = json_object_array_length(a);
+        n = a->n;
         if (n > BATCH_MAX_PACKAGES)
                 return fail(err, -E2BIG, IN("inventory"), "packages", "has %zu packages, at most %u are allowed",
                             n, BATCH_MAX_PACKAGES);
-        inv->packages = calloc(n ?: 1, sizeof(BatchPackage));
+        inv->packages = arena_calloc(arena, n ?: 1, sizeof(BatchPackage));
         if (!inv->packages)
                 return -ENOMEM;
         for (size_t i = 0; i < n; i++) {
-                r = parse_package(json_object_array_get_idx(a, i), AT("inventory.packages", i), &inv->packages[i],
-                                  &files_left, err);
-                inv->n_packages = i + 1; /* so that batch_free() frees its files */
+                r = parse_package(&a->elements[i], arena, AT("inventory.packages", i), &inv->packages[i], &files_left,
+                                  err);
+                inv->n_packages = i + 1;
                 if (r < 0)
                         return r;
         }
@@ -1091,71 +1231,53 @@ static int parse_inventory(json_object *root, Batch *b, BatchError *err) {
         return 0;
 }
 
-static int parse_json(const char *data, size_t size, json_object **ret, BatchError *err) {
-        json_tokener *tok;
-        json_object *root;
-        enum json_tokener_error e;
-        size_t end;
-
-        if (size > INT32_MAX)
-                return fail(err, -EBADMSG, TOP, "", "body too large to parse");
-        tok = json_tokener_new_ex(BATCH_JSON_DEPTH);
-        if (!tok)
-                return -ENOMEM;
-        /* json-c's own UTF-8 check is lax (it passes overlong forms and
-         * surrogates) and names no field: every string the store uses goes
-         * through check_text() instead; strings it ignores are not kept. */
-        json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
-        root = json_tokener_parse_ex(tok, data, (int) size);
-        e = json_tokener_get_error(tok);
-        end = json_tokener_get_parse_end(tok);
-        json_tokener_free(tok);
-
-        if (!root || e != json_tokener_success) {
-                json_object_put(root);
-                if (e == json_tokener_continue)
-                        return fail(err, -EBADMSG, TOP, "", "invalid JSON: unexpected end of input");
-                return fail(err, -EBADMSG, TOP, "", "invalid JSON at byte %zu: %s", end, json_tokener_error_desc(e));
-        }
-        /* Only whitespace may follow the batch. */
-        for (size_t i = end; i < size; i++)
-                if (!strchr(" \t\r\n", data[i])) {
-                        json_object_put(root);
-                        return fail(err, -EBADMSG, TOP, "", "invalid JSON: trailing data at byte %zu", i);
-                }
-        *ret = root;
-        return 0;
-}
-
 int batch_parse(const char *data, size_t size, Batch **ret, BatchError *err) {
-        _cleanup_(batch_freep) Batch *b = NULL;
-        json_object *root = NULL;
+        _cleanup_(arena_freep) Arena *arena = NULL;
+        const JsonValue *root;
+        JsonError jerr;
+        Fields top;
+        Batch *b;
         int r;
 
         *err = (BatchError) {};
-        r = parse_json(data, size, &root, err);
+        if (size > INT32_MAX)
+                return fail(err, -EBADMSG, TOP, "", "body too large to parse");
+        /* The text, its tree and the Batch fit in about three times the
+         * text's size; larger batches take a few more blocks. */
+        arena = arena_new(size / 2 * 7 + 16384);
+        if (!arena)
+                return -ENOMEM;
+        r = json_parse(arena, data, size, BATCH_JSON_DEPTH, &root, &jerr);
+        if (r == -EBADMSG) {
+                if (jerr.offset == SIZE_MAX)
+                        return fail(err, -EBADMSG, TOP, "", "invalid JSON: %s", jerr.reason);
+                return fail(err, -EBADMSG, TOP, "", "invalid JSON at byte %zu: %s", jerr.offset, jerr.reason);
+        }
         if (r < 0)
                 return r;
+        /* json-c gave no object for null and the store took that for a
+         * failure */
+        if (is_type(root, JSON_NULL))
+                return fail(err, -EBADMSG, TOP, "", "invalid JSON: the text is null, not a batch");
 
-        b = calloc(1, sizeof(Batch));
-        if (!b) {
-                json_object_put(root);
+        b = arena_calloc(arena, 1, sizeof(Batch));
+        if (!b)
                 return -ENOMEM;
-        }
-        b->json = root;
-        if (!json_object_is_type(root, json_type_object))
+        if (!is_type(root, JSON_OBJECT))
                 return fail(err, -EINVAL, TOP, "", "a batch must be a JSON object");
+        BIND(root, top_fields, &top);
 
-        if ((r = parse_header(root, b, err)) < 0 ||
-            (r = parse_counters(root, b, err)) < 0 ||
-            (r = parse_energy(root, b, err)) < 0 ||
-            (r = parse_jobs(root, b, err)) < 0 ||
-            (r = parse_rows(root, b, err)) < 0 ||
-            (r = parse_markers(root, b, err)) < 0 ||
-            (r = parse_ranks(root, b, err)) < 0 ||
-            (r = parse_inventory(root, b, err)) < 0)
+        if ((r = parse_header(&top, arena, b, err)) < 0 ||
+            (r = parse_counters(&top, arena, b, err)) < 0 ||
+            (r = parse_energy(&top, arena, b, err)) < 0 ||
+            (r = parse_jobs(&top, arena, b, err)) < 0 ||
+            (r = parse_rows(&top, arena, b, err)) < 0 ||
+            (r = parse_markers(&top, arena, b, err)) < 0 ||
+            (r = parse_ranks(&top, arena, b, err)) < 0 ||
+            (r = parse_inventory(&top, arena, b, err)) < 0)
                 return r;
 
-        *ret = TAKE_PTR(b);
+        b->memory = TAKE_PTR(arena);
+        *ret = b;
         return 0;
 }

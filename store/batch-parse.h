@@ -10,8 +10,8 @@
 
 /* A batch as lmkd pushes it (docs/batch-format.md), parsed and validated but
  * not yet stored. Parsing needs no database, so the fuzz target and the unit
- * tests exercise it alone. Strings point into the parsed JSON tree, which the
- * Batch owns: they live until batch_free(). */
+ * tests exercise it alone. The Batch, its arrays and its strings are in one
+ * arena (arena.h) with the parsed text: they live until batch_free(). */
 
 #define BATCH_MAX_ROWS 100000u
 #define BATCH_MAX_JOBS 10000u
@@ -242,7 +242,7 @@ typedef struct Batch {
         int64_t total_samples, total_cpu_time_ns, total_cycles, total_instructions;
         int64_t total_events[BATCH_MAX_ROLES];  /* over rows[].events */
         double total_cpu_seconds; /* finite */
-        void *json; /* the json_object everything above points into */
+        void *memory; /* what everything above points into; batch_free() frees it */
 } Batch;
 
 /* Why a batch was rejected: the first offending field ("rows[17].samples")

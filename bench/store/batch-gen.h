@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stdint.h>
+
+/* The batches bench/store/loadgen pushes, made where parse-bench can make
+ * the same: a node's rows (jobs x objects x phases, as lmkd aggregates
+ * them) and jobs, fixed until its jobs are replaced. */
+typedef struct Node {
+        char name[32];
+        uint64_t seq;
+        char *rows_json; /* the rows array, fixed per node */
+        char *jobs_json;
+        unsigned n_rows;
+        unsigned generation; /* jobs are replaced by new ones every --job-rounds pushes */
+} Node;
+
+/* Node index's rows (about rows of them) and jobs of one generation. */
+void build_node(Node *n, unsigned index, unsigned rows, unsigned generation);
+
+/* The body of n's push of the minute from t: a batch as lmkd sends it
+ * (malloc()ed, NUL-terminated). Aborts when out of memory. */
+char *node_batch(const Node *n, double t);
+
+void node_done(Node *n);

@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "arena.h"
+
+/* A JSON text parsed in one pass into a read-only tree in an arena: the
+ * batch parser reads pushed batches with it (about a tenth of the
+ * instructions json-c's DOM took, and no malloc() per value).
+ *
+ * It reads JSON as lmk-store's json-c (0.16, JSON_TOKENER_STRICT) did, so
+ * that a batch the store took before it takes now, and the same way:
+ *   - only ' ', '\t', '\n', '\r' are whitespace; nothing but those and NUL
+ *     bytes may follow the value;
+ *   - a NUL byte inside the value ends the input (an error);
+ *   - NaN, Infinity and -Infinity are numbers, and so are "1.", "1.e5",
+ *     "-.5", "00" and "-01"; "01" is not;
+ *   - integers saturate at INT64_MIN and INT64_MAX;
+ *   - strings may hold raw control characters and ill-formed UTF-8 (the
+ *     caller checks the strings it keeps, common/utf8.h); \u0000 is a NUL
+ *     byte within the string; an unpaired surrogate escape becomes U+FFFD;
+ *   - a member name may be in single quotes ({'a':1}); it ends at its
+ *     first NUL; a name given twice keeps its first place and takes its
+ *     last value;
+ *   - a value nested max_depth deep is an error (the top value is at 0);
+ *   - a number or literal as the whole text needs a byte after it (json-c
+ *     waited for more input).
+ * (And json-c's top-level null, which its API could not tell from a
+ * failure, is refused by the batch parser.) */
+
+typedef enum JsonType {
+        JSON_NULL,
+        JSON_BOOL,
+        JSON_INT,       /* no fraction, no exponent */
+        JSON_DOUBLE,
+        JSON_STRING,
+        JSON_ARRAY,
+        JSON_OBJECT,
+} JsonType;
+
+typedef struct JsonMember JsonMember;
+
+typedef struct JsonValue {
+        uint8_t type;                   /* JsonType */
+        bool plain;                     /* a string of printable ASCII only (0x20..0x7e) */
+        uint32_t n;                     /* bytes of a string, elements of an array, members of an object */
+        union {
+                bool boolean;
+                int64_t integer;
+                double number;
+                const char *string;     /* NUL-terminated; n bytes, which may hold NULs */
+                const struct JsonValue *elements;
+                const JsonMember *members; /* as they came, duplicates too: see json_object_bind() */
+        };
+} JsonValue;
+
+struct JsonMember {
+        const char *key;                /* up to its first NUL, as json-c kept keys */
+        JsonValue value;
+};
+
+/* Why a text is not JSON: what, and at which byte (offset is SIZE_MAX for
+ * the end of the input). */
+typedef struct JsonError {
+        const char *reason;
+        size_t offset;
+} JsonError;
+
+/* Parses size bytes of JSON text (need not be NUL-terminated; at most
+ * UINT32_MAX - 1). The tree and its strings are allocated from arena and
+ * live as long as it does. Returns 0 and the top value, -EBADMSG with err
+ * filled in when the text is not JSON, or -ENOMEM. */
+int json_parse(Arena *arena, const char *data, size_t size, unsigned max_depth, const JsonValue **ret,
+               JsonError *err);
+
+/* The values of the members of object o named names[0..n), NULL for those
+ * not there: ret[i] is the value of the last member named names[i]. One
+ * pass over o, fastest when its keys come in the order of names. */
+void json_object_bind(const JsonValue *o, const char *const *names, size_t n, const JsonValue **ret);
+
+/* The members of object o as json-c iterated them: each key once, in the
+ * place it first had, with the value it last had. Fills ret with at most
+ * max of them and returns how many there are, or max + 1 when there are
+ * more than max. */
+size_t json_object_unique(const JsonValue *o, JsonMember *ret, size_t max);
