@@ -27,16 +27,15 @@ typedef struct Parser {
 } Parser;
 
 enum {
-        SPACE = 1 << 0,         /* whitespace as json-c had it */
-        SEPARATOR = 1 << 1,     /* may follow the value */
-        STRING_STOP = 1 << 2,   /* ends a run of plain bytes in a "string" */
-        KEY_STOP = 1 << 3,      /* the same in a 'key' */
+        SPACE = 1 << 0,         /* JSON's whitespace */
+        STRING_STOP = 1 << 1,   /* ends a run of plain bytes in a string */
 };
 
+/* Control characters must be escaped in a string: they stop a run. */
 static const unsigned char class[256] = {
-        [' '] = SPACE | SEPARATOR, ['\t'] = SPACE | SEPARATOR, ['\n'] = SPACE | SEPARATOR, ['\r'] = SPACE | SEPARATOR,
-        ['"'] = STRING_STOP, ['\''] = KEY_STOP, ['\\'] = STRING_STOP | KEY_STOP,
-        ['\0'] = STRING_STOP | KEY_STOP | SEPARATOR,
+        [0x00 ... 0x08] = STRING_STOP, [0x0b ... 0x0c] = STRING_STOP, [0x0e ... 0x1f] = STRING_STOP,
+        ['\t'] = SPACE | STRING_STOP, ['\n'] = SPACE | STRING_STOP, ['\r'] = SPACE | STRING_STOP,
+        [' '] = SPACE, ['"'] = STRING_STOP, ['\\'] = STRING_STOP,
 };
 
 static int fail(Parser *p, size_t at, const char *reason) {
@@ -45,8 +44,8 @@ static int fail(Parser *p, size_t at, const char *reason) {
         return -EBADMSG;
 }
 
-/* What stopped a scan at p->pos: the end of the input, a NUL byte (which
- * json-c took for the end), or a byte that cannot be there. */
+/* What stopped a scan at p->pos: the end of the input, a NUL byte, or a
+ * byte that cannot be there. */
 static int fail_here(Parser *p, const char *unexpected) {
         if (p->pos >= p->size)
                 return fail(p, SIZE_MAX, "unexpected end of input");
@@ -134,39 +133,32 @@ static char *put_utf8(char *d, unsigned cp) {
         return d;
 }
 
-#define REPLACEMENT 0xfffd
 #define IS_HIGH_SURROGATE(u) (((u) & 0xfc00) == 0xd800)
 #define IS_LOW_SURROGATE(u) (((u) & 0xfc00) == 0xdc00)
 
 /* \uXXXX at p->pos, and the one after it when this one is a high
- * surrogate. A surrogate without its other half becomes U+FFFD, and a
- * code unit after a high surrogate that is not a low one counts on its own
- * (json-c's reading). */
+ * surrogate. A surrogate without its other half names no character: the
+ * text is not I-JSON (RFC 7493), and storing U+FFFD instead would store
+ * something else than what was sent. */
 static int unicode_escape(Parser *p, char **d) {
+        size_t at = p->pos;
         unsigned u, low;
 
         if (hex4(p->s + p->pos + 2, &u) < 0)
-                return fail(p, p->pos, "invalid \\u escape");
+                return fail(p, at, "invalid \\u escape");
         p->pos += 6;
-        for (;;) {
-                if (!IS_HIGH_SURROGATE(u)) {
-                        *d = put_utf8(*d, IS_LOW_SURROGATE(u) ? REPLACEMENT : u);
-                        return 0;
-                }
-                if (p->s[p->pos] != '\\' || p->s[p->pos + 1] != 'u') {
-                        *d = put_utf8(*d, REPLACEMENT);
-                        return 0;
-                }
-                if (hex4(p->s + p->pos + 2, &low) < 0)
-                        return fail(p, p->pos, "invalid \\u escape");
-                p->pos += 6;
-                if (IS_LOW_SURROGATE(low)) {
-                        *d = put_utf8(*d, 0x10000 + ((u & 0x3ff) << 10) + (low & 0x3ff));
-                        return 0;
-                }
-                *d = put_utf8(*d, REPLACEMENT);
-                u = low;
+        if (IS_LOW_SURROGATE(u))
+                return fail(p, at, "unpaired surrogate in \\u escape");
+        if (!IS_HIGH_SURROGATE(u)) {
+                *d = put_utf8(*d, u);
+                return 0;
         }
+        if (p->s[p->pos] != '\\' || p->s[p->pos + 1] != 'u' || hex4(p->s + p->pos + 2, &low) < 0 ||
+            !IS_LOW_SURROGATE(low))
+                return fail(p, at, "unpaired surrogate in \\u escape");
+        p->pos += 6;
+        *d = put_utf8(*d, 0x10000 + ((u & 0x3ff) << 10) + (low & 0x3ff));
+        return 0;
 }
 
 /* Bit 7 of a byte of the result is set where w has the byte c (the first
@@ -186,18 +178,17 @@ static inline uint64_t not_printable(uint64_t w) {
 /* The rest of a string from its first escape (or NUL) at s[i], decoded
  * where it stands: d is where the next decoded byte goes. */
 static __attribute__((noinline)) int parse_escaped(Parser *p, size_t i, char **ret_end) {
-        char *s = p->s, *d = s + i, quote = s[p->pos];
-        unsigned stop = quote == '"' ? STRING_STOP : KEY_STOP;
+        char *s = p->s, *d = s + i;
         int r;
 
         for (;;) {
                 char c = s[i];
 
-                if (c == quote)
+                if (c == '"')
                         break;
-                if (c == '\0') {
+                if ((unsigned char) c < 0x20) {
                         p->pos = i;
-                        return fail_here(p, NULL);
+                        return fail_here(p, "control character in string");
                 }
                 if (c == '\\') {
                         p->pos = i;
@@ -225,7 +216,7 @@ static __attribute__((noinline)) int parse_escaped(Parser *p, size_t i, char **r
                 /* a run of plain bytes after an escape */
                 do
                         *d++ = s[i++];
-                while (!(class[(unsigned char) s[i]] & stop));
+                while (!(class[(unsigned char) s[i]] & STRING_STOP));
         }
         p->pos = i;
         *ret_end = d;
@@ -233,10 +224,9 @@ static __attribute__((noinline)) int parse_escaped(Parser *p, size_t i, char **r
 }
 
 /* The string whose opening quote is at p->pos, decoded where it stands and
- * NUL-terminated where its closing quote was. Member names may be in
- * single quotes, which json-c took even when strict. */
+ * NUL-terminated where its closing quote was. */
 static inline int parse_string(Parser *p, const char **ret, uint32_t *ret_len, bool *ret_plain) {
-        char *s = p->s, *start = s + p->pos + 1, *end, quote = s[p->pos];
+        char *s = p->s, *start = s + p->pos + 1, *end, quote = '"';
         size_t i = p->pos + 1;
         uint64_t odd = 0;
         int r;
@@ -262,6 +252,14 @@ static inline int parse_string(Parser *p, const char **ret, uint32_t *ret_len, b
         if (_likely_(s[i] == quote)) {
                 end = s + i;
                 p->pos = i;
+                /* not printable: a control character (not allowed raw), or
+                 * a byte of a multi-byte character (fine) */
+                if (_unlikely_(odd))
+                        for (const char *c = start; c < end; c++)
+                                if ((unsigned char) *c < 0x20) {
+                                        p->pos = (size_t) (c - s);
+                                        return fail_here(p, "control character in string");
+                                }
         } else {
                 r = parse_escaped(p, i, &end);
                 if (r < 0)
@@ -277,69 +275,75 @@ static inline int parse_string(Parser *p, const char **ret, uint32_t *ret_len, b
         return 0;
 }
 
-/* A number as json-c 0.16 took it: the longest run of digits with at most
- * one '.' and one exponent, a sign only first and right after '.' or 'e'
- * (so "1." and "-.5" pass); then no fraction or exponent is an integer,
- * saturated at INT64_MIN or INT64_MAX, and anything else must be all
- * strtod() reads. */
+static inline bool is_digit(char c) {
+        return c >= '0' && c <= '9';
+}
+
+/* A number by JSON's grammar: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
+ * Without fraction or exponent it is an integer, which must fit an int64;
+ * else a double, which must be finite. Numbers beyond that are refused,
+ * not rounded or saturated: the store keeps only what it can keep as sent. */
 static int parse_number(Parser *p, JsonValue *v) {
         char *s = p->s;
         size_t start = p->pos, i = start;
-        bool fraction = false, exponent = false, minus_ok = true, plus_ok = false;
+        bool minus = s[i] == '-', integer = true;
 
-        for (;; i++) {
-                char c = s[i];
-                bool sign_ok = false;
-
-                if (c >= '0' && c <= '9')
-                        ;
-                else if ((c == 'e' || c == 'E') && !exponent)
-                        exponent = fraction = sign_ok = true;
-                else if (c == '.' && !fraction)
-                        fraction = sign_ok = true;
-                else if ((c == '-' && minus_ok) || (c == '+' && plus_ok))
-                        ;
-                else
-                        break;
-                minus_ok = plus_ok = sign_ok;
+        i += minus;
+        if (s[i] == '0')
+                i++;
+        else if (s[i] >= '1' && s[i] <= '9')
+                while (is_digit(s[i]))
+                        i++;
+        else {
+                p->pos = i;
+                return fail_here(p, "digit expected");
+        }
+        if (s[i] == '.') {
+                integer = false;
+                if (!is_digit(s[++i])) {
+                        p->pos = i;
+                        return fail_here(p, "digit expected after '.'");
+                }
+                while (is_digit(s[i]))
+                        i++;
+        }
+        if (s[i] == 'e' || s[i] == 'E') {
+                integer = false;
+                i++;
+                if (s[i] == '+' || s[i] == '-')
+                        i++;
+                if (!is_digit(s[i])) {
+                        p->pos = i;
+                        return fail_here(p, "digit expected in exponent");
+                }
+                while (is_digit(s[i]))
+                        i++;
         }
         p->pos = i;
 
-        if (i == start + 1 && s[start] == '-' && s[i] == 'I') {
-                if (memcmp(s + i, "Infinity", 8) != 0)
-                        return fail_here(p, "invalid literal");
-                p->pos += 8;
-                *v = (JsonValue) { .type = JSON_DOUBLE, .number = -INFINITY };
-                return 0;
-        }
-
-        if (!fraction) {
-                bool minus = s[start] == '-';
+        if (integer) {
                 uint64_t limit = minus ? (uint64_t) INT64_MAX + 1 : (uint64_t) INT64_MAX, u = 0;
 
-                if (i == start + minus)
-                        return fail_here(p, "number expected");
                 for (size_t k = start + minus; k < i; k++) {
                         unsigned digit = (unsigned) (s[k] - '0');
 
-                        u = u > (limit - digit) / 10 ? limit : u * 10 + digit;
+                        if (u > (limit - digit) / 10)
+                                return fail(p, start, "integer out of range");
+                        u = u * 10 + digit;
                 }
-                if (!minus && u != 0 && s[start] == '0')
-                        return fail(p, start, "number has a leading zero");
                 *v = (JsonValue) { .type = JSON_INT, .integer = minus ? (int64_t) (0 - u) : (int64_t) u };
-                return 0;
         } else {
-                char saved = s[i], *end;
+                char saved = s[i];
                 double d;
 
                 s[i] = '\0';
-                d = strtod(s + start, &end);
+                d = strtod(s + start, NULL);
                 s[i] = saved;
-                if (end != s + i)
-                        return fail(p, start, "malformed number");
+                if (!isfinite(d))
+                        return fail(p, start, "number out of range");
                 *v = (JsonValue) { .type = JSON_DOUBLE, .number = d };
-                return 0;
         }
+        return 0;
 }
 
 static inline int parse_literal(Parser *p, const char *word, size_t n, JsonValue v, JsonValue *ret) {
@@ -390,6 +394,38 @@ static int parse_array(Parser *p, unsigned depth, JsonValue *v) {
         return 0;
 }
 
+static int key_cmp(const void *a, const void *b) {
+        return strcmp(*(const char *const *) a, *(const char *const *) b);
+}
+
+/* A name given twice makes an object mean two things: refused (I-JSON,
+ * RFC 7493). Small objects (all of lmkd's) compare pairwise; large ones
+ * sort their names, so that a hostile object costs n log n. */
+static int check_unique(Parser *p, const JsonMember *m, size_t n) {
+        const char **keys;
+
+        if (n <= 16) {
+                for (size_t i = 1; i < n; i++)
+                        for (size_t k = 0; k < i; k++)
+                                if (streq(m[i].key, m[k].key))
+                                        return fail(p, p->pos, "member name given twice");
+                return 0;
+        }
+        keys = malloc(n * sizeof(*keys));
+        if (!keys)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++)
+                keys[i] = m[i].key;
+        qsort(keys, n, sizeof(*keys), key_cmp);
+        for (size_t i = 1; i < n; i++)
+                if (streq(keys[i], keys[i - 1])) {
+                        free(keys);
+                        return fail(p, p->pos, "member name given twice");
+                }
+        free(keys);
+        return 0;
+}
+
 static int parse_object(Parser *p, unsigned depth, JsonValue *v) {
         size_t base = p->stack_used, n = 0;
         int r;
@@ -401,11 +437,16 @@ static int parse_object(Parser *p, unsigned depth, JsonValue *v) {
                         JsonMember m;
                         uint32_t len;
 
-                        if (p->s[p->pos] != '"' && p->s[p->pos] != '\'')
+                        size_t at = p->pos;
+
+                        if (p->s[p->pos] != '"')
                                 return fail_here(p, "quoted member name expected");
                         r = parse_string(p, &m.key, &len, NULL);
                         if (r < 0)
                                 return r;
+                        /* a name cut at a NUL would stand for another */
+                        if (strlen(m.key) != len)
+                                return fail(p, at, "NUL in member name");
                         skip_space(p);
                         if (p->s[p->pos] != ':')
                                 return fail_here(p, "':' expected");
@@ -426,6 +467,9 @@ static int parse_object(Parser *p, unsigned depth, JsonValue *v) {
                         p->pos++;
                         skip_space(p);
                 }
+        r = check_unique(p, (const JsonMember *) (p->stack + base), n);
+        if (r < 0)
+                return r;
         p->pos++;
         *v = (JsonValue) { .type = JSON_OBJECT, .n = (uint32_t) n, .members = pop(p, base) };
         if (n > 0 && !v->members)
@@ -452,10 +496,6 @@ static int parse_value(Parser *p, unsigned depth, JsonValue *v) {
                 return parse_literal(p, "false", 5, (JsonValue) { .type = JSON_BOOL, .boolean = false }, v);
         case 'n':
                 return parse_literal(p, "null", 4, (JsonValue) { .type = JSON_NULL }, v);
-        case 'N':
-                return parse_literal(p, "NaN", 3, (JsonValue) { .type = JSON_DOUBLE, .number = NAN }, v);
-        case 'I':
-                return parse_literal(p, "Infinity", 8, (JsonValue) { .type = JSON_DOUBLE, .number = INFINITY }, v);
         default:
                 return fail_here(p, "unexpected character");
         }
@@ -481,13 +521,9 @@ int json_parse(Arena *arena, const char *data, size_t size, unsigned max_depth, 
         free(p.stack);
         if (r < 0)
                 return r;
-        /* json-c waited for a byte after a number or literal to know it had
-         * ended, and said "continue" without one */
-        if (p.pos == size && root->type != JSON_STRING && root->type != JSON_ARRAY && root->type != JSON_OBJECT)
-                return fail(&p, SIZE_MAX, "unexpected end of input");
-        for (size_t i = p.pos; i < size; i++)
-                if (!(class[(unsigned char) p.s[i]] & SEPARATOR))
-                        return fail(&p, i, "trailing data");
+        skip_space(&p);
+        if (p.pos < size)
+                return fail(&p, p.pos, "trailing data");
         *ret = root;
         return 0;
 }

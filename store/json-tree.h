@@ -11,25 +11,19 @@
  * batch parser reads pushed batches with it (about a tenth of the
  * instructions json-c's DOM took, and no malloc() per value).
  *
- * It reads JSON as lmk-store's json-c (0.16, JSON_TOKENER_STRICT) did, so
- * that a batch the store took before it takes now, and the same way:
- *   - only ' ', '\t', '\n', '\r' are whitespace; nothing but those and NUL
- *     bytes may follow the value;
- *   - a NUL byte inside the value ends the input (an error);
- *   - NaN, Infinity and -Infinity are numbers, and so are "1.", "1.e5",
- *     "-.5", "00" and "-01"; "01" is not;
- *   - integers saturate at INT64_MIN and INT64_MAX;
- *   - strings may hold raw control characters and ill-formed UTF-8 (the
- *     caller checks the strings it keeps, common/utf8.h); \u0000 is a NUL
- *     byte within the string; an unpaired surrogate escape becomes U+FFFD;
- *   - a member name may be in single quotes ({'a':1}); it ends at its
- *     first NUL; a name given twice keeps its first place and takes its
- *     last value;
- *   - a value nested max_depth deep is an error (the top value is at 0);
- *   - a number or literal as the whole text needs a byte after it (json-c
- *     waited for more input).
- * (And json-c's top-level null, which its API could not tell from a
- * failure, is refused by the batch parser.) */
+ * It reads I-JSON (RFC 7493), strictly, so that what the store keeps is
+ * what was sent, and one text cannot mean two things:
+ *   - JSON's grammar (RFC 8259): only ' ', '\t', '\n', '\r' are
+ *     whitespace, and only whitespace may follow the value; no NaN or
+ *     Infinity, no leading zeros, no "1." or ".5"; member names in double
+ *     quotes; no raw control characters in strings;
+ *   - an integer (no fraction, no exponent) must fit an int64 and a double
+ *     must be finite: nothing is rounded to fit or saturated;
+ *   - an escaped surrogate must be half of a pair;
+ *   - a member name may not be given twice in one object, nor hold NUL;
+ *   - a value nested max_depth deep is an error (the top value is at 0).
+ * Strings may hold \u0000 (a NUL byte within the string) and, raw,
+ * ill-formed UTF-8: the caller checks the strings it keeps (common/utf8.h). */
 
 typedef enum JsonType {
         JSON_NULL,

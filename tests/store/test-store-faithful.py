@@ -8,7 +8,7 @@ first claim and counts later, different claims."""
 import json
 import urllib.parse
 
-from lmktest import fail, log
+from lmktest import check, fail, log
 from storetest import ADMIN_TOKEN, START, Store, check_eq, make_batch, row
 
 MAX53 = 1 << 53
@@ -132,14 +132,26 @@ def test_utf8(store):
     j = store.get_ok("/api/v1/jobs/77")
     check_eq((j["name"], j["phases"][0]["phase"]), (text, text), "served back verbatim")
 
-    # A lone surrogate written as a JSON escape never reaches the store as
-    # bytes: json-c decodes it to U+FFFD, so what is served is still valid.
-    b = base(node="cnesc", seq=1)
-    b["jobs"][0]["job"] = b["rows"][0]["job"] = b["markers"][0]["job"] = "78"
-    body = json.dumps(b).encode().replace(b'"name": "n"', b'"name": "a\\ud800b"')
-    check_eq(post_raw(store, body)[0], 200, "escaped lone surrogate")
-    status, _, raw = store.request("GET", "/api/v1/jobs/78", token=ADMIN_TOKEN)
-    check_eq(raw["name"], "a\ufffdb", "escaped lone surrogate served as U+FFFD")
+    # Text that is not I-JSON is refused whole, not stored as something
+    # else: an escaped lone surrogate (json-c made it U+FFFD), a name given
+    # twice (json-c kept the last), NaN, a raw control character, an
+    # integer beyond int64 (json-c saturated it).
+    before = totals(store)
+    for i, (old, new, what) in enumerate([
+            (b'"name": "n"', b'"name": "a\\ud800b"', "escaped lone surrogate"),
+            (b'"name": "n"', b'"name": "n", "name": "m"', "a name given twice"),
+            (b'"partition": "p"', b'"partition": "p", "first_seen": NaN', "NaN"),
+            (b'"name": "n"', b'"name": "a\tb"', "a raw tab in a string"),
+            (b'"samples": 5', b'"samples": 9223372036854775808', "an integer beyond int64")]):
+        b = base(node="cnesc", seq=1 + i)
+        b["jobs"][0]["job"] = b["rows"][0]["job"] = b["markers"][0]["job"] = "78"
+        body = json.dumps(b).encode()
+        check(old in body, f"{what}: the batch lacks {old!r}")
+        status, _, answer = post_raw(store, body.replace(old, new, 1))
+        check(status == 400 and isinstance(answer, dict) and not answer.get("field"),
+              f"{what}: expected 400 (not JSON, no field), got {status} {answer}")
+    check_eq(store.request("GET", "/api/v1/jobs/78", token=ADMIN_TOKEN)[0], 404, "nothing of the refused batches")
+    check_eq(totals(store), before, "sums after the refused batches")
 
 
 def test_sums(store):
