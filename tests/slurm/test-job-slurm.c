@@ -279,6 +279,30 @@ TEST(cgroup_every_prefix) {
         }
 }
 
+/* One path, as a kernel cgroup record gives it: the job and where its own
+ * directory ends. */
+TEST(cgroup_path) {
+        static const char v2[] = "/system.slice/slurmstepd.scope/job_4711/step_0/user/task_0";
+        static const char node[] = "/system.slice/cn1_slurmstepd.scope/job_12";
+        JobRef r;
+        size_t end;
+
+        ASSERT_EQ(job_cgroup_path_parse(v2, strlen(v2), &r, &end), 1);
+        ASSERT_STREQ(r.job, "4711");
+        ASSERT_STREQ(r.step, "0");
+        ASSERT_EQ(end, strlen("/system.slice/slurmstepd.scope/job_4711"));
+        ASSERT_EQ(job_cgroup_path_parse(node, strlen(node), &r, &end), 1);
+        ASSERT_STREQ(r.job, "12");
+        ASSERT_EQ(end, strlen(node));
+        ASSERT_EQ(job_cgroup_path_parse("/slurm/uid_5/job_7/step_1", 25, &r, &end), 1);
+        ASSERT_EQ(end, strlen("/slurm/uid_5/job_7"));
+        ASSERT_EQ(job_cgroup_path_parse("/system.slice/slurmstepd.scope/system", 37, &r, &end), 0);
+        ASSERT_EQ(job_cgroup_path_parse("/user.slice/user@1000.service/slurmstepd.scope/job_9", 52, &r, &end), 0);
+        ASSERT_ERROR(job_cgroup_path_parse("/system.slice/slurmstepd.scope/job_4\0711", 41, &r, &end), EBADMSG);
+        ASSERT_ERROR(job_cgroup_path_parse("relative/job_1", 14, &r, &end), EBADMSG);
+        ASSERT_ERROR(job_cgroup_path_parse(NULL, 3, &r, &end), EINVAL);
+}
+
 TEST(cgroup_read_self) {
         /* The test itself runs outside any job, unless someone runs it
          * inside Slurm: either way the live file parses. */
@@ -766,6 +790,7 @@ int main(void) {
         RUN(cgroup_hostile);
         RUN(cgroup_long);
         RUN(cgroup_every_prefix);
+        RUN(cgroup_path);
         RUN(cgroup_read_self);
         RUN(environ_batch);
         RUN(environ_step);
