@@ -70,8 +70,8 @@ int measured_add_row(IngestCtx *x, size_t i, int64_t job_id, int64_t object_id, 
                                 return r;
                         if (!add_event(e, row, count, cpu_time_ns)) {
                                 snprintf(field, sizeof(field), "rows[%zu].events", i);
-                                return overflow(x, field, "the batch's %s of one job add up to more than %" PRId64,
-                                                b->roles[k], INT64_MAX);
+                                return overflow(x, field, "adding its %s to the batch's of job %s would overflow",
+                                                b->roles[k], row->job);
                         }
                 }
                 if (row->burst && !isnan(row->burst->counts[k])) {
@@ -83,8 +83,8 @@ int measured_add_row(IngestCtx *x, size_t i, int64_t job_id, int64_t object_id, 
                         if (!add_checked(&e->bursts, row->burst->samples) ||
                             !add_checked(&e->window_ns, row->burst->window_ns)) {
                                 snprintf(field, sizeof(field), "rows[%zu].burst", i);
-                                return overflow(x, field, "the batch's burst windows at one location add up to "
-                                                "more than %" PRId64, INT64_MAX);
+                                return overflow(x, field, "adding its burst windows to the batch's at this "
+                                                "location would overflow");
                         }
                         e->burst_count += row->burst->counts[k];
                 }
