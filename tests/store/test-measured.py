@@ -402,6 +402,11 @@ def test_cli(store):
           "lmk job 5005: energy unavailable, no node type")
     out = lmk(store, "job", "5004")
     check("Node type   several" in out, "lmk job 5004: several node types")
+    out = lmk(store, "nodes")
+    check(all(len(line) <= 80 for line in out.splitlines()), "lmk nodes fits 80 columns")
+    types = " ".join(out.split("Node types", 1)[-1].split())
+    check(types == f"{NAME_A} cnA ({TYPE_A['kernel']}) {NAME_B} cnB ({TYPE_B['kernel']}) (told none) cnC",
+          f"lmk nodes: the types with their nodes and kernels: {types}")
 
 
 def test_duplicate(store):
