@@ -402,6 +402,13 @@ def test_cli(store):
           "lmk job 5005: energy unavailable, no node type")
     out = lmk(store, "job", "5004")
     check("Node type   several" in out, "lmk job 5004: several node types")
+    status, _, page = store.request("GET", "/jobs/5001", token=ADMIN_TOKEN)
+    check_eq(status, 200, "the job's page")
+    page = page.decode() if isinstance(page, bytes) else str(page)
+    for want in (f"<dt>Node type</dt><dd>{NAME_A}</dd>", "1.30&nbsp;kJ", "13.1&nbsp;W", "300&nbsp;J",
+                 "PAPI_FP_OPS <span class=\"muted\">(unavailable)</span>", "50.0&nbsp;M/s", "14.286",
+                 "<h2 id=\"bursts\">Burst rates</h2>", "2.30&nbsp;G/s"):
+        check(want in page, f"the job's page shows {want!r}")
     out = lmk(store, "nodes")
     check(all(len(line) <= 80 for line in out.splitlines()), "lmk nodes fits 80 columns")
     types = " ".join(out.split("Node types", 1)[-1].split())
