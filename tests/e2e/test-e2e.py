@@ -83,7 +83,7 @@ def main():
     check(cli.returncode == 0 and job in cli.stdout and "timestep/solve" in cli.stdout,
           f"lmk job {job} failed: {cli.stdout}{cli.stderr}")
     log(cli.stdout)
-    check_measured(summary, nodes, rusage, cli.stdout, [t for t in rep.get("totals", []) if t["job"] == job])
+    check_measured(summary, nodes, rusage, cli.stdout, job, rep.get("totals", []))
     log("PASS")
 
 
@@ -119,7 +119,7 @@ def this_machine():
     return model, os.sysconf("SC_NPROCESSORS_ONLN"), mem
 
 
-def check_measured(summary, nodes, rusage, cli, totals):
+def check_measured(summary, nodes, rusage, cli, job, all_totals):
     model, cpus, mem = this_machine()
     t = summary["node_type_details"]
     log(f"node type: {summary['node_type']}; /proc: {model!r}, {cpus} CPUs, {mem} bytes")
@@ -146,26 +146,35 @@ def check_measured(summary, nodes, rusage, cli, totals):
     log(f"rusage {rusage}; exact {exact}; events " +
         str({r: (e["count"], e["exact_count"], e["per_cpu_second"]) for r, e in events.items()}))
     # The job's exact figures are lmkd's totals of its processes, root's
-    # slurmstepd among them. Those of the job's user are the process that
-    # wrote rusage and the workload it ran (under whatever command name
-    # lmkd knew at the time: before the exec, slurmstepd's), which is what
-    # rusage counted; what it did after reading it (writing the file,
-    # exiting) is little.
-    log("lmkd's totals of the job: " + str([(t["step"], t["user"], t["comm"], t["cpu_time_ns"], t.get("events")) for t in totals]))
+    # slurmstepd among them.
+    totals = [t for t in all_totals if t["job"] == job]
+    log("lmkd's totals of the job: " + str([(t["step"], t["user"], t["comm"], t["cpu_time_ns"], t.get("events"))
+                                            for t in totals]))
     check(exact["cpu_time_ns"] == sum(t["cpu_time_ns"] for t in totals) and
           all(events[r]["exact_count"] == sum(t["events"][r] for t in totals) for r in ("task-clock", "page-faults")),
           "the store's exact figures are not the sums of lmkd's totals")
-    own = [t for t in totals if t["user"] == "nobody"]
-    cpu = sum(t["cpu_time_ns"] for t in own) / 1e9
+    # Those of the job's user are the process that wrote rusage and the
+    # workload it ran (under whatever command name lmkd knew at the time:
+    # before the exec, slurmstepd's), which is what rusage counted; what it
+    # did after reading it (writing the file, exiting) is little. lmkd
+    # counts the last moments of a process outside its job (its exit: a
+    # sanitizer's leak check there is 900 page faults): those are the
+    # workload's too.
+    in_job = [t for t in totals if t["user"] == "nobody"]
+    tail = [t for t in all_totals if t["job"] is None and t["user"] == "nobody" and
+            t["comm"] in ("python3", "lmk-marked")]
+    log(f"lmkd's totals of the workload outside the job: {tail}")
+    cpu = sum(t["cpu_time_ns"] for t in in_job + tail) / 1e9
     check(abs(cpu - rusage["cpu_seconds"]) <= 0.05 * rusage["cpu_seconds"] + 0.1,
           f"exact CPU time of the job's process {cpu} s, its rusage {rusage['cpu_seconds']} s")
-    clock = sum(t["events"]["task-clock"] for t in own) / 1e9
+    clock = sum(t["events"]["task-clock"] for t in in_job + tail) / 1e9
     check(abs(clock - cpu) <= 0.05 * cpu + 0.1, f"exact task-clock {clock} s, exact CPU time {cpu} s")
-    faults = sum(t["events"]["page-faults"] for t in own)
+    faults = sum(t["events"]["page-faults"] for t in in_job + tail)
     check(abs(faults - rusage["faults"]) <= 0.1 * rusage["faults"] + 100,
           f"exact page faults of the job's process {faults}, its rusage {rusage['faults']}")
-    check(events["page-faults"]["exact_count"] >= faults and exact["cpu_time_ns"] / 1e9 >= cpu,
-          "the job's exact figures hold its process's")
+    check(sum(t["events"]["page-faults"] for t in in_job) >= 0.75 * faults and
+          sum(t["cpu_time_ns"] for t in in_job) / 1e9 >= 0.95 * cpu,
+          "most of the job's process was counted in the job")
     # task-clock counts nanoseconds of CPU: about 1e9 a CPU second in the
     # sample windows and in the burst windows alike
     rate = events["task-clock"]["per_cpu_second"]
