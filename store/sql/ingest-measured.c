@@ -50,13 +50,18 @@ int measured_add_row(IngestCtx *x, size_t i, int64_t job_id, int64_t object_id, 
         const Batch *b = x->b;
         const BatchRow *row = &b->rows[i];
         /* the time the windows' counts are scaled to: samples x period */
-        int64_t cpu_time_ns = row->cpu_time_ns != BATCH_NULL ? row->cpu_time_ns
-                                                             : llround((double) row->samples * 1e9 / b->frequency_hz);
+        double period_ns = (double) row->samples * 1e9 / b->frequency_hz;
+        int64_t cpu_time_ns;
         char field[48];
         int r;
 
         if (job_id == 0 || (!row->events && !row->burst))
                 return 0;
+        if (row->cpu_time_ns == BATCH_NULL && !(period_ns < 0x1p63)) {
+                snprintf(field, sizeof(field), "rows[%zu].samples", i);
+                return overflow(x, field, "its CPU time (samples / frequency) would overflow the sums of its events");
+        }
+        cpu_time_ns = row->cpu_time_ns != BATCH_NULL ? row->cpu_time_ns : llround(period_ns);
         for (size_t k = 0; k < b->n_roles; k++) {
                 int64_t count = row->events ? row->events->count[k] : BATCH_NULL;
                 EventMap *maps[] = { &x->object_events, &x->phase_events, &x->job_events };

@@ -460,6 +460,12 @@ def test_overflow(store):
     b2["batch"]["seq"] = 4
     expect_overflow(store, b2, "rows", "the job's burst windows past INT64_MAX")
 
+    # events of a row without cpu_time_ns rest on samples / frequency, here
+    # 10^10 s: more nanoseconds than an int64 holds
+    b = big_batch("cnbig", 5, [dict(row("90", "/bin/big", "exe", 10 ** 10), events={"l1m": 1})])
+    b["interval"]["end"] = START + 86400
+    expect_overflow(store, b, "rows[0].samples", "a row's CPU time from its samples")
+
     # exact figures near the limit, written beside a stopped store
     store.stop()
     sql_write(store.db, [
