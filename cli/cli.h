@@ -77,6 +77,9 @@ json_object *jget(json_object *o, const char *key);
 
 /* A job's findings, with their advice when asked (cmd-flagged.c). */
 void print_findings(json_object *findings, bool advice);
+/* text, from column col on, wrapped at ", " to 78 columns with
+ * continuation lines indented by indent; ends the line. */
+void print_wrapped_from(size_t col, size_t indent, const char *text);
 
 int do_jobs(Cli *cli, int argc, char **argv);
 int do_job(Cli *cli, int argc, char **argv);

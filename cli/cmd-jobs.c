@@ -9,7 +9,7 @@
 /* Each option sets the query parameter of its name. */
 static const char *const params[] = {
         "user", "cluster", "account", "partition", "state", "app", "name",
-        "since", "until", "sort", "order", "limit", "offset",
+        "since", "until", "sort", "order", "limit", "offset", "node_type",
 };
 #define PARAM_OPT 0x100
 
@@ -29,6 +29,7 @@ int do_jobs(Cli *cli, int argc, char **argv) {
                 { "order", required_argument, NULL, PARAM_OPT + 10 },
                 { "limit", required_argument, NULL, PARAM_OPT + 11 },
                 { "offset", required_argument, NULL, PARAM_OPT + 12 },
+                { "node-type", required_argument, NULL, PARAM_OPT + 13 },
                 {}
         };
         const char *query[2 * ELEMENTSOF(params) + 1] = {};

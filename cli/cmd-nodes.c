@@ -5,6 +5,61 @@
 
 #include "cli.h"
 
+static const char *type_name(json_object *node) {
+        return jstr(jget(node, "node_type"), "name");
+}
+
+/* The nodes of a type (NULL: those that told none) with their kernels. */
+static void print_type_nodes(json_object *nodes, const char *name) {
+        size_t col = (size_t) printf("   ");
+
+        for (size_t k = 0; k < json_object_array_length(nodes); k++) {
+                json_object *x = json_object_array_get_idx(nodes, k);
+                const char *t = type_name(x), *kernel = jstr(x, "kernel");
+                char item[320];
+
+                if (name ? !t || !streq(t, name) : t != NULL)
+                        continue;
+                snprintf(item, sizeof(item), " %s%s%s%s", jstr(x, "node") ?: "?", kernel ? " (" : "", kernel ?: "",
+                         kernel ? ")" : "");
+                if (col > 3 && col + strlen(item) > 78)
+                        col = (size_t) printf("\n   ");
+                col += (size_t) printf("%s", item);
+        }
+        printf("\n");
+}
+
+/* Each node type (its name, wrapped) with its nodes and their kernels, in
+ * the order of each type's first node; nodes that told none last. Nothing
+ * when no node told a type (an older lmkd everywhere). */
+static void print_node_types(json_object *nodes) {
+        size_t n = json_object_array_length(nodes);
+        bool any = false, untyped = false;
+
+        for (size_t i = 0; i < n; i++) {
+                const char *name = type_name(json_object_array_get_idx(nodes, i));
+                bool first = true;
+
+                if (!name) {
+                        untyped = true;
+                        continue;
+                }
+                for (size_t k = 0; k < i && first; k++)
+                        first = !streq(type_name(json_object_array_get_idx(nodes, k)) ?: "", name);
+                if (!first)
+                        continue;
+                if (!any)
+                        printf("\nNode types\n");
+                any = true;
+                print_wrapped_from((size_t) printf("  "), 2, name);
+                print_type_nodes(nodes, name);
+        }
+        if (any && untyped) {
+                printf("  (told none)\n");
+                print_type_nodes(nodes, NULL);
+        }
+}
+
 int do_nodes(Cli *cli, int argc, char **argv) {
         static const struct option options[] = { CLI_COMMON_OPTIONS, {} };
         _cleanup_(json_object_putp) json_object *o = NULL;
@@ -47,5 +102,6 @@ int do_nodes(Cli *cli, int argc, char **argv) {
                        fmt_time(jnum(n, "last_seen"), t, sizeof(t)),
                        fmt_duration(jnum(n, "last_push_age_seconds"), age, sizeof(age)));
         }
+        print_node_types(nodes);
         return 0;
 }

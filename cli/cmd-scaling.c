@@ -61,9 +61,12 @@ static void print_fit(json_object *g) {
 static void print_group(json_object *g) {
         json_object *cc = jget(g, "core_counts");
 
-        printf("\n%s, size %s: %s\n  on %s %s (node type: partition/CPUs per node), %" PRId64 " runs\n",
+        bool stand_in = !streq(jstr(g, "node_type_source") ?: "", "node_type");
+
+        printf("\n%s, size %s: %s\n  on %s, node type %s%s, %" PRId64 " runs\n",
                jstr(g, "app") ?: "?", jstr(g, "size") ?: "-", jstr(g, "executable") ?: "?",
-               jstr(g, "cluster") ?: "-", jstr(g, "node_type") ?: "?", jint(g, "run_count"));
+               jstr(g, "cluster") ?: "-", jstr(g, "node_type") ?: "?",
+               stand_in ? " (partition/CPUs per node: its nodes told no type)" : "", jint(g, "run_count"));
         printf("%7s %5s %10s %10s %10s %8s %8s %10s\n", "CORES", "RUNS", "ELAPSED", "COMPUTE", "COMMUNIC",
                "SPEEDUP", "EFFIC", "WALL");
         for (size_t i = 0; i < json_object_array_length(cc); i++) {
@@ -130,6 +133,8 @@ int do_scaling(Cli *cli, int argc, char **argv) {
         printf("Scaling of %s: %" PRId64 " runs with MPI ranks", jstr(o, "app") ?: "?", jint(o, "runs"));
         if (jint(o, "runs_without_ranks") > 0)
                 printf(" (%" PRId64 " more without ranks left out)", jint(o, "runs_without_ranks"));
+        if (jint(o, "runs_mixed_node_types") > 0)
+                printf(" (%" PRId64 " more on nodes of several types left out)", jint(o, "runs_mixed_node_types"));
         printf(".\nTimes are the busiest rank's sampled seconds: elapsed = computation + communication.\n");
         if (json_object_array_length(groups) == 0)
                 printf("No ended runs of %s with MPI ranks in this time.\n", jstr(o, "app") ?: "?");

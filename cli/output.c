@@ -119,3 +119,24 @@ const char *fmt_fit(const char *s, size_t width, bool keep_end, char *buf, size_
                 snprintf(buf, size, "%.*s...", (int) (width - 3), s);
         return buf;
 }
+
+/* text, from column col on, wrapped at ", " to 78 columns with
+ * continuation lines indented by indent. */
+void print_wrapped_from(size_t col, size_t indent, const char *text) {
+        bool first = true;
+
+        while (*text) {
+                const char *sep = strstr(text, ", ");
+                size_t n = sep ? (size_t) (sep - text) : strlen(text);
+
+                if (!first && col + 2 + n > 78) {
+                        printf(",\n%*s", (int) indent, "");
+                        col = indent;
+                } else if (!first)
+                        col += (size_t) printf(", ");
+                col += (size_t) printf("%.*s", (int) n, text);
+                first = false;
+                text += n + (sep ? 2 : 0);
+        }
+        printf("\n");
+}

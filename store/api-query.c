@@ -140,8 +140,8 @@ void api_viewer(const Request *req, JobFilter *f) {
         f->viewer_accounts = req->identity.accounts;
 }
 
-static const char *const jobs_args[] = { "user", "cluster", "account", "partition", "app", "name", "state",
-                                        "since", "until", "sort", "order", "limit", "offset", NULL };
+static const char *const jobs_args[] = { "user", "cluster", "account", "partition", "app", "name", "node_type",
+                                        "state", "since", "until", "sort", "order", "limit", "offset", NULL };
 
 /* ?format=csv: a row of the list per job, as add_job_info() writes it. */
 const CsvTable api_jobs_csv = CSV_TABLE("jobs", NULL, "lmk-jobs.csv",
@@ -186,6 +186,7 @@ void api_jobs(Server *s, Request *req, Reply *reply) {
                 .partition = request_arg(req, "partition"),
                 .app = request_arg(req, "app"),
                 .name = request_arg(req, "name"),
+                .node_type = request_arg(req, "node_type"),
                 .since = INT64_MIN,
                 .until = INT64_MAX,
                 .limit = DEFAULT_LIMIT,
@@ -268,7 +269,8 @@ static int add_share_list(json_object *o, const char *key, const char *name_key,
                     (r = json_add(e, "samples", json_object_new_int64(x->samples))) < 0 ||
                     (r = api_add_share(e, x->samples, total)) < 0 ||
                     (r = json_add(e, "cpu_seconds", json_number(x->cpu_seconds, TIME_DECIMALS))) < 0 ||
-                    (r = add_counters(e, x->cpu_time_ns, x->cycles, x->instructions)) < 0)
+                    (r = add_counters(e, x->cpu_time_ns, x->cycles, x->instructions)) < 0 ||
+                    (r = json_add(e, "multiplexed_samples", json_object_new_int64(x->multiplexed_samples))) < 0)
                         return r;
         }
         return r;

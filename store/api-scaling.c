@@ -20,7 +20,7 @@
 #define MAX_RUNS 1000
 #define MAX_PREDICT 10000000
 #define DECIMALS 3
-#define NODE_TYPE_SIZE 320
+#define STAND_IN_SIZE 320
 
 static const char *const scaling_args[] = { "app", "size", "predict", "since", "until", NULL };
 
@@ -34,11 +34,14 @@ const CsvTable api_scaling_csv = CSV_TABLE("groups", "core_counts", "lmk-scaling
         { "max_useful_seconds" }, { "mean_useful_seconds" }, { "wall_seconds" }, { "samples" },
         { "speedup" }, { "efficiency" });
 
-/* A run as the fits see it: the busiest rank's sampled time, split. */
+/* A run as the fits see it: the busiest rank's sampled time, split. Its
+ * node type is the job's (stored with issue 15) where all its nodes told
+ * theirs; else "partition/NNcpu" stands in for it (docs/scaling.md). */
 typedef struct Run {
         const StoredJob *job;
         const RunFigures *fig;
-        char node_type[NODE_TYPE_SIZE]; /* "partition/NNcpu" until issue 15 stores node types */
+        bool stand_in;
+        char stand_in_type[STAND_IN_SIZE];
         int64_t p;
         size_t ranks;
         int64_t samples;
@@ -52,13 +55,22 @@ static int key_cmp(const char *a, const char *b) {
         return strcmp(a, b);
 }
 
+static const char *run_node_type(const Run *r) {
+        return r->stand_in ? r->stand_in_type : r->job->node_type;
+}
+
+static const char *run_node_type_source(const Run *r) {
+        return r->stand_in ? "partition/cpus_per_node" : "node_type";
+}
+
+/* A real node type and a stand-in are never one group, whatever their names. */
 static int group_cmp(const Run *x, const Run *y) {
         int c;
 
         if ((c = key_cmp(x->fig->size, y->fig->size)) != 0 || (c = key_cmp(x->fig->exe, y->fig->exe)) != 0 ||
-            (c = key_cmp(x->job->cluster, y->job->cluster)) != 0)
+            (c = key_cmp(x->job->cluster, y->job->cluster)) != 0 || (c = (int) x->stand_in - (int) y->stand_in) != 0)
                 return c;
-        return strcmp(x->node_type, y->node_type);
+        return strcmp(run_node_type(x), run_node_type(y));
 }
 
 static int run_cmp(const void *a, const void *b) {
@@ -100,11 +112,12 @@ static bool run_of(const StoredJob *j, const RunFigures *fig, Run *ret) {
         /* the job's MPI ranks as Slurm counts tasks, else its CPUs, else
          * the ranks lmk saw */
         r.p = j->tasks > 0 ? j->tasks : fig->cpus_alloc > 0 ? fig->cpus_alloc : (int64_t) fig->n_ranks;
-        if (fig->node_cpus > 0)
-                snprintf(r.node_type, sizeof(r.node_type), "%s/%" PRId64 "cpu", j->partition ?: "-",
+        r.stand_in = !(j->node_type_id > 0 && j->node_type);
+        if (r.stand_in && fig->node_cpus > 0)
+                snprintf(r.stand_in_type, sizeof(r.stand_in_type), "%s/%" PRId64 "cpu", j->partition ?: "-",
                          fig->node_cpus);
-        else
-                snprintf(r.node_type, sizeof(r.node_type), "%s/?cpu", j->partition ?: "-");
+        else if (r.stand_in)
+                snprintf(r.stand_in_type, sizeof(r.stand_in_type), "%s/?cpu", j->partition ?: "-");
         *ret = r;
         return true;
 }
@@ -333,8 +346,8 @@ static int add_group(json_object *groups, const char *app, const Run *v, size_t 
             (r = json_add(g, "size", json_string_or_null(v->fig->size))) < 0 ||
             (r = json_add(g, "executable", json_string_or_null(v->fig->exe))) < 0 ||
             (r = json_add(g, "cluster", json_string_or_null(v->job->cluster))) < 0 ||
-            (r = json_add(g, "node_type", json_object_new_string(v->node_type))) < 0 ||
-            (r = json_add(g, "node_type_source", json_object_new_string("partition/cpus_per_node"))) < 0 ||
+            (r = json_add(g, "node_type", json_object_new_string(run_node_type(v)))) < 0 ||
+            (r = json_add(g, "node_type_source", json_object_new_string(run_node_type_source(v)))) < 0 ||
             (r = json_add(g, "run_count", json_object_new_int64((int64_t) n))) < 0 ||
             (r = add_core_counts(g, v, n)) < 0 ||
             (r = add_runs(g, v, n)) < 0)
@@ -381,7 +394,7 @@ void api_scaling(Server *s, Request *req, Reply *reply) {
         _cleanup_free_ int64_t *ids = NULL;
         _cleanup_free_ GroupSpan *spans = NULL;
         _cleanup_free_ Run *runs = NULL;
-        size_t n_runs = 0, without_ranks = 0, n_spans = 0;
+        size_t n_runs = 0, without_ranks = 0, mixed = 0, n_spans = 0;
         unsigned predict = 0;
         json_object *groups;
         JobList l = {};
@@ -424,7 +437,10 @@ void api_scaling(Server *s, Request *req, Reply *reply) {
         for (size_t i = 0; r >= 0 && i < l.n; i++) {
                 if (!l.items[i].ended || (size && (!figs[i].size || !streq(size, figs[i].size))))
                         continue;
-                if (run_of(&l.items[i], &figs[i], &runs[n_runs]))
+                /* its times mix node types: comparable to no group's */
+                if (l.items[i].node_types_differ)
+                        mixed++;
+                else if (run_of(&l.items[i], &figs[i], &runs[n_runs]))
                         n_runs++;
                 else
                         without_ranks++;
@@ -448,6 +464,7 @@ void api_scaling(Server *s, Request *req, Reply *reply) {
                        (r = json_add(o, "until", json_object_new_int64(f.until))) < 0 ||
                        (r = json_add(o, "runs", json_object_new_int64((int64_t) n_runs))) < 0 ||
                        (r = json_add(o, "runs_without_ranks", json_object_new_int64((int64_t) without_ranks))) < 0 ||
+                       (r = json_add(o, "runs_mixed_node_types", json_object_new_int64((int64_t) mixed))) < 0 ||
                        (r = json_add(o, "truncated", json_object_new_boolean(l.more))) < 0)
                 json_object_put(TAKE_PTR(groups));
         if (r >= 0)

@@ -57,6 +57,7 @@ void share_list_free(ShareList *l) {
                 free(l->items[i].kind);
                 free(l->items[i].build_id);
                 free(l->items[i].installed);
+                free(l->items[i].node_type);
         }
         free(l->items);
         *l = (ShareList) {};
@@ -70,6 +71,7 @@ void stored_job_free(StoredJob *j) {
         free(j->partition);
         free(j->name);
         free(j->app);
+        free(j->node_type);
         *j = (StoredJob) {};
 }
 
@@ -106,6 +108,7 @@ void job_summary_free(JobSummary *s) {
                 free(s->timeline[i].cpu_seconds);
         }
         free(s->timeline);
+        job_measured_free(&s->measured);
         *s = (JobSummary) {};
 }
 
@@ -138,6 +141,8 @@ void node_list_free(NodeList *l) {
                 free(l->items[i].hostname);
                 free(l->items[i].cluster);
                 free(l->items[i].boot_id);
+                node_type_info_free(&l->items[i].type);
+                free(l->items[i].kernel);
         }
         free(l->items);
         *l = (NodeList) {};
@@ -175,6 +180,7 @@ void run_figures_free(RunFigures *v, size_t n) {
                 for (size_t k = 0; k < v[i].n_ranks; k++)
                         free(v[i].ranks[k].phase);
                 free(v[i].ranks);
+                node_type_info_free(&v[i].node_type);
                 v[i] = (RunFigures) {};
         }
 }

@@ -70,6 +70,7 @@ static void filters(Html *h, Request *req) {
         filter_input(h, req, "account", "Account", "any");
         filter_input(h, req, "partition", "Partition", "any");
         filter_input(h, req, "app", "Application", "any");
+        filter_input(h, req, "node_type", "Node type", "any");
         html_raw(h, "<label>State<select name=\"state\">");
         html_rawf(h, "<option value=\"\"%s>any</option>", !*state ? " selected" : "");
         html_rawf(h, "<option value=\"running\"%s>running</option>", streq(state, "running") ? " selected" : "");

@@ -236,7 +236,9 @@ static void group_section(Html *h, const char *root, json_object *g) {
         html_text(h, jstr(g, "cluster") ?: "–");
         html_raw(h, ", node type ");
         html_text(h, jstr(g, "node_type"));
-        html_rawf(h, " (partition/CPUs per node); %" PRId64 " runs.</p>", jint(g, "run_count", 0));
+        if (!streq(jstr(g, "node_type_source") ?: "", "node_type"))
+                html_raw(h, " (partition/CPUs per node: its nodes told no type)");
+        html_rawf(h, "; %" PRId64 " runs.</p>", jint(g, "run_count", 0));
         chart(h, g);
         core_table(h, g);
         fit_section(h, root, g);
@@ -271,6 +273,9 @@ void web_site_scaling(Server *s, Request *req, Reply *reply) {
         html_rawf(&h, "<p class=\"note\">%" PRId64 " ended runs with MPI ranks", jint(o, "runs", 0));
         if (jint(o, "runs_without_ranks", 0) > 0)
                 html_rawf(&h, " (%" PRId64 " more without ranks left out)", jint(o, "runs_without_ranks", 0));
+        if (jint(o, "runs_mixed_node_types", 0) > 0)
+                html_rawf(&h, " (%" PRId64 " more on nodes of several types left out)",
+                          jint(o, "runs_mixed_node_types", 0));
         html_raw(&h, ". Times are the busiest rank's sampled seconds, elapsed = computation + communication "
                      "(lmk's docs/scaling.md).</p>");
         if (!groups || json_object_array_length(groups) == 0)

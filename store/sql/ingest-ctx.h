@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
+#include "rollup-events.h"
 #include "rollup.h"
 #include "sql-internal.h"
 
@@ -24,6 +25,10 @@ typedef struct IngestCtx {
         JobAcc *job_pool;
         size_t n_jobs, max_jobs;
         AccMap job_objects, job_phases, object_hours;
+        /* what lmkd measures beyond samples (ingest-measured.c) */
+        int64_t node_type_id;   /* the batch's node.type; STORAGE_NULL: it has none */
+        int64_t role_ids[BATCH_MAX_ROLES]; /* event_roles of b->roles */
+        EventMap object_events, phase_events, job_events, bursts;
         BatchError err;        /* for -EOVERFLOW */
         uint64_t conflicts;
         char conflict[256];

@@ -2,14 +2,16 @@
 /* Storing one batch, inside the savepoint the write queue opened for it:
  * its node, its receipt (which tells a batch stored before), its jobs with
  * their time lines, its rows and their rollups, the jobs' applications and
- * the application mix, the site-wide object sums, markers, ranks and the
- * node's software inventory. */
+ * the application mix, the site-wide object sums, markers, ranks, the
+ * node's software inventory and what lmkd measures beyond samples (node
+ * type, energy, exact figures, counters, named events, bursts). */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 
 #include "ingest-app-mix.h"
 #include "ingest-inventory.h"
+#include "ingest-measured.h"
 #include "ingest.h"
 
 /* stored + add within int64, where either may be NULL (STORAGE_NULL). */
@@ -63,6 +65,9 @@ static int ingest_node(IngestCtx *x, int64_t now) {
         } else if (rc != 0)
                 return step_errno(rc);
 
+        r = ingest_node_type(x);
+        if (r < 0)
+                return r;
         if ((r = conn_stmt(&x->s->writer, STMT_NODE_UPSERT, &st)) < 0 ||
             (r = bind_nullable_text(st, 1, b->node)) < 0 ||
             (r = bind_nullable_text(st, 2, b->hostname)) < 0 ||
@@ -74,7 +79,10 @@ static int ingest_node(IngestCtx *x, int64_t now) {
             (r = bind_nullable_double(st, 8, b->end)) < 0 ||
             (r = db_bind_int(st, 9, now)) < 0 ||
             (r = db_bind_int(st, 10, b->total_samples)) < 0 ||
-            (r = db_bind_int(st, 11, b->samples_lost)) < 0)
+            (r = db_bind_int(st, 11, b->samples_lost)) < 0 ||
+            (r = bind_nullable_int(st, 12, x->node_type_id)) < 0 ||
+            (r = bind_nullable_int(st, 13, b->node_type ? b->node_type->memory_bytes : BATCH_NULL)) < 0 ||
+            (r = bind_nullable_text(st, 14, b->node_type ? b->node_type->kernel : NULL)) < 0)
                 return r;
         r = step_id(st, &x->node_id);
         if (r == -ENOENT)
@@ -107,6 +115,28 @@ static bool text_differs(DbStmt *st, int col, const char *claim) {
 static bool int_differs(DbStmt *st, int col, int64_t claim) {
         return claim != BATCH_NULL && !db_column_null(st, col) &&
                 db_column_int(st, col) != claim;
+}
+
+/* The job's exact figures and energy from jobs[i] (columns 12 on of
+ * STMT_JOB_CURRENT) still fit. */
+static int check_job_measured(IngestCtx *x, const JobAcc *j, DbStmt *st) {
+        static const char *const exact[] = { "cpu_time_ns", "cycles", "instructions" };
+        const BatchJob *m = j->meta;
+        size_t i = (size_t) (m - x->b->jobs);
+        const int64_t add[] = { m->cpu_time_ns, m->cycles, m->instructions };
+        char field[48];
+
+        if (!isnan(m->energy_joules) && !isfinite(db_column_double(st, 12) + m->energy_joules)) {
+                snprintf(field, sizeof(field), "jobs[%zu].energy_joules", i);
+                return overflow(x, field, "adding this batch's energy to job %s's is not finite", j->job);
+        }
+        for (size_t k = 0; k < ELEMENTSOF(exact); k++)
+                if (!sum_fits(column_nullable_int(st, 14 + (int) k), add[k])) {
+                        snprintf(field, sizeof(field), "jobs[%zu].%s", i, exact[k]);
+                        return overflow(x, field, "adding this batch's exact %s to job %s's would overflow",
+                                        exact[k], j->job);
+                }
+        return 0;
 }
 
 /* Reads what is stored of job j: checks that the batch's sums still fit
@@ -145,6 +175,9 @@ static int check_job(IngestCtx *x, JobAcc *j, const char *cluster) {
                 return overflow(x, "rows", "adding this batch's instructions to job %s's would overflow", j->job);
         if (!m)
                 return 0;
+        r = check_job_measured(x, j, st);
+        if (r < 0)
+                return r;
 
 #define DIFFERS(cond, field) \
         if (cond) \
@@ -202,6 +235,9 @@ static int ingest_batch_row(IngestCtx *x, int64_t now) {
             (r = db_bind_int(st, 9, b->samples_lost)) < 0 ||
             (r = db_bind_int(st, 10, (int64_t) b->n_rows)) < 0 ||
             (r = db_bind_int(st, 11, b->total_samples)) < 0 ||
+            (r = bind_nullable_double(st, 12, b->energy ? b->energy->joules : NAN)) < 0 ||
+            (r = bind_nullable_double(st, 13, batch_dram_joules(b))) < 0 ||
+            (r = bind_nullable_double(st, 14, b->energy ? b->energy->unattributed_joules : NAN)) < 0 ||
             (r = step_changes(st, &changed)) < 0)
                 return r;
         return changed > 0;
@@ -337,7 +373,13 @@ static int ingest_jobs(IngestCtx *x) {
                     (r = bind_nullable_int(st, 14, j->cpu_time_ns)) < 0 ||
                     (r = bind_nullable_int(st, 15, j->cycles)) < 0 ||
                     (r = bind_nullable_int(st, 16, j->instructions)) < 0 ||
-                    (r = db_bind_int(st, 17, j->conflicts)) < 0)
+                    (r = db_bind_int(st, 17, j->conflicts)) < 0 ||
+                    (r = bind_nullable_int(st, 18, x->node_type_id)) < 0 ||
+                    (r = bind_nullable_double(st, 19, m ? m->energy_joules : NAN)) < 0 ||
+                    (r = bind_nullable_double(st, 20, m ? m->energy_alone_joules : NAN)) < 0 ||
+                    (r = bind_nullable_int(st, 21, m ? m->cpu_time_ns : BATCH_NULL)) < 0 ||
+                    (r = bind_nullable_int(st, 22, m ? m->cycles : BATCH_NULL)) < 0 ||
+                    (r = bind_nullable_int(st, 23, m ? m->instructions : BATCH_NULL)) < 0)
                         return r;
                 r = step_id(st, &j->id);
                 if (r == -ENOENT)
@@ -362,7 +404,10 @@ static int ingest_jobs(IngestCtx *x) {
                     (r = bind_nullable_double(st, 4, m && !isnan(m->first_seen) ? m->first_seen : b->start)) < 0 ||
                     (r = bind_nullable_double(st, 5, m && !isnan(m->last_seen) ? m->last_seen : b->end)) < 0 ||
                     (r = bind_sum(st, 6, j->cpu_seconds)) < 0 ||
-                    (r = bind_nullable_int(st, 7, m ? m->cpus_allocated : BATCH_NULL)) < 0)
+                    (r = bind_nullable_int(st, 7, m ? m->cpus_allocated : BATCH_NULL)) < 0 ||
+                    (r = bind_nullable_int(st, 8, x->node_type_id)) < 0 ||
+                    (r = bind_nullable_double(st, 9, m ? m->energy_joules : NAN)) < 0 ||
+                    (r = bind_nullable_double(st, 10, m ? m->energy_alone_joules : NAN)) < 0)
                         return r;
                 r = db_execute(st, true);
                 if (r == -EOVERFLOW)
@@ -432,6 +477,9 @@ static int ingest_rows(IngestCtx *x) {
                 r = acc_add(&x->object_hours, object_id, 0, row, cpu_seconds);
                 if (r < 0)
                         return r;
+                r = measured_add_row(x, i, job_id, object_id, phase_id);
+                if (r < 0)
+                        return r;
         }
         return 0;
 }
@@ -449,7 +497,8 @@ static int write_rollup(IngestCtx *x, const AccMap *m, Stmt id, const char *what
                     (r = bind_sum(st, 4, a->cpu_seconds)) < 0 ||
                     (r = bind_nullable_int(st, 5, a->cpu_time_ns)) < 0 ||
                     (r = bind_nullable_int(st, 6, a->cycles)) < 0 ||
-                    (r = bind_nullable_int(st, 7, a->instructions)) < 0)
+                    (r = bind_nullable_int(st, 7, a->instructions)) < 0 ||
+                    (r = db_bind_int(st, 8, a->multiplexed_samples)) < 0)
                         return r;
                 r = db_execute(st, true);
                 if (r == -EOVERFLOW)
@@ -604,7 +653,8 @@ int ingest_locked(IngestCtx *x, int64_t now, IngestResult *ret) {
             (r = write_object_sums(x)) < 0 ||
             (r = ingest_markers(x)) < 0 ||
             (r = ingest_ranks(x)) < 0 ||
-            (r = ingest_inventory(x, now)) < 0)
+            (r = ingest_inventory(x, now)) < 0 ||
+            (r = ingest_measured(x)) < 0)
                 return r;
         *ret = (IngestResult) { .duplicate = false, .rows = x->b->n_rows, .metadata_conflicts = x->conflicts };
         memcpy(ret->conflict, x->conflict, sizeof(ret->conflict));

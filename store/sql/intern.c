@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The ids of objects, phases and tasks, found or created by their strings
- * and cached across batches (writer only). */
+/* The ids of objects, phases, tasks, counter roles and node types, found
+ * or created by their strings and cached across batches (writer only). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "node-types.h"
 #include "sql-internal.h"
 
 /* A site has a few thousand distinct objects, phases and tasks; the bound
@@ -25,6 +26,8 @@ void caches_clear(SqlStorage *s) {
         id_cache_clear(s->object_ids);
         id_cache_clear(s->phase_ids);
         id_cache_clear(s->task_ids);
+        id_cache_clear(s->role_ids);
+        id_cache_clear(s->node_type_ids);
 }
 
 /* Cache keys of several strings: each string prefixed by its length, so that
@@ -78,4 +81,40 @@ int intern(SqlStorage *s, Hashmap *cache, Stmt select, Stmt insert,
         if (r < 0)
                 return r;
         return key ? id_cache_put(cache, key, *ret) : 0;
+}
+
+/* A node type is keyed by its name (store/node-types.h); the row keeps its
+ * parts for the API. */
+int intern_node_type(SqlStorage *s, const BatchNodeType *t, int64_t *ret) {
+        _cleanup_free_ char *name = node_type_name(t), *gpus = node_gpus_text(t);
+        int64_t memory_gib = node_memory_gib(t->memory_bytes);
+        DbStmt *st;
+        void *v;
+        int r;
+
+        if (!name || !gpus)
+                return -ENOMEM;
+        if (hashmap_get2(s->node_type_ids, name, &v, NULL)) {
+                *ret = (int64_t) (uintptr_t) v;
+                return 0;
+        }
+        if ((r = conn_stmt(&s->writer, STMT_NODE_TYPE_SELECT, &st)) < 0 ||
+            (r = bind_nullable_text(st, 1, name)) < 0)
+                return r;
+        r = step_id(st, ret);
+        if (r == -ENOENT) {
+                if ((r = conn_stmt(&s->writer, STMT_NODE_TYPE_INSERT, &st)) < 0 ||
+                    (r = bind_nullable_text(st, 1, name)) < 0 ||
+                    (r = bind_nullable_text(st, 2, t->cpu_model)) < 0 ||
+                    (r = bind_nullable_int(st, 3, t->sockets)) < 0 ||
+                    (r = bind_nullable_int(st, 4, t->cores)) < 0 ||
+                    (r = bind_nullable_int(st, 5, t->threads)) < 0 ||
+                    (r = bind_nullable_int(st, 6, memory_gib > 0 ? memory_gib : STORAGE_NULL)) < 0 ||
+                    (r = bind_nullable_text(st, 7, gpus)) < 0)
+                        return r;
+                r = step_id(st, ret);
+        }
+        if (r < 0)
+                return r;
+        return id_cache_put(s->node_type_ids, name, *ret);
 }

@@ -37,6 +37,16 @@ int read_job_info(DbStmt *st, StoredJob *j, int64_t *ret_id) {
                 .app = column_strdup(st, 19, &r),
                 .row_id = db_column_int(st, 0),
                 .revision = db_column_int(st, 20),
+                .node_type_id = db_column_null(st, 21) ? 0 : db_column_int(st, 21),
+                .node_type = column_strdup(st, 22, &r),
+                .node_types_differ = !db_column_null(st, 21) && db_column_int(st, 21) == 0,
+                .has_energy = !db_column_null(st, 23),
+                .energy_joules = column_nullable_double(st, 23),
+                .energy_alone_joules = column_nullable_double(st, 24),
+                .has_exact = !db_column_null(st, 25) || !db_column_null(st, 26) || !db_column_null(st, 27),
+                .exact_cpu_time_ns = column_nullable_int(st, 25),
+                .exact_cycles = column_nullable_int(st, 26),
+                .exact_instructions = column_nullable_int(st, 27),
         };
         return r;
 }
@@ -72,6 +82,18 @@ static int job_cond(JobQuery *q, FILE *f, const char *column, const char *op, co
         if (n < 0)
                 return n;
         fprintf(f, "%s%s %s ?%d", ftell(f) > 0 ? " AND " : "", column, op, n);
+        return 0;
+}
+
+/* Jobs whose nodes are all of a type, by its name: through
+ * jobs_by_node_type (schema/0015) like the other filters' indexes. */
+static int job_cond_node_type(JobQuery *q, FILE *f, const char *name) {
+        int n = job_arg(q, name, 0);
+
+        if (n < 0)
+                return n;
+        fprintf(f, "%sj.node_type_id = (SELECT t.id FROM node_types t WHERE t.name = ?%d)", ftell(f) > 0 ? " AND " : "",
+                n);
         return 0;
 }
 
@@ -133,6 +155,8 @@ int job_query_init(JobQuery *q, const JobFilter *f) {
         for (size_t i = 0; r >= 0 && i < ELEMENTSOF(eq); i++)
                 if (eq[i].value)
                         r = job_cond(q, q->f, eq[i].column, "=", eq[i].value, 0);
+        if (r >= 0 && f->node_type)
+                r = job_cond_node_type(q, q->f, f->node_type);
         if (r >= 0 && f->state != JOB_STATE_ANY)
                 r = job_cond(q, q->f, "j.ended", "=", NULL, f->state == JOB_STATE_ENDED);
         if (r >= 0)

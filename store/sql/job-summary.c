@@ -10,7 +10,8 @@
 #include "sql-internal.h"
 
 /* A line of a breakdown from columns at col: name, [kind, build_id,]
- * samples, cpu_seconds, cpu_time_ns, cycles, instructions. */
+ * samples, cpu_seconds, cpu_time_ns, cycles, instructions,
+ * multiplexed_samples. */
 static int read_share_row(DbStmt *st, int col, bool with_kind, Share *x) {
         int r = 0, k = col + (with_kind ? 3 : 1);
 
@@ -26,12 +27,14 @@ static int read_share_row(DbStmt *st, int col, bool with_kind, Share *x) {
         x->cpu_time_ns = column_nullable_int(st, k + 2);
         x->cycles = column_nullable_int(st, k + 3);
         x->instructions = column_nullable_int(st, k + 4);
+        x->multiplexed_samples = db_column_int(st, k + 5);
         x->first_seen = x->last_seen = NAN;
         return r;
 }
 
 /* A job's node from columns at col: name, samples, first_seen, last_seen,
- * cpu_seconds, cpus_alloc, installed. */
+ * cpu_seconds, cpus_alloc, installed, node type, energy_joules,
+ * energy_alone_joules. */
 static int read_node_row(DbStmt *st, int col, Share *x) {
         int r = 0;
 
@@ -42,6 +45,10 @@ static int read_node_row(DbStmt *st, int col, Share *x) {
         x->cpu_seconds = db_column_double(st, col + 4);
         x->cpus_alloc = column_nullable_int(st, col + 5);
         x->installed = column_strdup(st, col + 6, &r);
+        x->node_type = column_strdup(st, col + 7, &r);
+        x->has_energy = !db_column_null(st, col + 8);
+        x->energy_joules = column_nullable_double(st, col + 8);
+        x->energy_alone_joules = column_nullable_double(st, col + 9);
         x->cpu_time_ns = x->cycles = x->instructions = STORAGE_NULL;
         return r;
 }
@@ -290,7 +297,8 @@ int sql_get_job(Storage *base, const char *job, const char *cluster, JobSummary 
             (r = read_notes(c, id, &js)) < 0 ||
             (r = read_markers(c, id, &js)) < 0 ||
             (r = read_rank_rows(c, STMT_JOB_RANKS, id, &js.ranks, &js.n_ranks, &js.ranks_truncated)) < 0 ||
-            (r = read_timeline(c, id, &js)) < 0)
+            (r = read_timeline(c, id, &js)) < 0 ||
+            (r = read_job_measured(c, id, &js.measured)) < 0)
                 goto finish;
         if (js.objects.n > JOB_SUMMARY_MAX_OBJECTS) {
                 Share *last = &js.objects.items[--js.objects.n];

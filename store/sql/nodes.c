@@ -35,7 +35,9 @@ int sql_list_nodes(Storage *base, NodeList *ret) {
                 n->first_seen = db_column_double(st, 9);
                 n->last_seen = db_column_double(st, 10);
                 n->last_push = db_column_int(st, 11);
-                if (r < 0)
+                n->kernel = column_strdup(st, 20, &r);
+                n->memory_bytes = db_column_null(st, 21) ? 0 : db_column_int(st, 21);
+                if (r < 0 || (r = read_node_type(st, 12, &n->type)) < 0)
                         goto finish;
         }
         if (rc != 0)

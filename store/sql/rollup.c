@@ -59,6 +59,7 @@ int acc_add(AccMap *m, int64_t a, int64_t b, const BatchRow *row, double cpu_sec
                         return r;
         }
         x->samples += row->samples;
+        x->multiplexed_samples += row->multiplexed_samples;
         x->cpu_seconds += cpu_seconds;
         add_counter(&x->cpu_time_ns, row->cpu_time_ns);
         add_counter(&x->cycles, row->cycles);

@@ -12,6 +12,7 @@ typedef struct Acc {
         int64_t samples;
         double cpu_seconds;
         int64_t cpu_time_ns, cycles, instructions;
+        int64_t multiplexed_samples;
 } Acc;
 
 /* The keys of a batch, at most max (its rows). */

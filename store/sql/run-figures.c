@@ -18,7 +18,7 @@ static int read_run(Conn *c, int64_t job_id, RunFigures *f) {
                 f->cpus_alloc = column_nullable_int(st, 3);
         } else if (rc != 0)
                 return step_errno(rc);
-        if (r < 0)
+        if (r < 0 || (r = read_job_node_type(c, job_id, &f->node_type)) < 0)
                 return r;
 
         return read_rank_rows(c, STMT_RUN_RANKS, job_id, &f->ranks, &f->n_ranks, &f->ranks_truncated);

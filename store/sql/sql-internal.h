@@ -46,7 +46,7 @@ typedef struct SqlStorage {
         pthread_cond_t queue_cond;
         Pending *queue_head, *queue_tail;
         bool writing;
-        Hashmap *object_ids, *phase_ids, *task_ids;
+        Hashmap *object_ids, *phase_ids, *task_ids, *role_ids, *node_type_ids;
         /* retention's walk over the batches' (node, boot) groups */
         int64_t prune_node;
         char prune_boot[64];
@@ -83,6 +83,8 @@ int grow(void **items, size_t n, size_t *alloc, size_t size);
 void caches_clear(SqlStorage *s);
 int intern(SqlStorage *s, Hashmap *cache, Stmt select, Stmt insert, const char *a, const char *b, const char *c,
            int nargs, int64_t *ret);
+/* The id of a node type (node_types), found by its name or created. */
+int intern_node_type(SqlStorage *s, const BatchNodeType *t, int64_t *ret);
 
 /* job-list.c */
 int read_job_info(DbStmt *st, StoredJob *j, int64_t *ret_id);
@@ -90,6 +92,11 @@ int read_job_info(DbStmt *st, StoredJob *j, int64_t *ret_id);
 /* job-summary.c */
 int read_marker_row(DbStmt *st, int col, Marker *m);
 int read_rank_rows(Conn *c, Stmt id, int64_t job_id, RankFigures **v, size_t *n, bool *truncated);
+
+/* job-measured.c */
+int read_node_type(DbStmt *st, int col, NodeTypeInfo *ret);
+int read_job_node_type(Conn *c, int64_t job_id, NodeTypeInfo *ret);
+int read_job_measured(Conn *c, int64_t job_id, JobMeasured *ret);
 
 /* StorageOps, one file each (storage-sql.c has the table) */
 int sql_ingest(Storage *base, const Batch *b, int64_t now, IngestResult *ret, BatchError *err);

@@ -25,6 +25,24 @@
         FITS(t, "samples") " AND " FITS(t, "cpu_time_ns") " AND "               \
         FITS(t, "cycles") " AND " FITS(t, "instructions")
 
+/* A named event's sums (schema/0015): what a batch adds to each, and
+ * the guard; count_with_instructions ≤ count and needs none of its own. */
+#define ADD_EVENT_SUMS(t)                                                               \
+        ADD(t, "count") ", " ADD(t, "samples") ", " ADD(t, "cpu_time_ns") ", "          \
+        ADD(t, "instructions") ", " ADD(t, "count_with_instructions")
+#define FITS_EVENT_SUMS(t)                                                              \
+        FITS(t, "count") " AND " FITS(t, "samples") " AND " FITS(t, "cpu_time_ns") " AND " \
+        FITS(t, "instructions")
+#define SQL_EVENT_UPSERT(table, key)                                                    \
+        "INSERT INTO " table " (job_id, " key ", role_id, count, samples, cpu_time_ns, instructions, " \
+        "count_with_instructions) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "                     \
+        "ON CONFLICT (job_id, " key ", role_id) DO UPDATE SET " ADD_EVENT_SUMS(table) " " \
+        "WHERE " FITS_EVENT_SUMS(table)
+#define EVENT_SUM_COLUMNS(e)                                                            \
+        e ".count, " e ".samples, " e ".cpu_time_ns, " e ".instructions, " e ".count_with_instructions"
+/* A node type's row t, as read_node_type() reads it */
+#define NODE_TYPE_COLUMNS "t.id, t.name, t.cpu_model, t.sockets, t.cores, t.threads, t.memory_gib, t.gpus"
+
 /* Site-wide time per object in one grain's bucket (hour, day, week, four
  * weeks): the tables differ only in their name and their bucket's. */
 #define SQL_OBJECT_SUM_UPSERT(table, bucket)                                                    \
@@ -126,9 +144,14 @@
 static const char *const stmt_sql[_STMT_MAX] = {
         [STMT_NODE_UPSERT] =
                 "INSERT INTO nodes (name, hostname, cluster, cpus, boot_id, last_seq, first_seen, "
-                "last_seen, last_push, batches, samples, samples_lost) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?) "
+                "last_seen, last_push, batches, samples, samples_lost, node_type_id, memory_bytes, kernel) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?) "
                 "ON CONFLICT (name) DO UPDATE SET hostname = excluded.hostname, "
+                /* the type as the last batch that sent one said */
+                "node_type_id = coalesce(excluded.node_type_id, nodes.node_type_id), "
+                "memory_bytes = CASE WHEN excluded.node_type_id IS NULL THEN nodes.memory_bytes "
+                "ELSE excluded.memory_bytes END, "
+                "kernel = CASE WHEN excluded.node_type_id IS NULL THEN nodes.kernel ELSE excluded.kernel END, "
                 "cluster = excluded.cluster, cpus = excluded.cpus, boot_id = excluded.boot_id, "
                 "last_seq = excluded.last_seq, "
                 "first_seen = CASE WHEN excluded.first_seen < nodes.first_seen "
@@ -142,13 +165,15 @@ static const char *const stmt_sql[_STMT_MAX] = {
                 "RETURNING id",
         [STMT_BATCH_INSERT] =
                 "INSERT INTO batches (node_id, boot_id, seq, received_at, interval_start, "
-                "interval_end, event, frequency_hz, samples_lost, n_rows, samples) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                "interval_end, event, frequency_hz, samples_lost, n_rows, samples, "
+                "energy_joules, dram_joules, unattributed_joules) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
         [STMT_JOB_UPSERT] =
                 "INSERT INTO jobs (job, cluster, user_name, account, partition_name, name, "
                 "nodes_alloc, tasks, ended, first_seen, last_seen, samples, cpu_seconds, "
-                "cpu_time_ns, cycles, instructions, metadata_conflicts) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                "cpu_time_ns, cycles, instructions, metadata_conflicts, node_type_id, energy_joules, "
+                "energy_alone_joules, exact_cpu_time_ns, exact_cycles, exact_instructions) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
                 "ON CONFLICT (job, cluster) DO UPDATE SET "
                 /* The first claim of each field stays (docs/lmk-store.md, "Trust"). */
                 "user_name = coalesce(jobs.user_name, excluded.user_name), "
@@ -164,8 +189,16 @@ static const char *const stmt_sql[_STMT_MAX] = {
                 "THEN excluded.first_seen ELSE jobs.first_seen END, "
                 "last_seen = CASE WHEN jobs.last_seen IS NULL OR excluded.last_seen > jobs.last_seen "
                 "THEN excluded.last_seen ELSE jobs.last_seen END, "
-                ADD("jobs", "samples") ", " ADD("jobs", "cpu_seconds") ", " ADD_COUNTERS("jobs") " "
-                "WHERE " FITS_COUNTERS("jobs") " "
+                ADD("jobs", "samples") ", " ADD("jobs", "cpu_seconds") ", " ADD_COUNTERS("jobs") ", "
+                /* the type its nodes told; 0 once two told different ones */
+                "node_type_id = CASE WHEN excluded.node_type_id IS NULL THEN jobs.node_type_id "
+                "WHEN jobs.node_type_id IS NULL OR jobs.node_type_id = excluded.node_type_id "
+                "THEN excluded.node_type_id ELSE 0 END, "
+                ADD_NULLABLE("jobs", "energy_joules") ", " ADD_NULLABLE("jobs", "energy_alone_joules") ", "
+                ADD_NULLABLE("jobs", "exact_cpu_time_ns") ", " ADD_NULLABLE("jobs", "exact_cycles") ", "
+                ADD_NULLABLE("jobs", "exact_instructions") " "
+                "WHERE " FITS_COUNTERS("jobs") " AND " FITS("jobs", "exact_cpu_time_ns") " AND "
+                FITS("jobs", "exact_cycles") " AND " FITS("jobs", "exact_instructions") " "
                 "RETURNING id",
         [STMT_NOTE_UPSERT] =
                 "INSERT INTO job_notes (job_id, note_key, note_value) VALUES (?, ?, ?) "
@@ -185,21 +218,26 @@ static const char *const stmt_sql[_STMT_MAX] = {
                 "WHERE " FITS_COUNTERS("samples"),
         [STMT_JOB_OBJECT_UPSERT] =
                 "INSERT INTO job_objects (job_id, object_id, samples, cpu_seconds, cpu_time_ns, "
-                "cycles, instructions) VALUES (?, ?, ?, ?, ?, ?, ?) "
+                "cycles, instructions, multiplexed_samples) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
                 "ON CONFLICT (job_id, object_id) DO UPDATE SET "
                 ADD("job_objects", "samples") ", " ADD("job_objects", "cpu_seconds") ", "
-                ADD_COUNTERS("job_objects") " WHERE " FITS_COUNTERS("job_objects"),
+                ADD_COUNTERS("job_objects") ", " ADD("job_objects", "multiplexed_samples") " "
+                "WHERE " FITS_COUNTERS("job_objects"),
         [STMT_JOB_PHASE_UPSERT] =
                 "INSERT INTO job_phases (job_id, phase_id, samples, cpu_seconds, cpu_time_ns, "
-                "cycles, instructions) VALUES (?, ?, ?, ?, ?, ?, ?) "
+                "cycles, instructions, multiplexed_samples) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
                 "ON CONFLICT (job_id, phase_id) DO UPDATE SET "
                 ADD("job_phases", "samples") ", " ADD("job_phases", "cpu_seconds") ", "
-                ADD_COUNTERS("job_phases") " WHERE " FITS_COUNTERS("job_phases"),
+                ADD_COUNTERS("job_phases") ", " ADD("job_phases", "multiplexed_samples") " "
+                "WHERE " FITS_COUNTERS("job_phases"),
         [STMT_JOB_NODE_UPSERT] =
-                "INSERT INTO job_nodes (job_id, node_id, samples, first_seen, last_seen, cpu_seconds, cpus_alloc) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?) "
+                "INSERT INTO job_nodes (job_id, node_id, samples, first_seen, last_seen, cpu_seconds, cpus_alloc, "
+                "node_type_id, energy_joules, energy_alone_joules) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
                 "ON CONFLICT (job_id, node_id) DO UPDATE SET " ADD("job_nodes", "samples") ", "
                 ADD("job_nodes", "cpu_seconds") ", "
+                "node_type_id = coalesce(excluded.node_type_id, job_nodes.node_type_id), "
+                ADD_NULLABLE("job_nodes", "energy_joules") ", " ADD_NULLABLE("job_nodes", "energy_alone_joules") ", "
                 "cpus_alloc = CASE WHEN job_nodes.cpus_alloc IS NULL OR excluded.cpus_alloc > job_nodes.cpus_alloc "
                 "THEN coalesce(excluded.cpus_alloc, job_nodes.cpus_alloc) ELSE job_nodes.cpus_alloc END, "
                 "first_seen = CASE WHEN excluded.first_seen < job_nodes.first_seen "
@@ -262,7 +300,8 @@ static const char *const stmt_sql[_STMT_MAX] = {
                 "UPDATE objects SET last_seen = ?2 WHERE id = ?1 AND (last_seen IS NULL OR last_seen < ?2)",
         [STMT_JOB_CURRENT] =
                 "SELECT id, user_name, account, partition_name, name, nodes_alloc, tasks, samples, "
-                "cpu_seconds, cpu_time_ns, cycles, instructions FROM jobs WHERE job = ? AND cluster = ?",
+                "cpu_seconds, cpu_time_ns, cycles, instructions, energy_joules, energy_alone_joules, "
+                "exact_cpu_time_ns, exact_cycles, exact_instructions FROM jobs WHERE job = ? AND cluster = ?",
         [STMT_JOB_NAMED_CLUSTER] = "SELECT cluster FROM jobs WHERE job = ? AND cluster <> '' LIMIT 2",
         [STMT_JOB_ADOPT] =
                 "UPDATE jobs SET cluster = ?2 WHERE job = ?1 AND cluster = '' "
@@ -296,6 +335,33 @@ static const char *const stmt_sql[_STMT_MAX] = {
         [STMT_APP_DIM_UPSERT] = SQL_APP_DIM_UPSERT("?1", "?3, ?4, ?5"),
         [STMT_APP_DIM_TAKE] = SQL_APP_DIM_TAKE("max", "?1"),
         [STMT_APP_DIM_PRUNE] = SQL_APP_DIM_PRUNE("?1"),
+        /* what lmkd measures beyond samples (schema/0015) */
+        [STMT_NODE_TYPE_SELECT] = "SELECT id FROM node_types WHERE name = ?",
+        [STMT_NODE_TYPE_INSERT] =
+                "INSERT INTO node_types (name, cpu_model, sockets, cores, threads, memory_gib, gpus) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
+        [STMT_ROLE_SELECT] = "SELECT id FROM event_roles WHERE name = ?",
+        [STMT_ROLE_INSERT] = "INSERT INTO event_roles (name) VALUES (?) RETURNING id",
+        /* written again only when the event became available */
+        [STMT_JOB_COUNTER_UPSERT] =
+                "INSERT INTO job_counters (job_id, role_id, event, available) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT (job_id, role_id, event) DO UPDATE SET available = 1 "
+                "WHERE job_counters.available = 0 AND excluded.available = 1",
+        [STMT_JOB_OBJECT_EVENT_UPSERT] = SQL_EVENT_UPSERT("job_object_events", "object_id"),
+        [STMT_JOB_PHASE_EVENT_UPSERT] = SQL_EVENT_UPSERT("job_phase_events", "phase_id"),
+        [STMT_JOB_EVENT_UPSERT] =
+                "INSERT INTO job_events (job_id, role_id, count, samples, cpu_time_ns, instructions, "
+                "count_with_instructions, exact_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (job_id, role_id) DO UPDATE SET " ADD_EVENT_SUMS("job_events") ", "
+                ADD_NULLABLE("job_events", "exact_count") " "
+                "WHERE " FITS_EVENT_SUMS("job_events") " AND " FITS("job_events", "exact_count"),
+        [STMT_JOB_EVENT_SUMS] = "SELECT count, exact_count FROM job_events WHERE job_id = ? AND role_id = ?",
+        [STMT_JOB_BURST_UPSERT] =
+                "INSERT INTO job_bursts (job_id, object_id, phase_id, role_id, bursts, window_ns, count) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (job_id, object_id, phase_id, role_id) DO UPDATE SET "
+                ADD("job_bursts", "bursts") ", " ADD("job_bursts", "window_ns") ", " ADD("job_bursts", "count") " "
+                "WHERE " FITS("job_bursts", "bursts") " AND " FITS("job_bursts", "window_ns"),
         /* retention: raw detail older than the horizon, in small steps */
         [STMT_PRUNE_MARK_GET] =
                 "SELECT (SELECT value FROM retention WHERE name = 'prune_jobs_seen'), "
@@ -324,21 +390,24 @@ static const char *const stmt_sql[_STMT_MAX] = {
         [STMT_JOB_FIND_CLUSTER] = "SELECT " JOB_COLUMNS " FROM jobs j WHERE j.job = ? AND j.cluster = ?",
         [STMT_JOB_KINDS] =
                 "SELECT o.kind, sum(jo.samples), sum(jo.cpu_seconds), sum(jo.cpu_time_ns), "
-                "sum(jo.cycles), sum(jo.instructions) "
+                "sum(jo.cycles), sum(jo.instructions), sum(jo.multiplexed_samples) "
                 "FROM job_objects jo JOIN objects o ON o.id = jo.object_id WHERE jo.job_id = ? "
                 "GROUP BY o.kind ORDER BY 2 DESC, 1",
         [STMT_JOB_OBJECTS] =
                 "SELECT o.path, o.kind, o.build_id, jo.samples, jo.cpu_seconds, jo.cpu_time_ns, "
-                "jo.cycles, jo.instructions "
+                "jo.cycles, jo.instructions, jo.multiplexed_samples "
                 "FROM job_objects jo JOIN objects o ON o.id = jo.object_id WHERE jo.job_id = ? "
                 "ORDER BY jo.samples DESC, o.path LIMIT ?",
         [STMT_JOB_PHASES] =
-                "SELECT p.path, jp.samples, jp.cpu_seconds, jp.cpu_time_ns, jp.cycles, jp.instructions "
+                "SELECT p.path, jp.samples, jp.cpu_seconds, jp.cpu_time_ns, jp.cycles, jp.instructions, "
+                "jp.multiplexed_samples "
                 "FROM job_phases jp JOIN phases p ON p.id = jp.phase_id WHERE jp.job_id = ? "
                 "ORDER BY jp.samples DESC, p.path",
         [STMT_JOB_NODES] =
-                "SELECT n.name, jn.samples, jn.first_seen, jn.last_seen, jn.cpu_seconds, jn.cpus_alloc, n.installed "
-                "FROM job_nodes jn JOIN nodes n ON n.id = jn.node_id WHERE jn.job_id = ? "
+                "SELECT n.name, jn.samples, jn.first_seen, jn.last_seen, jn.cpu_seconds, jn.cpus_alloc, n.installed, "
+                "t.name, jn.energy_joules, jn.energy_alone_joules "
+                "FROM job_nodes jn JOIN nodes n ON n.id = jn.node_id "
+                "LEFT JOIN node_types t ON t.id = jn.node_type_id WHERE jn.job_id = ? "
                 "ORDER BY n.name",
         [STMT_JOB_NOTES] =
                 "SELECT note_key, note_value FROM job_notes WHERE job_id = ? ORDER BY note_key",
@@ -360,6 +429,35 @@ static const char *const stmt_sql[_STMT_MAX] = {
                 "THEN 1 ELSE 0 END "
                 "FROM job_nodes WHERE job_id = ?1",
         [STMT_JOB_TIMELINE] = SQL_JOB_TIMELINE("max", "min", "CAST((t.t - ?2) / ?3 AS INTEGER)"),
+        /* what lmkd measures beyond samples (store/sql/job-measured.c) */
+        [STMT_JOB_NODE_TYPE] =
+                "SELECT " NODE_TYPE_COLUMNS " FROM jobs j JOIN node_types t ON t.id = j.node_type_id WHERE j.id = ?",
+        /* cycles and instructions first, as lmkd's -e names them */
+        [STMT_JOB_COUNTERS] =
+                "SELECT r.name, c.event, c.available FROM job_counters c JOIN event_roles r ON r.id = c.role_id "
+                "WHERE c.job_id = ? ORDER BY CASE r.name WHEN 'cycles' THEN 0 WHEN 'instructions' THEN 1 ELSE 2 END, "
+                "r.name, c.event",
+        [STMT_JOB_EVENTS] =
+                "SELECT NULL, r.name, " EVENT_SUM_COLUMNS("e") ", e.exact_count FROM job_events e "
+                "JOIN event_roles r ON r.id = e.role_id WHERE e.job_id = ? ORDER BY r.name",
+        /* in the order of the job's objects and phases */
+        [STMT_JOB_OBJECT_EVENTS] =
+                "SELECT o.path, r.name, " EVENT_SUM_COLUMNS("e") " FROM job_object_events e "
+                "JOIN objects o ON o.id = e.object_id JOIN event_roles r ON r.id = e.role_id "
+                "JOIN job_objects jo ON jo.job_id = e.job_id AND jo.object_id = e.object_id "
+                "WHERE e.job_id = ? ORDER BY jo.samples DESC, o.path, o.id, r.name LIMIT ?",
+        [STMT_JOB_PHASE_EVENTS] =
+                "SELECT p.path, r.name, " EVENT_SUM_COLUMNS("e") " FROM job_phase_events e "
+                "JOIN phases p ON p.id = e.phase_id JOIN event_roles r ON r.id = e.role_id "
+                "JOIN job_phases jp ON jp.job_id = e.job_id AND jp.phase_id = e.phase_id "
+                "WHERE e.job_id = ? ORDER BY jp.samples DESC, p.path, r.name LIMIT ?",
+        /* the busiest objects' locations first, each location's roles together */
+        [STMT_JOB_BURSTS] =
+                "SELECT o.path, p.path, r.name, b.bursts, b.window_ns, b.count FROM job_bursts b "
+                "JOIN objects o ON o.id = b.object_id JOIN phases p ON p.id = b.phase_id "
+                "JOIN event_roles r ON r.id = b.role_id "
+                "JOIN job_objects jo ON jo.job_id = b.job_id AND jo.object_id = b.object_id "
+                "WHERE b.job_id = ? ORDER BY jo.samples DESC, o.path, o.id, p.path, r.name LIMIT ?",
         /* summed by list_objects, see there */
         [STMT_OBJECT_HOURS] =
                 "SELECT object_id, samples, cpu_seconds FROM object_hours WHERE bucket >= ? AND bucket < ?",
@@ -385,10 +483,12 @@ static const char *const stmt_sql[_STMT_MAX] = {
         [STMT_SUMMARY_NODES] = SQL_SUMMARY_NODES(SQLITE_IDS, SQLITE_ID),
         [STMT_SUMMARY_MARKERS] = SQL_SUMMARY_MARKERS(SQLITE_IDS, SQLITE_ID),
         [STMT_NODES] =
-                "SELECT name, hostname, cluster, boot_id, cpus, last_seq, batches, samples, "
-                "samples_lost, first_seen, last_seen, last_push FROM nodes ORDER BY name",
-        /* scaling across runs: a job's size note, top executable, node
-         * type (the most CPUs of its nodes) and allocated CPUs */
+                "SELECT n.name, n.hostname, n.cluster, n.boot_id, n.cpus, n.last_seq, n.batches, n.samples, "
+                "n.samples_lost, n.first_seen, n.last_seen, n.last_push, " NODE_TYPE_COLUMNS ", n.kernel, "
+                "n.memory_bytes FROM nodes n LEFT JOIN node_types t ON t.id = n.node_type_id ORDER BY n.name",
+        /* scaling across runs: a job's size note, top executable, the
+         * most CPUs of its nodes (the node type's stand-in where none is
+         * known) and allocated CPUs */
         [STMT_RUN_INFO] =
                 "SELECT (SELECT note_value FROM job_notes WHERE job_id = ?1 AND note_key = 'size'), "
                 "(SELECT o.path FROM job_objects jo JOIN objects o ON o.id = jo.object_id "

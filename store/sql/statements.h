@@ -54,6 +54,17 @@ typedef enum Stmt {
         STMT_APP_DIM_UPSERT,
         STMT_APP_DIM_TAKE,
         STMT_APP_DIM_PRUNE,
+        /* what lmkd measures beyond samples (schema/0015) */
+        STMT_NODE_TYPE_SELECT,
+        STMT_NODE_TYPE_INSERT,
+        STMT_ROLE_SELECT,
+        STMT_ROLE_INSERT,
+        STMT_JOB_COUNTER_UPSERT,
+        STMT_JOB_OBJECT_EVENT_UPSERT,
+        STMT_JOB_PHASE_EVENT_UPSERT,
+        STMT_JOB_EVENT_UPSERT,
+        STMT_JOB_EVENT_SUMS,
+        STMT_JOB_BURST_UPSERT,
         /* retention (schema/0014) */
         STMT_PRUNE_MARK_GET,
         STMT_PRUNE_MARK_SET,
@@ -78,6 +89,12 @@ typedef enum Stmt {
         STMT_JOB_RANKS,
         STMT_JOB_SPAN,
         STMT_JOB_TIMELINE,
+        STMT_JOB_NODE_TYPE,
+        STMT_JOB_COUNTERS,
+        STMT_JOB_EVENTS,
+        STMT_JOB_OBJECT_EVENTS,
+        STMT_JOB_PHASE_EVENTS,
+        STMT_JOB_BURSTS,
         STMT_OBJECT_HOURS,
         STMT_OBJECT_DAYS,
         STMT_OBJECT_WEEKS,
@@ -107,7 +124,9 @@ typedef enum Stmt {
         "j.id, j.job, j.cluster, j.user_name, j.account, j.partition_name, "    \
         "j.name, j.nodes_alloc, j.tasks, j.ended, j.first_seen, j.last_seen, "  \
         "j.samples, j.cpu_seconds, j.cpu_time_ns, j.cycles, j.instructions, "   \
-        "(SELECT count(*) FROM job_nodes n WHERE n.job_id = j.id), j.metadata_conflicts, j.app, j.revision"
+        "(SELECT count(*) FROM job_nodes n WHERE n.job_id = j.id), j.metadata_conflicts, j.app, j.revision, " \
+        "j.node_type_id, (SELECT t.name FROM node_types t WHERE t.id = j.node_type_id), "       \
+        "j.energy_joules, j.energy_alone_joules, j.exact_cpu_time_ns, j.exact_cycles, j.exact_instructions"
 
 /* The text of statement id in a dialect. */
 const char *stmt_text(DbDialect dialect, Stmt id);

@@ -22,7 +22,7 @@ class Lmkd:
     """lmkd pushing to a store every interval seconds, keeping a report of
     all intervals (its own view of the run) in report.json."""
 
-    def __init__(self, d, store, interval=2, hz=99, notify_socket=None, extra=()):
+    def __init__(self, d, store, interval=2, hz=99, notify_socket=None, events="none", extra=()):
         self.d = d
         self.out = os.path.join(d, "report.json")
         self.spool = os.path.join(d, "spool")
@@ -30,7 +30,7 @@ class Lmkd:
         self.cmd = [build_path("daemon", "lmkd"), "-F", str(hz), "--store", store.url(),
                     "--token-file", node_token_file(d), "--push-interval", str(interval),
                     "--spool", self.spool, "--metrics-file", self.metrics, "--node-name", "node-e2e",
-                    "--liblmk", build_path("liblmk", "liblmk.so.1"), "--events", "none",
+                    "--liblmk", build_path("liblmk", "liblmk.so.1"), "--events", events,
                     "--notify-socket", notify_socket or "none", "-o", self.out, *extra]
         self.proc = None
 

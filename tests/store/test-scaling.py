@@ -68,8 +68,9 @@ def main():
         check_eq([(g["size"], g["run_count"]) for g in o["groups"]], [("128", 5), ("64", 5)],
                  "groups, the one with most runs first (ties by key)")
         g = o["groups"][1]
-        check_eq((g["executable"], g["cluster"], g["node_type"]), ("/opt/heat/bin/heat", "demo", "batch/64cpu"),
-                 "the group's key")
+        check_eq((g["executable"], g["cluster"], g["node_type"], g["node_type_source"]),
+                 ("/opt/heat/bin/heat", "demo", "batch/64cpu", "partition/cpus_per_node"),
+                 "the group's key: nodes that told no type, the stand-in")
         cc = g["core_counts"]
         check_eq([c["p"] for c in cc], [1, 2, 4, 8, 16], "core counts")
         for c in cc:
@@ -158,7 +159,58 @@ def main():
                                         token=ADMIN_TOKEN)
         check_eq(status, 400, "GET /site/scaling without app")
         in_browser(store, o)
+        node_types(store)
     log("PASS")
+
+
+TYPE_A = {"cpu_model": "Intel(R) Xeon(R) Gold 6148 CPU @ 2.40GHz", "sockets": 2, "cores": 40, "threads": 80,
+          "memory_bytes": 201226612736, "gpus": [], "gpus_other": 0, "kernel": "6.1.0-18-amd64"}
+TYPE_B = dict(TYPE_A, cpu_model="AMD EPYC 7763 64-Core Processor", cores=128, threads=256)
+NAME_A = "Intel(R) Xeon(R) Gold 6148 CPU @ 2.40GHz, 2 x 20 cores, 80 threads, 192 GiB"
+NAME_B = "AMD EPYC 7763 64-Core Processor, 2 x 64 cores, 256 threads, 192 GiB"
+
+
+def wave_batch(node, ntype, job, p, comp, ranks=None):
+    """Ranks of a run of "wave" (all p, or those listed) on a node of a
+    type (None: its lmkd tells none); rank 0 the busiest."""
+    b = job_batch(1, job, p, comp, 0.2, "8", app="wave")
+    b["batch"]["node"] = b["node"]["hostname"] = node
+    if ranks is not None:
+        b["ranks"] = [r for r in b["ranks"] if r["rank"] in ranks]
+        b["rows"][0]["samples"] = sum(r["samples"] for r in b["ranks"])
+    if ntype:
+        b["node"]["type"] = ntype
+    return b
+
+
+def node_types(store):
+    """Runs on different node types are never one group: "wave" runs 60/p s
+    on type A and 30/p s on type B; each group fits its own, a run on both
+    types is left out, and a run whose nodes told no type stays apart."""
+    batches = [wave_batch(f"cnwa{p}", TYPE_A, f"91{p}", p, 60 / p + 1) for p in (1, 2, 4)]
+    batches += [wave_batch(f"cnwb{p}", TYPE_B, f"92{p}", p, 30 / p + 1) for p in (1, 2, 4)]
+    batches += [wave_batch("cnwa9", TYPE_A, "930", 4, 15, ranks=(0, 1)),
+                wave_batch("cnwb9", TYPE_B, "930", 4, 15, ranks=(2, 3)),
+                wave_batch("cnwx", None, "940", 8, 60 / 8 + 1)]
+    for b in batches:
+        check_eq(store.ingest(b)[0], 200, f"ingest {b['batch']['node']}")
+    o = store.get_ok("/api/v1/scaling?app=wave")
+    check_eq((o["runs"], o["runs_mixed_node_types"], o["runs_without_ranks"]), (7, 1, 0),
+             "runs, and the one on two node types left out")
+    check_eq([(g["node_type"], g["node_type_source"], [r["job"] for r in g["runs"]]) for g in o["groups"]],
+             [(NAME_B, "node_type", ["921", "922", "924"]), (NAME_A, "node_type", ["911", "912", "914"]),
+              ("batch/64cpu", "partition/cpus_per_node", ["940"])],
+             "a group per node type, the stand-in apart")
+    for g, a in zip(o["groups"], (30, 60)):
+        near(g["fit"]["computation"]["a"], a, 1e-3, f"a of the runs on {g['node_type']}")
+        near(g["fit"]["computation"]["b"], 1, 1e-3, f"b of the runs on {g['node_type']}")
+    cli = subprocess.run([build_path("cli", "lmk"), "--store", store.url(), "--token-file", store.token_file,
+                          "scaling", "wave"], capture_output=True, text=True)
+    log("lmk scaling wave:\n" + cli.stdout + cli.stderr)
+    lmktest.check(cli.returncode == 0 and f"node type {NAME_A}, 3 runs" in cli.stdout and
+                  "(1 more on nodes of several types left out)" in cli.stdout and
+                  "batch/64cpu (partition/CPUs per node: its nodes told no type)" in cli.stdout,
+                  "lmk scaling names the node types")
 
 
 def in_browser(store, o):
