@@ -467,9 +467,12 @@ static int parse_object(Parser *p, unsigned depth, JsonValue *v) {
                         p->pos++;
                         skip_space(p);
                 }
-        r = check_unique(p, (const JsonMember *) (p->stack + base), n);
-        if (r < 0)
-                return r;
+        /* an empty object first in a batch has no stack yet: nothing to compare */
+        if (n > 1) {
+                r = check_unique(p, (const JsonMember *) (p->stack + base), n);
+                if (r < 0)
+                        return r;
+        }
         p->pos++;
         *v = (JsonValue) { .type = JSON_OBJECT, .n = (uint32_t) n, .members = pop(p, base) };
         if (n > 0 && !v->members)
