@@ -9,7 +9,10 @@ with systemd-free command lines and the installed /etc/lmk examples: a
 batch from the unpacked lmkd lands in the unpacked store and the unpacked
 lmk lists it. A program builds against the unpacked liblmk-dev through
 pkg-config. The units pass systemd-analyze verify. Also: a meson build
-with its default prefix installs everything under that prefix.
+with its default prefix installs everything under that prefix. With
+LMK_TEST_INSTALL_PACKAGES=1 (.ci/run, on a fresh machine) and as root, the
+packages are then installed for real with dpkg -i, run from /usr, and
+purged, leaving nothing behind.
 
 Slow (a whole package build, several minutes on two CPUs): its own suite,
 `meson test -C build --suite debian`. Skips (77) without dpkg-buildpackage,
@@ -182,6 +185,7 @@ def main():
         check_units(d, root)
         check_liblmk_dev(d, root)
         run_from_packages(d, root)
+        install_for_real(d, debs)
     finally:
         if not keep:
             shutil.rmtree(d, ignore_errors=True)
@@ -265,12 +269,12 @@ def run_from_packages(d, root):
         store.wait(timeout=30)
 
 
-def run_lmkd(d, root, url):
-    token = os.path.join(d, "node.token")
+def run_lmkd(d, root, url, node="node-deb", what="unpacked"):
+    token = os.path.join(d, f"node-{what}.token")
     with open(token, "w") as f:
         f.write(NODE_TOKEN + "\n")
     os.chmod(token, 0o600)
-    conf = os.path.join(d, "lmkd.conf")
+    conf = os.path.join(d, f"lmkd-{what}.conf")
     with open(os.path.join(root, "etc/lmk/lmkd.conf")) as f:
         text = f.read()
     # what a site edits in the installed file: the store's address
@@ -278,11 +282,11 @@ def run_lmkd(d, root, url):
     check(f"url = {url}" in text, "the installed lmkd.conf has no commented [store] url to fill in")
     with open(conf, "w") as f:
         f.write(text)
-    lmkd_log = os.path.join(d, "lmkd.log")
-    ready = os.path.join(d, "lmkd.ready")
+    lmkd_log = os.path.join(d, f"lmkd-{what}.log")
+    ready = os.path.join(d, f"lmkd-{what}.ready")
     cmd = [os.path.join(root, "usr/sbin/lmkd"), "--config", conf, "--token-file", token,
-           "--spool", os.path.join(d, "spool"), "--notify-socket", "none", "--push-interval", "1",
-           "--node-name", "node-deb", "--metrics-listen", "0", "--ready-file", ready]
+           "--spool", os.path.join(d, f"spool-{what}"), "--notify-socket", "none", "--push-interval", "1",
+           "--node-name", node, "--metrics-listen", "0", "--ready-file", ready]
     log("+", " ".join(cmd))
     with open(lmkd_log, "w") as out:
         lmkd = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
@@ -290,22 +294,119 @@ def run_lmkd(d, root, url):
         end = time.monotonic() + 30
         while not os.path.exists(ready):
             check(lmkd.poll() is None and time.monotonic() < end,
-                  f"the unpacked lmkd did not start:\n{open(lmkd_log).read()}")
+                  f"the {what} lmkd did not start:\n{open(lmkd_log).read()}")
             time.sleep(0.1)
         admin_ok = False
         while time.monotonic() < end and not admin_ok:
             status, body = get(url + "/api/v1/nodes", ADMIN_TOKEN)
-            admin_ok = '"node":"node-deb"' in body
+            admin_ok = f'"node":"{node}"' in body
             time.sleep(0.3)
-        check(admin_ok, f"no batch of the unpacked lmkd reached the store:\n{open(lmkd_log).read()}")
+        check(admin_ok, f"no batch of the {what} lmkd reached the store:\n{open(lmkd_log).read()}")
     finally:
         lmkd.terminate()
         lmkd.wait(timeout=60)
     text = open(lmkd_log).read()
-    check(lmkd.returncode == 0, f"the unpacked lmkd exited with {lmkd.returncode}:\n{text}")
-    # liblmk1 is unpacked, not installed: its default path is not there, and that is no news
+    check(lmkd.returncode == 0, f"the {what} lmkd exited with {lmkd.returncode}:\n{text}")
+    # unpacked: liblmk1's default path is not there, and that is no news;
+    # installed: it is, and lmkd reads it without a word
     check("liblmk" not in text and "usdt" not in text, f"lmkd warned about liblmk:\n{text}")
-    log("the unpacked lmkd with the installed lmkd.conf pushed to the unpacked store, and said nothing of liblmk")
+    log(f"the {what} lmkd with the installed lmkd.conf pushed to the {what} store, and said nothing of liblmk")
+
+
+def package_paths(deb):
+    """The regular files and symlinks a .deb puts on the machine."""
+    p = subprocess.run(["dpkg-deb", "-c", deb], capture_output=True, text=True)
+    if p.returncode != 0:
+        fail(f"dpkg-deb -c {deb}: exit {p.returncode}\n{p.stderr}")
+    paths = []
+    for line in p.stdout.splitlines():
+        # -rwxr-xr-x root/root  123 2026-11-26 12:00 ./usr/sbin/lmkd
+        fields = line.split(None, 5)
+        if len(fields) == 6 and fields[0][0] in "-l":
+            paths.append(fields[5].split(" -> ")[0].lstrip("."))
+    return paths
+
+
+def install_for_real(d, debs):
+    """What a site does: dpkg -i the five packages on this machine, run the
+    store and the CLI from /usr with /etc/lmk's examples, then purge them
+    and check that nothing of them is left. Changes the machine's dpkg
+    database, so only where asked (LMK_TEST_INSTALL_PACKAGES=1, which
+    .ci/run sets on its fresh machine), as root, and only when no file the
+    packages hold is on the machine already: a file we did not put there is
+    never replaced."""
+    if os.environ.get("LMK_TEST_INSTALL_PACKAGES") != "1":
+        log("LMK_TEST_INSTALL_PACKAGES is not 1: the packages are not installed on this machine "
+            "(.ci/run does, on its fresh machine)")
+        return
+    if os.geteuid() != 0:
+        log("not root: the packages are not installed on this machine")
+        return
+    names = sorted(PACKAGES)
+    installed = subprocess.run(["dpkg-query", "-W", "-f", "${Package} ${Status}\n", *names],
+                               capture_output=True, text=True).stdout
+    already = [line.split()[0] for line in installed.splitlines() if line.endswith(" installed")]
+    check(not already, f"lmk packages are installed on this machine already: {already}; "
+          "unset LMK_TEST_INSTALL_PACKAGES or remove them")
+    files = {path: name for name in names for path in package_paths(debs[name])}
+    present = sorted(path for path in files if os.path.lexists(path))
+    check(not present, f"files the packages would replace are on this machine: {present[:10]}; "
+          "the packages are not installed over them")
+
+    run(["dpkg", "-i", *(debs[n] for n in names)], "dpkg -i of the five packages")
+    try:
+        status = run(["dpkg-query", "-W", "-f", "${Package} ${db:Status-Abbrev}\n", *names],
+                     "dpkg-query", quiet=True)
+        check(all(line.split()[1] == "ii" for line in status.splitlines()),
+              f"not every package is installed and configured:\n{status}")
+        missing = sorted(path for path in files if not os.path.lexists(path))
+        check(not missing, f"installed, yet not on the machine: {missing[:10]}")
+        log(f"dpkg -i: {len(names)} packages installed and configured, {len(files)} files in place")
+
+        version = run(["/usr/sbin/lmkd", "--version"], "the installed lmkd --version", quiet=True)
+        check(version.strip(), "the installed lmkd printed no version")
+        # the installed store with the installed config, its database in the test's folder
+        tokens = os.path.join(d, "tokens-installed")
+        write_tokens(tokens)
+        store_log = os.path.join(d, "lmk-store-installed.log")
+        cmd = ["/usr/bin/lmk-store", "--config", "/etc/lmk/lmk-store.conf", "--db", os.path.join(d, "installed.db"),
+               "--listen", "127.0.0.1:0", "--token-file", tokens]
+        log("+", " ".join(cmd))
+        env = {k: v for k, v in os.environ.items() if k not in ("NOTIFY_SOCKET", "LD_LIBRARY_PATH")}
+        with open(store_log, "w") as out:
+            store = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env)
+        try:
+            url = f"http://127.0.0.1:{wait_listening(store_log, store, 'the installed lmk-store')}"
+            admin = os.path.join(d, "admin-installed.token")
+            with open(admin, "w") as f:
+                f.write(ADMIN_TOKEN + "\n")
+            os.chmod(admin, 0o600)
+            p = subprocess.run(["/usr/bin/lmk", "--store", url, "--token-file", admin, "nodes", "--csv"],
+                               capture_output=True, text=True, env=env)
+            check(p.returncode == 0 and p.stdout.startswith("node,"),
+                  f"the installed lmk against the installed store: exit {p.returncode}\n{p.stdout}{p.stderr}")
+            log(f"the installed lmk-store answers at {url}, and the installed lmk asks it")
+            if os.path.exists("/sys/kernel/btf/vmlinux"):
+                run_lmkd(d, "/", url, node="node-installed", what="installed")
+            else:
+                log("no BTF: the installed lmkd is not run")
+        finally:
+            store.terminate()
+            store.wait(timeout=30)
+        # the installed liblmk1, found by the dynamic linker's own cache
+        exe = os.path.join(d, "example-installed")
+        run(["cc", "-o", exe, "/usr/share/doc/liblmk-dev/examples/example.c",
+             *run(["pkg-config", "--cflags", "--libs", "lmk"], "pkg-config lmk (installed)", quiet=True).split(),
+             "-pthread"], "building the example against the installed liblmk-dev", quiet=True)
+        run([exe, "1"], "the example against the installed liblmk1", env=env, quiet=True)
+        log("the example builds against the installed liblmk-dev and runs with the installed liblmk1")
+    finally:
+        run(["dpkg", "--purge", *names], "dpkg --purge of the five packages")
+    left = sorted(path for path in files if os.path.lexists(path))
+    check(not left, f"dpkg --purge left files on the machine: {left[:10]}")
+    check(not os.path.lexists("/etc/lmk/lmkd.conf") and not os.path.lexists("/etc/lmk/lmk-store.conf"),
+          "dpkg --purge left the conffiles in /etc/lmk")
+    log(f"dpkg --purge: nothing of the {len(names)} packages is left")
 
 
 if __name__ == "__main__":
