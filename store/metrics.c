@@ -172,6 +172,32 @@ void metrics_write(const Metrics *m, int64_t db_bytes, FILE *f) {
                 LOAD(m->retention_keep_seconds), LOAD(m->retention_deleted[0]), LOAD(m->retention_deleted[1]),
                 LOAD(m->retention_deleted[2]), LOAD(m->retention_failures), LOAD(m->retention_horizon),
                 LOAD(m->retention_last_run));
+        if (atomic_load(&m->partitions_known)) {
+                fprintf(f, "# HELP lmk_store_partitions Time partitions of a partitioned table, besides its "
+                        "default one (PostgreSQL).\n"
+                        "# TYPE lmk_store_partitions gauge\n");
+                for (PartitionedTable i = 0; i < _PARTITIONED_TABLE_MAX; i++)
+                        fprintf(f, "lmk_store_partitions{table=\"%s\"} %" PRIu64 "\n",
+                                partitioned_table_to_string(i), LOAD(m->partitions[i]));
+                fprintf(f, "# HELP lmk_store_partition_default_rows Rows in a partitioned table's default "
+                        "partition, which only data outside the partitions made ahead lands in (PostgreSQL).\n"
+                        "# TYPE lmk_store_partition_default_rows gauge\n");
+                for (PartitionedTable i = 0; i < _PARTITIONED_TABLE_MAX; i++)
+                        fprintf(f, "lmk_store_partition_default_rows{table=\"%s\"} %" PRIu64 "\n",
+                                partitioned_table_to_string(i), LOAD(m->partition_default_rows[i]));
+                fprintf(f,
+                        "# HELP lmk_store_partitions_created_total Time partitions made ahead.\n"
+                        "# TYPE lmk_store_partitions_created_total counter\n"
+                        "lmk_store_partitions_created_total %" PRIu64 "\n"
+                        "# HELP lmk_store_partitions_dropped_total Raw time partitions dropped by retention.\n"
+                        "# TYPE lmk_store_partitions_dropped_total counter\n"
+                        "lmk_store_partitions_dropped_total %" PRIu64 "\n"
+                        "# HELP lmk_store_partition_failures_total Partitions not made or dropped when due "
+                        "(a busy table: tried again on the next pass).\n"
+                        "# TYPE lmk_store_partition_failures_total counter\n"
+                        "lmk_store_partition_failures_total %" PRIu64 "\n",
+                        LOAD(m->partitions_created), LOAD(m->partitions_dropped), LOAD(m->partition_failures));
+        }
         if (db_bytes >= 0)
                 fprintf(f,
                         "# HELP lmk_store_db_size_bytes Size of the database files on disk.\n"

@@ -5,6 +5,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "storage.h"
+
 /* The store's own health, for /metrics (Prometheus text format 0.0.4).
  * Updated lock-free from the HTTP worker threads. */
 
@@ -31,6 +33,11 @@ typedef struct Metrics {
         atomic_uint_fast64_t retention_deleted[3];
         atomic_uint_fast64_t retention_failures;
         atomic_uint_fast64_t retention_horizon, retention_last_run, retention_keep_seconds;
+        /* PostgreSQL's time partitions (retention.c): shown once a pass
+         * counted them */
+        atomic_bool partitions_known;
+        atomic_uint_fast64_t partitions[_PARTITIONED_TABLE_MAX], partition_default_rows[_PARTITIONED_TABLE_MAX];
+        atomic_uint_fast64_t partitions_created, partitions_dropped, partition_failures;
 } Metrics;
 
 void metrics_count_request(Metrics *m, unsigned status);

@@ -30,12 +30,42 @@ static bool wait_ms(Retention *r, uint64_t ms) {
         return stop;
 }
 
+/* PostgreSQL's time partitions: those due made, the raw ones wholly
+ * before the horizon (0: none) dropped, all of them counted. */
+static void partitions_pass(Retention *r, int64_t now, int64_t before) {
+        Metrics *m = r->metrics;
+        PartitionResult p;
+        int e = r->storage->ops->partitions(r->storage, now, before, &p);
+
+        atomic_fetch_add(&m->partitions_created, p.created);
+        atomic_fetch_add(&m->partitions_dropped, p.dropped);
+        atomic_fetch_add(&m->partition_failures, p.failures);
+        if (e < 0) {
+                log_warning_errno(e, "Partitions: failed to look after the time partitions, trying again later: %m");
+                atomic_fetch_add(&m->partition_failures, 1);
+                return;
+        }
+        for (PartitionedTable i = 0; i < _PARTITIONED_TABLE_MAX; i++) {
+                atomic_store(&m->partitions[i], p.partitions[i]);
+                atomic_store(&m->partition_default_rows[i], p.default_rows[i]);
+        }
+        atomic_store(&m->partitions_known, true);
+        if (p.created + p.dropped > 0)
+                log_info("Partitions: made %" PRIu64 ", dropped %" PRIu64 " (%" PRIu64 " rows).", p.created,
+                         p.dropped, p.dropped_rows);
+}
+
 /* One pass: steps until nothing older than the horizon is left. */
 static void retention_pass(Retention *r) {
-        int64_t before = (int64_t) time(NULL) - (int64_t) r->keep_raw_days * 86400;
+        int64_t now = (int64_t) time(NULL);
+        int64_t before = now - (int64_t) r->keep_raw_days * 86400;
         uint64_t t0 = now_ns(CLOCK_MONOTONIC), steps = 0;
         PruneResult sum = {};
 
+        if (r->storage->ops->partitions)
+                partitions_pass(r, now, r->keep_raw_days > 0 ? before : 0);
+        if (r->keep_raw_days == 0)
+                return;
         atomic_store(&r->metrics->retention_horizon, (uint64_t) MAX(before, (int64_t) 0));
         for (;;) {
                 PruneResult p;
@@ -78,10 +108,11 @@ int retention_start(Retention *r) {
         int e;
 
         atomic_store(&r->metrics->retention_keep_seconds, (uint64_t) r->keep_raw_days * 86400);
-        if (r->keep_raw_days == 0 || !r->storage->ops->prune) {
+        if (r->keep_raw_days == 0)
                 log_info("Retention: keeping raw rows for good (--keep-raw-days 0).");
+        /* PostgreSQL's partitions are made ahead whether or not any are dropped */
+        if ((r->keep_raw_days == 0 || !r->storage->ops->prune) && !r->storage->ops->partitions)
                 return 0;
-        }
         pthread_mutex_init(&r->lock, NULL);
         pthread_condattr_init(&ca);
         pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -91,8 +122,9 @@ int retention_start(Retention *r) {
         if (e != 0)
                 return log_error_errno(-e, "Failed to start the retention thread: %m");
         r->started = true;
-        log_info("Retention: raw rows kept %u days, checked every %u s; summaries and rollups kept for good.",
-                 r->keep_raw_days, r->interval_s);
+        if (r->keep_raw_days > 0)
+                log_info("Retention: raw rows kept %u days, checked every %u s; summaries and rollups kept for good.",
+                         r->keep_raw_days, r->interval_s);
         return 0;
 }
 

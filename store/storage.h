@@ -412,6 +412,27 @@ typedef struct PruneResult {
         bool more;              /* older rows remain: call again */
 } PruneResult;
 
+/* PostgreSQL's time-partitioned tables (docs/postgresql.md). */
+typedef enum PartitionedTable {
+        PARTITIONED_BATCHES,
+        PARTITIONED_SAMPLES,
+        PARTITIONED_TIMELINE,           /* job_timeline's grain-0 rows */
+        PARTITIONED_OBJECT_HOURS,
+        _PARTITIONED_TABLE_MAX,
+} PartitionedTable;
+
+const char *partitioned_table_to_string(PartitionedTable t);
+
+/* What one pass over the partitions did, and what is there after it. */
+typedef struct PartitionResult {
+        uint64_t created, dropped;
+        uint64_t dropped_rows;          /* rows the dropped partitions held */
+        uint64_t moved_rows;            /* rows moved out of a default partition */
+        uint64_t failures;              /* partitions not made or dropped (busy: next pass) */
+        uint64_t partitions[_PARTITIONED_TABLE_MAX];    /* besides the default one */
+        uint64_t default_rows[_PARTITIONED_TABLE_MAX];  /* rows in the default partition */
+} PartitionResult;
+
 typedef struct StorageOps {
         const char *name;
         /* Opens (creating if needed) the database named by location. */
@@ -453,6 +474,10 @@ typedef struct StorageOps {
          * line of jobs last seen before it and of work outside jobs.
          * Summaries, rollups and time lines of coarser grains stay. */
         int (*prune)(Storage *s, int64_t before, unsigned max_rows, PruneResult *ret);
+        /* Time partitions (PostgreSQL only, else NULL): makes those from
+         * the day before now to a week ahead that are missing, drops the raw
+         * ones wholly before `before` (0: none), and counts them. */
+        int (*partitions)(Storage *s, int64_t now, int64_t before, PartitionResult *ret);
         int (*stats)(Storage *s, StorageStats *ret);
         /* A cheap read that fails when the database cannot serve queries. */
         int (*check)(Storage *s);

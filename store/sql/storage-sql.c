@@ -191,7 +191,7 @@ static int sql_open_sqlite(const char *location, const StorageOptions *opts, Sto
 }
 
 /* The backends share everything but the driver they open. */
-#define SQL_STORAGE_OPS(n, o)                                   \
+#define SQL_STORAGE_OPS(n, o, part)                             \
         {                                                       \
                 .name = n,                                      \
                 .open = o,                                      \
@@ -207,16 +207,17 @@ static int sql_open_sqlite(const char *location, const StorageOptions *opts, Sto
                 .get_run_figures = sql_get_run_figures,      \
                 .list_app_mix = sql_list_app_mix,            \
                 .prune = sql_prune,                          \
+                .partitions = part,                             \
                 .stats = sql_stats,                          \
                 .check = sql_check,                          \
         }
 
-const StorageOps storage_sqlite_ops = SQL_STORAGE_OPS("sqlite", sql_open_sqlite);
+const StorageOps storage_sqlite_ops = SQL_STORAGE_OPS("sqlite", sql_open_sqlite, NULL);
 
 #if HAVE_LIBPQ
 static int sql_open_postgresql(const char *location, const StorageOptions *opts, Storage **ret) {
         return sql_open(&storage_postgresql_ops, &db_postgresql_driver, location, opts, ret);
 }
 
-const StorageOps storage_postgresql_ops = SQL_STORAGE_OPS("postgresql", sql_open_postgresql);
+const StorageOps storage_postgresql_ops = SQL_STORAGE_OPS("postgresql", sql_open_postgresql, sql_partitions);
 #endif
