@@ -4,6 +4,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "macro.h"
 #include "storage.h"
 
 /* The small SQL interface that lmk-store's storage code (store/sql/) is
@@ -140,6 +141,20 @@ static inline int64_t db_column_int(DbStmt *st, int i) { return st->conn->driver
 static inline double db_column_double(DbStmt *st, int i) { return st->conn->driver->column_double(st, i); }
 static inline const char *db_column_text(DbStmt *st, int i) { return st->conn->driver->column_text(st, i); }
 static inline const char *db_errmsg(DbConn *c) { return c->driver->errmsg(c); }
+
+/* The last error a driver met on this thread, in the database's own words
+ * (sqlite3_errmsg(); PostgreSQL's message, detail and SQLSTATE) with the
+ * start of the statement: lmk-store logs it once when a request fails
+ * (reply_storage_error()), and answers the client without it. NULL when
+ * none was noted since db_purpose_set() or db_error_clear(). */
+const char *db_error_last(void);
+void db_error_clear(void);
+_printf_(1, 2) void db_error_note(const char *fmt, ...);
+
+/* What the storage does on this thread, for the log line of a failure
+ * ("storing a batch"); also clears the last error. p must be static. */
+void db_purpose_set(const char *p);
+const char *db_purpose(void);
 
 /* Picks the driver for a --db value: "sqlite:PATH" or a plain path for
  * SQLite; "postgresql://…", "postgres://…" or a libpq keyword string

@@ -125,6 +125,8 @@ _printf_(3, 4) static int set_errmsg(PgConn *c, int r, const char *fmt, ...) {
         vsnprintf(c->errmsg, sizeof(c->errmsg), fmt, ap);
         va_end(ap);
         one_line(c->errmsg);
+        if (r < 0)
+                db_error_note("%s", c->errmsg);
         return r;
 }
 
@@ -142,6 +144,7 @@ static void set_errmsg_result(PgConn *c, const PGresult *res, const char *what) 
         (void) set_errmsg(c, 0, "%s%s%s%s [%s]%s%.64s",
                           primary, detail ? " (" : "", detail ?: "", detail ? ")" : "",
                           state ?: "libpq", what ? " in: " : "", what ?: "");
+        db_error_note("%s", c->errmsg);
 }
 
 static bool in_transaction_now(PgConn *c) {

@@ -2,6 +2,7 @@
 /* The write queue: ingest() calls wait here for the one writer, which
  * stores what queued up meanwhile in one transaction (group commit). */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "ingest.h"
@@ -15,6 +16,9 @@ struct Pending {
         int64_t now;
         IngestResult res;
         int r;
+        /* The database's message for a failed r: it was met on the
+         * writing thread, and is logged on the batch's own. */
+        char error[512];
         bool done;
         Pending *next;
 };
@@ -26,6 +30,10 @@ struct Pending {
  * conflict with another writer (PostgreSQL's deadlocks and serialization
  * failures, -EAGAIN), before its batches fail and their nodes retry. */
 #define GROUP_TRIES 3
+
+static void note_error(Pending *p) {
+        snprintf(p->error, sizeof(p->error), "%s", db_error_last() ?: "");
+}
 
 /* Writes the group in one transaction. < 0: the transaction failed as a
  * whole; each batch's own outcome is in its p->r. */
@@ -47,6 +55,7 @@ static int write_group_once(SqlStorage *s, Pending *group) {
                         (void) conn_exec(c, "RELEASE batch");
                 }
                 if (p->r < 0) {
+                        note_error(p);
                         /* Ids interned in what was rolled back are gone. */
                         caches_clear(s);
                         /* Some errors (I/O, full disk, a lost server) end
@@ -86,8 +95,10 @@ static void write_group(SqlStorage *s, Pending *group) {
 
         if (r < 0)
                 for (Pending *p = group; p; p = p->next)
-                        if (p->r >= 0)
+                        if (p->r >= 0) {
                                 p->r = r;
+                                note_error(p);
+                        }
 }
 
 static Pending *take_group(SqlStorage *s) {
@@ -110,6 +121,7 @@ int sql_ingest(Storage *base, const Batch *b, int64_t now, IngestResult *ret, Ba
         IngestCtx x;
         Pending me = { .ctx = &x, .now = now };
 
+        db_purpose_set("storing a batch");
         me.r = ingest_ctx_init(&x, s, b);
         if (me.r < 0)
                 goto finish;
@@ -144,6 +156,8 @@ int sql_ingest(Storage *base, const Batch *b, int64_t now, IngestResult *ret, Ba
 
 finish:
         ingest_ctx_done(&x);
+        if (me.r < 0 && me.error[0])
+                db_error_note("%s", me.error);
         if (me.r >= 0)
                 *ret = me.res;
         else if (me.r == -EOVERFLOW) {

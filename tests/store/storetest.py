@@ -21,6 +21,7 @@ import subprocess
 import time
 import urllib.parse
 
+import lmktest
 from lmktest import build_path, fail, log, skip, tmpdir
 
 BACKEND = os.environ.get("LMK_TEST_BACKEND", "sqlite")
@@ -120,6 +121,23 @@ def sql_read(db, query, args=()):
         con.close()
 
 
+_stores = []
+
+
+def _show_store_logs():
+    for st in _stores:
+        try:
+            lines = st.read_log().splitlines()[-20:]
+        except OSError:
+            continue
+        log(f"--- last lines of {st.log_path}:")
+        for line in lines:
+            log(f"    {line}")
+
+
+lmktest.on_fail.append(_show_store_logs)
+
+
 class Store:
     """A running lmk-store. Use as a context manager."""
 
@@ -130,6 +148,7 @@ class Store:
         if tokens is not False:
             write_tokens(self.token_file, tokens)
         self.log_path = os.path.join(self.dir, "lmk-store.log")
+        _stores.append(self)
         self.extra = list(extra)
         self.proc = None
         self.port = None
