@@ -142,7 +142,7 @@ static inline double db_column_double(DbStmt *st, int i) { return st->conn->driv
 static inline const char *db_column_text(DbStmt *st, int i) { return st->conn->driver->column_text(st, i); }
 static inline const char *db_errmsg(DbConn *c) { return c->driver->errmsg(c); }
 
-/* The last error a driver met on this thread, in the database's own words
+/* The first error a driver met on this thread (and the latest), in the database's own words
  * (sqlite3_errmsg(); PostgreSQL's message, detail and SQLSTATE) with the
  * start of the statement: lmk-store logs it once when a request fails
  * (reply_storage_error()), and answers the client without it. NULL when
