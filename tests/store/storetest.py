@@ -138,6 +138,41 @@ def _show_store_logs():
 lmktest.on_fail.append(_show_store_logs)
 
 
+def sql_write(db, statements):
+    """Runs (query, args) pairs in one transaction on the database of a --db
+    value ('?' placeholders), beside a store that is stopped or whose caches
+    the change cannot confuse."""
+    if is_postgresql(db):
+        import psycopg2
+        con = psycopg2.connect(db)
+        with con, con.cursor() as cur:
+            for q, args in statements:
+                cur.execute(q.replace("%", "%%").replace("?", "%s"), tuple(args))
+    else:
+        con = sqlite3.connect(db)
+        with con:
+            for q, args in statements:
+                con.execute(q, args)
+    con.close()
+
+
+def table_names(db):
+    """The tables of the database of a --db value."""
+    if is_postgresql(db):
+        q = "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()"
+    else:
+        q = "SELECT name FROM sqlite_master WHERE type = 'table'"
+    return {r[0] for r in sql_read(db, q)}
+
+
+def sql_total(db, column):
+    """SQL for SQLite's total(column) (a float sum, 0.0 over no rows, never
+    an integer overflow) in the dialect of the database of a --db value."""
+    if is_postgresql(db):
+        return f"coalesce(sum(CAST({column} AS DOUBLE PRECISION)), 0)"
+    return f"total({column})"
+
+
 class Store:
     """A running lmk-store. Use as a context manager."""
 

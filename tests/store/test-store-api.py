@@ -13,7 +13,7 @@ import urllib.parse
 
 from lmktest import fail, log
 from storetest import (ADMIN_TOKEN, BOUND_TOKEN, NODE_TOKEN, START, Store, check_eq, example,
-                       make_batch, rank, row)
+                       make_batch, rank, row, table_names)
 
 
 def close(a, b, what, eps=1e-6):
@@ -364,7 +364,7 @@ def test_sql_metacharacters(store):
     check_eq(j["phases"][0]["phase"], evil_phase, "phase verbatim")
     check_eq(j["notes"], {"k'ey": "va\"lue; --"}, "notes verbatim")
     check_eq(j["nodes"][0]["node"], "cn'400", "node verbatim")
-    tables = {r[0] for r in store.sql("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    tables = table_names(store.db)
     for t in ("jobs", "samples", "batches", "objects", "job_objects"):
         if t not in tables:
             fail(f"table {t} is gone: {sorted(tables)}")
