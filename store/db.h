@@ -90,6 +90,10 @@ struct DbDriver {
          * connection (PostgreSQL's pipeline); every error of it is reported
          * by the next begin/exec/step/commit at the latest. */
         int (*execute)(DbStmt *st, bool must_change);
+        /* Whether execute() may defer (default: yes). Off, each execute()
+         * reports its own outcome: the storage code turns it off to find
+         * which statement of a batch refused a sum. NULL: never defers. */
+        void (*set_deferring)(DbConn *c, bool on);
         /* Rows changed by the statement's last run (after step returned 0). */
         int64_t (*changes)(DbStmt *st);
 
@@ -135,6 +139,10 @@ static inline int db_bind_double(DbStmt *st, int i, double v) { return st->conn-
 static inline int db_bind_text(DbStmt *st, int i, const char *v) { return st->conn->driver->bind_text(st, i, v); }
 static inline int db_step(DbStmt *st) { return st->conn->driver->step(st); }
 static inline int db_execute(DbStmt *st, bool must_change) { return st->conn->driver->execute(st, must_change); }
+static inline void db_set_deferring(DbConn *c, bool on) {
+        if (c->driver->set_deferring)
+                c->driver->set_deferring(c, on);
+}
 static inline int64_t db_changes(DbStmt *st) { return st->conn->driver->changes(st); }
 static inline bool db_column_null(DbStmt *st, int i) { return st->conn->driver->column_null(st, i); }
 static inline int64_t db_column_int(DbStmt *st, int i) { return st->conn->driver->column_int(st, i); }

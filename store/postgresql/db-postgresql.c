@@ -772,6 +772,13 @@ static int pg_execute(DbStmt *dst, bool must_change) {
         return 0;
 }
 
+static void pg_set_deferring(DbConn *dc, bool on) {
+        PgConn *c = (PgConn *) dc;
+        const char *env = getenv(DB_POSTGRESQL_PIPELINE_ENV);
+
+        c->pipelining = on && c->writer && !(env && streq(env, "0"));
+}
+
 static int64_t pg_changes(DbStmt *dst) {
         return ((PgStmt *) dst)->changes;
 }
@@ -880,6 +887,7 @@ const DbDriver db_postgresql_driver = {
         .bind_text = pg_bind_text,
         .step = pg_step,
         .execute = pg_execute,
+        .set_deferring = pg_set_deferring,
         .changes = pg_changes,
         .column_null = pg_column_null,
         .column_int = pg_column_int,

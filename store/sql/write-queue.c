@@ -35,6 +35,29 @@ static void note_error(Pending *p) {
         snprintf(p->error, sizeof(p->error), "%s", db_error_last() ?: "");
 }
 
+/* A driver that defers statements (PostgreSQL's pipeline) reports that a
+ * guarded sum refused the batch (-EOVERFLOW) at a later statement, too late
+ * for the storage code to say which field: the batch is stored again with
+ * every statement answering at once, to refuse it as SQLite does, naming
+ * the same field. */
+static int ingest_again_in_order(SqlStorage *s, Pending *p) {
+        Conn *c = &s->writer;
+        int r;
+
+        r = conn_exec(c, "ROLLBACK TO batch");
+        if (r < 0)
+                return r;
+        caches_clear(s);
+        ingest_ctx_reset(p->ctx);
+        p->res = (IngestResult) {};
+        db_set_deferring(c->db, false);
+        r = ingest_locked(p->ctx, p->now, &p->res);
+        db_set_deferring(c->db, true);
+        if (r >= 0 && !p->res.duplicate)
+                r = conn_exec(c, "RELEASE batch");
+        return r;
+}
+
 /* Writes the group in one transaction. < 0: the transaction failed as a
  * whole; each batch's own outcome is in its p->r. */
 static int write_group_once(SqlStorage *s, Pending *group) {
@@ -50,6 +73,8 @@ static int write_group_once(SqlStorage *s, Pending *group) {
                  * did by here at the latest. */
                 if (p->r >= 0 && !p->res.duplicate)
                         p->r = conn_exec(c, "RELEASE batch");
+                if (p->r == -EOVERFLOW && !p->ctx->err.field[0])
+                        p->r = ingest_again_in_order(s, p);
                 if (p->r < 0 || p->res.duplicate) {
                         (void) conn_exec(c, "ROLLBACK TO batch");
                         (void) conn_exec(c, "RELEASE batch");
