@@ -95,7 +95,14 @@ def new_database():
     pg = pg_server()
     _pg_databases += 1
     name = f"lmk_{_pg_databases}"
-    pg.psql(f"CREATE DATABASE {name} TEMPLATE template0 ENCODING 'UTF8' LOCALE 'C'", dbname="postgres")
+    # A linguistic default collation, as a site's server likely has (ICU's
+    # en-US sorts "alpha" before "Zeta"): the store must sort by bytes as
+    # SQLite does all the same (schema/postgresql/0016-byte-order.sql).
+    try:
+        pg.psql(f"CREATE DATABASE {name} TEMPLATE template0 ENCODING 'UTF8' LOCALE 'C' "
+                "LOCALE_PROVIDER icu ICU_LOCALE 'en-US'", dbname="postgres")
+    except RuntimeError:  # built without ICU
+        pg.psql(f"CREATE DATABASE {name} TEMPLATE template0 ENCODING 'UTF8' LOCALE 'C'", dbname="postgres")
     return f"postgresql://lmk@{urllib.parse.quote(pg.host, safe='')}:{pg.port}/{name}"
 
 
