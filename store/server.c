@@ -117,9 +117,10 @@ void reply_storage_error(Reply *r, int error) {
         else
                 log_error_errno(error, "Database error while %s: %m", db_purpose());
         db_error_clear();
-        /* Unreachable now, there again soon (the drivers reconnect): nodes
-         * keep the batch in their spool and push it again. */
-        if (error == -ECONNREFUSED || error == -ECONNRESET) {
+        /* Unreachable now, there again soon (the drivers reconnect), or a
+         * conflict that outlasted the retries: nodes keep the batch in
+         * their spool and push it again. */
+        if (error == -ECONNREFUSED || error == -ECONNRESET || error == -EAGAIN) {
                 reply_error(r, MHD_HTTP_SERVICE_UNAVAILABLE, NULL, "database unavailable, try again");
                 r->retry_after = 5;
                 return;

@@ -448,11 +448,19 @@ static int pg_exec(DbConn *dc, const char *sql) {
         return 0;
 }
 
+/* The key of the advisory lock every writing transaction holds (the
+ * migrations' is another). */
+#define WRITE_LOCK_KEY "7813018771411003251"
+
 static int pg_begin_write(DbConn *dc) {
         /* READ COMMITTED: the storage code's upserts take the row locks
          * they need, and never have to be retried for a serialization
-         * failure. */
-        return pg_exec(dc, "BEGIN");
+         * failure. Several lmk-store processes on one database take turns
+         * to write, as SQLite's BEGIN IMMEDIATE makes its writers do: two
+         * groups of batches that touch the same jobs and objects in
+         * different orders would otherwise deadlock, and one of them fail.
+         * The wait is bounded by lock_timeout (-EBUSY). */
+        return pg_exec(dc, "BEGIN; SELECT pg_advisory_xact_lock(" WRITE_LOCK_KEY ")");
 }
 
 static bool pg_in_transaction(DbConn *dc) {
