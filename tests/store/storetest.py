@@ -183,7 +183,7 @@ def sql_total(db, column):
 class Store:
     """A running lmk-store. Use as a context manager."""
 
-    def __init__(self, directory=None, db=None, extra=(), tokens=None):
+    def __init__(self, directory=None, db=None, extra=(), tokens=None, env=None):
         self.dir = directory or workdir()
         self.db = db or new_database() or os.path.join(self.dir, "lmk.db")
         self.token_file = os.path.join(self.dir, "tokens")
@@ -192,6 +192,7 @@ class Store:
         self.log_path = os.path.join(self.dir, "lmk-store.log")
         _stores.append(self)
         self.extra = list(extra)
+        self.env = dict(env or {})
         self.proc = None
         self.port = None
 
@@ -204,6 +205,7 @@ class Store:
         self.log_start = self.logf.tell()
         env = dict(os.environ)
         env.pop("NOTIFY_SOCKET", None)
+        env.update(self.env)
         self.proc = subprocess.Popen(cmd, stdout=self.logf, stderr=self.logf, env=env)
         end = time.monotonic() + timeout
         while time.monotonic() < end:

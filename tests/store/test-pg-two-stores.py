@@ -12,20 +12,24 @@
    pushes during the outage get 503 with Retry-After, never another error,
    /healthz says 503 and then 200 again once the server is back, and every
    batch that was acknowledged with 200 is stored afterwards, once, as is
-   every batch the nodes pushed again after a 503.
+   every batch the nodes pushed again after a 503. The store keeps pinging
+   the systemd watchdog meanwhile, its STATUS saying why, since a restart
+   would not bring the database back.
 
 Skips (77) where PostgreSQL cannot start."""
 import concurrent.futures
 import os
 import signal
+import socket
 import threading
 import time
 
 import pgserver
-from lmktest import check, fail, log
+from lmktest import build_path, check, fail, log
 
 os.environ["LMK_TEST_BACKEND"] = "postgresql"  # whatever the caller said: this one is about PostgreSQL
-from storetest import Store, check_eq, make_batch, new_database, pg_server, row, sql_read  # noqa: E402
+from storetest import (Store, check_eq, make_batch, new_database, pg_server, row, sql_read,  # noqa: E402
+                       workdir)
 
 # An acknowledged batch must survive an immediate stop: the test server's
 # default (synchronous_commit off, for speed) may lose the last commits.
@@ -67,8 +71,42 @@ def health(store):
         fail(f"/healthz on port {store.port}: {e}")
 
 
-def start_both(db):
-    a, b = Store(db=db), Store(db=db)
+class Notifications:
+    """What a store tells systemd (sd_notify), with a watchdog of 0.4 s:
+    it pings every 0.2 s."""
+
+    def __init__(self):
+        d = workdir()
+        self.path = os.path.join(d, "notify")
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.sock.bind(self.path)
+        self.sock.settimeout(0.5)
+        self.messages = []
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def env(self):
+        return {"NOTIFY_SOCKET": self.path, "WATCHDOG_USEC": "400000"}
+
+    def run(self):
+        while not self.done.is_set():
+            try:
+                self.messages.append(self.sock.recv(4096).decode())
+            except socket.timeout:
+                pass
+
+    def since(self, n):
+        return [line for m in self.messages[n:] for line in m.splitlines()]
+
+
+def have_libsystemd():
+    with open(build_path("config.h")) as f:
+        return "#define HAVE_LIBSYSTEMD 1" in f.read()
+
+
+def start_both(db, notify):
+    a, b = Store(db=db, env=notify.env() if notify else None), Store(db=db)
     with concurrent.futures.ThreadPoolExecutor(2) as ex:
         list(ex.map(lambda s: s.start(), (a, b)))
     migrated = sum("Migrated database" in s.read_log() for s in (a, b))
@@ -177,9 +215,10 @@ def wait_until(cond, timeout, what):
         time.sleep(0.1)
 
 
-def test_outage_under_load(db, pg, stores, earlier):
+def test_outage_under_load(db, pg, stores, earlier, notify):
     with Load(stores) as load:
         wait_until(lambda: load.count(200) >= 20, 30, "20 batches stored before the outage")
+        seen = len(notify.messages) if notify else 0
         # pg_ctl stop -m immediate: SIGQUIT to the postmaster
         pg.proc.send_signal(signal.SIGQUIT)
         pg.proc.wait(timeout=20)
@@ -188,11 +227,22 @@ def test_outage_under_load(db, pg, stores, earlier):
         for s in stores:
             wait_until(lambda: health(s) == 503, 15, f"/healthz of the store on port {s.port} says 503")
         down_pushes = load.count(503)
+        if notify:
+            # Still alive, only its database is not: a restart by the
+            # watchdog would not help.
+            down = "STATUS=Database unreachable, reconnecting"
+            wait_until(lambda: down in notify.since(seen), 10, f"{down} sent to systemd")
+            at = len(notify.messages)
+            wait_until(lambda: notify.since(at).count("WATCHDOG=1") >= 3, 10,
+                       "the watchdog pinged while PostgreSQL is down")
+            at = len(notify.messages)
         pg.resume()
         for s in stores:
             wait_until(lambda: health(s) == 200, 30,
                        f"/healthz of the store on port {s.port} says 200 again after the restart")
         wait_until(lambda: load.count(200) >= acked_before + 20, 30, "batches stored again after the restart")
+        if notify:
+            wait_until(lambda: "STATUS=Serving" in notify.since(at), 10, "STATUS=Serving after the restart")
     log(f"under load: {load.statuses} ({acked_before} stored before the stop, "
         f"{down_pushes} answered 503 while it was down)")
     if load.bad:
@@ -230,13 +280,18 @@ def test_outage_under_load(db, pg, stores, earlier):
 def main():
     pg = pg_server()
     db = new_database()
-    a, b = start_both(db)
+    notify = Notifications() if have_libsystemd() else None
+    if not notify:
+        log("(not checking sd_notify: built without libsystemd)")
+    a, b = start_both(db, notify)
     try:
         earlier = test_same_batches_through_both(db, a, b)
-        test_outage_under_load(db, pg, [a, b], earlier)
+        test_outage_under_load(db, pg, [a, b], earlier, notify)
     finally:
         for s in (a, b):
             check_eq(s.stop(), 0, f"exit code of the store on port {s.port}")
+        if notify:
+            notify.done.set()
 
 
 if __name__ == "__main__":
