@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <string.h>
 #include <strings.h>
 #include <time.h>
 
@@ -824,7 +825,7 @@ static void seed_node_health(Server *s) {
         r = s->storage->ops->list_nodes(s->storage, &l);
         if (r < 0) {
                 log_warning_errno(r, "Failed to read the nodes' last pushes, /metrics knows nodes from their "
-                                  "next push: %m");
+                                  "next push: %s", db_error_last() ?: strerror(-r));
                 return;
         }
         for (size_t i = 0; i < l.n; i++)

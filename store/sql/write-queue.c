@@ -64,8 +64,10 @@ static int write_group_once(SqlStorage *s, Pending *group) {
         Conn *c = &s->writer;
         int r;
 
+        db_error_clear();
         r = db_begin_write(c->db);
         for (Pending *p = group; p && r >= 0; p = p->next) {
+                db_error_clear(); /* each batch's own message (note_error()) */
                 p->r = conn_exec(c, "SAVEPOINT batch");
                 if (p->r >= 0)
                         p->r = ingest_locked(p->ctx, p->now, &p->res);
@@ -181,6 +183,9 @@ int sql_ingest(Storage *base, const Batch *b, int64_t now, IngestResult *ret, Ba
 
 finish:
         ingest_ctx_done(&x);
+        /* This thread may have written other batches' groups: only the
+         * message of its own batch goes to its log line. */
+        db_error_clear();
         if (me.r < 0 && me.error[0])
                 db_error_note("%s", me.error);
         if (me.r >= 0)
