@@ -4,6 +4,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "macro.h"
 #include "storage.h"
 
 /* The small SQL interface that lmk-store's storage code (store/sql/) is
@@ -89,6 +90,10 @@ struct DbDriver {
          * connection (PostgreSQL's pipeline); every error of it is reported
          * by the next begin/exec/step/commit at the latest. */
         int (*execute)(DbStmt *st, bool must_change);
+        /* Whether execute() may defer (default: yes). Off, each execute()
+         * reports its own outcome: the storage code turns it off to find
+         * which statement of a batch refused a sum. NULL: never defers. */
+        void (*set_deferring)(DbConn *c, bool on);
         /* Rows changed by the statement's last run (after step returned 0). */
         int64_t (*changes)(DbStmt *st);
 
@@ -134,12 +139,30 @@ static inline int db_bind_double(DbStmt *st, int i, double v) { return st->conn-
 static inline int db_bind_text(DbStmt *st, int i, const char *v) { return st->conn->driver->bind_text(st, i, v); }
 static inline int db_step(DbStmt *st) { return st->conn->driver->step(st); }
 static inline int db_execute(DbStmt *st, bool must_change) { return st->conn->driver->execute(st, must_change); }
+static inline void db_set_deferring(DbConn *c, bool on) {
+        if (c->driver->set_deferring)
+                c->driver->set_deferring(c, on);
+}
 static inline int64_t db_changes(DbStmt *st) { return st->conn->driver->changes(st); }
 static inline bool db_column_null(DbStmt *st, int i) { return st->conn->driver->column_null(st, i); }
 static inline int64_t db_column_int(DbStmt *st, int i) { return st->conn->driver->column_int(st, i); }
 static inline double db_column_double(DbStmt *st, int i) { return st->conn->driver->column_double(st, i); }
 static inline const char *db_column_text(DbStmt *st, int i) { return st->conn->driver->column_text(st, i); }
 static inline const char *db_errmsg(DbConn *c) { return c->driver->errmsg(c); }
+
+/* The first error a driver met on this thread (and the latest), in the database's own words
+ * (sqlite3_errmsg(); PostgreSQL's message, detail and SQLSTATE) with the
+ * start of the statement: lmk-store logs it once when a request fails
+ * (reply_storage_error()), and answers the client without it. NULL when
+ * none was noted since db_purpose_set() or db_error_clear(). */
+const char *db_error_last(void);
+void db_error_clear(void);
+_printf_(1, 2) void db_error_note(const char *fmt, ...);
+
+/* What the storage does on this thread, for the log line of a failure
+ * ("storing a batch"); also clears the last error. p must be static. */
+void db_purpose_set(const char *p);
+const char *db_purpose(void);
 
 /* Picks the driver for a --db value: "sqlite:PATH" or a plain path for
  * SQLite; "postgresql://…", "postgres://…" or a libpq keyword string

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -13,12 +14,13 @@
 #include <systemd/sd-daemon.h>
 #endif
 
-#include "store-config.h"
+#include "db.h"
 #include "log.h"
 #include "migrate.h"
 #include "retention.h"
 #include "server.h"
 #include "storage.h"
+#include "store-config.h"
 #include "util.h"
 
 #define STOP_TIMEOUT_S 10
@@ -267,10 +269,33 @@ static int load_leads(const StoreConfig *c, Leads **ret) {
         return 0;
 }
 
-/* Waits for signals; pings the watchdog while the database still answers,
- * so that a wedged store gets restarted by systemd. */
+/* Pings the watchdog while the database answers, so that a wedged store
+ * gets restarted by systemd, and while a database server cannot be
+ * reached: a restart would not bring it back, and the driver reconnects
+ * by itself (meanwhile ingest answers 503 and /healthz says so). */
+static void watchdog_ping(Server *s, bool *db_down) {
+        int r = s->storage->ops->check(s->storage);
+        bool down = r == -ECONNREFUSED || r == -ECONNRESET;
+
+        if (down != *db_down) {
+                if (down)
+                        log_warning("Database unreachable, reconnecting: %s", db_error_last() ?: strerror(-r));
+                else
+                        log_info("Database reachable again.");
+                notify(down ? "STATUS=Database unreachable, reconnecting" : "STATUS=Serving");
+                *db_down = down;
+        }
+        if (r >= 0 || down)
+                notify("WATCHDOG=1");
+        else
+                log_warning("Database check failed, not pinging the watchdog: %s",
+                            db_error_last() ?: strerror(-r));
+}
+
+/* Waits for signals, pinging the watchdog (watchdog_ping()). */
 static int run(Server *s, const StoreConfig *c, const sigset_t *mask) {
         uint64_t wd = watchdog_usec();
+        bool db_down = false;
 
         for (;;) {
                 struct timespec ts = {
@@ -283,10 +308,7 @@ static int run(Server *s, const StoreConfig *c, const sigset_t *mask) {
                 sig = wd > 0 ? sigtimedwait(mask, &si, &ts) : sigwaitinfo(mask, &si);
                 if (sig < 0) {
                         if (errno == EAGAIN) {
-                                if (s->storage->ops->check(s->storage) >= 0)
-                                        notify("WATCHDOG=1");
-                                else
-                                        log_warning("Database check failed, not pinging the watchdog.");
+                                watchdog_ping(s, &db_down);
                                 continue;
                         }
                         if (errno == EINTR)

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
 #include <inttypes.h>
+#include <string.h>
 #include <time.h>
 
+#include "db.h"
 #include "log.h"
 #include "retention.h"
 #include "util.h"
@@ -72,7 +74,8 @@ static void retention_pass(Retention *r) {
                 int e = r->storage->ops->prune(r->storage, before, RETENTION_STEP_ROWS, &p);
 
                 if (e < 0) {
-                        log_warning_errno(e, "Retention: failed to delete old rows, trying again later: %m");
+                        log_warning_errno(e, "Retention: failed to delete old rows, trying again later: %s",
+                                          db_error_last() ?: strerror(-e));
                         atomic_fetch_add(&r->metrics->retention_failures, 1);
                         break;
                 }

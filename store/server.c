@@ -2,9 +2,11 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <string.h>
 #include <strings.h>
 #include <time.h>
 
+#include "db.h"
 #include "log.h"
 #include "server.h"
 #include "utf8.h"
@@ -101,14 +103,30 @@ void reply_oom(Reply *r) {
         reply_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR, NULL, "out of memory");
 }
 
+/* The database's own message goes to the log, once, with what the store
+ * was doing; the client learns only what it can act on, never SQL. */
 void reply_storage_error(Reply *r, int error) {
+        const char *msg = db_error_last();
+
         if (error == -EBUSY) {
                 reply_error(r, MHD_HTTP_SERVICE_UNAVAILABLE, NULL, "database busy, try again");
                 r->retry_after = 1;
                 return;
         }
-        log_error_errno(error, "Database request failed: %m");
-        reply_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR, NULL, "database error: %s", strerror(-error));
+        if (msg)
+                log_error_errno(error, "Database error while %s: %s", db_purpose(), msg);
+        else
+                log_error_errno(error, "Database error while %s: %m", db_purpose());
+        db_error_clear();
+        /* Unreachable now, there again soon (the drivers reconnect), or a
+         * conflict that outlasted the retries: nodes keep the batch in
+         * their spool and push it again. */
+        if (error == -ECONNREFUSED || error == -ECONNRESET || error == -EAGAIN) {
+                reply_error(r, MHD_HTTP_SERVICE_UNAVAILABLE, NULL, "database unavailable, try again");
+                r->retry_after = 5;
+                return;
+        }
+        reply_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR, NULL, "database error");
 }
 
 /* libmicrohttpd decodes %xx in the path and the query into C strings, where
@@ -807,7 +825,7 @@ static void seed_node_health(Server *s) {
         r = s->storage->ops->list_nodes(s->storage, &l);
         if (r < 0) {
                 log_warning_errno(r, "Failed to read the nodes' last pushes, /metrics knows nodes from their "
-                                  "next push: %m");
+                                  "next push: %s", db_error_last() ?: strerror(-r));
                 return;
         }
         for (size_t i = 0; i < l.n; i++)

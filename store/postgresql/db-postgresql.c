@@ -125,6 +125,8 @@ _printf_(3, 4) static int set_errmsg(PgConn *c, int r, const char *fmt, ...) {
         vsnprintf(c->errmsg, sizeof(c->errmsg), fmt, ap);
         va_end(ap);
         one_line(c->errmsg);
+        if (r < 0)
+                db_error_note("%s", c->errmsg);
         return r;
 }
 
@@ -142,6 +144,7 @@ static void set_errmsg_result(PgConn *c, const PGresult *res, const char *what) 
         (void) set_errmsg(c, 0, "%s%s%s%s [%s]%s%.64s",
                           primary, detail ? " (" : "", detail ?: "", detail ? ")" : "",
                           state ?: "libpq", what ? " in: " : "", what ?: "");
+        db_error_note("%s", c->errmsg);
 }
 
 static bool in_transaction_now(PgConn *c) {
@@ -445,11 +448,19 @@ static int pg_exec(DbConn *dc, const char *sql) {
         return 0;
 }
 
+/* The key of the advisory lock every writing transaction holds (the
+ * migrations' is another). */
+#define WRITE_LOCK_KEY "7813018771411003251"
+
 static int pg_begin_write(DbConn *dc) {
         /* READ COMMITTED: the storage code's upserts take the row locks
          * they need, and never have to be retried for a serialization
-         * failure. */
-        return pg_exec(dc, "BEGIN");
+         * failure. Several lmk-store processes on one database take turns
+         * to write, as SQLite's BEGIN IMMEDIATE makes its writers do: two
+         * groups of batches that touch the same jobs and objects in
+         * different orders would otherwise deadlock, and one of them fail.
+         * The wait is bounded by lock_timeout (-EBUSY). */
+        return pg_exec(dc, "BEGIN; SELECT pg_advisory_xact_lock(" WRITE_LOCK_KEY ")");
 }
 
 static bool pg_in_transaction(DbConn *dc) {
@@ -769,6 +780,13 @@ static int pg_execute(DbStmt *dst, bool must_change) {
         return 0;
 }
 
+static void pg_set_deferring(DbConn *dc, bool on) {
+        PgConn *c = (PgConn *) dc;
+        const char *env = getenv(DB_POSTGRESQL_PIPELINE_ENV);
+
+        c->pipelining = on && c->writer && !(env && streq(env, "0"));
+}
+
 static int64_t pg_changes(DbStmt *dst) {
         return ((PgStmt *) dst)->changes;
 }
@@ -877,6 +895,7 @@ const DbDriver db_postgresql_driver = {
         .bind_text = pg_bind_text,
         .step = pg_step,
         .execute = pg_execute,
+        .set_deferring = pg_set_deferring,
         .changes = pg_changes,
         .column_null = pg_column_null,
         .column_int = pg_column_int,

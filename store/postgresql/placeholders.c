@@ -97,7 +97,7 @@ int pg_rewrite_placeholders(const char *sql, char **ret_sql, unsigned *ret_n_par
 
         for (p = sql; *p; p++)
                 marks += *p == '?';
-        /* "$65535" is six bytes where '?' was one. */
+        /* "$65535" is six bytes where '?' was one (and '?NNN' never grows). */
         out = malloc(len + marks * 5 + 1);
         if (!out)
                 return -ENOMEM;
@@ -110,10 +110,24 @@ int pg_rewrite_placeholders(const char *sql, char **ret_sql, unsigned *ret_n_par
                         o += end - p;
                         p = end;
                 } else if (*p == '?') {
-                        if (n == PG_MAX_PARAMS)
-                                return -E2BIG;
-                        o += sprintf(o, "$%u", ++n);
+                        unsigned k = 0;
+
                         p++;
+                        if (*p == '0')
+                                return -EINVAL;
+                        if (*p >= '1' && *p <= '9') {
+                                for (; *p >= '0' && *p <= '9'; p++) {
+                                        k = k * 10 + (unsigned) (*p - '0');
+                                        if (k > PG_MAX_PARAMS)
+                                                return -E2BIG;
+                                }
+                        } else {
+                                if (n == PG_MAX_PARAMS)
+                                        return -E2BIG;
+                                k = n + 1;
+                        }
+                        n = MAX(n, k);
+                        o += sprintf(o, "$%u", k);
                 } else
                         *o++ = *p++;
         }

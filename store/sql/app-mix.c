@@ -217,6 +217,7 @@ int sql_list_app_mix(Storage *base, const AppMixFilter *f, AppMixList *ret) {
         Conn *c;
         int r;
 
+        db_purpose_set("reading the application mix");
         if (!packages)
                 return -ENOMEM;
         l.since = f->since - ((f->since % DAY_SECONDS) + DAY_SECONDS) % DAY_SECONDS;

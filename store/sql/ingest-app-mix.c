@@ -95,6 +95,24 @@ static int app_mix_move(IngestCtx *x, int64_t job_id, int64_t from, int64_t to, 
         return r;
 }
 
+/* The id of the key a job's columns name now (STMT_JOB_MIX's third). */
+static int job_mix_key(IngestCtx *x, int64_t job_id, int64_t *ret) {
+        DbStmt *st;
+        int r, rc;
+
+        if ((r = conn_stmt(&x->s->writer, STMT_JOB_MIX, &st)) < 0 || (r = db_bind_int(st, 1, job_id)) < 0)
+                return r;
+        rc = db_step(st);
+        if (rc == 1 && db_column_null(st, 2))
+                rc = 0;
+        if (rc == 1)
+                *ret = db_column_int(st, 2);
+        db_reset(st);
+        if (rc != 1)
+                return rc == 0 ? -ENOENT : step_errno(rc);
+        return 0;
+}
+
 /* After the apps: each job's time in this batch, in the application mix
  * of the batch's day, under the key its app and metadata name. */
 int update_app_mix(IngestCtx *x) {
@@ -117,11 +135,18 @@ int update_app_mix(IngestCtx *x) {
                 run_day = column_nullable_int(st, 1);
                 key = column_nullable_int(st, 2);
                 db_reset(st);
-                if (key == STORAGE_NULL &&
-                    ((r = conn_stmt(&x->s->writer, STMT_MIX_KEY_INSERT, &st)) < 0 ||
-                     (r = db_bind_int(st, 1, j->id)) < 0 ||
-                     (r = step_id(st, &key)) < 0))
-                        return r;
+                if (key == STORAGE_NULL) {
+                        if ((r = conn_stmt(&x->s->writer, STMT_MIX_KEY_INSERT, &st)) < 0 ||
+                            (r = db_bind_int(st, 1, j->id)) < 0)
+                                return r;
+                        r = step_id(st, &key);
+                        /* Another store sharing the database inserted the
+                         * key since: it is there now. */
+                        if (r == -ENOENT)
+                                r = job_mix_key(x, j->id, &key);
+                        if (r < 0)
+                                return r;
+                }
 
                 if (old == STORAGE_NULL) {
                         /* the job's first batch: its run counts on this day */

@@ -67,8 +67,12 @@ int intern(SqlStorage *s, Hashmap *cache, Stmt select, Stmt insert,
                 *ret = (int64_t) (uintptr_t) v;
                 return 0;
         }
-        for (int pass = 0; pass < 2; pass++) {
-                r = conn_stmt(&s->writer, pass == 0 ? select : insert, &st);
+        /* Select, else insert, else select again: the insert does nothing
+         * when another store sharing the database inserted the same row
+         * since (PostgreSQL); it waits for that one's transaction, and
+         * the second select sees its row. */
+        for (int pass = 0; pass < 3; pass++) {
+                r = conn_stmt(&s->writer, pass == 1 ? insert : select, &st);
                 if (r < 0)
                         return r;
                 for (int i = 0; i < nargs; i++)
@@ -111,6 +115,12 @@ int intern_node_type(SqlStorage *s, const BatchNodeType *t, int64_t *ret) {
                     (r = bind_nullable_int(st, 5, t->threads)) < 0 ||
                     (r = bind_nullable_int(st, 6, memory_gib > 0 ? memory_gib : STORAGE_NULL)) < 0 ||
                     (r = bind_nullable_text(st, 7, gpus)) < 0)
+                        return r;
+                r = step_id(st, ret);
+        }
+        if (r == -ENOENT) { /* inserted meanwhile by another store (intern()) */
+                if ((r = conn_stmt(&s->writer, STMT_NODE_TYPE_SELECT, &st)) < 0 ||
+                    (r = bind_nullable_text(st, 1, name)) < 0)
                         return r;
                 r = step_id(st, ret);
         }

@@ -311,6 +311,7 @@ int sql_list_jobs(Storage *base, const JobFilter *f, JobList *ret) {
         Conn *c;
         int r, rc;
 
+        db_purpose_set("listing jobs");
         if (f->sort < 0 || f->sort >= _JOB_SORT_MAX)
                 return -EINVAL;
         if ((r = job_query_init(&q, f)) < 0 ||

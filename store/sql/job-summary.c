@@ -267,6 +267,7 @@ int sql_get_job(Storage *base, const char *job, const char *cluster, JobSummary 
         Conn *c;
         int r, rc;
 
+        db_purpose_set("reading a job's summary");
         reader_acquire(s, &c);
         /* One read transaction for the job row and its rollups, so that the
          * parts add up to the total even while batches arrive. */

@@ -12,6 +12,7 @@ int sql_list_nodes(Storage *base, NodeList *ret) {
         Conn *c;
         int r, rc;
 
+        db_purpose_set("listing nodes");
         reader_acquire(s, &c);
         r = conn_stmt(c, STMT_NODES, &st);
         if (r < 0)

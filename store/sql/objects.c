@@ -216,6 +216,7 @@ int sql_list_objects(Storage *base, const ObjectFilter *f, ObjectList *ret) {
         Conn *c;
         int r, rc;
 
+        db_purpose_set("listing objects");
         ol.grain = f->until - f->since >= OBJECT_DAYS_FROM ? DAY_SECONDS : BUCKET_SECONDS;
         /* whole hours or days: the rollups have no finer grain; a scope's
          * jobs are prorated to the range as it is */
@@ -314,6 +315,7 @@ int sql_list_packages(Storage *base, const PackageFilter *f, PackageList *ret) {
         Conn *c;
         int r, rc;
 
+        db_purpose_set("listing packages");
         if (!by_package)
                 return -ENOMEM;
         range.grain = job_scope_any(&f->scope) ? 0 : f->until - f->since >= OBJECT_DAYS_FROM ? DAY_SECONDS

@@ -203,6 +203,7 @@ int sql_prune(Storage *base, int64_t before, unsigned max_rows, PruneResult *ret
         Conn *c = &s->writer;
         int r, jobs = 0, outside = 0, batches = 0;
 
+        db_purpose_set("deleting old rows (retention)");
         *ret = (PruneResult) {};
         pthread_mutex_lock(&s->write_lock);
         r = db_begin_write(c->db);

@@ -29,6 +29,7 @@ int sql_get_run_figures(Storage *base, const int64_t *row_ids, size_t n, RunFigu
         Conn *c;
         int r;
 
+        db_purpose_set("reading run figures");
         for (size_t i = 0; i < n; i++)
                 ret[i] = (RunFigures) { .node_cpus = STORAGE_NULL, .cpus_alloc = STORAGE_NULL };
         reader_acquire(s, &c);

@@ -91,7 +91,7 @@
         "WHERE job_id = ?1 AND note_key = 'app') AS note) n LEFT JOIN "                                         \
         "(SELECT o.id, " SQL_FILE_NAME("o.path") " AS name FROM job_objects jo "                                \
         "JOIN objects o ON o.id = jo.object_id "                                                                \
-        "WHERE jo.job_id = ?1 AND o.kind = 'exe' ORDER BY jo.samples DESC, o.path LIMIT 1) e) b) AS a "         \
+        "WHERE jo.job_id = ?1 AND o.kind = 'exe' ORDER BY jo.samples DESC, o.path LIMIT 1) e ON TRUE) b) AS a " \
         "WHERE jobs.id = ?1 AND (jobs.app " is_not " a.app OR jobs.app_object " is_not " a.object)"
 /* what was counted under a key that no longer holds */
 #define SQL_APP_DAY_TAKE(max)                                                                                   \
@@ -121,7 +121,7 @@
         "      WHERE jn.job_id = ?1 ORDER BY n.name LIMIT ?5) jn "                                      \
         "JOIN nodes n ON n.id = jn.node_id "                                                            \
         "JOIN job_timeline t ON t.job_id = ?1 AND t.grain = ?6 AND t.node_id = jn.node_id "             \
-        "GROUP BY n.name, k ORDER BY n.name, k"
+        "GROUP BY n.name, jn.cpus_alloc, k ORDER BY n.name, k"
 /* list_job_summaries: the jobs whose row ids ?1 lists (a JSON array), as w
  * with the id w.value and the array's order w.key */
 #define SQL_SUMMARY_JOBS(ids, id) "SELECT " JOB_COLUMNS " FROM " ids " JOIN jobs j ON j.id = " id " ORDER BY w.key"
@@ -204,11 +204,11 @@ static const char *const stmt_sql[_STMT_MAX] = {
                 "INSERT INTO job_notes (job_id, note_key, note_value) VALUES (?, ?, ?) "
                 "ON CONFLICT (job_id, note_key) DO NOTHING",
         [STMT_OBJECT_SELECT] = "SELECT id FROM objects WHERE path = ? AND kind = ? AND build_id = ?",
-        [STMT_OBJECT_INSERT] = "INSERT INTO objects (path, kind, build_id) VALUES (?, ?, ?) RETURNING id",
+        [STMT_OBJECT_INSERT] = "INSERT INTO objects (path, kind, build_id) VALUES (?, ?, ?) ON CONFLICT DO NOTHING RETURNING id",
         [STMT_PHASE_SELECT] = "SELECT id FROM phases WHERE path = ?",
-        [STMT_PHASE_INSERT] = "INSERT INTO phases (path) VALUES (?) RETURNING id",
+        [STMT_PHASE_INSERT] = "INSERT INTO phases (path) VALUES (?) ON CONFLICT DO NOTHING RETURNING id",
         [STMT_TASK_SELECT] = "SELECT id FROM tasks WHERE step = ? AND user_name = ? AND comm = ?",
-        [STMT_TASK_INSERT] = "INSERT INTO tasks (step, user_name, comm) VALUES (?, ?, ?) RETURNING id",
+        [STMT_TASK_INSERT] = "INSERT INTO tasks (step, user_name, comm) VALUES (?, ?, ?) ON CONFLICT DO NOTHING RETURNING id",
         [STMT_SAMPLE_UPSERT] =
                 "INSERT INTO samples (job_id, bucket, node_id, object_id, phase_id, task_id, "
                 "samples, cpu_seconds, cpu_time_ns, cycles, instructions) "
@@ -318,7 +318,7 @@ static const char *const stmt_sql[_STMT_MAX] = {
         [STMT_MIX_KEY_INSERT] =
                 "INSERT INTO mix_keys (app, app_object, user_name, account, partition_name) "
                 "SELECT coalesce(app, ''), coalesce(app_object, 0), coalesce(user_name, ''), coalesce(account, ''), "
-                "coalesce(partition_name, '') FROM jobs WHERE id = ? RETURNING id",
+                "coalesce(partition_name, '') FROM jobs WHERE id = ? ON CONFLICT DO NOTHING RETURNING id",
         [STMT_JOB_MIX_SET] = "UPDATE jobs SET mix_key = ?2, mix_day = ?3 WHERE id = ?1",
         [STMT_JOB_DAYS] =
                 "SELECT CAST(t AS BIGINT), sum(samples), sum(cpu_seconds) FROM job_timeline "
@@ -339,9 +339,9 @@ static const char *const stmt_sql[_STMT_MAX] = {
         [STMT_NODE_TYPE_SELECT] = "SELECT id FROM node_types WHERE name = ?",
         [STMT_NODE_TYPE_INSERT] =
                 "INSERT INTO node_types (name, cpu_model, sockets, cores, threads, memory_gib, gpus) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
+                "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id",
         [STMT_ROLE_SELECT] = "SELECT id FROM event_roles WHERE name = ?",
-        [STMT_ROLE_INSERT] = "INSERT INTO event_roles (name) VALUES (?) RETURNING id",
+        [STMT_ROLE_INSERT] = "INSERT INTO event_roles (name) VALUES (?) ON CONFLICT DO NOTHING RETURNING id",
         /* written again only when the event became available */
         [STMT_JOB_COUNTER_UPSERT] =
                 "INSERT INTO job_counters (job_id, role_id, event, available) VALUES (?, ?, ?, ?) "
@@ -367,7 +367,7 @@ static const char *const stmt_sql[_STMT_MAX] = {
                 "SELECT (SELECT value FROM retention WHERE name = 'prune_jobs_seen'), "
                 "(SELECT value FROM retention WHERE name = 'prune_jobs_id')",
         [STMT_PRUNE_MARK_SET] =
-                "UPDATE retention SET value = CASE name WHEN 'prune_jobs_seen' THEN ?1 ELSE ?2 END "
+                "UPDATE retention SET value = CAST(CASE name WHEN 'prune_jobs_seen' THEN ?1 ELSE ?2 END AS DOUBLE PRECISION) "
                 "WHERE name IN ('prune_jobs_seen', 'prune_jobs_id')",
         /* after the mark in the order of (last_seen, id): the index gives
          * last_seen's order, ties are sorted among themselves */

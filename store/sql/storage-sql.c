@@ -14,6 +14,7 @@ static int sql_check(Storage *base) {
         Conn *c;
         int r;
 
+        db_purpose_set("checking the database");
         reader_acquire(s, &c);
         r = conn_stmt(c, STMT_CHECK, &st);
         if (r >= 0)
@@ -28,6 +29,7 @@ static int sql_stats(Storage *base, StorageStats *ret) {
         Conn *c;
         int r;
 
+        db_purpose_set("reading the database size");
         reader_acquire(s, &c);
         r = c->db->driver->size(c->db, &bytes);
         reader_release(s, c);
@@ -46,6 +48,7 @@ static int sql_migrate(Storage *base, unsigned *ret_from, unsigned *ret_to) {
         DbStmt *st = NULL;
         int r, rc;
 
+        db_purpose_set("migrating the schema");
         pthread_mutex_lock(&s->write_lock);
         r = db_begin_write(c->db);
         if (r < 0)
@@ -146,6 +149,7 @@ static int sql_open(const StorageOps *ops, const DbDriver *driver, const char *l
         SqlStorage *s;
         int r;
 
+        db_purpose_set("opening the database");
         if (!location || !*location)
                 return -EINVAL;
         s = calloc(1, sizeof(SqlStorage));

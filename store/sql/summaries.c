@@ -286,6 +286,7 @@ int sql_list_job_summaries(Storage *base, const JobFilter *f, JobWant want, void
         size_t n_alloc = 0;
         int r, rc = 0;
 
+        db_purpose_set("reading job summaries");
         if (f->sort < 0 || f->sort >= _JOB_SORT_MAX)
                 return -EINVAL;
         r = job_query_init(&q, f);

@@ -2,6 +2,7 @@
 /* The write queue: ingest() calls wait here for the one writer, which
  * stores what queued up meanwhile in one transaction (group commit). */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "ingest.h"
@@ -15,6 +16,9 @@ struct Pending {
         int64_t now;
         IngestResult res;
         int r;
+        /* The database's message for a failed r: it was met on the
+         * writing thread, and is logged on the batch's own. */
+        char error[512];
         bool done;
         Pending *next;
 };
@@ -27,14 +31,43 @@ struct Pending {
  * failures, -EAGAIN), before its batches fail and their nodes retry. */
 #define GROUP_TRIES 3
 
+static void note_error(Pending *p) {
+        snprintf(p->error, sizeof(p->error), "%s", db_error_last() ?: "");
+}
+
+/* A driver that defers statements (PostgreSQL's pipeline) reports that a
+ * guarded sum refused the batch (-EOVERFLOW) at a later statement, too late
+ * for the storage code to say which field: the batch is stored again with
+ * every statement answering at once, to refuse it as SQLite does, naming
+ * the same field. */
+static int ingest_again_in_order(SqlStorage *s, Pending *p) {
+        Conn *c = &s->writer;
+        int r;
+
+        r = conn_exec(c, "ROLLBACK TO batch");
+        if (r < 0)
+                return r;
+        caches_clear(s);
+        ingest_ctx_reset(p->ctx);
+        p->res = (IngestResult) {};
+        db_set_deferring(c->db, false);
+        r = ingest_locked(p->ctx, p->now, &p->res);
+        db_set_deferring(c->db, true);
+        if (r >= 0 && !p->res.duplicate)
+                r = conn_exec(c, "RELEASE batch");
+        return r;
+}
+
 /* Writes the group in one transaction. < 0: the transaction failed as a
  * whole; each batch's own outcome is in its p->r. */
 static int write_group_once(SqlStorage *s, Pending *group) {
         Conn *c = &s->writer;
         int r;
 
+        db_error_clear();
         r = db_begin_write(c->db);
         for (Pending *p = group; p && r >= 0; p = p->next) {
+                db_error_clear(); /* each batch's own message (note_error()) */
                 p->r = conn_exec(c, "SAVEPOINT batch");
                 if (p->r >= 0)
                         p->r = ingest_locked(p->ctx, p->now, &p->res);
@@ -42,11 +75,14 @@ static int write_group_once(SqlStorage *s, Pending *group) {
                  * did by here at the latest. */
                 if (p->r >= 0 && !p->res.duplicate)
                         p->r = conn_exec(c, "RELEASE batch");
+                if (p->r == -EOVERFLOW && !p->ctx->err.field[0])
+                        p->r = ingest_again_in_order(s, p);
                 if (p->r < 0 || p->res.duplicate) {
                         (void) conn_exec(c, "ROLLBACK TO batch");
                         (void) conn_exec(c, "RELEASE batch");
                 }
                 if (p->r < 0) {
+                        note_error(p);
                         /* Ids interned in what was rolled back are gone. */
                         caches_clear(s);
                         /* Some errors (I/O, full disk, a lost server) end
@@ -86,8 +122,10 @@ static void write_group(SqlStorage *s, Pending *group) {
 
         if (r < 0)
                 for (Pending *p = group; p; p = p->next)
-                        if (p->r >= 0)
+                        if (p->r >= 0) {
                                 p->r = r;
+                                note_error(p);
+                        }
 }
 
 static Pending *take_group(SqlStorage *s) {
@@ -110,6 +148,7 @@ int sql_ingest(Storage *base, const Batch *b, int64_t now, IngestResult *ret, Ba
         IngestCtx x;
         Pending me = { .ctx = &x, .now = now };
 
+        db_purpose_set("storing a batch");
         me.r = ingest_ctx_init(&x, s, b);
         if (me.r < 0)
                 goto finish;
@@ -144,6 +183,11 @@ int sql_ingest(Storage *base, const Batch *b, int64_t now, IngestResult *ret, Ba
 
 finish:
         ingest_ctx_done(&x);
+        /* This thread may have written other batches' groups: only the
+         * message of its own batch goes to its log line. */
+        db_error_clear();
+        if (me.r < 0 && me.error[0])
+                db_error_note("%s", me.error);
         if (me.r >= 0)
                 *ret = me.res;
         else if (me.r == -EOVERFLOW) {

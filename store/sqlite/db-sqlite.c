@@ -62,8 +62,23 @@ static int sqlite_errno(int rc) {
         }
 }
 
+/* An error of db, noted for the log (db_error_last()) with the start of
+ * the statement it came from. */
+static int sqlite_fail(sqlite3 *db, const char *sql, int rc) {
+        int r = sqlite_errno(rc);
+
+        if (r < 0)
+                db_error_note("%s [SQLite %d] in: %.64s", db ? sqlite3_errmsg(db) : sqlite3_errstr(rc), rc,
+                              sql ?: "");
+        return r;
+}
+
+static int stmt_fail(sqlite3_stmt *st, int rc) {
+        return sqlite_fail(sqlite3_db_handle(st), sqlite3_sql(st), rc);
+}
+
 static int db_sqlite_exec(DbConn *c, const char *sql) {
-        return sqlite_errno(sqlite3_exec(sqlite_conn(c)->db, sql, NULL, NULL, NULL));
+        return sqlite_fail(sqlite_conn(c)->db, sql, sqlite3_exec(sqlite_conn(c)->db, sql, NULL, NULL, NULL));
 }
 
 static void db_sqlite_disconnect(DbConn *base) {
@@ -100,7 +115,7 @@ static int db_sqlite_connect(const char *location, const StorageOptions *opts, b
         rc = sqlite3_open_v2(location, &c->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
                              NULL);
         if (rc != SQLITE_OK) {
-                r = sqlite_errno(rc);
+                r = sqlite_fail(c->db, "opening the database", rc);
                 c->writer = false; /* nothing to checkpoint */
                 db_sqlite_disconnect(&c->base);
                 return r;
@@ -146,7 +161,7 @@ static int db_sqlite_prepare(DbConn *c, const char *sql, bool persistent, DbStmt
                                 NULL);
         if (rc != SQLITE_OK) {
                 free(s);
-                return sqlite_errno(rc);
+                return sqlite_fail(sqlite_conn(c)->db, sql, rc);
         }
         *ret = &s->base;
         return 0;
@@ -163,21 +178,21 @@ static void db_sqlite_reset(DbStmt *st) {
 }
 
 static int db_sqlite_bind_null(DbStmt *st, int i) {
-        return sqlite_errno(sqlite3_bind_null(sqlite_stmt(st), i));
+        return stmt_fail(sqlite_stmt(st), sqlite3_bind_null(sqlite_stmt(st), i));
 }
 
 static int db_sqlite_bind_int(DbStmt *st, int i, int64_t v) {
-        return sqlite_errno(sqlite3_bind_int64(sqlite_stmt(st), i, v));
+        return stmt_fail(sqlite_stmt(st), sqlite3_bind_int64(sqlite_stmt(st), i, v));
 }
 
 static int db_sqlite_bind_double(DbStmt *st, int i, double v) {
-        return sqlite_errno(sqlite3_bind_double(sqlite_stmt(st), i, v));
+        return stmt_fail(sqlite_stmt(st), sqlite3_bind_double(sqlite_stmt(st), i, v));
 }
 
 static int db_sqlite_bind_text(DbStmt *st, int i, const char *v) {
         if (!v)
                 return db_sqlite_bind_null(st, i);
-        return sqlite_errno(sqlite3_bind_text(sqlite_stmt(st), i, v, -1, SQLITE_STATIC));
+        return stmt_fail(sqlite_stmt(st), sqlite3_bind_text(sqlite_stmt(st), i, v, -1, SQLITE_STATIC));
 }
 
 static int db_sqlite_step(DbStmt *st) {
@@ -185,7 +200,7 @@ static int db_sqlite_step(DbStmt *st) {
 
         if (rc == SQLITE_ROW)
                 return 1;
-        return rc == SQLITE_DONE ? 0 : sqlite_errno(rc);
+        return rc == SQLITE_DONE ? 0 : stmt_fail(sqlite_stmt(st), rc);
 }
 
 /* SQLite makes every change of a statement, RETURNING or not, in its first
@@ -197,7 +212,7 @@ static int db_sqlite_execute(DbStmt *st, bool must_change) {
         if (rc == SQLITE_ROW)
                 rc = sqlite3_reset(s);
         if (rc != SQLITE_OK && rc != SQLITE_DONE)
-                return sqlite_errno(rc);
+                return stmt_fail(s, rc);
         if (must_change && sqlite3_changes(sqlite3_db_handle(s)) == 0)
                 return -EOVERFLOW;
         return 0;

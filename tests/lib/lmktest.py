@@ -29,8 +29,15 @@ def skip(reason):
     sys.exit(SKIP)
 
 
+# Called with no arguments before a failing test exits: helpers that run
+# servers add one that shows the servers' logs, where the cause often is.
+on_fail = []
+
+
 def fail(msg):
     log(f"FAIL: {msg}")
+    for hook in on_fail:
+        hook()
     sys.exit(1)
 
 

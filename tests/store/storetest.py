@@ -21,6 +21,7 @@ import subprocess
 import time
 import urllib.parse
 
+import lmktest
 from lmktest import build_path, fail, log, skip, tmpdir
 
 BACKEND = os.environ.get("LMK_TEST_BACKEND", "sqlite")
@@ -94,7 +95,14 @@ def new_database():
     pg = pg_server()
     _pg_databases += 1
     name = f"lmk_{_pg_databases}"
-    pg.psql(f"CREATE DATABASE {name} TEMPLATE template0 ENCODING 'UTF8' LOCALE 'C'", dbname="postgres")
+    # A linguistic default collation, as a site's server likely has (ICU's
+    # en-US sorts "alpha" before "Zeta"): the store must sort by bytes as
+    # SQLite does all the same (schema/postgresql/0016-byte-order.sql).
+    try:
+        pg.psql(f"CREATE DATABASE {name} TEMPLATE template0 ENCODING 'UTF8' LOCALE 'C' "
+                "LOCALE_PROVIDER icu ICU_LOCALE 'en-US'", dbname="postgres")
+    except RuntimeError:  # built without ICU
+        pg.psql(f"CREATE DATABASE {name} TEMPLATE template0 ENCODING 'UTF8' LOCALE 'C'", dbname="postgres")
     return f"postgresql://lmk@{urllib.parse.quote(pg.host, safe='')}:{pg.port}/{name}"
 
 
@@ -120,17 +128,71 @@ def sql_read(db, query, args=()):
         con.close()
 
 
+_stores = []
+
+
+def _show_store_logs():
+    for st in _stores:
+        try:
+            lines = st.read_log().splitlines()[-20:]
+        except OSError:
+            continue
+        log(f"--- last lines of {st.log_path}:")
+        for line in lines:
+            log(f"    {line}")
+
+
+lmktest.on_fail.append(_show_store_logs)
+
+
+def sql_write(db, statements):
+    """Runs (query, args) pairs in one transaction on the database of a --db
+    value ('?' placeholders), beside a store that is stopped or whose caches
+    the change cannot confuse."""
+    if is_postgresql(db):
+        import psycopg2
+        con = psycopg2.connect(db)
+        with con, con.cursor() as cur:
+            for q, args in statements:
+                cur.execute(q.replace("%", "%%").replace("?", "%s"), tuple(args))
+    else:
+        con = sqlite3.connect(db)
+        with con:
+            for q, args in statements:
+                con.execute(q, args)
+    con.close()
+
+
+def table_names(db):
+    """The tables of the database of a --db value."""
+    if is_postgresql(db):
+        q = "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()"
+    else:
+        q = "SELECT name FROM sqlite_master WHERE type = 'table'"
+    return {r[0] for r in sql_read(db, q)}
+
+
+def sql_total(db, column):
+    """SQL for SQLite's total(column) (a float sum, 0.0 over no rows, never
+    an integer overflow) in the dialect of the database of a --db value."""
+    if is_postgresql(db):
+        return f"coalesce(sum(CAST({column} AS DOUBLE PRECISION)), 0)"
+    return f"total({column})"
+
+
 class Store:
     """A running lmk-store. Use as a context manager."""
 
-    def __init__(self, directory=None, db=None, extra=(), tokens=None):
+    def __init__(self, directory=None, db=None, extra=(), tokens=None, env=None):
         self.dir = directory or workdir()
         self.db = db or new_database() or os.path.join(self.dir, "lmk.db")
         self.token_file = os.path.join(self.dir, "tokens")
         if tokens is not False:
             write_tokens(self.token_file, tokens)
         self.log_path = os.path.join(self.dir, "lmk-store.log")
+        _stores.append(self)
         self.extra = list(extra)
+        self.env = dict(env or {})
         self.proc = None
         self.port = None
 
@@ -143,6 +205,7 @@ class Store:
         self.log_start = self.logf.tell()
         env = dict(os.environ)
         env.pop("NOTIFY_SOCKET", None)
+        env.update(self.env)
         self.proc = subprocess.Popen(cmd, stdout=self.logf, stderr=self.logf, env=env)
         end = time.monotonic() + timeout
         while time.monotonic() < end:

@@ -379,8 +379,9 @@ TEST(deadlock) {
         EXEC_OK(a, "CREATE TABLE locks (k bigint PRIMARY KEY, v bigint); INSERT INTO locks VALUES (1, 0), (2, 0)");
         EXEC_OK(a, "SET deadlock_timeout = '50ms'");
         EXEC_OK(b, "SET deadlock_timeout = '50ms'");
-        ASSERT_OK(db_begin_write(a));
-        ASSERT_OK(db_begin_write(b));
+        /* Plain transactions: writers' (begin_write) take turns. */
+        EXEC_OK(a, "BEGIN");
+        EXEC_OK(b, "BEGIN");
         EXEC_OK(a, "UPDATE locks SET v = v + 1 WHERE k = 1");
         EXEC_OK(b, "UPDATE locks SET v = v + 1 WHERE k = 2");
         ASSERT_EQ(pthread_create(&t, NULL, lock_row_1, &lb), 0);
@@ -395,6 +396,24 @@ TEST(deadlock) {
         EXEC_OK(a, "ROLLBACK");
         EXEC_OK(b, "ROLLBACK");
         EXEC_OK(a, "DROP TABLE locks");
+        db_postgresql_driver.disconnect(a);
+        db_postgresql_driver.disconnect(b);
+}
+
+/* Two writers, as two lmk-store processes on one database: the second
+ * begin_write waits for the first transaction to end, at most
+ * lock_timeout, then says busy. */
+TEST(writers_take_turns) {
+        DbConn *a = connect_as(uri, true, false), *b = connect_as(uri, true, false);
+
+        EXEC_OK(b, "SET lock_timeout = '100ms'");
+        ASSERT_OK(db_begin_write(a));
+        ASSERT_ERROR(db_begin_write(b), EBUSY);
+        ASSERT_TRUE(strstr(db_errmsg(b), "lock timeout") != NULL);
+        EXEC_OK(b, "ROLLBACK");
+        EXEC_OK(a, "COMMIT");
+        ASSERT_OK(db_begin_write(b));
+        EXEC_OK(b, "COMMIT");
         db_postgresql_driver.disconnect(a);
         db_postgresql_driver.disconnect(b);
 }
@@ -499,6 +518,7 @@ int main(void) {
         RUN(pipeline);
         RUN(reader);
         RUN(deadlock);
+        RUN(writers_take_turns);
         RUN(restart_sync);
         RUN(restart_pipelined);
         return 0;

@@ -19,7 +19,7 @@ import subprocess
 import urllib.parse
 
 from lmktest import build_path, check, fail, log
-from storetest import ADMIN_TOKEN, START, Store, check_eq, is_postgresql, make_batch, row
+from storetest import ADMIN_TOKEN, START, Store, check_eq, is_postgresql, make_batch, row, sql_write
 
 HZ = 10
 NS = 10 ** 9 // HZ  # a sample's CPU time
@@ -167,22 +167,6 @@ def check_rates(e, s, what):
     near(e["per_1000_instructions"],
          1000 * s["count_with_instructions"] / s["instructions"] if s["instructions"] else None,
          f"{what}: per_1000_instructions")
-
-
-def sql_write(db, statements):
-    """Writes beside a stopped store (its caches hold nothing of sums)."""
-    if is_postgresql(db):
-        import psycopg2
-        con = psycopg2.connect(db)
-        with con, con.cursor() as cur:
-            for q, args in statements:
-                cur.execute(q.replace("?", "%s"), args)
-    else:
-        con = sqlite3.connect(db)
-        with con:
-            for q, args in statements:
-                con.execute(q, args)
-    con.close()
 
 
 MEASURED_TABLES = ["node_types", "event_roles", "job_counters", "job_events", "job_object_events",

@@ -83,6 +83,26 @@ TEST(many) {
         free(big);
 }
 
+TEST(numbered) {
+        char *out = NULL;
+        unsigned n = 0;
+
+        check("SELECT ?1, ?2, ?1", "SELECT $1, $2, $1", 2);
+        check("UPDATE t SET a = ?2 WHERE id = ?1 AND a IS NOT ?2", "UPDATE t SET a = $2 WHERE id = $1 AND a IS NOT $2", 2);
+        /* A bare '?' is one past the largest number so far, as in SQLite. */
+        check("SELECT ?2, ?", "SELECT $2, $3", 3);
+        check("SELECT ?, ?5, ?, ?1", "SELECT $1, $5, $6, $1", 6);
+        check("WHERE a >= ?1 AND a < ?2 AND b = ? LIMIT ?", "WHERE a >= $1 AND a < $2 AND b = $3 LIMIT $4", 4);
+        check("SELECT ?10", "SELECT $10", 10);
+        check("SELECT ?65535", "SELECT $65535", 65535);
+        check("SELECT '?1', ?1", "SELECT '?1', $1", 1);
+        ASSERT_ERROR(pg_rewrite_placeholders("SELECT ?65536", &out, &n), E2BIG);
+        ASSERT_ERROR(pg_rewrite_placeholders("SELECT ?99999999999", &out, &n), E2BIG);
+        ASSERT_ERROR(pg_rewrite_placeholders("SELECT ?0", &out, &n), EINVAL);
+        ASSERT_ERROR(pg_rewrite_placeholders("SELECT ?01", &out, &n), EINVAL);
+        ASSERT_NULL(out);
+}
+
 TEST(sqlstates) {
         ASSERT_ERROR(pg_sqlstate_to_errno("40001"), EAGAIN);
         ASSERT_ERROR(pg_sqlstate_to_errno("40P01"), EAGAIN);
@@ -113,6 +133,7 @@ int main(void) {
         RUN(identifiers);
         RUN(comments);
         RUN(many);
+        RUN(numbered);
         RUN(sqlstates);
         return 0;
 }

@@ -13,11 +13,10 @@ The store first runs without retention (--keep-raw-days 0) and takes the
 batches; the test then ages the receipts of the old batches in the
 database (the store's own clock cannot be set) and restarts the store with
 --keep-raw-days 1."""
-import sqlite3
 import time
 
 from lmktest import fail, log
-from storetest import Store, check_eq, make_batch, row
+from storetest import Store, check_eq, make_batch, row, sql_write
 
 DAY = 86400
 HOUR = 3600
@@ -107,10 +106,7 @@ def main():
             fail(f"the old job should have about 10,000 sample rows: {counts}")
 
     # what a day and more would have done to the old receipts
-    con = sqlite3.connect(d.db)
-    con.execute(f"UPDATE batches SET received_at = received_at - {3 * DAY} WHERE seq <= ?", (old_seqs[-1],))
-    con.commit()
-    con.close()
+    sql_write(d.db, [(f"UPDATE batches SET received_at = received_at - {3 * DAY} WHERE seq <= ?", (old_seqs[-1],))])
 
     with Store(directory=d.dir, db=d.db, extra=["--keep-raw-days", "1", "--retention-interval", "1"]) as s:
         end = time.monotonic() + 30

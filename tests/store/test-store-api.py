@@ -13,7 +13,7 @@ import urllib.parse
 
 from lmktest import fail, log
 from storetest import (ADMIN_TOKEN, BOUND_TOKEN, NODE_TOKEN, START, Store, check_eq, example,
-                       make_batch, rank, row)
+                       make_batch, rank, row, table_names)
 
 
 def close(a, b, what, eps=1e-6):
@@ -364,7 +364,7 @@ def test_sql_metacharacters(store):
     check_eq(j["phases"][0]["phase"], evil_phase, "phase verbatim")
     check_eq(j["notes"], {"k'ey": "va\"lue; --"}, "notes verbatim")
     check_eq(j["nodes"][0]["node"], "cn'400", "node verbatim")
-    tables = {r[0] for r in store.sql("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    tables = table_names(store.db)
     for t in ("jobs", "samples", "batches", "objects", "job_objects"):
         if t not in tables:
             fail(f"table {t} is gone: {sorted(tables)}")
@@ -504,10 +504,25 @@ def test_metrics(store):
     check_eq((status, body["status"]), (200, "ok"), "healthz")
 
 
+def test_byte_order(store):
+    """Names that tie sort by their bytes, as SQLite sorts them, whatever the
+    PostgreSQL server's default collation: "Zeta" before "alpha", "_" after
+    both capitals and digits."""
+    names = ["/x/alpha", "/x/Zeta", "/x/beta", "/x/_under", "/x/\u00c4pfel", "/x/10", "/x/9", "/x/a b"]
+    nodes = ["cnorder-b", "cnorder-Z", "cnorder-a", "cnorder-_"]
+    for seq, node in enumerate(nodes):
+        b = make_batch(node=node, seq=seq + 1, rows=[row("7101", n, "exe", 5) for n in names])
+        check_eq(store.ingest(b)[0], 200, f"ingest from {node}")
+    by_bytes = lambda v: sorted(v, key=lambda s: s.encode())
+    j = store.get_ok("/api/v1/jobs/7101")
+    check_eq([o["object"] for o in j["objects"]], by_bytes(names), "objects with equal samples")
+    check_eq([n["node"] for n in j["nodes"]], by_bytes(nodes), "the job's nodes")
+
+
 def main():
     with Store(extra=["--max-body", "1M"]) as store:
         for t in (test_example, test_shares_and_ipc, test_duplicates, test_hostile, test_sql_metacharacters,
-                  test_query_errors, test_lists, test_concurrent_clients, test_metrics,
+                  test_query_errors, test_lists, test_byte_order, test_concurrent_clients, test_metrics,
                   test_pop):  # after test_metrics: it retries a batch, which that counts
             log(f"== {t.__name__}")
             t(store)

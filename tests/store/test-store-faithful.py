@@ -9,7 +9,7 @@ import json
 import urllib.parse
 
 from lmktest import check, fail, log
-from storetest import ADMIN_TOKEN, START, Store, check_eq, make_batch, row
+from storetest import ADMIN_TOKEN, START, Store, check_eq, make_batch, row, sql_total
 
 MAX53 = 1 << 53
 
@@ -82,16 +82,19 @@ def expect_400(store, body, field, what):
 def totals(store):
     """Every sum the store keeps, table by table (total(): the sums of
     sums may pass int64, each stored one may not)."""
+    def t(column):
+        return sql_total(store.db, column)
+
     q = {
-        "nodes": "SELECT total(samples), total(samples_lost), total(batches) FROM nodes",
-        "jobs": "SELECT total(samples), total(cpu_seconds), total(cpu_time_ns), total(cycles), total(instructions) FROM jobs",
-        "samples": "SELECT total(samples), total(cpu_seconds), total(cycles) FROM samples",
-        "job_objects": "SELECT total(samples), total(cycles) FROM job_objects",
-        "job_phases": "SELECT total(samples), total(cycles) FROM job_phases",
-        "job_nodes": "SELECT total(samples) FROM job_nodes",
-        "object_hours": "SELECT total(samples), total(cpu_seconds) FROM object_hours",
-        "object_days": "SELECT total(samples), total(cpu_seconds) FROM object_days",
-        "batches": "SELECT count(*), total(samples) FROM batches",
+        "nodes": f"SELECT {t('samples')}, {t('samples_lost')}, {t('batches')} FROM nodes",
+        "jobs": f"SELECT {t('samples')}, {t('cpu_seconds')}, {t('cpu_time_ns')}, {t('cycles')}, {t('instructions')} FROM jobs",
+        "samples": f"SELECT {t('samples')}, {t('cpu_seconds')}, {t('cycles')} FROM samples",
+        "job_objects": f"SELECT {t('samples')}, {t('cycles')} FROM job_objects",
+        "job_phases": f"SELECT {t('samples')}, {t('cycles')} FROM job_phases",
+        "job_nodes": f"SELECT {t('samples')} FROM job_nodes",
+        "object_hours": f"SELECT {t('samples')}, {t('cpu_seconds')} FROM object_hours",
+        "object_days": f"SELECT {t('samples')}, {t('cpu_seconds')} FROM object_days",
+        "batches": f"SELECT count(*), {t('samples')} FROM batches",
     }
     out = {k: store.sql(v) for k, v in q.items()}
     out["counts"] = store.counts()

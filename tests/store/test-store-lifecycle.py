@@ -8,21 +8,16 @@ import json
 import os
 import signal
 import socket
-import sqlite3
 import subprocess
 import time
 
 from lmktest import build_path, fail, log
-from storetest import (ADMIN_TOKEN, NODE_TOKEN, Store, check_eq, make_batch, row, store_binary, workdir,
-                       write_tokens)
+from storetest import (ADMIN_TOKEN, NODE_TOKEN, Store, check_eq, is_postgresql, make_batch, row, sql_read, sql_write,
+                       store_binary, workdir, write_tokens)
 
 
 def schema_versions(db):
-    con = sqlite3.connect(db)
-    try:
-        return con.execute("SELECT version, name FROM schema_version ORDER BY version").fetchall()
-    finally:
-        con.close()
+    return [tuple(r) for r in sql_read(db, "SELECT version, name FROM schema_version ORDER BY version")]
 
 
 def test_migrations():
@@ -36,10 +31,10 @@ def test_migrations():
     if not first or first[0] != (1, "0001-initial"):
         fail(f"schema_version after the first start: {first}")
     # A stopped store leaves one file: the WAL was folded back.
-    if os.path.exists(store.db + "-wal") and os.path.getsize(store.db + "-wal") > 0:
+    if not is_postgresql(store.db) and os.path.exists(store.db + "-wal") and os.path.getsize(store.db + "-wal") > 0:
         fail("WAL not checkpointed at shutdown")
 
-    again = Store(directory=d)
+    again = Store(directory=d, db=store.db)
     again.start()
     if "Migrated database" in again.read_log().split("Stopped.")[-1]:
         fail("migrations ran again on restart")
@@ -48,11 +43,8 @@ def test_migrations():
     check_eq(schema_versions(again.db), first, "schema_version after restart")
 
     # A database that a newer lmk-store migrated further is not ours to touch.
-    con = sqlite3.connect(again.db)
-    con.execute("INSERT INTO schema_version VALUES (?, '9999-future', 0)", (len(first) + 1,))
-    con.commit()
-    con.close()
-    future = Store(directory=d)
+    sql_write(again.db, [("INSERT INTO schema_version VALUES (?, '9999-future', 0)", (len(first) + 1,))])
+    future = Store(directory=d, db=again.db)
     proc = subprocess.run([store_binary(), "--db", future.db, "--listen", "127.0.0.1:0",
                            "--token-file", future.token_file], capture_output=True, text=True, timeout=30)
     if proc.returncode == 0 or "schema" not in proc.stderr:
@@ -120,7 +112,8 @@ def test_config_file():
     big = make_batch(seq=1, rows=[row("1", "/" + "x" * 100, "exe", 1)] * 30)
     check_eq(store.ingest(big)[0], 413, "max-body from the config file")
     check_eq(store.stop(), 0, "exit code")
-    if not os.path.exists(store.db) or os.path.exists(f"{d}/from-config.db"):
+    if os.path.exists(f"{d}/from-config.db") or \
+            (not is_postgresql(store.db) and not os.path.exists(store.db)) or not schema_versions(store.db):
         fail("--db on the command line did not win over the config file")
 
     with open(conf, "w") as f:

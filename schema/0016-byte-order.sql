@@ -1,0 +1,4 @@
+-- SPDX-License-Identifier: GPL-2.0-or-later
+-- Nothing to do: SQLite compares text by its bytes (BINARY) already.
+-- schema/postgresql/0016-byte-order.sql makes PostgreSQL's text columns
+-- compare the same way; the two lists of migrations stay in step.
