@@ -172,7 +172,11 @@ def check_measured(summary, nodes, rusage, cli, job, all_totals):
     faults = sum(t["events"]["page-faults"] for t in in_job + tail)
     check(abs(faults - rusage["faults"]) <= 0.1 * rusage["faults"] + 100,
           f"exact page faults of the job's process {faults}, its rusage {rusage['faults']}")
-    check(sum(t["events"]["page-faults"] for t in in_job) >= 0.75 * faults and
+    # Under ASan the exit's leak check alone faulted 900 to 2,900 pages
+    # (CI), up to half the process's faults: there only the CPU time must be
+    # mostly in the job.
+    sanitized = os.environ.get("LMK_SANITIZED") == "1"
+    check((sanitized or sum(t["events"]["page-faults"] for t in in_job) >= 0.75 * faults) and
           sum(t["cpu_time_ns"] for t in in_job) / 1e9 >= 0.95 * cpu,
           "most of the job's process was counted in the job")
     # task-clock counts nanoseconds of CPU: about 1e9 a CPU second in the
