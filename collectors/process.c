@@ -140,8 +140,12 @@ int process_table_comm(ProcessTable *pt, uint32_t pid, uint32_t tid, const char 
                 addrmap_clear(pt->objects, &p->map);
                 set_exe(pt, p, NULL);
                 p->want_exe = true;
-                /* the job stays (exec keeps the cgroup), the environment may say more */
+                /* the job stays (exec keeps the cgroup), the environment may say
+                 * more; and a launcher moves its child into the job's cgroup
+                 * between fork and exec (slurmstepd does), so what the fork
+                 * inherited of the cgroup is read again */
                 p->job_state = JOB_UNRESOLVED;
+                p->cgroup_read = false;
                 p->partial = false; /* the new image's mappings follow as records */
                 pt->stats.execs++;
         }

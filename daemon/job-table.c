@@ -224,6 +224,16 @@ static void learn_cgroup(Process *p) {
                 p->job = ref;
 }
 
+void jobs_learn_exec(JobTable *t, Process *p) {
+        (void) t;
+        /* Outside any job so far: maybe just moved into one. Read now,
+         * while it lives, so that its exact totals go to the job even if
+         * it is never sampled (a job's only process, exiting before the
+         * next reading of the totals). Inside a job, it stays there. */
+        if (p && !p->job.job[0] && !p->cgroup_read && p->exit_time == 0)
+                learn_cgroup(p);
+}
+
 void jobs_learn_fork(JobTable *t, Process *child, Process *parent) {
         (void) t;
         if (!child || child->job.job[0] || child->cgroup_read || child->exit_time != 0)

@@ -67,6 +67,11 @@ Job *jobs_resolve(JobTable *t, Process *p, uint32_t uid, double now);
  * its children inherit the answer. */
 void jobs_learn_fork(JobTable *t, Process *child, Process *parent);
 
+/* A process exec'd (its record arrived): one outside jobs so far has its
+ * cgroup read now, since launchers move their children into the job's
+ * cgroup between fork and exec. */
+void jobs_learn_exec(JobTable *t, Process *p);
+
 /* Whether a process of this command name launches MPI ranks (mpirun,
  * orted, hydra_pmi_proxy, srun, …) and so is never a rank itself. */
 bool jobs_is_launcher(const char *comm);

@@ -400,6 +400,8 @@ static void apply_record(Monitor *m, const SbRecord *r) {
                 break;
         case SB_COMM:
                 (void) process_table_comm(&m->procs, r->pid, r->tid, r->str, r->exec);
+                if (r->exec)
+                        jobs_learn_exec(&m->jobs, process_table_get(&m->procs, r->pid));
                 break;
         case SB_FORK:
                 (void) process_table_fork(&m->procs, r->pid, r->ppid, r->tid);

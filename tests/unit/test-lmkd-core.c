@@ -468,8 +468,39 @@ TEST(batch_from_interval) {
         node_done(&n);
 }
 
+/* A launcher forks outside the job, moves the child into the job's cgroup,
+ * and the child execs (slurmstepd's way): what the fork inherited of the
+ * cgroup no longer holds after the exec, so the exec'd process's cgroup is
+ * read again, and its own children start from that. */
+TEST(exec_rereads_cgroup) {
+        uint32_t self = (uint32_t) getpid();
+        Node n;
+        Process *p;
+
+        node_init(&n);
+        ASSERT_OK(process_table_comm(&n.procs, 50, 50, "python3", true));
+        p = process_table_get(&n.procs, 50);
+        ASSERT_NOT_NULL(p);
+        p->cgroup_read = true;          /* read once: outside any job */
+        p->job_state = JOB_RESOLVED;
+        ASSERT_OK(process_table_fork(&n.procs, self, 50, self));
+        p = process_table_get(&n.procs, self);
+        ASSERT_NOT_NULL(p);
+        ASSERT_TRUE(p->cgroup_read);    /* inherited at the fork */
+        ASSERT_OK(process_table_comm(&n.procs, self, self, "perf", true));
+        p = process_table_get(&n.procs, self);
+        ASSERT_FALSE(p->cgroup_read);
+        ASSERT_EQ(p->job_state, JOB_UNRESOLVED);
+        /* read now, while it lives (this test runs outside any job) */
+        jobs_learn_exec(&n.jobs, p);
+        ASSERT_TRUE(p->cgroup_read);
+        ASSERT_STREQ(p->job.job, "");
+        node_done(&n);
+}
+
 int main(void) {
         RUN(attribution);
+        RUN(exec_rereads_cgroup);
         RUN(ranks);
         RUN(exact_totals);
         RUN(batch_from_interval);
