@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <inttypes.h>
+#include <stddef.h>
 
 #include "macro.h"
 #include "metrics.h"
@@ -173,18 +174,27 @@ void metrics_write(const Metrics *m, int64_t db_bytes, FILE *f) {
                 LOAD(m->retention_deleted[2]), LOAD(m->retention_failures), LOAD(m->retention_horizon),
                 LOAD(m->retention_last_run));
         if (atomic_load(&m->partitions_known)) {
-                fprintf(f, "# HELP lmk_store_partitions Time partitions of a partitioned table, besides its "
-                        "default one (PostgreSQL).\n"
-                        "# TYPE lmk_store_partitions gauge\n");
-                for (PartitionedTable i = 0; i < _PARTITIONED_TABLE_MAX; i++)
-                        fprintf(f, "lmk_store_partitions{table=\"%s\"} %" PRIu64 "\n",
-                                partitioned_table_to_string(i), LOAD(m->partitions[i]));
-                fprintf(f, "# HELP lmk_store_partition_default_rows Rows in a partitioned table's default "
-                        "partition, which only data outside the partitions made ahead lands in (PostgreSQL).\n"
-                        "# TYPE lmk_store_partition_default_rows gauge\n");
-                for (PartitionedTable i = 0; i < _PARTITIONED_TABLE_MAX; i++)
-                        fprintf(f, "lmk_store_partition_default_rows{table=\"%s\"} %" PRIu64 "\n",
-                                partitioned_table_to_string(i), LOAD(m->partition_default_rows[i]));
+                static const struct {
+                        const char *name, *help;
+                        size_t offset;
+                } per_table[] = {
+                        { "lmk_store_partitions", "Time partitions of a partitioned table, besides its default "
+                          "one (PostgreSQL).", offsetof(Metrics, partitions) },
+                        { "lmk_store_partition_default_rows", "Rows in a partitioned table's default partition, "
+                          "which only data outside the partitions made ahead lands in (PostgreSQL).",
+                          offsetof(Metrics, partition_default_rows) },
+                };
+
+                for (size_t k = 0; k < ELEMENTSOF(per_table); k++) {
+                        const atomic_uint_fast64_t *v =
+                                (const atomic_uint_fast64_t *) ((const char *) m + per_table[k].offset);
+
+                        fprintf(f, "# HELP %s %s\n# TYPE %s gauge\n", per_table[k].name, per_table[k].help,
+                                per_table[k].name);
+                        for (PartitionedTable i = 0; i < _PARTITIONED_TABLE_MAX; i++)
+                                fprintf(f, "%s{table=\"%s\"} %" PRIu64 "\n", per_table[k].name,
+                                        partitioned_table_to_string(i), LOAD(v[i]));
+                }
                 fprintf(f,
                         "# HELP lmk_store_partitions_created_total Time partitions made ahead.\n"
                         "# TYPE lmk_store_partitions_created_total counter\n"
