@@ -4,6 +4,7 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -68,6 +69,8 @@ static void help(void) {
                "     --keep-raw-days DAYS       Keep raw rows this long, summaries and rollups for\n"
                "                                good (default 30; 0: keep everything)\n"
                "     --retention-interval SEC   Time between retention passes (default 3600)\n"
+               "     --db-wait SEC|forever      How long to wait at start for a database server\n"
+               "                                that cannot be reached (default forever)\n"
                "\nSee lmk-store(8).\n");
 }
 
@@ -99,6 +102,7 @@ static const struct option options[] = {
         { "max-buffered", required_argument, NULL, 'B' },
         { "keep-raw-days", required_argument, NULL, 'k' },
         { "retention-interval", required_argument, NULL, 'R' },
+        { "db-wait", required_argument, NULL, 'W' },
         {}
 };
 
@@ -398,6 +402,79 @@ static int load_session_key(const StoreConfig *c, uint8_t key[static SESSION_KEY
         return 0;
 }
 
+/* Opens and migrates the database. A database server that cannot be
+ * reached (PostgreSQL starting after the store, on another host, or
+ * restarting) is waited for, trying again after 0.1 s, then twice as long
+ * each time up to 5 s, for up to wait_s seconds (STORE_DB_WAIT_FOREVER:
+ * as long as it takes). systemd hears why the start takes long, and a
+ * stop request ends the wait. 1: open, 0: asked to stop, -errno: failed
+ * (logged). */
+static int open_database(const StorageOps *ops, const char *location, const StorageOptions *opts,
+                         unsigned wait_s, const sigset_t *mask, Storage **ret, unsigned *ret_version) {
+        uint64_t start = now_ns(CLOCK_MONOTONIC), logged = 0, backoff_ms = 0;
+        bool waited = false;
+
+        for (;;) {
+                Storage *storage = NULL;
+                const char *stage = "open";
+                unsigned from, to;
+                uint64_t now;
+                int r;
+
+                r = ops->open(location, opts, &storage);
+                if (r >= 0) {
+                        stage = "migrate";
+                        r = ops->migrate(storage, &from, &to);
+                        if (r >= 0) {
+                                if (waited)
+                                        log_info("Database server reachable after %.1f s.",
+                                                 (double) (now_ns(CLOCK_MONOTONIC) - start) / 1e9);
+                                if (from != to)
+                                        log_info("Migrated database %s from schema version %u to %u.", location,
+                                                 from, to);
+                                *ret = storage;
+                                *ret_version = to;
+                                return 1;
+                        }
+                        ops->close(storage);
+                }
+                if (r == -EPROTO)
+                        return log_error_errno(r, "Database %s has a schema this lmk-store does not know (newer, "
+                                               "or from another branch): refusing to touch it.", location);
+                if (r != -ECONNREFUSED && r != -ECONNRESET)
+                        return log_error_errno(r, "Failed to %s database %s: %s", stage, location,
+                                               db_error_last() ?: strerror(-r));
+
+                now = now_ns(CLOCK_MONOTONIC);
+                if (wait_s != STORE_DB_WAIT_FOREVER && now - start >= (uint64_t) wait_s * 1000000000)
+                        return log_error_errno(r, "Database server unreachable%s, giving up (--db-wait %u): %s",
+                                               waited ? " all this time" : "", wait_s,
+                                               db_error_last() ?: strerror(-r));
+                /* once at first, then once a minute */
+                if (!waited || now - logged >= UINT64_C(60) * 1000000000) {
+                        log_warning("Database server unreachable, waiting for it: %s", db_error_last() ?: strerror(-r));
+                        logged = now;
+                }
+                waited = true;
+                backoff_ms = backoff_ms ? MIN(backoff_ms * 2, UINT64_C(5000)) : 100;
+                notify("STATUS=Waiting for the database server");
+#if HAVE_LIBSYSTEMD
+                (void) sd_notifyf(0, "EXTEND_TIMEOUT_USEC=%" PRIu64, (backoff_ms + 30000) * 1000);
+#endif
+                struct timespec ts = { .tv_sec = (time_t) (backoff_ms / 1000),
+                                       .tv_nsec = (long) (backoff_ms % 1000) * 1000000 };
+                siginfo_t si;
+                int sig = sigtimedwait(mask, &si, &ts);
+
+                if (sig == SIGHUP)
+                        continue;
+                if (sig >= 0) {
+                        log_info("Received %s while waiting for the database server; stopping.", strsignal(sig));
+                        return 0;
+                }
+        }
+}
+
 int main(int argc, char **argv) {
         _cleanup_(store_config_done) StoreConfig c;
         const StorageOps *ops;
@@ -406,7 +483,7 @@ int main(int argc, char **argv) {
         Server s = {};
         Storage *storage = NULL;
         TokenSet *tokens = NULL;
-        unsigned from, to;
+        unsigned to = 0;
         char addr[INET6_ADDRSTRLEN + 16];
         Retention retention = {};
         sigset_t mask;
@@ -473,24 +550,13 @@ int main(int argc, char **argv) {
                        EXIT_FAILURE;
         }
         sopts = (StorageOptions) { .readers = c.threads, .busy_timeout_ms = 5000 };
-        r = ops->open(location, &sopts, &storage);
-        if (r < 0) {
+        r = open_database(ops, location, &sopts, c.db_wait, &mask, &storage, &to);
+        if (r <= 0) {
                 token_set_free(tokens);
-                return log_error_errno(r, "Failed to open database %s: %m", location), EXIT_FAILURE;
+                server_stop(&s, 0);
+                free_users(s.config.admin_users);
+                return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
         }
-        r = ops->migrate(storage, &from, &to);
-        if (r == -EPROTO) {
-                log_error("Database %s has a schema this lmk-store does not know (newer, or from "
-                          "another branch): refusing to touch it.", location);
-                goto fail;
-        }
-        if (r < 0) {
-                log_error_errno(r, "Failed to migrate database %s: %m", location);
-                goto fail;
-        }
-        if (from != to)
-                log_info("Migrated database %s from schema version %u to %u.", location, from, to);
-
         s.storage = storage;
         s.tokens = TAKE_PTR(tokens);
         r = server_start(&s);

@@ -25,6 +25,7 @@ void store_config_init(StoreConfig *c) {
                 .session_ttl = SESSION_DEFAULT_TTL,
                 .keep_raw_days = STORE_DEFAULT_KEEP_RAW_DAYS,
                 .retention_interval = STORE_DEFAULT_RETENTION_INTERVAL,
+                .db_wait = STORE_DB_WAIT_FOREVER,
         };
 }
 
@@ -167,6 +168,13 @@ int store_config_set(StoreConfig *c, const char *key, const char *value) {
                 return set_uint(value, 1, 256, &c->threads);
         if (streq(key, "keep-raw-days"))
                 return set_uint(value, 0, 100 * 366, &c->keep_raw_days);
+        if (streq(key, "db-wait")) {
+                if (streq(value, "forever")) {
+                        c->db_wait = STORE_DB_WAIT_FOREVER;
+                        return 0;
+                }
+                return set_uint(value, 0, 366 * 86400, &c->db_wait);
+        }
         if (streq(key, "retention-interval"))
                 return set_uint(value, 1, 7 * 86400, &c->retention_interval);
         if (streq(key, "connection-timeout"))

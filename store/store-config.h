@@ -34,7 +34,11 @@ typedef struct StoreConfig {
         uint64_t max_buffered;
         unsigned keep_raw_days;         /* retention: 0 keeps raw rows for good */
         unsigned retention_interval;    /* seconds between retention passes */
+        unsigned db_wait;               /* seconds to wait for an unreachable database server at
+                                         * start-up; STORE_DB_WAIT_FOREVER */
 } StoreConfig;
+
+#define STORE_DB_WAIT_FOREVER UINT32_MAX
 
 #define STORE_DEFAULT_KEEP_RAW_DAYS 30
 #define STORE_DEFAULT_RETENTION_INTERVAL 3600

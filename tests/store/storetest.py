@@ -197,6 +197,10 @@ class Store:
         self.port = None
 
     def start(self, timeout=20.0):
+        return self.launch().wait_listening(timeout)
+
+    def launch(self):
+        """Starts the process without waiting for it to listen."""
         # a restarted store comes back on the port it had, as a real one would
         cmd = [store_binary(), "--db", self.db, "--listen", f"127.0.0.1:{self.port or 0}",
                "--token-file", self.token_file, *self.extra]
@@ -207,6 +211,9 @@ class Store:
         env.pop("NOTIFY_SOCKET", None)
         env.update(self.env)
         self.proc = subprocess.Popen(cmd, stdout=self.logf, stderr=self.logf, env=env)
+        return self
+
+    def wait_listening(self, timeout=20.0):
         end = time.monotonic() + timeout
         while time.monotonic() < end:
             m = re.search(r"Listening on http://127\.0\.0\.1:(\d+)/", self.read_log()[self.log_start:])

@@ -15,12 +15,17 @@
    every batch the nodes pushed again after a 503. The store keeps pinging
    the systemd watchdog meanwhile, its STATUS saying why, since a restart
    would not bring the database back.
+3. A store started while PostgreSQL is down waits for it (saying so in its
+   log and to systemd, not listening meanwhile), then migrates a new
+   database and serves; with --db-wait 1 it gives up after about a second
+   with a clear error; a stop request ends the wait at once.
 
 Skips (77) where PostgreSQL cannot start."""
 import concurrent.futures
 import os
 import signal
 import socket
+import subprocess
 import threading
 import time
 
@@ -277,6 +282,57 @@ def test_outage_under_load(db, pg, stores, earlier, notify):
     check_eq(load.refused_body, {"error": "database unavailable, try again"}, "the body of a 503 during the outage")
 
 
+def test_start_while_down(pg, notify):
+    db = new_database()  # made while the server is up, migrated once it is back
+    pg.halt()
+    try:
+        # gives up: exit status 1 after --db-wait, with the reason
+        quitter = Store(db=db, extra=["--db-wait", "1"]).launch()
+        t0 = time.monotonic()
+        try:
+            rc = quitter.proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            quitter.proc.kill()
+            fail("lmk-store --db-wait 1 still waiting after 15 s with PostgreSQL down")
+        took = time.monotonic() - t0
+        check_eq(rc, 1, "exit status of lmk-store --db-wait 1 with PostgreSQL down")
+        check("giving up (--db-wait 1)" in quitter.read_log(), f"the reason it gave up:\n{quitter.read_log()}")
+        check(0.9 <= took <= 10, f"--db-wait 1 gave up after {took:.1f} s")
+
+        # a stop request ends the wait: exit status 0, promptly
+        stopped = Store(db=db).launch()
+        wait_until(lambda: "waiting for it" in stopped.read_log(), 10, "the waiting store said so")
+        t0 = time.monotonic()
+        check_eq(stopped.stop(), 0, "exit status of a store stopped while waiting for the database")
+        check(time.monotonic() - t0 < 5, "a store waiting for the database stopped within 5 s of SIGTERM")
+
+        # waits as long as it takes, not listening meanwhile
+        waiter = Store(db=db, env=notify.env() if notify else None)
+        seen = len(notify.messages) if notify else 0
+        waiter.launch()
+        wait_until(lambda: "Database server unreachable, waiting for it" in waiter.read_log(), 10,
+                   "the store logged that it waits for the database server")
+        time.sleep(2.5)
+        check(waiter.proc.poll() is None, f"the store exited while waiting:\n{waiter.read_log()}")
+        check("Listening on" not in waiter.read_log(), "the store listened before its database was there")
+        if notify:
+            wait_until(lambda: "STATUS=Waiting for the database server" in notify.since(seen), 10,
+                       "STATUS=Waiting for the database server sent to systemd")
+            check(any(m.startswith("EXTEND_TIMEOUT_USEC=") for m in notify.since(seen)),
+                  "the store asked systemd for more start-up time while waiting")
+    finally:
+        pg.resume()
+    waiter.wait_listening(30)
+    check("Database server reachable after" in waiter.read_log(), "the store said when the database came")
+    check("Migrated database" in waiter.read_log(), "the new database migrated once the server was back")
+    status, _, body = waiter.ingest(batch("cnlate", 1, boot="boot-late"))
+    check_eq(status, 200, f"a batch pushed to the store that waited: {body}")
+    check_eq(sql_read(db, "SELECT count(*) FROM batches")[0][0], 1, "batches stored by the store that waited (psql)")
+    check_eq(waiter.stop(), 0, "exit status of the store that waited")
+    log("a store started with PostgreSQL down waited for it, then migrated and stored; --db-wait 1 gave up "
+        "after %.1f s" % took)
+
+
 def main():
     pg = pg_server()
     db = new_database()
@@ -290,8 +346,9 @@ def main():
     finally:
         for s in (a, b):
             check_eq(s.stop(), 0, f"exit code of the store on port {s.port}")
-        if notify:
-            notify.done.set()
+    test_start_while_down(pg, notify)
+    if notify:
+        notify.done.set()
 
 
 if __name__ == "__main__":

@@ -127,8 +127,29 @@ static void check_example(const char *path) {
         store_config_done(&c);
 }
 
+/* How long to wait for the database server at start: forever by default,
+ * or a number of seconds up to a year. */
+TEST(db_wait) {
+        StoreConfig c;
+
+        store_config_init(&c);
+        ASSERT_EQ(c.db_wait, STORE_DB_WAIT_FOREVER);
+        ASSERT_OK(store_config_set(&c, "db-wait", "0"));
+        ASSERT_EQ(c.db_wait, 0u);
+        ASSERT_OK(store_config_set(&c, "db-wait", "120"));
+        ASSERT_EQ(c.db_wait, 120u);
+        ASSERT_OK(store_config_set(&c, "db-wait", "forever"));
+        ASSERT_EQ(c.db_wait, STORE_DB_WAIT_FOREVER);
+        ASSERT_ERROR(store_config_set(&c, "db-wait", "-1"), EINVAL);
+        ASSERT_ERROR(store_config_set(&c, "db-wait", "5s"), EINVAL);
+        ASSERT_ERROR(store_config_set(&c, "db-wait", "31622401"), ERANGE);
+        ASSERT_EQ(c.db_wait, STORE_DB_WAIT_FOREVER);
+        store_config_done(&c);
+}
+
 int main(int argc, char **argv) {
         RUN(text);
+        RUN(db_wait);
         RUN(listen);
         RUN(size);
         RUN(file);
