@@ -66,8 +66,10 @@ static void help(void) {
                "                                sending headers\n"
                "     --max-body BYTES           Largest batch, before and after gzip (default 32M)\n"
                "     --max-buffered BYTES       All bodies being received together (default 512M)\n"
-               "     --keep-raw-days DAYS       Keep raw rows this long, summaries and rollups for\n"
-               "                                good (default 30; 0: keep everything)\n"
+               "     --keep-raw-days DAYS       Keep raw rows this long (default 30; 0: for good);\n"
+               "                                per-job summaries are kept for good\n"
+               "     --keep-rollup-days DAYS    Keep the site-wide rollups this long (default 0:\n"
+               "                                for good; at least --keep-raw-days)\n"
                "     --retention-interval SEC   Time between retention passes (default 3600)\n"
                "     --db-wait SEC|forever      How long to wait at start for a database server\n"
                "                                that cannot be reached (default forever)\n"
@@ -103,6 +105,7 @@ static const struct option options[] = {
         { "keep-raw-days", required_argument, NULL, 'k' },
         { "retention-interval", required_argument, NULL, 'R' },
         { "db-wait", required_argument, NULL, 'W' },
+        { "keep-rollup-days", required_argument, NULL, 'U' },
         {}
 };
 
@@ -155,6 +158,10 @@ static int parse_argv(int argc, char **argv, StoreConfig *c) {
                         return log_error_errno(r, "Invalid --%s=%s: %m", o->name, optarg);
         }
 
+        if (c->keep_rollup_days > 0 && (c->keep_raw_days == 0 || c->keep_rollup_days < c->keep_raw_days))
+                return log_error_errno(-EINVAL, "--keep-rollup-days %u would delete site-wide rollups of time "
+                                       "whose raw rows are still kept (--keep-raw-days %u): it must be at "
+                                       "least as long.", c->keep_rollup_days, c->keep_raw_days);
         if (!c->db || !c->listen || !c->token_file)
                 return log_error_errno(-EINVAL, "--db, --listen and --token-file are required "
                                                 "(on the command line or in --config).");
@@ -569,7 +576,8 @@ int main(int argc, char **argv) {
                  addr, location, ops->name, to);
         retention = (Retention) {
                 .storage = storage, .metrics = &s.metrics,
-                .keep_raw_days = c.keep_raw_days, .interval_s = c.retention_interval,
+                .keep_raw_days = c.keep_raw_days, .keep_rollup_days = c.keep_rollup_days,
+                .interval_s = c.retention_interval,
         };
         if (retention_start(&retention) < 0)
                 goto fail;

@@ -173,6 +173,20 @@ void metrics_write(const Metrics *m, int64_t db_bytes, FILE *f) {
                 LOAD(m->retention_keep_seconds), LOAD(m->retention_deleted[0]), LOAD(m->retention_deleted[1]),
                 LOAD(m->retention_deleted[2]), LOAD(m->retention_failures), LOAD(m->retention_horizon),
                 LOAD(m->retention_last_run));
+        fprintf(f,
+                "# HELP lmk_store_retention_keep_rollup_seconds How long the site-wide rollups (time per object "
+                "by hour, day, week and period; the application mix by day) are kept; 0: for good.\n"
+                "# TYPE lmk_store_retention_keep_rollup_seconds gauge\n"
+                "lmk_store_retention_keep_rollup_seconds %" PRIu64 "\n"
+                "# HELP lmk_store_retention_rollup_horizon_seconds Site-wide rollups from before this time "
+                "(the start of a 28-day period) are deleted (Unix time; 0: none).\n"
+                "# TYPE lmk_store_retention_rollup_horizon_seconds gauge\n"
+                "lmk_store_retention_rollup_horizon_seconds %" PRIu64 "\n"
+                "# HELP lmk_store_retention_deleted_rollup_rows_total Site-wide rollup rows deleted by retention.\n"
+                "# TYPE lmk_store_retention_deleted_rollup_rows_total counter\n"
+                "lmk_store_retention_deleted_rollup_rows_total %" PRIu64 "\n",
+                LOAD(m->retention_keep_rollup_seconds), LOAD(m->retention_rollup_horizon),
+                LOAD(m->retention_rollups_deleted));
         if (atomic_load(&m->partitions_known)) {
                 static const struct {
                         const char *name, *help;

@@ -57,43 +57,72 @@ static void partitions_pass(Retention *r, int64_t now, int64_t before) {
                          p.dropped, p.dropped_rows);
 }
 
-/* One pass: steps until nothing older than the horizon is left. */
+int64_t retention_rollup_horizon(int64_t now, unsigned days) {
+        enum { PERIOD = 28 * 86400 };
+        int64_t h = now - (int64_t) days * 86400;
+
+        if (days == 0 || h <= 0)
+                return 0;
+        return h - h % PERIOD;
+}
+
+/* Steps of prune (raw) or prune_rollups until nothing older than the
+ * horizon is left; their sum. */
+static int prune_steps(Retention *r, bool rollups, int64_t before, PruneResult *sum, uint64_t *steps) {
+        for (;;) {
+                PruneResult p;
+                int e = rollups ? r->storage->ops->prune_rollups(r->storage, before, RETENTION_STEP_ROWS, &p)
+                                : r->storage->ops->prune(r->storage, before, RETENTION_STEP_ROWS, &p);
+
+                if (e < 0) {
+                        log_warning_errno(e, "Retention: failed to delete old %s, trying again later: %s",
+                                          rollups ? "rollups" : "rows", db_error_last() ?: strerror(-e));
+                        atomic_fetch_add(&r->metrics->retention_failures, 1);
+                        return e;
+                }
+                (*steps)++;
+                sum->batches += p.batches;
+                sum->samples += p.samples;
+                sum->timeline += p.timeline;
+                sum->rollups += p.rollups;
+                atomic_fetch_add(&r->metrics->retention_deleted[0], p.batches);
+                atomic_fetch_add(&r->metrics->retention_deleted[1], p.samples);
+                atomic_fetch_add(&r->metrics->retention_deleted[2], p.timeline);
+                atomic_fetch_add(&r->metrics->retention_rollups_deleted, p.rollups);
+                if (!p.more || wait_ms(r, STEP_PAUSE_MS))
+                        return 0;
+        }
+}
+
+/* One pass: steps until nothing older than the horizons is left. */
 static void retention_pass(Retention *r) {
         int64_t now = (int64_t) time(NULL);
         int64_t before = now - (int64_t) r->keep_raw_days * 86400;
+        int64_t rollups_before = retention_rollup_horizon(now, r->keep_rollup_days);
         uint64_t t0 = now_ns(CLOCK_MONOTONIC), steps = 0;
         PruneResult sum = {};
 
         if (r->storage->ops->partitions)
                 partitions_pass(r, now, r->keep_raw_days > 0 ? before : 0);
-        if (r->keep_raw_days == 0)
-                return;
-        atomic_store(&r->metrics->retention_horizon, (uint64_t) MAX(before, (int64_t) 0));
-        for (;;) {
-                PruneResult p;
-                int e = r->storage->ops->prune(r->storage, before, RETENTION_STEP_ROWS, &p);
-
-                if (e < 0) {
-                        log_warning_errno(e, "Retention: failed to delete old rows, trying again later: %s",
-                                          db_error_last() ?: strerror(-e));
-                        atomic_fetch_add(&r->metrics->retention_failures, 1);
-                        break;
-                }
-                steps++;
-                sum.batches += p.batches;
-                sum.samples += p.samples;
-                sum.timeline += p.timeline;
-                atomic_fetch_add(&r->metrics->retention_deleted[0], p.batches);
-                atomic_fetch_add(&r->metrics->retention_deleted[1], p.samples);
-                atomic_fetch_add(&r->metrics->retention_deleted[2], p.timeline);
-                if (!p.more || wait_ms(r, STEP_PAUSE_MS))
-                        break;
+        if (r->keep_raw_days > 0) {
+                atomic_store(&r->metrics->retention_horizon, (uint64_t) MAX(before, (int64_t) 0));
+                (void) prune_steps(r, false, before, &sum, &steps);
         }
+        if (rollups_before > 0 && r->storage->ops->prune_rollups) {
+                atomic_store(&r->metrics->retention_rollup_horizon, (uint64_t) rollups_before);
+                (void) prune_steps(r, true, rollups_before, &sum, &steps);
+        }
+        if (r->keep_raw_days == 0 && rollups_before == 0)
+                return;
         atomic_store(&r->metrics->retention_last_run, (uint64_t) time(NULL));
         if (sum.batches + sum.samples + sum.timeline > 0)
                 log_info("Retention: deleted %" PRIu64 " batch receipts, %" PRIu64 " sample rows and %" PRIu64
-                         " time-line rows from before %" PRId64 " in %" PRIu64 " steps, %.1f s.",
-                         sum.batches, sum.samples, sum.timeline, before, steps,
+                         " time-line rows from before %" PRId64 ".", sum.batches, sum.samples, sum.timeline, before);
+        if (sum.rollups > 0)
+                log_info("Retention: deleted %" PRIu64 " rollup rows from before %" PRId64 ".", sum.rollups,
+                         rollups_before);
+        if (sum.batches + sum.samples + sum.timeline + sum.rollups > 0)
+                log_info("Retention: pass done in %" PRIu64 " steps, %.1f s.", steps,
                          (double) (now_ns(CLOCK_MONOTONIC) - t0) / 1e9);
 }
 
@@ -111,10 +140,12 @@ int retention_start(Retention *r) {
         int e;
 
         atomic_store(&r->metrics->retention_keep_seconds, (uint64_t) r->keep_raw_days * 86400);
+        atomic_store(&r->metrics->retention_keep_rollup_seconds, (uint64_t) r->keep_rollup_days * 86400);
         if (r->keep_raw_days == 0)
                 log_info("Retention: keeping raw rows for good (--keep-raw-days 0).");
         /* PostgreSQL's partitions are made ahead whether or not any are dropped */
-        if ((r->keep_raw_days == 0 || !r->storage->ops->prune) && !r->storage->ops->partitions)
+        if ((r->keep_raw_days == 0 || !r->storage->ops->prune) &&
+            (r->keep_rollup_days == 0 || !r->storage->ops->prune_rollups) && !r->storage->ops->partitions)
                 return 0;
         pthread_mutex_init(&r->lock, NULL);
         pthread_condattr_init(&ca);
@@ -125,9 +156,14 @@ int retention_start(Retention *r) {
         if (e != 0)
                 return log_error_errno(-e, "Failed to start the retention thread: %m");
         r->started = true;
-        if (r->keep_raw_days > 0)
+        if (r->keep_raw_days > 0 && r->keep_rollup_days == 0)
                 log_info("Retention: raw rows kept %u days, checked every %u s; summaries and rollups kept for good.",
                          r->keep_raw_days, r->interval_s);
+        else if (r->keep_rollup_days > 0)
+                log_info("Retention: raw rows kept %u days%s, site-wide rollups %u days (from the start of a "
+                         "28-day period), checked every %u s; per-job summaries kept for good.",
+                         r->keep_raw_days, r->keep_raw_days ? "" : " (0: for good)", r->keep_rollup_days,
+                         r->interval_s);
         return 0;
 }
 

@@ -409,6 +409,7 @@ typedef struct PruneResult {
         uint64_t batches;       /* receipts of stored batches */
         uint64_t samples;       /* sample rows (job, hour, node, object, phase, task) */
         uint64_t timeline;      /* per-batch time-line rows */
+        uint64_t rollups;       /* site-wide rollup rows (prune_rollups) */
         bool more;              /* older rows remain: call again */
 } PruneResult;
 
@@ -474,6 +475,12 @@ typedef struct StorageOps {
          * line of jobs last seen before it and of work outside jobs.
          * Summaries, rollups and time lines of coarser grains stay. */
         int (*prune)(Storage *s, int64_t before, unsigned max_rows, PruneResult *ret);
+        /* Retention of the site-wide rollups (time per object by hour, day,
+         * week and 28-day period; the application mix by day): deletes at
+         * most about max_rows of their rows from before `before`, which is
+         * the start of a 28-day period, so every grain covers the same time
+         * afterwards. Per-job summaries stay. */
+        int (*prune_rollups)(Storage *s, int64_t before, unsigned max_rows, PruneResult *ret);
         /* Time partitions (PostgreSQL only, else NULL): makes those from
          * the day before now to a week ahead that are missing, drops the raw
          * ones wholly before `before` (0: none), and counts them. */

@@ -175,6 +175,8 @@ int store_config_set(StoreConfig *c, const char *key, const char *value) {
                 }
                 return set_uint(value, 0, 366 * 86400, &c->db_wait);
         }
+        if (streq(key, "keep-rollup-days"))
+                return set_uint(value, 0, 100 * 366, &c->keep_rollup_days);
         if (streq(key, "retention-interval"))
                 return set_uint(value, 1, 7 * 86400, &c->retention_interval);
         if (streq(key, "connection-timeout"))

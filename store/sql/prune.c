@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Retention (prune): raw detail from before a horizon deleted in short
- * write transactions of bounded size, each going on where the last left. */
+/* Retention (prune): raw detail, and with a window of their own the
+ * site-wide rollups, from before a horizon deleted in short write
+ * transactions of bounded size, each going on where the last left. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -222,5 +223,67 @@ int sql_prune(Storage *base, int64_t before, unsigned max_rows, PruneResult *ret
         }
         pthread_mutex_unlock(&s->write_lock);
         ret->more = r >= 0 && !(jobs == 1 && outside == 1 && batches == 1);
+        return r;
+}
+
+/* The site-wide rollups before the horizon, table by table, a time unit
+ * (an hour, a day, …) at a time: the oldest first, so that a step cut
+ * short leaves each table's rows a suffix in time. */
+int sql_prune_rollups(Storage *base, int64_t before, unsigned max_rows, PruneResult *ret) {
+        static const Stmt tables[][2] = {
+                { STMT_PRUNE_OBJECT_HOURS_NEXT, STMT_PRUNE_OBJECT_HOURS },
+                { STMT_PRUNE_OBJECT_DAYS_NEXT, STMT_PRUNE_OBJECT_DAYS },
+                { STMT_PRUNE_OBJECT_WEEKS_NEXT, STMT_PRUNE_OBJECT_WEEKS },
+                { STMT_PRUNE_OBJECT_PERIODS_NEXT, STMT_PRUNE_OBJECT_PERIODS },
+                { STMT_PRUNE_APP_DAYS_NEXT, STMT_PRUNE_APP_DAYS },
+                { STMT_PRUNE_APP_DIM_DAYS_NEXT, STMT_PRUNE_APP_DIM_DAYS },
+        };
+        SqlStorage *s = (SqlStorage *) base;
+        PruneStep p = { .s = s, .before = before, .budget = MAX(max_rows, 1u), .res = ret };
+        Conn *c = &s->writer;
+        size_t done = 0;
+        int r;
+
+        db_purpose_set("deleting old rollups (retention)");
+        *ret = (PruneResult) {};
+        pthread_mutex_lock(&s->write_lock);
+        r = db_begin_write(c->db);
+        for (size_t t = 0; r >= 0 && t < ELEMENTSOF(tables); t++) {
+                while (p.budget > 0) {
+                        DbStmt *st;
+                        int64_t unit;
+                        int rc;
+
+                        if ((r = conn_stmt(c, tables[t][0], &st)) < 0 || (r = db_bind_int(st, 1, before)) < 0)
+                                break;
+                        rc = db_step(st);
+                        if (rc != 1) {
+                                db_reset(st);
+                                r = step_errno(rc);
+                                break;
+                        }
+                        if (db_column_null(st, 0)) {
+                                db_reset(st);
+                                done++;
+                                break;
+                        }
+                        unit = db_column_int(st, 0);
+                        db_reset(st);
+                        if ((r = conn_stmt(c, tables[t][1], &st)) < 0 || (r = db_bind_int(st, 1, unit)) < 0 ||
+                            (r = prune_exec(&p, st, &ret->rollups)) < 0)
+                                break;
+                }
+                if (p.budget <= 0)
+                        break;
+        }
+        if (r >= 0)
+                r = conn_exec(c, "COMMIT");
+        if (r < 0) {
+                if (db_in_transaction(c->db))
+                        (void) conn_exec(c, "ROLLBACK");
+                *ret = (PruneResult) {};
+        }
+        pthread_mutex_unlock(&s->write_lock);
+        ret->more = r >= 0 && done < ELEMENTSOF(tables);
         return r;
 }

@@ -385,6 +385,16 @@ static const char *const stmt_sql[_STMT_MAX] = {
         [STMT_PRUNE_BATCH_SEQS] =
                 "SELECT seq, received_at FROM batches WHERE node_id = ? AND boot_id = ? ORDER BY seq LIMIT ?",
         [STMT_PRUNE_BATCHES] = "DELETE FROM batches WHERE node_id = ? AND boot_id = ? AND seq <= ?",
+#define PRUNE_ROLLUP(id, table, col)                                                     \
+        [id##_NEXT] = "SELECT min(" col ") FROM " table " WHERE " col " < ?",           \
+        [id] = "DELETE FROM " table " WHERE " col " = ?"
+        PRUNE_ROLLUP(STMT_PRUNE_OBJECT_HOURS, "object_hours", "bucket"),
+        PRUNE_ROLLUP(STMT_PRUNE_OBJECT_DAYS, "object_days", "day"),
+        PRUNE_ROLLUP(STMT_PRUNE_OBJECT_WEEKS, "object_weeks", "week"),
+        PRUNE_ROLLUP(STMT_PRUNE_OBJECT_PERIODS, "object_periods", "period"),
+        PRUNE_ROLLUP(STMT_PRUNE_APP_DAYS, "app_days", "day"),
+        PRUNE_ROLLUP(STMT_PRUNE_APP_DIM_DAYS, "app_dim_days", "day"),
+#undef PRUNE_ROLLUP
 
         [STMT_JOB_FIND] = "SELECT " JOB_COLUMNS " FROM jobs j WHERE j.job = ? LIMIT 2",
         [STMT_JOB_FIND_CLUSTER] = "SELECT " JOB_COLUMNS " FROM jobs j WHERE j.job = ? AND j.cluster = ?",

@@ -77,6 +77,20 @@ typedef enum Stmt {
         STMT_PRUNE_BATCH_GROUP,
         STMT_PRUNE_BATCH_SEQS,
         STMT_PRUNE_BATCHES,
+        /* retention of the site-wide rollups: the oldest time unit of each
+         * table before the horizon, then its rows */
+        STMT_PRUNE_OBJECT_HOURS_NEXT,
+        STMT_PRUNE_OBJECT_HOURS,
+        STMT_PRUNE_OBJECT_DAYS_NEXT,
+        STMT_PRUNE_OBJECT_DAYS,
+        STMT_PRUNE_OBJECT_WEEKS_NEXT,
+        STMT_PRUNE_OBJECT_WEEKS,
+        STMT_PRUNE_OBJECT_PERIODS_NEXT,
+        STMT_PRUNE_OBJECT_PERIODS,
+        STMT_PRUNE_APP_DAYS_NEXT,
+        STMT_PRUNE_APP_DAYS,
+        STMT_PRUNE_APP_DIM_DAYS_NEXT,
+        STMT_PRUNE_APP_DIM_DAYS,
         /* readers (the job list builds its SQL per filter: list_jobs) */
         STMT_JOB_FIND,
         STMT_JOB_FIND_CLUSTER,

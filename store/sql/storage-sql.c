@@ -211,6 +211,7 @@ static int sql_open_sqlite(const char *location, const StorageOptions *opts, Sto
                 .get_run_figures = sql_get_run_figures,      \
                 .list_app_mix = sql_list_app_mix,            \
                 .prune = sql_prune,                          \
+                .prune_rollups = sql_prune_rollups,          \
                 .partitions = part,                             \
                 .stats = sql_stats,                          \
                 .check = sql_check,                          \

@@ -12,11 +12,18 @@ younger than the horizon are all still there.
 The store first runs without retention (--keep-raw-days 0) and takes the
 batches; the test then ages the receipts of the old batches in the
 database (the store's own clock cannot be set) and restarts the store with
---keep-raw-days 1."""
+--keep-raw-days 1.
+
+Then the site-wide rollups' own window: the old rollup rows are aged by
+two 28-day periods, and the store restarted with --keep-rollup-days 1
+deletes every rollup row (time per object by hour, day, week and period,
+the application mix by day) from before the start of the period that
+holds the one-day horizon, in steps, and keeps every younger one; per-job
+summaries stay. A rollup window shorter than the raw one is refused."""
 import time
 
 from lmktest import fail, log
-from storetest import Store, check_eq, make_batch, row, sql_write
+from storetest import Store, check_eq, make_batch, row, sql_read, sql_write
 
 DAY = 86400
 HOUR = 3600
@@ -127,10 +134,11 @@ def main():
                  (float(len(old_seqs)), float(counts["old_samples"] + counts["old_idle"] + counts["old_short"]),
                   float(counts["old_timeline"] + counts["old_short_timeline"])), "rows deleted, as /metrics counts them")
         said = [line for line in s.read_log().splitlines() if "Retention: deleted" in line]
-        log(said)
+        passes = [line for line in s.read_log().splitlines() if "Retention: pass done in" in line]
+        log(said, passes)
         # a step deletes a few thousand rows at most: the old job's 10,000 took more than one
-        if not said or not any(int(x.split(" steps")[0].rsplit(" ", 1)[1]) >= 2 for x in said):
-            fail(f"the log should say what retention deleted, in more than one step: {said}")
+        if not said or not any(int(x.split(" steps")[0].rsplit(" ", 1)[1]) >= 2 for x in passes):
+            fail(f"the log should say what retention deleted, in more than one step: {said} {passes}")
 
         # the raw rows older than the horizon are gone, the younger ones all there
         check_eq(s.sql("SELECT seq FROM batches ORDER BY seq"), [(q,) for q in range(old_seqs[-1] + 1, seq + 1)],
@@ -157,7 +165,66 @@ def main():
         check_eq((after["3003"][3], after["3003"][4]), (300.0, [[1.0]]),
                  "the short old job's time line from the 5-minute sums (60 samples a minute at 1 Hz: one core)")
 
+    test_rollup_window(d, ids, now, after)
     log("PASS")
+
+
+ROLLUPS = [("object_hours", "bucket"), ("object_days", "day"), ("object_weeks", "week"),
+           ("object_periods", "period"), ("app_days", "day"), ("app_dim_days", "day")]
+PERIOD = 28 * DAY
+
+
+def rollup_counts(db, cut):
+    return {t: tuple(sql_read(db, f"SELECT count(*) FROM {t} WHERE {c} {op} ?", (cut,))[0][0] for op in ("<", ">="))
+            for t, c in ROLLUPS}
+
+
+def test_rollup_window(d, ids, now, after):
+    # refused: rollups of time whose raw rows are still kept
+    bad = Store(directory=d.dir, db=d.db, extra=["--keep-raw-days", "30", "--keep-rollup-days", "7"]).launch()
+    check_eq(bad.proc.wait(timeout=20), 1, "exit status of --keep-rollup-days 7 with --keep-raw-days 30")
+    if "must be at least as long" not in bad.read_log():
+        fail(f"the refusal should say why:\n{bad.read_log()}")
+
+    # two periods further back: a shift that keeps every grain aligned
+    shift = 2 * PERIOD
+    sql_write(d.db, [(f"UPDATE {t} SET {c} = {c} - {shift} WHERE {c} < ?", (now - DAY,)) for t, c in ROLLUPS])
+    h = now - DAY
+    cut = h - h % PERIOD        # the horizon the store will use (until the period turns)
+    counts = rollup_counts(d.db, cut)   # before the store starts: its first pass runs at once
+    log(f"rollup rows before / after the horizon {cut}: {counts}")
+    if counts["object_hours"][0] < 20 or counts["object_hours"][1] == 0:
+        fail(f"the test needs old and young rollup rows: {counts}")
+    with Store(directory=d.dir, db=d.db, extra=["--keep-raw-days", "1", "--keep-rollup-days", "1",
+                                                "--retention-interval", "1"]) as s:
+        end = time.monotonic() + 30
+        while True:
+            m = metric(s, "lmk_store_retention_")
+            if m.get("lmk_store_retention_deleted_rollup_rows_total", 0) >= sum(c[0] for c in counts.values()):
+                break
+            if time.monotonic() > end:
+                fail(f"retention did not delete the old rollups within 30 s: {m}\n{s.read_log()}")
+            time.sleep(0.2)
+        check_eq(m["lmk_store_retention_keep_rollup_seconds"], float(DAY), "the rollup window")
+        check_eq(m["lmk_store_retention_rollup_horizon_seconds"], float(cut), "the rollups' horizon")
+        check_eq(m["lmk_store_retention_deleted_rollup_rows_total"], float(sum(c[0] for c in counts.values())),
+                 "rollup rows deleted, as /metrics counts them")
+        check_eq(rollup_counts(d.db, cut), {t: (0, c[1]) for t, c in counts.items()},
+                 "rollup rows before the horizon gone, all younger ones kept")
+        # what is left answers alone: nothing older than the recent job
+        check_eq(s.get_ok("/api/v1/objects?since=90d")["objects"], s.get_ok("/api/v1/objects?since=4d")["objects"],
+                 "site-wide objects over 90 days: only what the window kept")
+        check_eq(s.get_ok("/api/v1/apps?since=90d")["groups"], s.get_ok("/api/v1/apps?since=4d")["groups"],
+                 "the application mix over 90 days: only what the window kept")
+        # per-job summaries stay
+        for j in ("3001", "3002", "3003"):
+            sm = s.get_ok(f"/api/v1/jobs/{j}")
+            check_eq((sm["samples"], sm["cpu_seconds"], sorted((o["object"], o["samples"]) for o in sm["objects"])),
+                     after[j][:3], f"job {j}'s summary after the rollup window")
+        said = [line for line in s.read_log().splitlines() if "rollup rows from before" in line]
+        if not said:
+            fail(f"the log should say how many rollup rows went:\n{s.read_log()}")
+        log(said[-1])
 
 
 if __name__ == "__main__":
