@@ -198,6 +198,23 @@ static int prune_batches(PruneStep *p) {
         return 0;
 }
 
+/* Ends a step begun with the writer locked and a write transaction:
+ * committed if r says it went well, else rolled back and counted as
+ * nothing. Unlocks the writer; returns r or the commit's error. */
+static int end_step(SqlStorage *s, int r, PruneResult *ret) {
+        Conn *c = &s->writer;
+
+        if (r >= 0)
+                r = conn_exec(c, "COMMIT");
+        if (r < 0) {
+                if (db_in_transaction(c->db))
+                        (void) conn_exec(c, "ROLLBACK");
+                *ret = (PruneResult) {};
+        }
+        pthread_mutex_unlock(&s->write_lock);
+        return r;
+}
+
 int sql_prune(Storage *base, int64_t before, unsigned max_rows, PruneResult *ret) {
         SqlStorage *s = (SqlStorage *) base;
         PruneStep p = { .s = s, .before = before, .budget = MAX(max_rows, 1u), .res = ret };
@@ -214,14 +231,7 @@ int sql_prune(Storage *base, int64_t before, unsigned max_rows, PruneResult *ret
                 r = outside;
         if (r >= 0 && (batches = prune_batches(&p)) < 0)
                 r = batches;
-        if (r >= 0)
-                r = conn_exec(c, "COMMIT");
-        if (r < 0) {
-                if (db_in_transaction(c->db))
-                        (void) conn_exec(c, "ROLLBACK");
-                *ret = (PruneResult) {};
-        }
-        pthread_mutex_unlock(&s->write_lock);
+        r = end_step(s, r, ret);
         ret->more = r >= 0 && !(jobs == 1 && outside == 1 && batches == 1);
         return r;
 }
@@ -276,14 +286,7 @@ int sql_prune_rollups(Storage *base, int64_t before, unsigned max_rows, PruneRes
                 if (p.budget <= 0)
                         break;
         }
-        if (r >= 0)
-                r = conn_exec(c, "COMMIT");
-        if (r < 0) {
-                if (db_in_transaction(c->db))
-                        (void) conn_exec(c, "ROLLBACK");
-                *ret = (PruneResult) {};
-        }
-        pthread_mutex_unlock(&s->write_lock);
+        r = end_step(s, r, ret);
         ret->more = r >= 0 && done < ELEMENTSOF(tables);
         return r;
 }
