@@ -221,12 +221,30 @@ void conn_guard_free(ConnGuard *g) {
         free(g);
 }
 
+/* How fast a connection still sending its headers has sent them: bytes per
+ * second since its headers phase began. A slow client trickles; a client
+ * whose request is all in, waiting for the server to parse it (slower
+ * under load), has sent it at once. */
+static double header_rate(const GuardedConn *c, uint64_t now) {
+        uint64_t n;
+
+        if (bytes_received(c->fd, &n) < 0)
+                return 0;
+        if (!c->first)
+                n = n > c->idle_bytes ? n - c->idle_bytes : 0;
+        return (double) n * 1e9 / (double) MAX(now - c->since_ns, UINT64_C(1000000));
+}
+
 /* Which of two connections from one address gives up its slot first: one
  * still sending headers before one idle between requests (a slow client
- * more likely than a fast one), the one waiting longer before the other. */
-static bool evict_before(const GuardedConn *a, const GuardedConn *b) {
+ * more likely than a fast one); among those sending headers the slower
+ * sender, so that a wave of tricklers that just reconnected does not push
+ * out a client whose request is complete; else the one waiting longer. */
+static bool evict_before(const GuardedConn *a, double rate_a, const GuardedConn *b, double rate_b) {
         if (a->phase != b->phase)
                 return a->phase == PHASE_HEADERS;
+        if (a->phase == PHASE_HEADERS && rate_a != rate_b)
+                return rate_a < rate_b;
         return a->since_ns < b->since_ns;
 }
 
@@ -243,13 +261,26 @@ bool conn_guard_admit(ConnGuard *g, const struct sockaddr *sa) {
         /* Connections being accepted by other worker threads are not in the
          * list yet, so the limit may be overshot by their number. */
         pthread_mutex_lock(&g->lock);
-        for (GuardedConn *c = g->head; c; c = c->next) {
-                if (c->closing || memcmp(&c->addr, &addr, sizeof(addr)) != 0)
-                        continue;
-                n++;
-                if ((c->phase == PHASE_HEADERS || c->phase == PHASE_IDLE) &&
-                    (!victim || evict_before(c, victim)))
-                        victim = c;
+        for (GuardedConn *c = g->head; c; c = c->next)
+                if (!c->closing && memcmp(&c->addr, &addr, sizeof(addr)) == 0)
+                        n++;
+        /* at the limit only: the rates cost a getsockopt() each */
+        if (n >= g->config.max_per_address) {
+                uint64_t now = now_ns(CLOCK_MONOTONIC);
+                double victim_rate = 0;
+
+                for (GuardedConn *c = g->head; c; c = c->next) {
+                        double rate;
+
+                        if (c->closing || memcmp(&c->addr, &addr, sizeof(addr)) != 0 ||
+                            (c->phase != PHASE_HEADERS && c->phase != PHASE_IDLE))
+                                continue;
+                        rate = c->phase == PHASE_HEADERS ? header_rate(c, now) : 0;
+                        if (!victim || evict_before(c, rate, victim, victim_rate)) {
+                                victim = c;
+                                victim_rate = rate;
+                        }
+                }
         }
         if (n >= g->config.max_per_address) {
                 if (victim) {
