@@ -62,7 +62,7 @@ static void help(void) {
                "                                (default 4K, 0 = no limit)\n"
                "     --max-connections N        Connections at once (default 1024)\n"
                "     --max-connections-per-ip N (default 64, 0 = no limit); at the limit a new\n"
-               "                                connection replaces the oldest one still\n"
+               "                                connection replaces the slowest one still\n"
                "                                sending headers\n"
                "     --max-body BYTES           Largest batch, before and after gzip (default 32M)\n"
                "     --max-buffered BYTES       All bodies being received together (default 512M)\n"
