@@ -30,12 +30,33 @@ void caches_clear(SqlStorage *s) {
         id_cache_clear(s->node_type_ids);
 }
 
-/* Cache keys of several strings: each string prefixed by its length, so that
- * no choice of separator can make two different tuples collide. */
-static char *make_key(char *buf, size_t size, const char *a, const char *b, const char *c) {
-        int n = snprintf(buf, size, "%zu:%s%zu:%s%zu:%s", strlen(a), a, strlen(b), b, strlen(c), c);
+/* Appends "LENGTH:" and s at *p, if that fits before end. */
+static bool key_append(char **p, const char *end, const char *s) {
+        size_t n = strlen(s), digits = 1;
 
-        return n >= 0 && (size_t) n < size ? buf : NULL;
+        for (size_t v = n; v >= 10; v /= 10)
+                digits++;
+        if ((size_t) (end - *p) <= digits + 1 + n)
+                return false;
+        for (size_t v = n, i = digits; i > 0; v /= 10)
+                (*p)[--i] = (char) ('0' + v % 10);
+        (*p)[digits] = ':';
+        memcpy(*p + digits + 1, s, n);
+        *p += digits + 1 + n;
+        return true;
+}
+
+/* Cache keys of several strings: each string prefixed by its length, so that
+ * no choice of separator can make two different tuples collide. Built for
+ * every row of every batch, hence without snprintf(), which took a tenth
+ * of the store's time at ingest. */
+static char *make_key(char *buf, size_t size, const char *a, const char *b, const char *c) {
+        char *p = buf, *end = buf + size;
+
+        if (!key_append(&p, end, a) || !key_append(&p, end, b) || !key_append(&p, end, c))
+                return NULL;
+        *p = 0;
+        return buf;
 }
 
 static int id_cache_put(Hashmap *h, const char *key, int64_t id) {
