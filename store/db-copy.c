@@ -30,6 +30,7 @@ static const struct {
         { "jobs", "cpu_seconds" },
         { "batches", "samples" },
         { "samples", "samples" },
+        { "sample_packs", "samples" },
         { "job_objects", "samples" },
         { "object_hours", "samples" },
         { "object_hours", "cpu_seconds" },

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "macro.h"
@@ -78,6 +79,8 @@ struct DbDriver {
         int (*bind_double)(DbStmt *st, int i, double v);
         /* v is not copied: it stays valid until the statement has run. */
         int (*bind_text)(DbStmt *st, int i, const char *v);
+        /* n bytes at v as a BLOB (PostgreSQL: BYTEA); not copied either. */
+        int (*bind_blob)(DbStmt *st, int i, const void *v, size_t n);
 
         /* Runs the statement on the first call after binding; each call
          * then moves to the next row. 1: a row is there, 0: no (more)
@@ -137,6 +140,9 @@ static inline int db_bind_null(DbStmt *st, int i) { return st->conn->driver->bin
 static inline int db_bind_int(DbStmt *st, int i, int64_t v) { return st->conn->driver->bind_int(st, i, v); }
 static inline int db_bind_double(DbStmt *st, int i, double v) { return st->conn->driver->bind_double(st, i, v); }
 static inline int db_bind_text(DbStmt *st, int i, const char *v) { return st->conn->driver->bind_text(st, i, v); }
+static inline int db_bind_blob(DbStmt *st, int i, const void *v, size_t n) {
+        return st->conn->driver->bind_blob(st, i, v, n);
+}
 static inline int db_step(DbStmt *st) { return st->conn->driver->step(st); }
 static inline int db_execute(DbStmt *st, bool must_change) { return st->conn->driver->execute(st, must_change); }
 static inline void db_set_deferring(DbConn *c, bool on) {

@@ -157,6 +157,7 @@ void metrics_write(const Metrics *m, int64_t db_bytes, FILE *f) {
                 "# HELP lmk_store_retention_deleted_rows_total Raw rows deleted by retention.\n"
                 "# TYPE lmk_store_retention_deleted_rows_total counter\n"
                 "lmk_store_retention_deleted_rows_total{table=\"batches\"} %" PRIu64 "\n"
+                "lmk_store_retention_deleted_rows_total{table=\"sample_packs\"} %" PRIu64 "\n"
                 "lmk_store_retention_deleted_rows_total{table=\"samples\"} %" PRIu64 "\n"
                 "lmk_store_retention_deleted_rows_total{table=\"job_timeline\"} %" PRIu64 "\n"
                 "# HELP lmk_store_retention_failures_total Retention passes that failed (tried again later).\n"
@@ -170,8 +171,8 @@ void metrics_write(const Metrics *m, int64_t db_bytes, FILE *f) {
                 "0: none yet).\n"
                 "# TYPE lmk_store_retention_last_run_seconds gauge\n"
                 "lmk_store_retention_last_run_seconds %" PRIu64 "\n",
-                LOAD(m->retention_keep_seconds), LOAD(m->retention_deleted[0]), LOAD(m->retention_deleted[1]),
-                LOAD(m->retention_deleted[2]), LOAD(m->retention_failures), LOAD(m->retention_horizon),
+                LOAD(m->retention_keep_seconds), LOAD(m->retention_deleted[0]), LOAD(m->retention_deleted[3]),
+                LOAD(m->retention_deleted[1]), LOAD(m->retention_deleted[2]), LOAD(m->retention_failures), LOAD(m->retention_horizon),
                 LOAD(m->retention_last_run));
         fprintf(f,
                 "# HELP lmk_store_retention_keep_rollup_seconds How long the site-wide rollups (time per object "

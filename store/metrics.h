@@ -28,9 +28,10 @@ typedef struct Metrics {
         atomic_uint_fast64_t denied[12];
         atomic_uint in_flight;
         int64_t start_time;
-        /* retention (retention.h): rows deleted from batches, samples and the
-         * per-batch time line; the horizon and the last pass (Unix time) */
-        atomic_uint_fast64_t retention_deleted[3];
+        /* retention (retention.h): rows deleted from batches, samples, the
+         * per-batch time line and sample_packs; the horizon and the last
+         * pass (Unix time) */
+        atomic_uint_fast64_t retention_deleted[4];
         atomic_uint_fast64_t retention_rollups_deleted, retention_rollup_horizon, retention_keep_rollup_seconds;
         atomic_uint_fast64_t retention_failures;
         atomic_uint_fast64_t retention_horizon, retention_last_run, retention_keep_seconds;

@@ -82,12 +82,14 @@ static int prune_steps(Retention *r, bool rollups, int64_t before, PruneResult *
                 }
                 (*steps)++;
                 sum->batches += p.batches;
+                sum->sample_packs += p.sample_packs;
                 sum->samples += p.samples;
                 sum->timeline += p.timeline;
                 sum->rollups += p.rollups;
                 atomic_fetch_add(&r->metrics->retention_deleted[0], p.batches);
                 atomic_fetch_add(&r->metrics->retention_deleted[1], p.samples);
                 atomic_fetch_add(&r->metrics->retention_deleted[2], p.timeline);
+                atomic_fetch_add(&r->metrics->retention_deleted[3], p.sample_packs);
                 atomic_fetch_add(&r->metrics->retention_rollups_deleted, p.rollups);
                 if (!p.more || wait_ms(r, STEP_PAUSE_MS))
                         return 0;
@@ -115,13 +117,14 @@ static void retention_pass(Retention *r) {
         if (r->keep_raw_days == 0 && rollups_before == 0)
                 return;
         atomic_store(&r->metrics->retention_last_run, (uint64_t) time(NULL));
-        if (sum.batches + sum.samples + sum.timeline > 0)
-                log_info("Retention: deleted %" PRIu64 " batch receipts, %" PRIu64 " sample rows and %" PRIu64
-                         " time-line rows from before %" PRId64 ".", sum.batches, sum.samples, sum.timeline, before);
+        if (sum.batches + sum.sample_packs + sum.samples + sum.timeline > 0)
+                log_info("Retention: deleted %" PRIu64 " batch receipts, %" PRIu64 " packs of raw rows, %" PRIu64
+                         " raw rows from before packs and %" PRIu64 " time-line rows from before %" PRId64 ".",
+                         sum.batches, sum.sample_packs, sum.samples, sum.timeline, before);
         if (sum.rollups > 0)
                 log_info("Retention: deleted %" PRIu64 " rollup rows from before %" PRId64 ".", sum.rollups,
                          rollups_before);
-        if (sum.batches + sum.samples + sum.timeline + sum.rollups > 0)
+        if (sum.batches + sum.sample_packs + sum.samples + sum.timeline + sum.rollups > 0)
                 log_info("Retention: pass done in %" PRIu64 " steps, %.1f s.", steps,
                          (double) (now_ns(CLOCK_MONOTONIC) - t0) / 1e9);
 }

@@ -407,7 +407,8 @@ typedef struct AppMixList {
 /* What one retention step deleted (docs/lmk-store.md, "Retention"). */
 typedef struct PruneResult {
         uint64_t batches;       /* receipts of stored batches */
-        uint64_t samples;       /* sample rows (job, hour, node, object, phase, task) */
+        uint64_t sample_packs;  /* packs of raw rows (batch, job), schema/0017 */
+        uint64_t samples;       /* raw rows from before packs (job, hour, node, object, phase, task) */
         uint64_t timeline;      /* per-batch time-line rows */
         uint64_t rollups;       /* site-wide rollup rows (prune_rollups) */
         bool more;              /* older rows remain: call again */
@@ -416,9 +417,10 @@ typedef struct PruneResult {
 /* PostgreSQL's time-partitioned tables (docs/postgresql.md). */
 typedef enum PartitionedTable {
         PARTITIONED_BATCHES,
-        PARTITIONED_SAMPLES,
+        PARTITIONED_SAMPLES,            /* raw rows from before sample_packs: no longer made ahead */
         PARTITIONED_TIMELINE,           /* job_timeline's grain-0 rows */
         PARTITIONED_OBJECT_HOURS,
+        PARTITIONED_SAMPLE_PACKS,
         _PARTITIONED_TABLE_MAX,
 } PartitionedTable;
 

@@ -4,6 +4,8 @@
  * Statements are prepared by name per connection and run with text
  * parameters and text results, so that the storage code's int64 and double
  * values cross as decimal strings (doubles exactly: extra_float_digits).
+ * Blobs (BYTEA) are the one parameter sent in binary: as they are, where
+ * text would double them into hex.
  *
  * A lost server is noticed by the call that fails (-ECONNRESET); a later
  * call connects again, with backoff, and statements are prepared again
@@ -19,6 +21,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <libpq-fe.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -85,6 +88,7 @@ typedef struct PgStmt {
         uint64_t prepared_generation; /* 0: not prepared */
         unsigned n_params;
         const char **values;
+        int *lengths, *formats; /* of blobs; text elsewhere (format 0) */
         char (*numbuf)[32];
 
         PGresult *result;
@@ -520,8 +524,10 @@ static int pg_prepare(DbConn *dc, const char *sql, bool persistent, DbStmt **ret
         }
         if (st->n_params > 0) {
                 st->values = calloc(st->n_params, sizeof(*st->values));
+                st->lengths = calloc(st->n_params, sizeof(*st->lengths));
+                st->formats = calloc(st->n_params, sizeof(*st->formats));
                 st->numbuf = calloc(st->n_params, sizeof(*st->numbuf));
-                if (!st->values || !st->numbuf) {
+                if (!st->values || !st->lengths || !st->formats || !st->numbuf) {
                         r = -ENOMEM;
                         goto fail;
                 }
@@ -545,6 +551,8 @@ static int pg_prepare(DbConn *dc, const char *sql, bool persistent, DbStmt **ret
 
 fail:
         free(st->values);
+        free(st->lengths);
+        free(st->formats);
         free(st->numbuf);
         free(st->sql);
         free(st);
@@ -559,6 +567,8 @@ static void pg_finalize(DbStmt *dst) {
          * closes, and the session's end frees it with all others. */
         PQclear(st->result);
         free(st->values);
+        free(st->lengths);
+        free(st->formats);
         free(st->numbuf);
         free(st->sql);
         free(st);
@@ -568,8 +578,10 @@ static void pg_reset(DbStmt *dst) {
         PgStmt *st = (PgStmt *) dst;
 
         stmt_clear_result(st);
-        for (unsigned i = 0; i < st->n_params; i++)
+        for (unsigned i = 0; i < st->n_params; i++) {
                 st->values[i] = NULL;
+                st->formats[i] = 0;
+        }
 }
 
 static int bind_check(PgStmt *st, int i) {
@@ -586,6 +598,7 @@ static int pg_bind_null(DbStmt *dst, int i) {
         if (r < 0)
                 return r;
         st->values[i - 1] = NULL;
+        st->formats[i - 1] = 0;
         return 0;
 }
 
@@ -597,6 +610,7 @@ static int pg_bind_int(DbStmt *dst, int i, int64_t v) {
                 return r;
         snprintf(st->numbuf[i - 1], sizeof(st->numbuf[i - 1]), "%" PRId64, v);
         st->values[i - 1] = st->numbuf[i - 1];
+        st->formats[i - 1] = 0;
         return 0;
 }
 
@@ -615,6 +629,7 @@ static int pg_bind_double(DbStmt *dst, int i, double v) {
         else
                 snprintf(st->numbuf[i - 1], sizeof(st->numbuf[i - 1]), "%.17g", v);
         st->values[i - 1] = st->numbuf[i - 1];
+        st->formats[i - 1] = 0;
         return 0;
 }
 
@@ -625,6 +640,22 @@ static int pg_bind_text(DbStmt *dst, int i, const char *v) {
         if (r < 0)
                 return r;
         st->values[i - 1] = v;
+        st->formats[i - 1] = 0;
+        return 0;
+}
+
+static int pg_bind_blob(DbStmt *dst, int i, const void *v, size_t n) {
+        PgStmt *st = (PgStmt *) dst;
+        int r = bind_check(st, i);
+
+        if (r < 0)
+                return r;
+        if (n > INT_MAX)
+                return set_errmsg((PgConn *) st->base.conn, -E2BIG, "a blob of %zu bytes for: %.64s", n, st->sql);
+        /* libpq takes a non-NULL value for a binary one, even when empty */
+        st->values[i - 1] = n > 0 ? v : "";
+        st->lengths[i - 1] = (int) n;
+        st->formats[i - 1] = 1;
         return 0;
 }
 
@@ -660,9 +691,10 @@ static int stmt_run(PgStmt *st, PGresult **ret) {
 
         in_tx = in_transaction_now(c);
         if (st->persistent)
-                res = PQexecPrepared(c->pg, st->name, (int) st->n_params, st->values, NULL, NULL, 0);
+                res = PQexecPrepared(c->pg, st->name, (int) st->n_params, st->values, st->lengths, st->formats, 0);
         else
-                res = PQexecParams(c->pg, st->sql, (int) st->n_params, NULL, st->values, NULL, NULL, 0);
+                res = PQexecParams(c->pg, st->sql, (int) st->n_params, NULL, st->values, st->lengths, st->formats,
+                                   0);
         s = PQresultStatus(res);
         if (s != PGRES_TUPLES_OK && s != PGRES_COMMAND_OK) {
                 r = conn_fail(c, res, in_tx, st->sql);
@@ -733,9 +765,11 @@ static int execute_deferred(PgStmt *st, bool must_change) {
 
         stmt_clear_result(st);
         if (st->persistent)
-                ok = PQsendQueryPrepared(c->pg, st->name, (int) st->n_params, st->values, NULL, NULL, 0);
+                ok = PQsendQueryPrepared(c->pg, st->name, (int) st->n_params, st->values, st->lengths, st->formats,
+                                         0);
         else
-                ok = PQsendQueryParams(c->pg, st->sql, (int) st->n_params, NULL, st->values, NULL, NULL, 0);
+                ok = PQsendQueryParams(c->pg, st->sql, (int) st->n_params, NULL, st->values, st->lengths,
+                                       st->formats, 0);
         if (ok != 1) {
                 set_errmsg_result(c, NULL, st->sql);
                 if (PQstatus(c->pg) == CONNECTION_BAD)
@@ -893,6 +927,7 @@ const DbDriver db_postgresql_driver = {
         .bind_int = pg_bind_int,
         .bind_double = pg_bind_double,
         .bind_text = pg_bind_text,
+        .bind_blob = pg_bind_blob,
         .step = pg_step,
         .execute = pg_execute,
         .set_deferring = pg_set_deferring,

@@ -47,6 +47,7 @@ int ingest_ctx_init(IngestCtx *x, SqlStorage *s, const Batch *b) {
         if (!x->jobs || !x->job_pool ||
             acc_map_init(&x->job_objects, b->n_rows) < 0 ||
             acc_map_init(&x->job_phases, b->n_rows) < 0 ||
+            acc_map_init(&x->job_tasks, b->n_rows) < 0 ||
             acc_map_init(&x->object_hours, b->n_rows) < 0 ||
             event_map_init(&x->object_events, events) < 0 ||
             event_map_init(&x->phase_events, events) < 0 ||
@@ -58,9 +59,13 @@ int ingest_ctx_init(IngestCtx *x, SqlStorage *s, const Batch *b) {
 
 void ingest_ctx_done(IngestCtx *x) {
         hashmap_free(x->jobs);
+        for (size_t i = 0; x->job_pool && i < x->max_jobs; i++)
+                sample_pack_done(&x->job_pool[i].pack);
         free(x->job_pool);
+        sample_pack_done(&x->outside);
         acc_map_done(&x->job_objects);
         acc_map_done(&x->job_phases);
+        acc_map_done(&x->job_tasks);
         acc_map_done(&x->object_hours);
         event_map_done(&x->object_events);
         event_map_done(&x->phase_events);
@@ -73,6 +78,7 @@ void ingest_ctx_reset(IngestCtx *x) {
         x->n_jobs = 0;
         acc_map_reset(&x->job_objects);
         acc_map_reset(&x->job_phases);
+        acc_map_reset(&x->job_tasks);
         acc_map_reset(&x->object_hours);
         event_map_reset(&x->object_events);
         event_map_reset(&x->phase_events);

@@ -3,6 +3,7 @@
 
 #include "rollup-events.h"
 #include "rollup.h"
+#include "sample-pack.h"
 #include "sql-internal.h"
 
 /* Per-batch state of one job: its metadata (if the batch had any), its id
@@ -15,6 +16,9 @@ typedef struct JobAcc {
         int64_t samples;
         double cpu_seconds;
         int64_t cpu_time_ns, cycles, instructions;
+        /* its rows of the batch, packed; the buffer stays with the pool's
+         * slot from batch to batch */
+        SamplePack pack;
 } JobAcc;
 
 typedef struct IngestCtx {
@@ -24,7 +28,8 @@ typedef struct IngestCtx {
         Hashmap *jobs; /* job string → JobAcc */
         JobAcc *job_pool;
         size_t n_jobs, max_jobs;
-        AccMap job_objects, job_phases, object_hours;
+        AccMap job_objects, job_phases, job_tasks, object_hours;
+        SamplePack outside;    /* the rows of work outside jobs, packed */
         /* what lmkd measures beyond samples (ingest-measured.c) */
         int64_t node_type_id;   /* the batch's node.type; STORAGE_NULL: it has none */
         int64_t role_ids[BATCH_MAX_ROLES]; /* event_roles of b->roles */

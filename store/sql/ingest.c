@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Storing one batch, inside the savepoint the write queue opened for it:
  * its node, its receipt (which tells a batch stored before), its jobs with
- * their time lines, its rows and their rollups, the jobs' applications and
- * the application mix, the site-wide object sums, markers, ranks, the
- * node's software inventory and what lmkd measures beyond samples (node
- * type, energy, exact figures, counters, named events, bursts). */
+ * their time lines, its rows (packed per job) and their rollups, the jobs'
+ * applications and the application mix, the site-wide object sums,
+ * markers, ranks, the node's software inventory and what lmkd measures
+ * beyond samples (node type, energy, exact figures, counters, named
+ * events, bursts). */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -30,7 +31,10 @@ static int ctx_job(IngestCtx *x, const char *job, JobAcc **ret) {
                         return -ENOBUFS;
                 j = &x->job_pool[x->n_jobs++];
                 *j = (JobAcc) { .job = job, .cpu_time_ns = STORAGE_NULL, .cycles = STORAGE_NULL,
-                                .instructions = STORAGE_NULL };
+                                .instructions = STORAGE_NULL, .pack = j->pack };
+                r = sample_pack_begin(&j->pack, x->b->frequency_hz);
+                if (r < 0)
+                        return r;
                 r = hashmap_put(x->jobs, job, j);
                 if (r < 0)
                         return r;
@@ -423,61 +427,97 @@ static int ingest_jobs(IngestCtx *x) {
         return 0;
 }
 
+/* Each row into its job's pack (or that of work outside jobs) and the
+ * rollups' sums. */
 static int ingest_rows(IngestCtx *x) {
         SqlStorage *s = x->s;
         const Batch *b = x->b;
         double cps = 1.0 / b->frequency_hz;
+        int r;
 
+        r = sample_pack_begin(&x->outside, b->frequency_hz);
+        if (r < 0)
+                return r;
         for (size_t i = 0; i < b->n_rows; i++) {
                 const BatchRow *row = &b->rows[i];
-                int64_t job_id = 0, object_id, phase_id, task_id;
+                JobAcc *j = row->job ? hashmap_get(x->jobs, row->job) : NULL;
+                int64_t job_id = j ? j->id : 0;
+                SampleRow packed = { .samples = row->samples, .cpu_time_ns = row->cpu_time_ns,
+                                     .cycles = row->cycles, .instructions = row->instructions };
                 double cpu_seconds = (double) row->samples * cps;
-                DbStmt *st;
-                int r;
 
-                if (row->job)
-                        job_id = ((JobAcc *) hashmap_get(x->jobs, row->job))->id;
                 if ((r = intern(s, s->object_ids, STMT_OBJECT_SELECT, STMT_OBJECT_INSERT,
                                 row->object, code_kind_to_string(row->kind), row->build_id, 3,
-                                &object_id)) < 0 ||
+                                &packed.object_id)) < 0 ||
                     (r = intern(s, s->phase_ids, STMT_PHASE_SELECT, STMT_PHASE_INSERT,
-                                row->phase, NULL, NULL, 1, &phase_id)) < 0 ||
+                                row->phase, NULL, NULL, 1, &packed.phase_id)) < 0 ||
                     (r = intern(s, s->task_ids, STMT_TASK_SELECT, STMT_TASK_INSERT,
-                                row->step, row->user, row->comm, 3, &task_id)) < 0)
-                        return r;
-
-                if ((r = conn_stmt(&s->writer, STMT_SAMPLE_UPSERT, &st)) < 0 ||
-                    (r = db_bind_int(st, 1, job_id)) < 0 ||
-                    (r = db_bind_int(st, 2, x->bucket)) < 0 ||
-                    (r = db_bind_int(st, 3, x->node_id)) < 0 ||
-                    (r = db_bind_int(st, 4, object_id)) < 0 ||
-                    (r = db_bind_int(st, 5, phase_id)) < 0 ||
-                    (r = db_bind_int(st, 6, task_id)) < 0 ||
-                    (r = db_bind_int(st, 7, row->samples)) < 0 ||
-                    (r = bind_sum(st, 8, cpu_seconds)) < 0 ||
-                    (r = bind_nullable_int(st, 9, row->cpu_time_ns)) < 0 ||
-                    (r = bind_nullable_int(st, 10, row->cycles)) < 0 ||
-                    (r = bind_nullable_int(st, 11, row->instructions)) < 0)
-                        return r;
-                r = db_execute(st, true);
-                if (r == -EOVERFLOW) {
-                        char field[32];
-
-                        snprintf(field, sizeof(field), "rows[%zu]", i);
-                        return overflow(x, field, "adding this row to the stored sums of its job, hour, node, "
-                                        "object, phase and task would overflow");
-                }
-                if (r < 0)
+                                row->step, row->user, row->comm, 3, &packed.task_id)) < 0 ||
+                    (r = sample_pack_add(j ? &j->pack : &x->outside, &packed)) < 0)
                         return r;
 
                 if (job_id != 0 &&
-                    ((r = acc_add(&x->job_objects, job_id, object_id, row, cpu_seconds)) < 0 ||
-                     (r = acc_add(&x->job_phases, job_id, phase_id, row, cpu_seconds)) < 0))
+                    ((r = acc_add(&x->job_objects, job_id, packed.object_id, row, cpu_seconds)) < 0 ||
+                     (r = acc_add(&x->job_phases, job_id, packed.phase_id, row, cpu_seconds)) < 0 ||
+                     (r = acc_add(&x->job_tasks, job_id, packed.task_id, row, cpu_seconds)) < 0))
                         return r;
-                r = acc_add(&x->object_hours, object_id, 0, row, cpu_seconds);
+                r = acc_add(&x->object_hours, packed.object_id, 0, row, cpu_seconds);
                 if (r < 0)
                         return r;
-                r = measured_add_row(x, i, job_id, object_id, phase_id);
+                r = measured_add_row(x, i, job_id, packed.object_id, packed.phase_id);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int write_pack(IngestCtx *x, int64_t job_id, const SamplePack *p) {
+        const Batch *b = x->b;
+        DbStmt *st;
+        int r;
+
+        if (p->n_rows == 0)
+                return 0;
+        if ((r = conn_stmt(&x->s->writer, STMT_SAMPLE_PACK_INSERT, &st)) < 0 ||
+            (r = db_bind_int(st, 1, job_id)) < 0 ||
+            (r = db_bind_int(st, 2, x->bucket)) < 0 ||
+            (r = db_bind_int(st, 3, x->node_id)) < 0 ||
+            (r = bind_nullable_text(st, 4, b->boot_id)) < 0 ||
+            (r = db_bind_int(st, 5, b->seq)) < 0 ||
+            (r = db_bind_int(st, 6, p->n_rows)) < 0 ||
+            (r = db_bind_int(st, 7, p->samples)) < 0 ||
+            (r = db_bind_blob(st, 8, p->data, p->len)) < 0)
+                return r;
+        return db_execute(st, false);
+}
+
+/* The raw rows: one pack per job of the batch that had rows, and one of
+ * work outside jobs. */
+static int write_packs(IngestCtx *x) {
+        int r;
+
+        for (size_t i = 0; i < x->n_jobs; i++) {
+                r = write_pack(x, x->job_pool[i].id, &x->job_pool[i].pack);
+                if (r < 0)
+                        return r;
+        }
+        return write_pack(x, 0, &x->outside);
+}
+
+static int write_job_tasks(IngestCtx *x) {
+        for (size_t i = 0; i < x->job_tasks.n; i++) {
+                const Acc *a = &x->job_tasks.pool[i];
+                DbStmt *st;
+                int r;
+
+                if ((r = conn_stmt(&x->s->writer, STMT_JOB_TASK_UPSERT, &st)) < 0 ||
+                    (r = db_bind_int(st, 1, a->a)) < 0 ||
+                    (r = db_bind_int(st, 2, a->b)) < 0 ||
+                    (r = db_bind_int(st, 3, a->samples)) < 0)
+                        return r;
+                r = db_execute(st, true);
+                if (r == -EOVERFLOW)
+                        return overflow(x, "rows", "adding this batch to a job's stored sums per task would overflow");
                 if (r < 0)
                         return r;
         }
@@ -646,8 +686,10 @@ int ingest_locked(IngestCtx *x, int64_t now, IngestResult *ret) {
         }
         if ((r = ingest_jobs(x)) < 0 ||
             (r = ingest_rows(x)) < 0 ||
+            (r = write_packs(x)) < 0 ||
             (r = write_rollup(x, &x->job_objects, STMT_JOB_OBJECT_UPSERT, "object")) < 0 ||
             (r = write_rollup(x, &x->job_phases, STMT_JOB_PHASE_UPSERT, "phase")) < 0 ||
+            (r = write_job_tasks(x)) < 0 ||
             (r = update_apps(x)) < 0 ||
             (r = update_app_mix(x)) < 0 ||
             (r = write_object_sums(x)) < 0 ||

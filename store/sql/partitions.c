@@ -28,14 +28,16 @@ typedef struct PartTable {
         const char *key;        /* the partition key, Unix seconds */
         int64_t span;           /* what one partition holds, seconds */
         bool raw;               /* dropped with the raw window (else kept) */
+        bool legacy;            /* written no more: none made ahead, old ones still dropped */
 } PartTable;
 
 static const PartTable part_tables[_PARTITIONED_TABLE_MAX] = {
         [PARTITIONED_BATCHES] = { "batches", "batches_default", "interval_start", DAY_SECONDS_I, true },
-        [PARTITIONED_SAMPLES] = { "samples", "samples_default", "bucket", DAY_SECONDS_I, true },
+        [PARTITIONED_SAMPLES] = { "samples", "samples_default", "bucket", DAY_SECONDS_I, true, true },
         [PARTITIONED_TIMELINE] = { "job_timeline_raw", "job_timeline_raw_default", "t", DAY_SECONDS_I, true },
         [PARTITIONED_OBJECT_HOURS] = { "object_hours", "object_hours_default", "bucket", PERIOD_SECONDS_I,
                                        false },
+        [PARTITIONED_SAMPLE_PACKS] = { "sample_packs", "sample_packs_default", "bucket", DAY_SECONDS_I, true },
 };
 
 const char *partitioned_table_to_string(PartitionedTable t) {
@@ -285,7 +287,7 @@ int sql_partitions(Storage *base, int64_t now, int64_t before, PartitionResult *
                         first -= DAYS_BEHIND * t->span;
                 } else
                         last = first + t->span; /* the current and the next period */
-                for (int64_t start = first; start <= last; start += t->span) {
+                for (int64_t start = first; !t->legacy && start <= last; start += t->span) {
                         int k = partition_make(c, t, start, ret);
 
                         if (k < 0) {

@@ -3,6 +3,7 @@
  * site-wide rollups, from before a horizon deleted in short write
  * transactions of bounded size, each going on where the last left. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -26,8 +27,24 @@ static int prune_exec(PruneStep *p, DbStmt *st, uint64_t *count) {
         return 0;
 }
 
-/* One job's raw rows: its per-batch time line, then its sample rows an
- * hour at a time. 1: all gone, 0: the budget ran out first. */
+/* The tables of raw rows by (job, hour): the packs (schema/0017), and the
+ * rows from before them, which are written no more. */
+static const struct {
+        Stmt job_bucket, job, idle_next, idle;
+        size_t count; /* where in PruneResult the rows deleted count */
+} raw_tables[] = {
+        { STMT_PRUNE_JOB_PACKS_BUCKET, STMT_PRUNE_JOB_PACKS, STMT_PRUNE_IDLE_PACKS_NEXT, STMT_PRUNE_IDLE_PACKS,
+          offsetof(PruneResult, sample_packs) },
+        { STMT_PRUNE_JOB_SAMPLES_BUCKET, STMT_PRUNE_JOB_SAMPLES, STMT_PRUNE_IDLE_SAMPLES_NEXT,
+          STMT_PRUNE_IDLE_SAMPLES, offsetof(PruneResult, samples) },
+};
+
+static uint64_t *raw_count(PruneStep *p, size_t t) {
+        return (uint64_t *) ((char *) p->res + raw_tables[t].count);
+}
+
+/* One job's raw rows: its per-batch time line, then its rows of each raw
+ * table an hour at a time. 1: all gone, 0: the budget ran out first. */
 static int prune_job(PruneStep *p, int64_t job_id) {
         Conn *c = &p->s->writer;
         DbStmt *st;
@@ -36,28 +53,32 @@ static int prune_job(PruneStep *p, int64_t job_id) {
         if ((r = conn_stmt(c, STMT_PRUNE_JOB_TIMELINE, &st)) < 0 || (r = db_bind_int(st, 1, job_id)) < 0 ||
             (r = prune_exec(p, st, &p->res->timeline)) < 0)
                 return r;
-        while (p->budget > 0) {
-                int64_t bucket;
-                int rc;
+        for (size_t t = 0; t < ELEMENTSOF(raw_tables); t++)
+                for (;;) {
+                        int64_t bucket;
+                        int rc;
 
-                if ((r = conn_stmt(c, STMT_PRUNE_JOB_BUCKET, &st)) < 0 || (r = db_bind_int(st, 1, job_id)) < 0)
-                        return r;
-                rc = db_step(st);
-                if (rc != 1) {
+                        if (p->budget <= 0)
+                                return 0;
+                        if ((r = conn_stmt(c, raw_tables[t].job_bucket, &st)) < 0 ||
+                            (r = db_bind_int(st, 1, job_id)) < 0)
+                                return r;
+                        rc = db_step(st);
+                        if (rc != 1) {
+                                db_reset(st);
+                                return step_errno(rc);
+                        }
+                        if (db_column_null(st, 0)) {
+                                db_reset(st);
+                                break;
+                        }
+                        bucket = db_column_int(st, 0);
                         db_reset(st);
-                        return step_errno(rc);
+                        if ((r = conn_stmt(c, raw_tables[t].job, &st)) < 0 || (r = db_bind_int(st, 1, job_id)) < 0 ||
+                            (r = db_bind_int(st, 2, bucket)) < 0 || (r = prune_exec(p, st, raw_count(p, t))) < 0)
+                                return r;
                 }
-                if (db_column_null(st, 0)) {
-                        db_reset(st);
-                        return 1;
-                }
-                bucket = db_column_int(st, 0);
-                db_reset(st);
-                if ((r = conn_stmt(c, STMT_PRUNE_JOB_SAMPLES, &st)) < 0 || (r = db_bind_int(st, 1, job_id)) < 0 ||
-                    (r = db_bind_int(st, 2, bucket)) < 0 || (r = prune_exec(p, st, &p->res->samples)) < 0)
-                        return r;
-        }
-        return 0;
+        return 1;
 }
 
 /* The jobs last seen before the horizon, in the order of (last_seen, id)
@@ -117,31 +138,37 @@ static int prune_jobs(PruneStep *p) {
         return mark_seen >= (double) p->before;
 }
 
-/* Samples of work outside jobs (job 0) before the horizon, an hour and a
- * node at a time. 1: none left. */
+/* Raw rows of work outside jobs (job 0) before the horizon, table by
+ * table, an hour and a node at a time. 1: none left. */
 static int prune_outside_jobs(PruneStep *p) {
         Conn *c = &p->s->writer;
         DbStmt *st;
         int r, rc;
 
-        while (p->budget > 0) {
-                int64_t bucket, node;
+        for (size_t t = 0; t < ELEMENTSOF(raw_tables); t++)
+                for (;;) {
+                        int64_t bucket, node;
 
-                if ((r = conn_stmt(c, STMT_PRUNE_IDLE_NEXT, &st)) < 0 || (r = db_bind_int(st, 1, p->before)) < 0)
-                        return r;
-                rc = db_step(st);
-                if (rc != 1) {
+                        if (p->budget <= 0)
+                                return 0;
+                        if ((r = conn_stmt(c, raw_tables[t].idle_next, &st)) < 0 ||
+                            (r = db_bind_int(st, 1, p->before)) < 0)
+                                return r;
+                        rc = db_step(st);
+                        if (rc != 1) {
+                                db_reset(st);
+                                if (rc == 0)
+                                        break;
+                                return step_errno(rc);
+                        }
+                        bucket = db_column_int(st, 0);
+                        node = db_column_int(st, 1);
                         db_reset(st);
-                        return rc == 0 ? 1 : step_errno(rc);
+                        if ((r = conn_stmt(c, raw_tables[t].idle, &st)) < 0 || (r = db_bind_int(st, 1, bucket)) < 0 ||
+                            (r = db_bind_int(st, 2, node)) < 0 || (r = prune_exec(p, st, raw_count(p, t))) < 0)
+                                return r;
                 }
-                bucket = db_column_int(st, 0);
-                node = db_column_int(st, 1);
-                db_reset(st);
-                if ((r = conn_stmt(c, STMT_PRUNE_IDLE, &st)) < 0 || (r = db_bind_int(st, 1, bucket)) < 0 ||
-                    (r = db_bind_int(st, 2, node)) < 0 || (r = prune_exec(p, st, &p->res->samples)) < 0)
-                        return r;
-        }
-        return 0;
+        return 1;
 }
 
 /* The receipts of batches received before the horizon: per (node, boot),

@@ -85,7 +85,7 @@
         "UPDATE jobs SET app = a.app, app_object = a.object FROM (SELECT b.app, "                               \
         "CASE WHEN b.note IS NOT NULL THEN NULL WHEN b.exe IS NOT NULL THEN b.exe "                             \
         "WHEN b.app IS NOT NULL THEN -1 END AS object FROM (SELECT n.note, e.id AS exe, "                       \
-        "coalesce(n.note, e.name, (SELECT t.comm FROM samples s JOIN tasks t ON t.id = s.task_id "              \
+        "coalesce(n.note, e.name, (SELECT t.comm FROM job_tasks s JOIN tasks t ON t.id = s.task_id "            \
         "WHERE s.job_id = ?1 GROUP BY t.comm ORDER BY sum(s.samples) DESC, t.comm LIMIT 1)) AS app "            \
         "FROM (SELECT (SELECT nullif(note_value, '') FROM job_notes "                                           \
         "WHERE job_id = ?1 AND note_key = 'app') AS note) n LEFT JOIN "                                         \
@@ -209,13 +209,14 @@ static const char *const stmt_sql[_STMT_MAX] = {
         [STMT_PHASE_INSERT] = "INSERT INTO phases (path) VALUES (?) ON CONFLICT DO NOTHING RETURNING id",
         [STMT_TASK_SELECT] = "SELECT id FROM tasks WHERE step = ? AND user_name = ? AND comm = ?",
         [STMT_TASK_INSERT] = "INSERT INTO tasks (step, user_name, comm) VALUES (?, ?, ?) ON CONFLICT DO NOTHING RETURNING id",
-        [STMT_SAMPLE_UPSERT] =
-                "INSERT INTO samples (job_id, bucket, node_id, object_id, phase_id, task_id, "
-                "samples, cpu_seconds, cpu_time_ns, cycles, instructions) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-                "ON CONFLICT (job_id, bucket, node_id, object_id, phase_id, task_id) DO UPDATE SET "
-                ADD("samples", "samples") ", " ADD("samples", "cpu_seconds") ", " ADD_COUNTERS("samples") " "
-                "WHERE " FITS_COUNTERS("samples"),
+        /* a batch is stored once (batches' key): its packs are new */
+        [STMT_SAMPLE_PACK_INSERT] =
+                "INSERT INTO sample_packs (job_id, bucket, node_id, boot_id, seq, n_rows, samples, packed) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        [STMT_JOB_TASK_UPSERT] =
+                "INSERT INTO job_tasks (job_id, task_id, samples) VALUES (?, ?, ?) "
+                "ON CONFLICT (job_id, task_id) DO UPDATE SET " ADD("job_tasks", "samples") " "
+                "WHERE " FITS("job_tasks", "samples"),
         [STMT_JOB_OBJECT_UPSERT] =
                 "INSERT INTO job_objects (job_id, object_id, samples, cpu_seconds, cpu_time_ns, "
                 "cycles, instructions, multiplexed_samples) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
@@ -375,11 +376,16 @@ static const char *const stmt_sql[_STMT_MAX] = {
                 "SELECT id, last_seen FROM jobs WHERE last_seen >= ?1 AND last_seen < ?3 "
                 "AND (last_seen > ?1 OR id > ?2) ORDER BY last_seen, id LIMIT ?4",
         [STMT_PRUNE_JOB_TIMELINE] = "DELETE FROM job_timeline WHERE job_id = ? AND grain = 0",
-        [STMT_PRUNE_JOB_BUCKET] = "SELECT min(bucket) FROM samples WHERE job_id = ?",
-        [STMT_PRUNE_JOB_SAMPLES] = "DELETE FROM samples WHERE job_id = ? AND bucket = ?",
-        [STMT_PRUNE_IDLE_NEXT] =
-                "SELECT bucket, node_id FROM samples WHERE job_id = 0 AND bucket < ? ORDER BY bucket, node_id LIMIT 1",
-        [STMT_PRUNE_IDLE] = "DELETE FROM samples WHERE job_id = 0 AND bucket = ? AND node_id = ?",
+        /* the raw rows, packed (schema/0017) and from before that */
+#define PRUNE_RAW(job, idle, table)                                                                     \
+        [job##_BUCKET] = "SELECT min(bucket) FROM " table " WHERE job_id = ?",                          \
+        [job] = "DELETE FROM " table " WHERE job_id = ? AND bucket = ?",                                \
+        [idle##_NEXT] = "SELECT bucket, node_id FROM " table " WHERE job_id = 0 AND bucket < ? "        \
+                        "ORDER BY bucket, node_id LIMIT 1",                                             \
+        [idle] = "DELETE FROM " table " WHERE job_id = 0 AND bucket = ? AND node_id = ?"
+        PRUNE_RAW(STMT_PRUNE_JOB_PACKS, STMT_PRUNE_IDLE_PACKS, "sample_packs"),
+        PRUNE_RAW(STMT_PRUNE_JOB_SAMPLES, STMT_PRUNE_IDLE_SAMPLES, "samples"),
+#undef PRUNE_RAW
         [STMT_PRUNE_BATCH_GROUP] =
                 "SELECT node_id, boot_id FROM batches WHERE (node_id, boot_id) > (?, ?) ORDER BY node_id, boot_id LIMIT 1",
         [STMT_PRUNE_BATCH_SEQS] =

@@ -195,6 +195,10 @@ static int db_sqlite_bind_text(DbStmt *st, int i, const char *v) {
         return stmt_fail(sqlite_stmt(st), sqlite3_bind_text(sqlite_stmt(st), i, v, -1, SQLITE_STATIC));
 }
 
+static int db_sqlite_bind_blob(DbStmt *st, int i, const void *v, size_t n) {
+        return stmt_fail(sqlite_stmt(st), sqlite3_bind_blob64(sqlite_stmt(st), i, v, n, SQLITE_STATIC));
+}
+
 static int db_sqlite_step(DbStmt *st) {
         int rc = sqlite3_step(sqlite_stmt(st));
 
@@ -280,6 +284,7 @@ const DbDriver db_sqlite_driver = {
         .bind_int = db_sqlite_bind_int,
         .bind_double = db_sqlite_bind_double,
         .bind_text = db_sqlite_bind_text,
+        .bind_blob = db_sqlite_bind_blob,
         .step = db_sqlite_step,
         .execute = db_sqlite_execute,
         .changes = db_sqlite_changes,

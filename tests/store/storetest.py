@@ -17,12 +17,13 @@ import shutil
 import signal
 import socket
 import sqlite3
+import struct
 import subprocess
 import time
 import urllib.parse
 
 import lmktest
-from lmktest import build_path, fail, log, skip, tmpdir
+from lmktest import build_path, check, fail, log, skip, tmpdir
 
 BACKEND = os.environ.get("LMK_TEST_BACKEND", "sqlite")
 if BACKEND not in ("sqlite", "postgresql"):
@@ -126,6 +127,52 @@ def sql_read(db, query, args=()):
         return con.execute(query, args).fetchall()
     finally:
         con.close()
+
+
+def unpack_samples(packed):
+    """The rows of a sample_packs.packed value (store/sql/sample-pack.h), as
+    (object_id, phase_id, task_id, samples, cpu_seconds, cpu_time_ns,
+    cycles, instructions) with None for a NULL counter."""
+    data = bytes(packed)
+    check(len(data) >= 9 and data[0] == 1, f"not a pack of version 1: {data[:16].hex()}")
+    hz = struct.unpack("<d", data[1:9])[0]
+    pos = 9
+
+    def varint():
+        nonlocal pos
+        v = shift = 0
+        while True:
+            b = data[pos]
+            pos += 1
+            v |= (b & 0x7f) << shift
+            shift += 7
+            if not b & 0x80:
+                return v - (1 << 64) if v >= 1 << 63 else v
+
+    rows = []
+    while pos < len(data):
+        ids = [varint() for _ in range(4)]
+        which = data[pos]
+        pos += 1
+        counters = [varint() if which & (1 << k) else None for k in range(3)]
+        rows.append((*ids[:3], ids[3], ids[3] * (1.0 / hz), *counters))
+    return rows
+
+
+def raw_rows(db, where="TRUE", args=()):
+    """The raw rows stored, unpacked: (job_id, bucket, node_id, object_id,
+    phase_id, task_id, samples, cpu_seconds, cpu_time_ns, cycles,
+    instructions), one per row of a batch, of the packs that match where
+    (SQL on sample_packs p)."""
+    out = []
+    for job_id, bucket, node_id, n_rows, samples, packed in sql_read(
+            db, f"SELECT p.job_id, p.bucket, p.node_id, p.n_rows, p.samples, p.packed FROM sample_packs p "
+                f"WHERE {where} ORDER BY p.job_id, p.bucket, p.node_id, p.boot_id, p.seq", args):
+        rows = unpack_samples(packed)
+        check((len(rows), sum(r[3] for r in rows)) == (n_rows, samples),
+              f"a pack's n_rows and samples ({n_rows}, {samples}) differ from its rows {rows}")
+        out += [(job_id, bucket, node_id, *r) for r in rows]
+    return out
 
 
 _stores = []
@@ -344,7 +391,7 @@ class Store:
         return sql_read(self.db, query, args)
 
     def counts(self):
-        tables = ["batches", "jobs", "samples", "objects", "phases", "job_objects",
+        tables = ["batches", "jobs", "sample_packs", "objects", "phases", "job_objects",
                   "job_phases", "job_nodes", "job_notes", "job_markers", "object_hours", "object_days", "nodes",
                   "job_ranks"]
         return {t: self.sql(f"SELECT count(*) FROM {t}")[0][0] for t in tables}

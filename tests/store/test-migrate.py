@@ -98,7 +98,9 @@ def pg_tables(uri, like):
         with con.cursor() as cur:
             for t, (cols, _) in like.items():
                 cur.execute(f'SELECT {", ".join(cols)} FROM "{t}"')
-                out[t] = (cols, sorted_rows(cur.fetchall()))
+                # psycopg2 gives BYTEA as a memoryview, sqlite3 BLOB as bytes
+                out[t] = (cols, sorted_rows([[bytes(v) if isinstance(v, memoryview) else v for v in r]
+                                             for r in cur.fetchall()]))
         return out
     finally:
         con.close()
@@ -240,9 +242,17 @@ def main():
     supported = backend_supported(pg)
 
     db, answers = build_store()
+    # raw rows as a store from before packs (schema/0017) left them in samples
+    con = sqlite3.connect(db)
+    with con:
+        con.executemany("INSERT INTO samples (job_id, bucket, node_id, object_id, phase_id, task_id, samples, "
+                        "cpu_seconds, cpu_time_ns, cycles, instructions) VALUES (?, ?, 1, 1, 1, 1, ?, ?, ?, ?, ?)",
+                        [(1, START - 2 * DAY, 40, 40.0, None, 4000, 8000), (0, START - 2 * DAY, 3, 3.0, 7, None, None)])
+    con.close()
     before = fingerprint(db)
     src = sqlite_tables(db)
-    for t in ("jobs", "batches", "samples", "job_notes", "job_markers", "job_ranks", "nodes", "retention"):
+    for t in ("jobs", "batches", "sample_packs", "samples", "job_tasks", "job_notes", "job_markers", "job_ranks",
+              "nodes", "retention"):
         check(src.get(t) and src[t][1], f"the SQLite store has rows in {t}")
     notes = src["job_notes"]
     check(AWKWARD in [r[notes[0].index("note_value")] for r in notes[1]], "the awkward note is stored")

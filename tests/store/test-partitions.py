@@ -2,11 +2,13 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """PostgreSQL's time partitions (docs/postgresql.md, "Time-partitioned
 tables"), on a private server: the store makes the daily partitions of
-batches, samples and the per-batch time line from yesterday to a week
-ahead, and object_hours' current and next 28-day period; rows that sat in
-a default partition move into the partition made for their range; with
+batches, sample_packs and the per-batch time line from yesterday to a week
+ahead, and object_hours' current and next 28-day period, and none of
+samples, which is written no more (schema/0017); rows that sat in a
+default partition move into the partition made for their range; with
 --keep-raw-days the raw partitions wholly before the horizon are dropped,
-and nothing else (a partition an admin made under another name stays);
+samples' too, and nothing else (a partition an admin made under another
+name stays);
 /metrics shows the counts. Two stores starting on one database at once
 make each partition once. Skips (77) without PostgreSQL."""
 import os
@@ -20,7 +22,9 @@ from storetest import Store, check_eq, new_database, pg_server  # noqa: E402
 
 DAY = 86400
 PERIOD = 28 * DAY
-DAILY = ("batches", "samples", "job_timeline_raw")
+DAILY = ("batches", "sample_packs", "job_timeline_raw")
+# an empty pack (sample-pack.h): the version, 1 Hz
+PACK = "decode('01000000000000f03f', 'hex')"
 
 
 def day_name(table, start):
@@ -77,6 +81,8 @@ def check_made(pg, dbname, now):
     have = partitions(pg, dbname, "object_hours")
     want = {day_name("object_hours", p): (p, p + PERIOD) for p in (period, period + PERIOD)}
     check_eq(have, want, "object_hours' partitions")
+    check_eq({k: v for k, v in partitions(pg, dbname, "samples").items() if k.startswith("samples_p")}, {},
+             "samples' partitions (none made ahead)")
 
 
 def test_made_moved_dropped():
@@ -87,7 +93,7 @@ def test_made_moved_dropped():
     today = now // DAY * DAY
 
     with Store(db=db, extra=["--keep-raw-days", "30"]) as s:
-        m = wait_metric(s, 'lmk_store_partitions{table="samples"}', 9)
+        m = wait_metric(s, 'lmk_store_partitions{table="sample_packs"}', 9)
         check_made(pg, name, now)
         check_eq(m["lmk_store_partitions_created_total"], 3 * 9 + 2, "partitions made")
         check_eq(m["lmk_store_partition_failures_total"], 0, "partition failures")
@@ -98,14 +104,18 @@ def test_made_moved_dropped():
     # admin's own partition of old rows under another name.
     ahead = today + 5 * DAY
     old = today - 40 * DAY
-    gone = day_name("samples", ahead)
+    gone = day_name("sample_packs", ahead)
     pg.psql(f"DROP TABLE {gone}", dbname=name)
-    pg.psql("INSERT INTO samples (job_id, bucket, node_id, object_id, phase_id, task_id, samples, cpu_seconds) "
-            f"VALUES (1, {ahead}, 1, 1, 1, 1, 5, 5.0), (1, {ahead + 3600}, 1, 1, 1, 1, 6, 6.0), "
-            f"(2, {ahead + 7200}, 1, 1, 1, 1, 7, 7.0)", dbname=name)
-    for table, key in (("samples", "bucket"), ("batches", "interval_start"), ("job_timeline_raw", "t")):
+    pg.psql("INSERT INTO sample_packs (job_id, bucket, node_id, boot_id, seq, n_rows, samples, packed) "
+            f"VALUES (1, {ahead}, 1, 'b', 1, 0, 5, {PACK}), (1, {ahead + 3600}, 1, 'b', 2, 0, 6, {PACK}), "
+            f"(2, {ahead + 7200}, 1, 'b', 3, 0, 7, {PACK})", dbname=name)
+    # an old day of each raw table; samples' as an older store made them
+    for table, key in (("sample_packs", "bucket"), ("samples", "bucket"), ("batches", "interval_start"),
+                       ("job_timeline_raw", "t")):
         pg.psql(f"CREATE TABLE {day_name(table, old)} PARTITION OF {table} FOR VALUES FROM ({old}) TO "
                 f"({old + DAY})", dbname=name)
+    pg.psql("INSERT INTO sample_packs (job_id, bucket, node_id, boot_id, seq, n_rows, samples, packed) "
+            f"VALUES (3, {old}, 1, 'b', 4, 0, 1, {PACK}), (3, {old + 3600}, 1, 'b', 5, 0, 1, {PACK})", dbname=name)
     pg.psql("INSERT INTO samples (job_id, bucket, node_id, object_id, phase_id, task_id, samples, cpu_seconds) "
             f"VALUES (3, {old}, 1, 1, 1, 1, 1, 1.0), (3, {old + 3600}, 1, 1, 1, 1, 1, 1.0)", dbname=name)
     pg.psql("INSERT INTO batches (node_id, boot_id, seq, received_at, interval_start, interval_end, event, "
@@ -116,15 +126,16 @@ def test_made_moved_dropped():
             f"({archive + DAY})", dbname=name)
     pg.psql("INSERT INTO samples (job_id, bucket, node_id, object_id, phase_id, task_id, samples, cpu_seconds) "
             f"VALUES (4, {archive}, 1, 1, 1, 1, 1, 1.0)", dbname=name)
-    check_eq(pg.psql("SELECT count(*) FROM samples_default", dbname=name), [["3"]], "rows in samples_default")
+    check_eq(pg.psql("SELECT count(*) FROM sample_packs_default", dbname=name), [["3"]],
+             "rows in sample_packs_default")
 
     with Store(db=db, extra=["--keep-raw-days", "30"]) as s:
-        m = wait_metric(s, "lmk_store_partitions_dropped_total", 3)
-        check_eq(m["lmk_store_partitions_dropped_total"], 3, "partitions dropped (one old day of each raw table)")
+        m = wait_metric(s, "lmk_store_partitions_dropped_total", 4)
+        check_eq(m["lmk_store_partitions_dropped_total"], 4, "partitions dropped (one old day of each raw table)")
         check_eq(m["lmk_store_partitions_created_total"], 1, "partitions made (the lost one)")
-        check_eq(m['lmk_store_partition_default_rows{table="samples"}'], 0, "rows left in samples_default")
+        check_eq(m['lmk_store_partition_default_rows{table="sample_packs"}'], 0, "rows left in sample_packs_default")
         check_eq(m["lmk_store_partition_failures_total"], 0, "partition failures")
-        check("moved 3 rows of samples from samples_default into " + gone in s.read_log(),
+        check("moved 3 rows of sample_packs from sample_packs_default into " + gone in s.read_log(),
               f"the store did not say it moved the rows:\n{s.read_log()}")
         status, _, body = s.request("GET", "/healthz")
         check_eq(status, 200, f"/healthz after the partition changes: {body}")
@@ -132,13 +143,13 @@ def test_made_moved_dropped():
     check_eq(pg.psql(f"SELECT job_id, bucket, samples FROM {gone} ORDER BY bucket", dbname=name),
              [["1", str(ahead), "5"], ["1", str(ahead + 3600), "6"], ["2", str(ahead + 7200), "7"]],
              f"the rows moved into {gone}")
-    for table in DAILY:
+    for table in DAILY + ("samples",):
         check(day_name(table, old) not in partitions(pg, name, table), f"{day_name(table, old)} was not dropped")
     check_eq(pg.psql(f"SELECT count(*) FROM samples WHERE bucket < {today - 30 * DAY}", dbname=name), [["1"]],
              "old sample rows left (only the admin's samples_archive)")
     check("samples_archive" in partitions(pg, name, "samples"), "the admin's samples_archive was dropped")
     log("the lost day's partition was made again with its 3 rows moved out of the default partition; "
-        "the 3 old days' partitions were dropped, the admin's own partition stayed")
+        "the 4 old days' partitions were dropped, the admin's own partition stayed")
 
 
 def test_two_stores_at_once():
@@ -164,7 +175,7 @@ def test_two_stores_at_once():
             fail(f"a store did not start: {errors}")
         made = 0
         for st in stores:
-            m = wait_metric(st, 'lmk_store_partitions{table="samples"}', 9)
+            m = wait_metric(st, 'lmk_store_partitions{table="sample_packs"}', 9)
             check_eq(m["lmk_store_partition_failures_total"], 0, "partition failures")
             made += m["lmk_store_partitions_created_total"]
         check_eq(made, 3 * 9 + 2, "partitions made by the two stores together")

@@ -33,7 +33,7 @@ import pgserver
 from lmktest import build_path, check, fail, log
 
 os.environ["LMK_TEST_BACKEND"] = "postgresql"  # whatever the caller said: this one is about PostgreSQL
-from storetest import (Store, check_eq, make_batch, new_database, pg_server, row, sql_read,  # noqa: E402
+from storetest import (Store, check_eq, make_batch, new_database, pg_server, raw_rows, row, sql_read,  # noqa: E402
                        workdir)
 
 # An acknowledged batch must survive an immediate stop: the test server's
@@ -149,7 +149,12 @@ def test_same_batches_through_both(db, a, b):
     want_total = sum(batch_samples(bt) for bt in batches)
     check_eq(sql_read(db, "SELECT count(*), sum(samples) FROM batches")[0], (len(batches), want_total),
              "count and samples of the batches (psql)")
-    check_eq(sql_read(db, "SELECT sum(samples) FROM samples")[0][0], want_total, "sample rows' sum (psql)")
+    check_eq(sql_read(db, "SELECT sum(samples) FROM sample_packs")[0][0], want_total, "the packs' samples (psql)")
+    check_eq(sum(r[6] for r in raw_rows(db)), want_total, "the raw rows' samples, unpacked (psql)")
+    check_eq(sorted(sql_read(db, "SELECT n.name, p.seq, count(*) FROM sample_packs p JOIN nodes n ON n.id = p.node_id "
+                                 "GROUP BY n.name, p.seq")),
+             sorted((bt["batch"]["node"], bt["batch"]["seq"], len({r["job"] for r in bt["rows"]})) for bt in batches),
+             "one pack per batch and job, once (psql)")
     want = job_samples(batches)
     for store in (a, b):
         for job, samples in want.items():

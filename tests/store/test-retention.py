@@ -2,9 +2,11 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """Retention (docs/lmk-store.md): with --keep-raw-days the store deletes
 the raw detail older than that, in steps of at most a few thousand rows:
-the receipts of batches received before the horizon, the sample rows and
-per-batch time line of jobs last seen before it, and the sample rows of
-work outside jobs. Everything the queries answer from stays: the same job
+the receipts of batches received before the horizon, the raw rows (packed
+per batch and job) and per-batch time line of jobs last seen before it, and
+the raw rows of work outside jobs; also the raw rows a store from before
+packs (schema/0017) left in samples, which the test writes there itself,
+more than one step's worth. Everything the queries answer from stays: the same job
 summaries (their time line then from 5-minute sums), the same site-wide
 objects and application mix. /metrics counts what went; the raw rows
 younger than the horizon are all still there.
@@ -23,7 +25,7 @@ summaries stay. A rollup window shorter than the raw one is refused."""
 import time
 
 from lmktest import fail, log
-from storetest import Store, check_eq, make_batch, row, sql_read, sql_write
+from storetest import Store, check_eq, make_batch, raw_rows, row, sql_read, sql_write
 
 DAY = 86400
 HOUR = 3600
@@ -65,7 +67,7 @@ def main():
     recent = (now - 2 * HOUR) // HOUR * HOUR   # well after it
     pushes = []
     seq = 0
-    # an old job over 20 hours, 500 rows an hour: about 10,000 sample rows, more than one step
+    # an old job over 20 hours, 500 rows an hour: 10,000 raw rows in 20 packs
     for h in range(20):
         seq += 1
         pushes.append(make_batch(seq=seq, start=old + h * HOUR, jobs=[job("3001", old, old + 20 * HOUR)],
@@ -97,30 +99,40 @@ def main():
         check_eq(s.sql("SELECT count(*) FROM batches")[0][0], len(pushes), "nothing deleted without retention")
         ids = dict(s.sql("SELECT job, id FROM jobs"))
         counts = {
-            "old_samples": s.sql("SELECT count(*) FROM samples WHERE job_id = ?", (ids["3001"],))[0][0],
+            "old_packs": s.sql("SELECT count(*) FROM sample_packs WHERE job_id = ?", (ids["3001"],))[0][0],
             "old_timeline": s.sql("SELECT count(*) FROM job_timeline WHERE job_id = ? AND grain = 0",
                                   (ids["3001"],))[0][0],
-            "old_idle": s.sql("SELECT count(*) FROM samples WHERE job_id = 0 AND bucket < ?", (now - DAY,))[0][0],
-            "recent_samples": s.sql("SELECT count(*) FROM samples WHERE job_id <> ? AND bucket >= ?",
-                                    (ids["3001"], now - DAY))[0][0],
+            "old_idle": s.sql("SELECT count(*) FROM sample_packs WHERE job_id = 0 AND bucket < ?",
+                              (now - DAY,))[0][0],
+            "recent_rows": len(raw_rows(s.db, "p.job_id <> ? AND p.bucket >= ?", (ids["3001"], now - DAY))),
             "recent_timeline": s.sql("SELECT count(*) FROM job_timeline WHERE job_id = ?", (ids["3002"],))[0][0],
-            "old_short": s.sql("SELECT count(*) FROM samples WHERE job_id = ?", (ids["3003"],))[0][0],
+            "old_short": s.sql("SELECT count(*) FROM sample_packs WHERE job_id = ?", (ids["3003"],))[0][0],
             "old_short_timeline": s.sql("SELECT count(*) FROM job_timeline WHERE job_id = ? AND grain = 0",
                                         (ids["3003"],))[0][0],
         }
         log(f"before: {counts}")
-        if counts["old_samples"] < 9000:
-            fail(f"the old job should have about 10,000 sample rows: {counts}")
+        check_eq((counts["old_packs"], counts["old_idle"], counts["old_short"], counts["recent_rows"]),
+                 (20, 20, 3, 6), "packs: one per batch and job (and of work outside jobs), the recent rows")
+        check_eq(len(raw_rows(s.db, "p.job_id = ?", (ids["3001"],))), 10000, "the old job's raw rows")
 
     # what a day and more would have done to the old receipts
     sql_write(d.db, [(f"UPDATE batches SET received_at = received_at - {3 * DAY} WHERE seq <= ?", (old_seqs[-1],))])
+    # what a store from before schema/0017 left in samples: 10,000 old rows
+    # of the old job and 1,000 of work outside jobs, then one recent row
+    legacy = [(ids["3001"], old + (k % 20) * HOUR, k) for k in range(10000)] + \
+             [(0, old + (k % 10) * HOUR, k) for k in range(1000)]
+    sql_write(d.db, [("INSERT INTO samples (job_id, bucket, node_id, object_id, phase_id, task_id, samples, "
+                      "cpu_seconds) VALUES (?, ?, 1, 1, 1, ?, 1, 1.0)", r) for r in legacy] +
+              [("INSERT INTO samples (job_id, bucket, node_id, object_id, phase_id, task_id, samples, "
+                "cpu_seconds) VALUES (?, ?, 1, 1, 1, 1, 1, 1.0)", (ids["3002"], recent))])
 
     with Store(directory=d.dir, db=d.db, extra=["--keep-raw-days", "1", "--retention-interval", "1"]) as s:
         end = time.monotonic() + 30
         while True:
             m = metric(s, "lmk_store_retention_")
             if m.get("lmk_store_retention_last_run_seconds", 0) > 0 and \
-                    not s.sql("SELECT 1 FROM samples WHERE job_id = ? LIMIT 1", (ids["3001"],)):
+                    not s.sql("SELECT 1 FROM samples WHERE job_id = ? LIMIT 1", (ids["3001"],)) and \
+                    not s.sql("SELECT 1 FROM sample_packs WHERE job_id = ? LIMIT 1", (ids["3001"],)):
                 break
             if time.monotonic() > end:
                 fail(f"retention did not delete the old rows within 30 s: {m}\n{s.read_log()}")
@@ -129,24 +141,30 @@ def main():
         if not now - DAY - 5 <= m["lmk_store_retention_horizon_seconds"] <= time.time() - DAY + 1:
             fail(f"horizon {m['lmk_store_retention_horizon_seconds']}, expected about {now - DAY}")
         check_eq((m['lmk_store_retention_deleted_rows_total{table="batches"}'],
+                  m['lmk_store_retention_deleted_rows_total{table="sample_packs"}'],
                   m['lmk_store_retention_deleted_rows_total{table="samples"}'],
                   m['lmk_store_retention_deleted_rows_total{table="job_timeline"}']),
-                 (float(len(old_seqs)), float(counts["old_samples"] + counts["old_idle"] + counts["old_short"]),
-                  float(counts["old_timeline"] + counts["old_short_timeline"])), "rows deleted, as /metrics counts them")
+                 (float(len(old_seqs)), float(counts["old_packs"] + counts["old_idle"] + counts["old_short"]),
+                  float(len(legacy)), float(counts["old_timeline"] + counts["old_short_timeline"])),
+                 "rows deleted, as /metrics counts them")
         said = [line for line in s.read_log().splitlines() if "Retention: deleted" in line]
         passes = [line for line in s.read_log().splitlines() if "Retention: pass done in" in line]
         log(said, passes)
-        # a step deletes a few thousand rows at most: the old job's 10,000 took more than one
+        # a step deletes a few thousand rows at most: the 11,000 old ones in samples took more than one
         if not said or not any(int(x.split(" steps")[0].rsplit(" ", 1)[1]) >= 2 for x in passes):
             fail(f"the log should say what retention deleted, in more than one step: {said} {passes}")
 
         # the raw rows older than the horizon are gone, the younger ones all there
         check_eq(s.sql("SELECT seq FROM batches ORDER BY seq"), [(q,) for q in range(old_seqs[-1] + 1, seq + 1)],
                  "the receipts of the recent batches only")
+        check_eq(s.sql("SELECT count(*) FROM sample_packs WHERE bucket < ?", (now - DAY,))[0][0], 0,
+                 "no raw rows before the horizon")
         check_eq(s.sql("SELECT count(*) FROM samples WHERE bucket < ?", (now - DAY,))[0][0], 0,
-                 "no sample rows before the horizon")
-        check_eq(s.sql("SELECT count(*) FROM samples WHERE job_id <> ? AND bucket >= ?",
-                       (ids["3001"], now - DAY))[0][0], counts["recent_samples"], "the recent sample rows")
+                 "no rows from before packs older than the horizon")
+        check_eq(len(raw_rows(s.db, "p.job_id <> ? AND p.bucket >= ?", (ids["3001"], now - DAY))),
+                 counts["recent_rows"], "the recent raw rows")
+        check_eq(s.sql("SELECT job_id, bucket FROM samples"), [(ids["3002"], recent)],
+                 "the recent row from before packs")
         check_eq(s.sql("SELECT count(*) FROM job_timeline WHERE job_id = ? AND grain = 0", (ids["3001"],))[0][0], 0,
                  "the old job's per-batch time line")
         if not s.sql("SELECT count(*) FROM job_timeline WHERE job_id = ? AND grain = 300", (ids["3001"],))[0][0]:

@@ -12,9 +12,10 @@ PostgreSQL table counts as its parent, and its keys may add its partition
 key's columns, which PostgreSQL requires and nothing else.
 
 Data migrations are compared too: the same rows are stored after migration
-5 on both, and what migrations 6-12 compute from them (jobs.app, the day,
-week and 28-day rollups, job_timeline's grains, objects.last_seen) must be
-equal, and equal to the values worked out by hand here.
+5 on both, and what migrations 6-17 compute from them (jobs.app, the day,
+week and 28-day rollups, job_timeline's grains, objects.last_seen, the
+sums per job and task) must be equal, and equal to the values worked out
+by hand here.
 
 The comparison is shown to fail where it should: against an altered copy of
 the SQLite database (a column dropped, a column's type changed) and against
@@ -36,7 +37,7 @@ import pgserver
 SCHEMA = os.path.join(lmktest.SOURCE_ROOT, "schema")
 PG_SCHEMA = os.path.join(SCHEMA, "postgresql")
 # What docs/postgresql.md says grows with time, hence is partitioned by time.
-PARTITIONED = {"batches", "samples", "object_hours", "job_timeline"}
+PARTITIONED = {"batches", "samples", "sample_packs", "object_hours", "job_timeline"}
 # Migrations after which the data fixture is stored (the schema it fits).
 FIXTURE_AFTER = 5
 
@@ -62,13 +63,20 @@ INSERT INTO object_hours (bucket, object_id, samples, cpu_seconds) VALUES
         ({T0 + 7 * 86400}, 1, 7, 1.0), ({T0 + 28 * 86400}, 1, 28, 2.0),
         ({T0}, 5, 5000000000000000000, 1.0), ({T0 + 7200}, 5, 5000000000000000000, 1.0),
         ({T0 + 3600}, 2, 3, 0.75);
+INSERT INTO tasks (step, user_name, comm) VALUES ('0', 'u', 'solver'), ('0', 'u', 'python3');
+INSERT INTO samples (job_id, bucket, node_id, object_id, phase_id, task_id, samples, cpu_seconds) VALUES
+        (5, {T0}, 1, 5, 1, 1, 20, 20.0), (5, {T0}, 1, 5, 1, 2, 15, 15.0), (5, {T0 + 3600}, 1, 5, 1, 2, 15, 15.0),
+        (5, {T0 + 3600}, 2, 6, 1, 2, 1, 1.0), (2, {T0}, 1, 2, 1, 1, 50, 0.5), (0, {T0}, 1, 1, 1, 1, 99, 99.0);
 INSERT INTO job_intervals (job_id, node_id, start, seconds, samples, cpu_seconds) VALUES
         (1, 1, {T0}.0 + 299.75, 60.5, 10, 2.5), (1, 1, {T0}.0 + 300.25, 60.0, 4, 1.0),
         (1, 2, {T0}.0 + 86399.5, 30.0, 2, 0.5), (2, 1, {T0}.0 + 10.0, 60.0, 6, 3.0);
 """
-# What migrations 6-12 must make of it, worked out by hand.
+# What migrations 6-17 must make of it, worked out by hand: job 5 had no
+# executable, its command with the most samples names it (0013); its sums
+# per task, and job 2's, from samples (0017), work outside jobs not.
 CAP = 9223372036854775807
-EXPECTED_APPS = {1: "hpcc-note", 2: "Zeta", 3: None, 4: "a.out", 5: None}
+EXPECTED_APPS = {1: "hpcc-note", 2: "Zeta", 3: None, 4: "a.out", 5: "python3"}
+EXPECTED_JOB_TASKS = [[2, 1, 50], [5, 1, 20], [5, 2, 31]]
 EXPECTED_LAST_SEEN = {1: T0 + 28 * 86400, 2: T0 + 3600, 3: None, 4: None, 5: T0 + 7200, 6: None, 7: None}
 
 
@@ -373,6 +381,7 @@ DATA_QUERIES = {
     "object_periods": "SELECT period, object_id, samples, cpu_seconds FROM object_periods ORDER BY period, object_id",
     "job_timeline": "SELECT job_id, grain, node_id, t, seconds, samples, cpu_seconds FROM job_timeline "
                     "ORDER BY job_id, grain, node_id, t",
+    "job_tasks": "SELECT job_id, task_id, samples FROM job_tasks ORDER BY job_id, task_id",
 }
 
 
@@ -412,6 +421,8 @@ def compare_data(db, psql):
     g300 = [r for r in results["job_timeline"] if r[0] == 1 and r[1] == 300 and r[2] == 1]
     lmktest.check([r[3] for r in g300] == [T0, T0 + 300], f"job 1's 300-second grain on node 1: {g300}")
     lmktest.check(sum(r[1] == 0 for r in results["job_timeline"]) == 4, "every interval should be a grain-0 row")
+    lmktest.check(results["job_tasks"] == EXPECTED_JOB_TASKS,
+                  f"job_tasks {results['job_tasks']}, expected {EXPECTED_JOB_TASKS}")
     return sum(len(v) for v in results.values())
 
 

@@ -13,7 +13,7 @@ import urllib.parse
 
 from lmktest import fail, log
 from storetest import (ADMIN_TOKEN, BOUND_TOKEN, NODE_TOKEN, START, Store, check_eq, example,
-                       make_batch, rank, row, table_names)
+                       make_batch, rank, raw_rows, row, table_names)
 
 
 def close(a, b, what, eps=1e-6):
@@ -217,8 +217,9 @@ def test_duplicates(store):
     node_id = store.sql("SELECT id FROM nodes WHERE name = 'cn200'")[0][0]
     check_eq(store.sql("SELECT count(*), sum(samples) FROM batches WHERE node_id = ?", (node_id,)),
              [(1, 42)], "batches rows in the database")
-    check_eq(store.sql("SELECT sum(s.samples) FROM samples s JOIN jobs j ON j.id = s.job_id "
-                       "WHERE j.job = '777'"), [(42,)], "detail rows in the database")
+    job_id = store.sql("SELECT id FROM jobs WHERE job = '777'")[0][0]
+    check_eq([(r[2], r[6]) for r in raw_rows(store.db, "p.job_id = ?", (job_id,))], [(node_id, 42)],
+             "raw rows in the database: the batch's one row, once")
     check_eq(store.sql("SELECT batches FROM nodes WHERE name = 'cn200'"), [(1,)], "node's batch count")
 
     # A new boot of the same node restarts seq: a different batch.
@@ -348,7 +349,7 @@ def test_hostile(store):
 
 def test_sql_metacharacters(store):
     evil_job = "1'; DROP TABLE jobs; --"
-    evil_obj = "/tmp/x'); DELETE FROM samples; --"
+    evil_obj = "/tmp/x'); DELETE FROM sample_packs; --"
     evil_phase = 'outer"/inner\\; SELECT * FROM batches'
     rows = [row(evil_job, evil_obj, "lib", 7, phase=evil_phase, user="o'brien", comm="a'b\"c")]
     jobs = [{"job": evil_job, "user": "o'brien", "name": "Robert'); DROP TABLE jobs;--",
@@ -365,11 +366,11 @@ def test_sql_metacharacters(store):
     check_eq(j["notes"], {"k'ey": "va\"lue; --"}, "notes verbatim")
     check_eq(j["nodes"][0]["node"], "cn'400", "node verbatim")
     tables = table_names(store.db)
-    for t in ("jobs", "samples", "batches", "objects", "job_objects"):
+    for t in ("jobs", "sample_packs", "batches", "objects", "job_objects"):
         if t not in tables:
             fail(f"table {t} is gone: {sorted(tables)}")
-    if store.sql("SELECT count(*) FROM samples")[0][0] == 0:
-        fail("samples were deleted")
+    if store.sql("SELECT count(*) FROM sample_packs")[0][0] == 0:
+        fail("the raw rows were deleted")
 
 
 def test_query_errors(store):
