@@ -87,12 +87,14 @@ struct DbDriver {
          * rows, < 0: an error. */
         int (*step)(DbStmt *st);
         /* Runs a statement whose rows are not needed, to the end.
-         * must_change: -EOVERFLOW if it inserted or updated no row (the
-         * guarded upserts of stored sums, FITS in store/sql/). A driver may
+         * min_changes: -EOVERFLOW if it inserted or updated fewer rows (the
+         * guarded upserts of stored sums, FITS in store/sql/, which change
+         * each of their rows unless a sum would overflow); 0: no check. A
+         * driver may
          * send it and report its outcome with a later call on the same
          * connection (PostgreSQL's pipeline); every error of it is reported
          * by the next begin/exec/step/commit at the latest. */
-        int (*execute)(DbStmt *st, bool must_change);
+        int (*execute)(DbStmt *st, int64_t min_changes);
         /* Whether execute() may defer (default: yes). Off, each execute()
          * reports its own outcome: the storage code turns it off to find
          * which statement of a batch refused a sum. NULL: never defers. */
@@ -144,7 +146,7 @@ static inline int db_bind_blob(DbStmt *st, int i, const void *v, size_t n) {
         return st->conn->driver->bind_blob(st, i, v, n);
 }
 static inline int db_step(DbStmt *st) { return st->conn->driver->step(st); }
-static inline int db_execute(DbStmt *st, bool must_change) { return st->conn->driver->execute(st, must_change); }
+static inline int db_execute(DbStmt *st, int64_t min_changes) { return st->conn->driver->execute(st, min_changes); }
 static inline void db_set_deferring(DbConn *c, bool on) {
         if (c->driver->set_deferring)
                 c->driver->set_deferring(c, on);

@@ -45,7 +45,7 @@
 
 /* A statement sent in the pipeline whose result is not read yet. */
 typedef struct Deferred {
-        bool must_change;
+        int64_t min_changes;
         char what[64]; /* the start of its SQL, for the message */
 } Deferred;
 
@@ -294,9 +294,10 @@ static int pipeline_sync(PgConn *c) {
                                 ;
                         else if (s == PGRES_FATAL_ERROR)
                                 r = conn_fail(c, res, true, d->what);
-                        else if (d->must_change && (s == PGRES_COMMAND_OK || s == PGRES_TUPLES_OK) &&
-                                 streq(PQcmdTuples(res), "0"))
-                                r = set_errmsg(c, -EOVERFLOW, "no row was changed by: %s", d->what);
+                        else if (d->min_changes > 0 && (s == PGRES_COMMAND_OK || s == PGRES_TUPLES_OK) &&
+                                 strtoll(PQcmdTuples(res), NULL, 10) < d->min_changes)
+                                r = set_errmsg(c, -EOVERFLOW, "fewer rows than %" PRId64 " were changed by: %s",
+                                               d->min_changes, d->what);
                         PQclear(res);
                         if (!c->pg) /* conn_fail() found it lost */
                                 return r;
@@ -737,7 +738,7 @@ static bool may_defer(PgStmt *st) {
         return PQpipelineStatus(c->pg) == PQ_PIPELINE_OFF && PQtransactionStatus(c->pg) == PQTRANS_INTRANS;
 }
 
-static int execute_deferred(PgStmt *st, bool must_change) {
+static int execute_deferred(PgStmt *st, int64_t min_changes) {
         PgConn *c = (PgConn *) st->base.conn;
         Deferred *d;
         int ok;
@@ -782,7 +783,7 @@ static int execute_deferred(PgStmt *st, bool must_change) {
         }
 
         d = &c->deferred[c->n_deferred++];
-        d->must_change = must_change;
+        d->min_changes = min_changes;
         snprintf(d->what, sizeof(d->what), "%s", st->sql);
         /* Not known until the result is read. */
         st->changes = 0;
@@ -792,14 +793,14 @@ static int execute_deferred(PgStmt *st, bool must_change) {
         return 0;
 }
 
-static int pg_execute(DbStmt *dst, bool must_change) {
+static int pg_execute(DbStmt *dst, int64_t min_changes) {
         PgStmt *st = (PgStmt *) dst;
         PgConn *c = (PgConn *) st->base.conn;
         PGresult *res;
         int r;
 
         if (may_defer(st)) {
-                r = execute_deferred(st, must_change);
+                r = execute_deferred(st, min_changes);
                 if (r <= 0)
                         return r;
                 /* r > 0: it could not be pipelined after all; run it now. */
@@ -809,8 +810,9 @@ static int pg_execute(DbStmt *dst, bool must_change) {
         if (r < 0)
                 return r;
         PQclear(res);
-        if (must_change && st->changes == 0)
-                return set_errmsg(c, -EOVERFLOW, "no row was changed by: %.64s", st->sql);
+        if (min_changes > 0 && st->changes < min_changes)
+                return set_errmsg(c, -EOVERFLOW, "fewer rows than %" PRId64 " were changed by: %.64s", min_changes,
+                                  st->sql);
         return 0;
 }
 

@@ -36,9 +36,60 @@ int conn_stmt(Conn *c, Stmt id, DbStmt **ret) {
         return 0;
 }
 
+/* Statement id prepared for rows rows (1 … ROWS_MAX). */
+static int conn_stmt_rows(Conn *c, Stmt id, size_t rows, DbStmt **ret) {
+        DbStmt **st;
+
+        if (!c->rows_stmts[id]) {
+                c->rows_stmts[id] = calloc(ROWS_MAX, sizeof(DbStmt *));
+                if (!c->rows_stmts[id])
+                        return -ENOMEM;
+        }
+        st = &c->rows_stmts[id][rows - 1];
+        if (!*st) {
+                _cleanup_free_ char *sql = NULL;
+                int r = stmt_text_rows(stmt_text(c->db->driver->dialect, id), rows, &sql, &c->rows_cols[id]);
+
+                if (r < 0)
+                        return r;
+                r = db_prepare(c->db, sql, true, st);
+                if (r < 0)
+                        return r;
+        } else
+                db_reset(*st);
+        *ret = *st;
+        return 0;
+}
+
+int conn_write_rows(Conn *c, Stmt id, size_t n, BindRow bind, void *userdata, bool must_change) {
+        for (size_t i = 0; i < n;) {
+                size_t rows = MIN(n - i, (size_t) ROWS_MAX);
+                DbStmt *st;
+                int r;
+
+                r = conn_stmt_rows(c, id, rows, &st);
+                if (r < 0)
+                        return r;
+                for (size_t k = 0; k < rows; k++) {
+                        r = bind(st, 1 + (int) (k * c->rows_cols[id]), i + k, userdata);
+                        if (r < 0)
+                                return r;
+                }
+                r = db_execute(st, must_change ? (int64_t) rows : 0);
+                if (r < 0)
+                        return r;
+                i += rows;
+        }
+        return 0;
+}
+
 void conn_close(Conn *c) {
-        for (size_t i = 0; i < _STMT_MAX; i++)
+        for (size_t i = 0; i < _STMT_MAX; i++) {
                 db_finalize(c->stmts[i]);
+                for (size_t k = 0; c->rows_stmts[i] && k < ROWS_MAX; k++)
+                        db_finalize(c->rows_stmts[i][k]);
+                free(c->rows_stmts[i]);
+        }
         if (c->db)
                 c->db->driver->disconnect(c->db);
         *c = (Conn) {};

@@ -43,17 +43,17 @@ static int app_day_take(IngestCtx *x, int64_t day, int64_t key, int64_t samples,
                     (r = db_bind_int(st, 3, samples)) < 0 ||
                     (r = bind_nullable_double(st, 4, cpu_seconds)) < 0 ||
                     (r = db_bind_int(st, 5, runs)) < 0 ||
-                    (r = db_execute(st, false)) < 0)
+                    (r = db_execute(st, 0)) < 0)
                         return r;
         if ((r = conn_stmt(&x->s->writer, STMT_APP_DIM_PRUNE, &st)) < 0 ||
             (r = db_bind_int(st, 1, day)) < 0 ||
             (r = db_bind_int(st, 2, key)) < 0 ||
-            (r = db_execute(st, false)) < 0 ||
+            (r = db_execute(st, 0)) < 0 ||
             (r = conn_stmt(&x->s->writer, STMT_APP_DAY_PRUNE, &st)) < 0 ||
             (r = db_bind_int(st, 1, day)) < 0 ||
             (r = db_bind_int(st, 2, key)) < 0)
                 return r;
-        return db_execute(st, false);
+        return db_execute(st, 0);
 }
 
 /* Moves what a job counted under one key of the application mix to
@@ -164,7 +164,7 @@ int update_app_mix(IngestCtx *x) {
                     (r = db_bind_int(st, 1, j->id)) < 0 ||
                     (r = db_bind_int(st, 2, key)) < 0 ||
                     (r = bind_nullable_int(st, 3, run_day)) < 0 ||
-                    (r = db_execute(st, false)) < 0)
+                    (r = db_execute(st, 0)) < 0)
                         return r;
         }
         return 0;

@@ -30,6 +30,12 @@ typedef struct IngestCtx {
         size_t n_jobs, max_jobs;
         AccMap job_objects, job_phases, job_tasks, object_hours;
         SamplePack outside;    /* the rows of work outside jobs, packed */
+        /* what the multi-row writes go through (conn_write_rows()): the
+         * jobs whose packs are written (NULL: outside's), each job's note
+         * (its job and its place there), the objects last seen now */
+        const JobAcc **packs;
+        size_t *note_jobs, *note_index, max_notes;
+        size_t *seen;
         /* what lmkd measures beyond samples (ingest-measured.c) */
         int64_t node_type_id;   /* the batch's node.type; STORAGE_NULL: it has none */
         int64_t role_ids[BATCH_MAX_ROLES]; /* event_roles of b->roles */

@@ -51,7 +51,7 @@ int ingest_inventory(IngestCtx *x, int64_t now) {
         }
         db_reset(st);
         if ((r = conn_stmt(&x->s->writer, STMT_NODE_PACKAGES_CLEAR, &st)) < 0 ||
-            (r = db_bind_int(st, 1, x->node_id)) < 0 || (r = db_execute(st, false)) < 0)
+            (r = db_bind_int(st, 1, x->node_id)) < 0 || (r = db_execute(st, 0)) < 0)
                 return r;
         for (size_t i = 0; i < inv->n_packages; i++) {
                 const BatchPackage *p = &inv->packages[i];
@@ -64,16 +64,16 @@ int ingest_inventory(IngestCtx *x, int64_t now) {
                 for (size_t k = 0; added && k < p->n_files; k++)
                         if ((r = conn_stmt(&x->s->writer, STMT_PACKAGE_FILE_INSERT, &st)) < 0 ||
                             (r = db_bind_int(st, 1, id)) < 0 || (r = bind_nullable_text(st, 2, p->files[k])) < 0 ||
-                            (r = db_execute(st, false)) < 0)
+                            (r = db_execute(st, 0)) < 0)
                                 return r;
                 if ((r = conn_stmt(&x->s->writer, STMT_NODE_PACKAGE_INSERT, &st)) < 0 ||
                     (r = db_bind_int(st, 1, x->node_id)) < 0 || (r = db_bind_int(st, 2, id)) < 0 ||
-                    (r = db_execute(st, false)) < 0)
+                    (r = db_execute(st, 0)) < 0)
                         return r;
         }
         if ((r = conn_stmt(&x->s->writer, STMT_NODE_INVENTORY_SET, &st)) < 0 ||
             (r = bind_nullable_text(st, 1, inv->digest)) < 0 || (r = db_bind_int(st, 2, now)) < 0 ||
             (r = db_bind_int(st, 3, x->node_id)) < 0)
                 return r;
-        return db_execute(st, false);
+        return db_execute(st, 0);
 }

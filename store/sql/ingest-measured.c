@@ -134,7 +134,7 @@ static int write_counters(IngestCtx *x) {
                             (r = db_bind_int(st, 2, x->role_ids[k])) < 0 ||
                             (r = bind_nullable_text(st, 3, b->counters[c].event)) < 0 ||
                             (r = db_bind_int(st, 4, b->counters[c].available)) < 0 ||
-                            (r = db_execute(st, false)) < 0)
+                            (r = db_execute(st, 0)) < 0)
                                 return r;
                 }
         return 0;
@@ -208,7 +208,7 @@ static int write_events(IngestCtx *x, const EventMap *m, Stmt id, const char *pe
                     (r = db_bind_int(st, c++, e->count_with_instructions)) < 0 ||
                     (job && (r = bind_nullable_int(st, c++, e->exact_count)) < 0))
                         return r;
-                r = db_execute(st, true);
+                r = db_execute(st, 1);
                 if (r == -EOVERFLOW)
                         return job ? job_event_overflow(x, e)
                                    : overflow(x, "rows", "adding this batch's %s to job %s's sums per %s would overflow",
@@ -234,7 +234,7 @@ static int write_bursts(IngestCtx *x) {
                     (r = db_bind_int(st, 6, e->window_ns)) < 0 ||
                     (r = bind_sum(st, 7, e->burst_count)) < 0)
                         return r;
-                r = db_execute(st, true);
+                r = db_execute(st, 1);
                 if (r == -EOVERFLOW)
                         return overflow(x, "rows", "adding this batch's burst windows to job %s's would overflow",
                                         job_of_id(x, e->key[0]));

@@ -107,7 +107,7 @@ static int ingest_node(IngestCtx *x, int64_t now) {
             (r = db_bind_int(st, 1, x->node_id)) < 0 ||
             (r = bind_nullable_text(st, 2, installed)) < 0)
                 return r;
-        return db_execute(st, false);
+        return db_execute(st, 0);
 }
 
 static bool text_differs(DbStmt *st, int col, const char *claim) {
@@ -262,7 +262,7 @@ static int job_cluster(IngestCtx *x, const char *job, const char **cluster, char
                     (r = bind_nullable_text(st, 1, job)) < 0 ||
                     (r = bind_nullable_text(st, 2, *cluster)) < 0)
                         return r;
-                return db_execute(st, false);
+                return db_execute(st, 0);
         }
         if ((r = conn_stmt(&x->s->writer, STMT_JOB_NAMED_CLUSTER, &st)) < 0 ||
             (r = bind_nullable_text(st, 1, job)) < 0)
@@ -278,35 +278,109 @@ static int job_cluster(IngestCtx *x, const char *job, const char **cluster, char
         return 0;
 }
 
-/* The batch in the job's time line: as itself (grain 0), and added to the
- * bucket of each coarser grain it starts in (schema/0009). */
-static int ingest_timeline(IngestCtx *x, const JobAcc *j) {
+typedef struct TimelineRows {
+        const IngestCtx *x;
+        bool raw; /* grain 0: row i is job i; else job i / grains, grain i % grains */
+} TimelineRows;
+
+/* The batch in its jobs' time lines: as itself (grain 0), and added to
+ * the bucket of each coarser grain it starts in (schema/0009). */
+static int bind_timeline_row(DbStmt *st, int k, size_t i, void *userdata) {
+        const TimelineRows *t = userdata;
+        const IngestCtx *x = t->x;
         const Batch *b = x->b;
-        DbStmt *st;
+        size_t grains = ELEMENTSOF(timeline_grains);
+        bool raw = t->raw;
+        const JobAcc *j = &x->job_pool[raw ? i : i / grains];
+        int64_t grain = raw ? 0 : timeline_grains[i % grains];
         int r;
 
-        for (size_t g = 0; g <= ELEMENTSOF(timeline_grains); g++) {
-                int64_t grain = g == 0 ? 0 : timeline_grains[g - 1];
-                int i = 1;
-
-                if ((r = conn_stmt(&x->s->writer, g == 0 ? STMT_JOB_BATCH_UPSERT : STMT_JOB_GRAIN_UPSERT, &st)) < 0 ||
-                    (r = db_bind_int(st, i++, j->id)) < 0 ||
-                    (g > 0 && (r = db_bind_int(st, i++, grain)) < 0) ||
-                    (r = db_bind_int(st, i++, x->node_id)) < 0 ||
-                    (r = bind_nullable_double(st, i++, g == 0 ? b->start
-                                                              : floor(b->start / (double) grain) * (double) grain)) < 0 ||
-                    (r = bind_nullable_double(st, i++, b->end - b->start)) < 0 ||
-                    (r = db_bind_int(st, i++, j->samples)) < 0 ||
-                    (r = bind_sum(st, i++, j->cpu_seconds)) < 0)
-                        return r;
-                r = db_execute(st, true);
-                if (r == -EOVERFLOW)
-                        return overflow(x, "rows", "adding this batch to job %s's time line on node %s would overflow",
-                                        j->job, b->node);
-                if (r < 0)
-                        return r;
-        }
+        if ((r = db_bind_int(st, k++, j->id)) < 0 ||
+            (!raw && (r = db_bind_int(st, k++, grain)) < 0) ||
+            (r = db_bind_int(st, k++, x->node_id)) < 0 ||
+            (r = bind_nullable_double(st, k++, raw ? b->start : floor(b->start / (double) grain) * (double) grain)) < 0 ||
+            (r = bind_nullable_double(st, k++, b->end - b->start)) < 0 ||
+            (r = db_bind_int(st, k++, j->samples)) < 0 ||
+            (r = bind_sum(st, k++, j->cpu_seconds)) < 0)
+                return r;
         return 0;
+}
+
+static int write_timelines(IngestCtx *x) {
+        TimelineRows raw = { x, true }, grains = { x, false };
+        int r;
+
+        r = conn_write_rows(&x->s->writer, STMT_JOB_BATCH_UPSERT, x->n_jobs, bind_timeline_row, &raw, true);
+        if (r >= 0)
+                r = conn_write_rows(&x->s->writer, STMT_JOB_GRAIN_UPSERT, x->n_jobs * ELEMENTSOF(timeline_grains),
+                                    bind_timeline_row, &grains, true);
+        if (r == -EOVERFLOW)
+                return overflow(x, "rows", "adding this batch to the time line of one of its jobs on node %s would "
+                                "overflow", x->b->node);
+        return r;
+}
+
+/* A job listed in the batch ran on this node, samples or not. */
+static int bind_job_node_row(DbStmt *st, int k, size_t i, void *userdata) {
+        const IngestCtx *x = userdata;
+        const Batch *b = x->b;
+        const JobAcc *j = &x->job_pool[i];
+        const BatchJob *m = j->meta;
+        int r;
+
+        if ((r = db_bind_int(st, k, j->id)) < 0 ||
+            (r = db_bind_int(st, k + 1, x->node_id)) < 0 ||
+            (r = db_bind_int(st, k + 2, j->samples)) < 0 ||
+            /* lmkd's first and last sight of the job here, else the interval */
+            (r = bind_nullable_double(st, k + 3, m && !isnan(m->first_seen) ? m->first_seen : b->start)) < 0 ||
+            (r = bind_nullable_double(st, k + 4, m && !isnan(m->last_seen) ? m->last_seen : b->end)) < 0 ||
+            (r = bind_sum(st, k + 5, j->cpu_seconds)) < 0 ||
+            (r = bind_nullable_int(st, k + 6, m ? m->cpus_allocated : BATCH_NULL)) < 0 ||
+            (r = bind_nullable_int(st, k + 7, x->node_type_id)) < 0 ||
+            (r = bind_nullable_double(st, k + 8, m ? m->energy_joules : NAN)) < 0 ||
+            (r = bind_nullable_double(st, k + 9, m ? m->energy_alone_joules : NAN)) < 0)
+                return r;
+        return 0;
+}
+
+static int write_job_nodes(IngestCtx *x) {
+        int r = conn_write_rows(&x->s->writer, STMT_JOB_NODE_UPSERT, x->n_jobs, bind_job_node_row, x, true);
+
+        if (r == -EOVERFLOW)
+                return overflow(x, "rows", "adding this batch to the samples of one of its jobs on node %s would "
+                                "overflow", x->b->node);
+        return r;
+}
+
+/* The notes of the jobs that came with metadata, as (job, note) pairs:
+ * note_jobs[i] is the job of note i, note_index[i] its place in the job's. */
+static int bind_note_row(DbStmt *st, int k, size_t i, void *userdata) {
+        const IngestCtx *x = userdata;
+        const JobAcc *j = &x->job_pool[x->note_jobs[i]];
+        const BatchNote *n = &j->meta->notes[x->note_index[i]];
+        int r;
+
+        if ((r = db_bind_int(st, k, j->id)) < 0 ||
+            (r = bind_nullable_text(st, k + 1, n->key)) < 0 ||
+            (r = bind_nullable_text(st, k + 2, n->value)) < 0)
+                return r;
+        return 0;
+}
+
+static int write_job_notes(IngestCtx *x) {
+        size_t n = 0;
+
+        for (size_t i = 0; i < x->n_jobs; i++) {
+                const BatchJob *m = x->job_pool[i].meta;
+
+                for (size_t k = 0; m && k < m->n_notes; k++) {
+                        if (n == x->max_notes)
+                                return -ENOBUFS;
+                        x->note_jobs[n] = i;
+                        x->note_index[n++] = k;
+                }
+        }
+        return conn_write_rows(&x->s->writer, STMT_NOTE_UPSERT, n, bind_note_row, x, false);
 }
 
 static int ingest_jobs(IngestCtx *x) {
@@ -390,40 +464,11 @@ static int ingest_jobs(IngestCtx *x) {
                         return overflow(x, "rows", "adding this batch to job %s's sums would overflow", j->job);
                 if (r < 0)
                         return r;
-
-                for (size_t k = 0; m && k < m->n_notes; k++)
-                        if ((r = conn_stmt(&x->s->writer, STMT_NOTE_UPSERT, &st)) < 0 ||
-                            (r = db_bind_int(st, 1, j->id)) < 0 ||
-                            (r = bind_nullable_text(st, 2, m->notes[k].key)) < 0 ||
-                            (r = bind_nullable_text(st, 3, m->notes[k].value)) < 0 ||
-                            (r = db_execute(st, false)) < 0)
-                                return r;
-
-                /* A job listed in the batch ran on this node, samples or not. */
-                if ((r = conn_stmt(&x->s->writer, STMT_JOB_NODE_UPSERT, &st)) < 0 ||
-                    (r = db_bind_int(st, 1, j->id)) < 0 ||
-                    (r = db_bind_int(st, 2, x->node_id)) < 0 ||
-                    (r = db_bind_int(st, 3, j->samples)) < 0 ||
-                    /* lmkd's first and last sight of the job here, else the interval */
-                    (r = bind_nullable_double(st, 4, m && !isnan(m->first_seen) ? m->first_seen : b->start)) < 0 ||
-                    (r = bind_nullable_double(st, 5, m && !isnan(m->last_seen) ? m->last_seen : b->end)) < 0 ||
-                    (r = bind_sum(st, 6, j->cpu_seconds)) < 0 ||
-                    (r = bind_nullable_int(st, 7, m ? m->cpus_allocated : BATCH_NULL)) < 0 ||
-                    (r = bind_nullable_int(st, 8, x->node_type_id)) < 0 ||
-                    (r = bind_nullable_double(st, 9, m ? m->energy_joules : NAN)) < 0 ||
-                    (r = bind_nullable_double(st, 10, m ? m->energy_alone_joules : NAN)) < 0)
-                        return r;
-                r = db_execute(st, true);
-                if (r == -EOVERFLOW)
-                        return overflow(x, "rows", "adding this batch to job %s's samples on node %s would overflow",
-                                        j->job, b->node);
-                if (r < 0)
-                        return r;
-
-                r = ingest_timeline(x, j);
-                if (r < 0)
-                        return r;
         }
+        if ((r = write_job_notes(x)) < 0 ||
+            (r = write_job_nodes(x)) < 0 ||
+            (r = write_timelines(x)) < 0)
+                return r;
         return 0;
 }
 
@@ -471,82 +516,82 @@ static int ingest_rows(IngestCtx *x) {
         return 0;
 }
 
-static int write_pack(IngestCtx *x, int64_t job_id, const SamplePack *p) {
+/* The packs of the batch's jobs that had rows (x->packs), and of work
+ * outside jobs (job 0). */
+static int bind_pack_row(DbStmt *st, int k, size_t i, void *userdata) {
+        const IngestCtx *x = userdata;
         const Batch *b = x->b;
-        DbStmt *st;
+        const JobAcc *j = x->packs[i];
+        const SamplePack *p = j ? &j->pack : &x->outside;
         int r;
 
-        if (p->n_rows == 0)
-                return 0;
-        if ((r = conn_stmt(&x->s->writer, STMT_SAMPLE_PACK_INSERT, &st)) < 0 ||
-            (r = db_bind_int(st, 1, job_id)) < 0 ||
-            (r = db_bind_int(st, 2, x->bucket)) < 0 ||
-            (r = db_bind_int(st, 3, x->node_id)) < 0 ||
-            (r = bind_nullable_text(st, 4, b->boot_id)) < 0 ||
-            (r = db_bind_int(st, 5, b->seq)) < 0 ||
-            (r = db_bind_int(st, 6, p->n_rows)) < 0 ||
-            (r = db_bind_int(st, 7, p->samples)) < 0 ||
-            (r = db_bind_blob(st, 8, p->data, p->len)) < 0)
+        if ((r = db_bind_int(st, k, j ? j->id : 0)) < 0 ||
+            (r = db_bind_int(st, k + 1, x->bucket)) < 0 ||
+            (r = db_bind_int(st, k + 2, x->node_id)) < 0 ||
+            (r = bind_nullable_text(st, k + 3, b->boot_id)) < 0 ||
+            (r = db_bind_int(st, k + 4, b->seq)) < 0 ||
+            (r = db_bind_int(st, k + 5, p->n_rows)) < 0 ||
+            (r = db_bind_int(st, k + 6, p->samples)) < 0 ||
+            (r = db_bind_blob(st, k + 7, p->data, p->len)) < 0)
                 return r;
-        return db_execute(st, false);
+        return 0;
 }
 
 /* The raw rows: one pack per job of the batch that had rows, and one of
  * work outside jobs. */
 static int write_packs(IngestCtx *x) {
+        size_t n = 0;
+
+        for (size_t i = 0; i < x->n_jobs; i++)
+                if (x->job_pool[i].pack.n_rows > 0)
+                        x->packs[n++] = &x->job_pool[i];
+        if (x->outside.n_rows > 0)
+                x->packs[n++] = NULL;
+        return conn_write_rows(&x->s->writer, STMT_SAMPLE_PACK_INSERT, n, bind_pack_row, x, false);
+}
+
+static int bind_job_task_row(DbStmt *st, int k, size_t i, void *userdata) {
+        const Acc *a = &((const AccMap *) userdata)->pool[i];
         int r;
 
-        for (size_t i = 0; i < x->n_jobs; i++) {
-                r = write_pack(x, x->job_pool[i].id, &x->job_pool[i].pack);
-                if (r < 0)
-                        return r;
-        }
-        return write_pack(x, 0, &x->outside);
+        if ((r = db_bind_int(st, k, a->a)) < 0 ||
+            (r = db_bind_int(st, k + 1, a->b)) < 0 ||
+            (r = db_bind_int(st, k + 2, a->samples)) < 0)
+                return r;
+        return 0;
 }
 
 static int write_job_tasks(IngestCtx *x) {
-        for (size_t i = 0; i < x->job_tasks.n; i++) {
-                const Acc *a = &x->job_tasks.pool[i];
-                DbStmt *st;
-                int r;
+        int r = conn_write_rows(&x->s->writer, STMT_JOB_TASK_UPSERT, x->job_tasks.n, bind_job_task_row,
+                                &x->job_tasks, true);
 
-                if ((r = conn_stmt(&x->s->writer, STMT_JOB_TASK_UPSERT, &st)) < 0 ||
-                    (r = db_bind_int(st, 1, a->a)) < 0 ||
-                    (r = db_bind_int(st, 2, a->b)) < 0 ||
-                    (r = db_bind_int(st, 3, a->samples)) < 0)
-                        return r;
-                r = db_execute(st, true);
-                if (r == -EOVERFLOW)
-                        return overflow(x, "rows", "adding this batch to a job's stored sums per task would overflow");
-                if (r < 0)
-                        return r;
-        }
+        if (r == -EOVERFLOW)
+                return overflow(x, "rows", "adding this batch to a job's stored sums per task would overflow");
+        return r;
+}
+
+static int bind_rollup_row(DbStmt *st, int k, size_t i, void *userdata) {
+        const Acc *a = &((const AccMap *) userdata)->pool[i];
+        int r;
+
+        if ((r = db_bind_int(st, k, a->a)) < 0 ||
+            (r = db_bind_int(st, k + 1, a->b)) < 0 ||
+            (r = db_bind_int(st, k + 2, a->samples)) < 0 ||
+            (r = bind_sum(st, k + 3, a->cpu_seconds)) < 0 ||
+            (r = bind_nullable_int(st, k + 4, a->cpu_time_ns)) < 0 ||
+            (r = bind_nullable_int(st, k + 5, a->cycles)) < 0 ||
+            (r = bind_nullable_int(st, k + 6, a->instructions)) < 0 ||
+            (r = db_bind_int(st, k + 7, a->multiplexed_samples)) < 0)
+                return r;
         return 0;
 }
 
 static int write_rollup(IngestCtx *x, const AccMap *m, Stmt id, const char *what) {
-        for (size_t i = 0; i < m->n; i++) {
-                const Acc *a = &m->pool[i];
-                DbStmt *st;
-                int r;
+        int r = conn_write_rows(&x->s->writer, id, m->n, bind_rollup_row, (void *) m, true);
 
-                if ((r = conn_stmt(&x->s->writer, id, &st)) < 0 ||
-                    (r = db_bind_int(st, 1, a->a)) < 0 ||
-                    (r = db_bind_int(st, 2, a->b)) < 0 ||
-                    (r = db_bind_int(st, 3, a->samples)) < 0 ||
-                    (r = bind_sum(st, 4, a->cpu_seconds)) < 0 ||
-                    (r = bind_nullable_int(st, 5, a->cpu_time_ns)) < 0 ||
-                    (r = bind_nullable_int(st, 6, a->cycles)) < 0 ||
-                    (r = bind_nullable_int(st, 7, a->instructions)) < 0 ||
-                    (r = db_bind_int(st, 8, a->multiplexed_samples)) < 0)
-                        return r;
-                r = db_execute(st, true);
-                if (r == -EOVERFLOW)
-                        return overflow(x, "rows", "adding this batch to a job's stored sums per %s would overflow", what);
-                if (r < 0)
-                        return r;
-        }
-        return 0;
+        if (r == -EOVERFLOW)
+                return overflow(x, "rows", "adding this batch to a job's stored sums per %s would overflow", what);
+        return r;
 }
 
 /* After the batch's rollups: the application of each job it touched. */
@@ -557,13 +602,43 @@ static int update_apps(IngestCtx *x) {
 
                 if ((r = conn_stmt(&x->s->writer, STMT_JOB_APP, &st)) < 0 ||
                     (r = db_bind_int(st, 1, x->job_pool[i].id)) < 0 ||
-                    (r = db_execute(st, false)) < 0)
+                    (r = db_execute(st, 0)) < 0)
                         return r;
         }
         return 0;
 }
 
-/* Site-wide time per object, in the batch's hour and in its day. */
+typedef struct ObjectSumRows {
+        const IngestCtx *x;
+        int64_t bucket; /* the start of the batch's hour, day, week or four weeks */
+} ObjectSumRows;
+
+static int bind_object_sum_row(DbStmt *st, int k, size_t i, void *userdata) {
+        const ObjectSumRows *o = userdata;
+        const Acc *a = &o->x->object_hours.pool[i];
+        int r;
+
+        if ((r = db_bind_int(st, k, o->bucket)) < 0 ||
+            (r = db_bind_int(st, k + 1, a->a)) < 0 ||
+            (r = db_bind_int(st, k + 2, a->samples)) < 0 ||
+            (r = bind_sum(st, k + 3, a->cpu_seconds)) < 0)
+                return r;
+        return 0;
+}
+
+/* When each object with samples was last used (the unused-software
+ * list): those of object_hours that x->seen[0 … n) points at. */
+static int bind_last_seen_row(DbStmt *st, int k, size_t i, void *userdata) {
+        const IngestCtx *x = userdata;
+        int r;
+
+        if ((r = db_bind_int(st, k, x->object_hours.pool[x->seen[i]].a)) < 0 ||
+            (r = db_bind_int(st, k + 1, x->bucket)) < 0)
+                return r;
+        return 0;
+}
+
+/* Site-wide time per object, in the batch's hour, day, week and four weeks. */
 static int write_object_sums(IngestCtx *x) {
         static const struct {
                 Stmt stmt;
@@ -575,39 +650,23 @@ static int write_object_sums(IngestCtx *x) {
                 { STMT_OBJECT_WEEK_UPSERT, WEEK_SECONDS, "week" },
                 { STMT_OBJECT_PERIOD_UPSERT, PERIOD_SECONDS, "four weeks" },
         };
+        size_t n = 0;
+        int r;
 
-        for (size_t g = 0; g < ELEMENTSOF(grains); g++)
-                for (size_t i = 0; i < x->object_hours.n; i++) {
-                        const Acc *a = &x->object_hours.pool[i];
-                        DbStmt *st;
-                        int r;
+        for (size_t g = 0; g < ELEMENTSOF(grains); g++) {
+                ObjectSumRows o = { x, x->bucket - x->bucket % grains[g].seconds };
 
-                        if ((r = conn_stmt(&x->s->writer, grains[g].stmt, &st)) < 0 ||
-                            (r = db_bind_int(st, 1, x->bucket - x->bucket % grains[g].seconds)) < 0 ||
-                            (r = db_bind_int(st, 2, a->a)) < 0 ||
-                            (r = db_bind_int(st, 3, a->samples)) < 0 ||
-                            (r = bind_sum(st, 4, a->cpu_seconds)) < 0)
-                                return r;
-                        r = db_execute(st, true);
-                        if (r == -EOVERFLOW)
-                                return overflow(x, "rows", "adding this batch to the site-wide samples of an "
-                                                "object in that %s would overflow", grains[g].name);
-                        if (r < 0)
-                                return r;
-                }
-        /* when each object was last used (the unused-software list) */
-        for (size_t i = 0; i < x->object_hours.n; i++) {
-                DbStmt *st;
-                int r;
-
-                if (x->object_hours.pool[i].samples <= 0)
-                        continue;
-                if ((r = conn_stmt(&x->s->writer, STMT_OBJECT_LAST_SEEN, &st)) < 0 ||
-                    (r = db_bind_int(st, 1, x->object_hours.pool[i].a)) < 0 ||
-                    (r = db_bind_int(st, 2, x->bucket)) < 0 || (r = db_execute(st, false)) < 0)
+                r = conn_write_rows(&x->s->writer, grains[g].stmt, x->object_hours.n, bind_object_sum_row, &o, true);
+                if (r == -EOVERFLOW)
+                        return overflow(x, "rows", "adding this batch to the site-wide samples of an "
+                                        "object in that %s would overflow", grains[g].name);
+                if (r < 0)
                         return r;
         }
-        return 0;
+        for (size_t i = 0; i < x->object_hours.n; i++)
+                if (x->object_hours.pool[i].samples > 0)
+                        x->seen[n++] = i;
+        return conn_write_rows(&x->s->writer, STMT_OBJECT_LAST_SEEN, n, bind_last_seen_row, x, false);
 }
 
 static int ingest_markers(IngestCtx *x) {
@@ -626,7 +685,7 @@ static int ingest_markers(IngestCtx *x) {
                     (r = bind_nullable_text(st, 4, m->state)) < 0 ||
                     (r = bind_nullable_double(st, 5, b->start)) < 0 ||
                     (r = bind_nullable_double(st, 6, b->end)) < 0 ||
-                    (r = db_execute(st, false)) < 0)
+                    (r = db_execute(st, 0)) < 0)
                         return r;
         }
         return 0;
@@ -658,7 +717,7 @@ static int ingest_ranks(IngestCtx *x) {
                     (r = bind_nullable_double(st, 9, k->first)) < 0 ||
                     (r = bind_nullable_double(st, 10, k->last)) < 0)
                         return r;
-                r = db_execute(st, true);
+                r = db_execute(st, 1);
                 if (r == -EOVERFLOW) {
                         char field[32];
 

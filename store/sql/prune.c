@@ -133,7 +133,7 @@ static int prune_jobs(PruneStep *p) {
                 mark_id = 0;
         }
         if ((r = conn_stmt(c, STMT_PRUNE_MARK_SET, &st)) < 0 || (r = bind_nullable_double(st, 1, mark_seen)) < 0 ||
-            (r = db_bind_int(st, 2, mark_id)) < 0 || (r = db_execute(st, false)) < 0)
+            (r = db_bind_int(st, 2, mark_id)) < 0 || (r = db_execute(st, 0)) < 0)
                 return r;
         return mark_seen >= (double) p->before;
 }

@@ -29,9 +29,15 @@ static const int64_t timeline_grains[] = { 300, 1800, 10800, 86400 };
 
 typedef struct Pending Pending;
 
+/* Rows a multi-row statement takes at most (conn_write_rows()). */
+#define ROWS_MAX 64
+
 typedef struct Conn {
         DbConn *db;
         DbStmt *stmts[_STMT_MAX];
+        /* multi-row variants: [id][rows - 1], made on first use */
+        DbStmt **rows_stmts[_STMT_MAX];
+        unsigned rows_cols[_STMT_MAX];
         bool busy; /* readers: handed out */
 } Conn;
 
@@ -63,6 +69,13 @@ void conn_close(Conn *c);
 int conn_exec(Conn *c, const char *sql);
 int conn_begin_read(Conn *c);
 int conn_stmt(Conn *c, Stmt id, DbStmt **ret);
+/* Binds row i of n to a multi-row statement, its parameters from base on. */
+typedef int (*BindRow)(DbStmt *st, int base, size_t i, void *userdata);
+/* Runs statement id (stmt_text_rows()) over n rows, up to ROWS_MAX at
+ * once: a few statements where there were n. must_change: each row must
+ * insert or update one (the guarded upserts of stored sums), else
+ * -EOVERFLOW. */
+int conn_write_rows(Conn *c, Stmt id, size_t n, BindRow bind, void *userdata, bool must_change);
 int reader_acquire(SqlStorage *s, Conn **ret);
 void reader_release_stmts(Conn *c);
 void reader_release(SqlStorage *s, Conn *c);

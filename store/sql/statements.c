@@ -3,6 +3,10 @@
  * PostgreSQL both understand (ON CONFLICT ... DO UPDATE, RETURNING, CASE,
  * coalesce, '?' placeholders, numbered where one is used twice), and what
  * PostgreSQL spells differently in stmt_sql_postgresql[]. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "migrations.h"
 #include "statements.h"
 
@@ -297,8 +301,10 @@ static const char *const stmt_sql[_STMT_MAX] = {
         [STMT_NODE_PACKAGE_INSERT] =
                 "INSERT INTO node_packages (node_id, package_id) VALUES (?, ?) ON CONFLICT DO NOTHING",
         [STMT_NODE_INVENTORY_SET] = "UPDATE nodes SET inventory_digest = ?, inventory_at = ? WHERE id = ?",
+        /* many objects at once (conn_write_rows()): (id, bucket) pairs */
         [STMT_OBJECT_LAST_SEEN] =
-                "UPDATE objects SET last_seen = ?2 WHERE id = ?1 AND (last_seen IS NULL OR last_seen < ?2)",
+                "UPDATE objects SET last_seen = v.column2 FROM (VALUES (CAST(? AS BIGINT), CAST(? AS BIGINT))) AS v "
+                "WHERE objects.id = v.column1 AND (objects.last_seen IS NULL OR objects.last_seen < v.column2)",
         [STMT_JOB_CURRENT] =
                 "SELECT id, user_name, account, partition_name, name, nodes_alloc, tasks, samples, "
                 "cpu_seconds, cpu_time_ns, cycles, instructions, energy_joules, energy_alone_joules, "
@@ -549,6 +555,47 @@ const char *stmt_text(DbDialect dialect, Stmt id) {
         if (dialect == DB_DIALECT_POSTGRESQL && stmt_sql_postgresql[id])
                 return stmt_sql_postgresql[id];
         return stmt_sql[id];
+}
+
+int stmt_text_rows(const char *sql, size_t rows, char **ret, unsigned *ret_cols) {
+        const char *tuple = strstr(sql, "VALUES ("), *end;
+        size_t head, len, tail;
+        unsigned cols = 0;
+        int depth = 0;
+        char *out, *p;
+
+        if (!tuple || rows == 0)
+                return -EINVAL;
+        tuple += strlen("VALUES ");
+        /* to the tuple's own ')': it may hold a CAST(… AS …) */
+        for (end = tuple;; end++) {
+                if (!*end)
+                        return -EINVAL;
+                depth += *end == '(';
+                depth -= *end == ')';
+                cols += *end == '?';
+                if (depth == 0)
+                        break;
+        }
+        /* a parameter outside the tuple would be bound in the wrong place */
+        if (cols == 0 || memchr(sql, '?', (size_t) (tuple - sql)) || strchr(end, '?'))
+                return -EINVAL;
+        head = (size_t) (tuple - sql);
+        len = (size_t) (end + 1 - tuple);
+        tail = strlen(end + 1);
+        out = malloc(head + rows * (len + 2) + tail + 1);
+        if (!out)
+                return -ENOMEM;
+        p = mempcpy(out, sql, head);
+        for (size_t i = 0; i < rows; i++) {
+                if (i > 0)
+                        p = mempcpy(p, ", ", 2);
+                p = mempcpy(p, tuple, len);
+        }
+        memcpy(p, end + 1, tail + 1);
+        *ret = out;
+        *ret_cols = cols;
+        return 0;
 }
 
 #define SCHEMA_VERSION_TABLE(integer)                                                                   \

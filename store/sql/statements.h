@@ -150,6 +150,12 @@ typedef enum Stmt {
 /* The text of statement id in a dialect. */
 const char *stmt_text(DbDialect dialect, Stmt id);
 
+/* A statement whose SQL holds one VALUES tuple of '?' (an INSERT of one
+ * row, an UPDATE … FROM (VALUES …)) made to take rows tuples at once: the
+ * tuple repeated, its parameters bound row after row. *ret_cols: the
+ * parameters of one row. -EINVAL for a statement without such a tuple. */
+int stmt_text_rows(const char *sql, size_t rows, char **ret, unsigned *ret_cols);
+
 /* What else differs between the dialects. */
 typedef struct SqlDialect {
         /* Starts a read transaction that sees one snapshot throughout, so

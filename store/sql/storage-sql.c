@@ -96,7 +96,7 @@ static int sql_migrate(Storage *base, unsigned *ret_from, unsigned *ret_to) {
                 if (r < 0)
                         goto rollback;
                 if ((r = db_bind_int(st, 1, v)) < 0 || (r = bind_nullable_text(st, 2, m->name)) < 0 ||
-                    (r = db_bind_int(st, 3, (int64_t) time(NULL))) < 0 || (r = db_execute(st, false)) < 0)
+                    (r = db_bind_int(st, 3, (int64_t) time(NULL))) < 0 || (r = db_execute(st, 0)) < 0)
                         goto rollback;
                 db_finalize(st);
                 st = NULL;

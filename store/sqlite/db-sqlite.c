@@ -209,7 +209,7 @@ static int db_sqlite_step(DbStmt *st) {
 
 /* SQLite makes every change of a statement, RETURNING or not, in its first
  * step: the rows after that are only read out. */
-static int db_sqlite_execute(DbStmt *st, bool must_change) {
+static int db_sqlite_execute(DbStmt *st, int64_t min_changes) {
         sqlite3_stmt *s = sqlite_stmt(st);
         int rc = sqlite3_step(s);
 
@@ -217,7 +217,7 @@ static int db_sqlite_execute(DbStmt *st, bool must_change) {
                 rc = sqlite3_reset(s);
         if (rc != SQLITE_OK && rc != SQLITE_DONE)
                 return stmt_fail(s, rc);
-        if (must_change && sqlite3_changes(sqlite3_db_handle(s)) == 0)
+        if (min_changes > 0 && sqlite3_changes(sqlite3_db_handle(s)) < min_changes)
                 return -EOVERFLOW;
         return 0;
 }

@@ -140,25 +140,25 @@ TEST(values) {
         for (size_t k = 0; k < ELEMENTSOF(ints); k++) {
                 ASSERT_OK(db_bind_int(ins, 1, n++));
                 ASSERT_OK(db_bind_int(ins, 2, ints[k]));
-                ASSERT_OK(db_execute(ins, true));
+                ASSERT_OK(db_execute(ins, 1));
                 db_reset(ins);
         }
         for (size_t k = 0; k < ELEMENTSOF(doubles); k++) {
                 ASSERT_OK(db_bind_int(ins, 1, n++));
                 ASSERT_OK(db_bind_double(ins, 3, doubles[k]));
-                ASSERT_OK(db_execute(ins, true));
+                ASSERT_OK(db_execute(ins, 1));
                 db_reset(ins);
         }
         for (size_t k = 0; k < ELEMENTSOF(texts); k++) {
                 ASSERT_OK(db_bind_int(ins, 1, n++));
                 ASSERT_OK(db_bind_text(ins, 4, texts[k]));
-                ASSERT_OK(db_execute(ins, true));
+                ASSERT_OK(db_execute(ins, 1));
                 db_reset(ins);
         }
         ASSERT_OK(db_bind_int(ins, 1, n++));
         ASSERT_OK(db_bind_double(ins, 3, NAN));
         ASSERT_OK(db_bind_null(ins, 4));
-        ASSERT_OK(db_execute(ins, true));
+        ASSERT_OK(db_execute(ins, 1));
         db_finalize(ins);
 
         /* Several rows, read back exactly. */
@@ -226,7 +226,7 @@ static int upsert(DbStmt *st, int64_t k, int64_t v) {
 
         ASSERT_OK(db_bind_int(st, 1, k));
         ASSERT_OK(db_bind_int(st, 2, v));
-        r = db_execute(st, true);
+        r = db_execute(st, 1);
         db_reset(st);
         return r;
 }
@@ -246,7 +246,7 @@ TEST(execute_sync) {
         ASSERT_OK(db_prepare(c, "INSERT INTO sums (k, v) VALUES (?, ?)", true, &ins));
         ASSERT_OK(db_bind_int(ins, 1, 1));
         ASSERT_OK(db_bind_int(ins, 2, 5));
-        ASSERT_ERROR(db_execute(ins, false), EEXIST);
+        ASSERT_ERROR(db_execute(ins, 0), EEXIST);
         ASSERT_TRUE(strstr(db_errmsg(c), "sums_pkey") != NULL);
         db_finalize(ins);
         db_finalize(st);
@@ -266,11 +266,11 @@ TEST(pipeline) {
         /* Outside a transaction execute() runs at once. */
         ASSERT_OK(db_bind_int(ins, 1, 100));
         ASSERT_OK(db_bind_int(ins, 2, 1));
-        ASSERT_OK(db_execute(ins, false));
+        ASSERT_OK(db_execute(ins, 0));
         db_reset(ins);
         ASSERT_OK(db_bind_int(ins, 1, 100));
         ASSERT_OK(db_bind_int(ins, 2, 1));
-        ASSERT_ERROR(db_execute(ins, false), EEXIST);
+        ASSERT_ERROR(db_execute(ins, 0), EEXIST);
         db_reset(ins);
 
         /* A batch whose fourth statement fails: the three before and the
@@ -282,7 +282,7 @@ TEST(pipeline) {
                 ASSERT_OK(upsert(st, k, 10));
         ASSERT_OK(db_bind_int(ins, 1, 100));
         ASSERT_OK(db_bind_int(ins, 2, 1));
-        ASSERT_OK(db_execute(ins, false)); /* duplicate key, not known yet */
+        ASSERT_OK(db_execute(ins, 0)); /* duplicate key, not known yet */
         db_reset(ins);
         for (int k = 4; k <= 5; k++)
                 ASSERT_OK(upsert(st, k, 10));
@@ -338,7 +338,7 @@ TEST(pipeline) {
         DbStmt *once;
         ASSERT_OK(db_prepare(c, "DELETE FROM sums WHERE k = ?", false, &once));
         ASSERT_OK(db_bind_int(once, 1, 1000));
-        ASSERT_OK(db_execute(once, true));
+        ASSERT_OK(db_execute(once, 1));
         db_finalize(once);
         EXEC_OK(c, "COMMIT");
         ASSERT_EQ(query_int(c, "SELECT count(*) FROM sums WHERE k >= 1000"), 2999);
@@ -452,23 +452,23 @@ static void restart_case(bool pipeline) {
          * transaction end, so nothing of it runs without one. */
         ASSERT_OK(db_begin_write(c));
         ASSERT_OK(db_bind_int(ins, 1, 1));
-        ASSERT_OK(db_execute(ins, false));
+        ASSERT_OK(db_execute(ins, 0));
         db_reset(ins);
         server("restart");
         ASSERT_OK(db_bind_int(ins, 1, 2));
-        r = db_execute(ins, false); /* pipelined: may only be sent */
+        r = db_execute(ins, 0); /* pipelined: may only be sent */
         db_reset(ins);
         if (r == 0)
                 ASSERT_ERROR(db_exec(c, "RELEASE nothing"), ECONNRESET);
         else
                 ASSERT_ERROR(r, ECONNRESET);
         ASSERT_OK(db_bind_int(ins, 1, 3));
-        ASSERT_ERROR(db_execute(ins, false), ECONNRESET);
+        ASSERT_ERROR(db_execute(ins, 0), ECONNRESET);
         db_reset(ins);
         ASSERT_ERROR(db_exec(c, "ROLLBACK TO batch"), ECONNRESET);
         ASSERT_FALSE(db_in_transaction(c));
         ASSERT_OK(db_bind_int(ins, 1, 4));
-        ASSERT_OK(db_execute(ins, false));
+        ASSERT_OK(db_execute(ins, 0));
         db_reset(ins);
         ASSERT_EQ(query_int(c, "SELECT sum(k) FROM kept"), 4);
 

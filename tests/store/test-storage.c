@@ -589,6 +589,49 @@ TEST(day_sums_overflow) {
         s->ops->close(s);
 }
 
+/* Rollup rows are written many at once (up to ROWS_MAX a statement): a
+ * sum that would overflow in the first statement of a batch's, or in a
+ * later one, refuses the batch whole all the same. 100 objects of system
+ * work from two nodes in one hour: only the site-wide hour of the hot one
+ * holds both halves. */
+TEST(many_rows_overflow) {
+        static const size_t hot[] = { 5, 70 };
+        Storage *s = open_db(NULL);
+        int64_t half = INT64_MAX / 2 + 1;
+
+        for (size_t round = 0; round < ELEMENTSOF(hot); round++) {
+                char rows[8192], node[2][16];
+                size_t len = 0;
+                Batch *b[2];
+                IngestResult res;
+                BatchError err = {};
+                double before;
+
+                for (size_t k = 0; k < 100; k++)
+                        len += (size_t) snprintf(rows + len, sizeof(rows) - len,
+                                                 "%s{\"job\":null,\"object\":\"/bin/m%zu-%zu\",\"kind\":\"exe\","
+                                                 "\"samples\":1}", k ? "," : "", round, k);
+                ASSERT_TRUE(len < sizeof(rows));
+                for (int n = 0; n < 2; n++) {
+                        snprintf(node[n], sizeof(node[n]), "m%zu-%d", round, n);
+                        b[n] = make_batch(node[n], 1, 1795478400 + 86400.0 * (double) round, rows, "");
+                        ASSERT_EQ(b[n]->n_rows, 100);
+                        b[n]->rows[hot[round]].samples = half;
+                        b[n]->total_samples = half + 99;
+                        b[n]->total_cpu_seconds = (double) b[n]->total_samples / b[n]->frequency_hz;
+                }
+                ASSERT_OK(s->ops->ingest(s, b[0], 1795550500, &res, &err));
+                before = table_sums(SUMS_SQL);
+                ASSERT_ERROR(s->ops->ingest(s, b[1], 1795550500, &res, &err), EOVERFLOW);
+                if (!strstr(err.message, "site-wide samples of an object in that hour") || !streq(err.field, "rows"))
+                        test_fail("object %zu: %s: %s", hot[round], err.field, err.message);
+                ASSERT_TRUE(table_sums(SUMS_SQL) == before);
+                batch_free(b[0]);
+                batch_free(b[1]);
+        }
+        s->ops->close(s);
+}
+
 /* A job's metadata keeps its first claim; a different later claim is
  * counted, the same claim again (another node of the job, a resend) is not. */
 TEST(metadata_first_claim) {
@@ -646,6 +689,7 @@ int main(void) {
         RUN(migrations_once);
         RUN(stored_sums_overflow);
         RUN(day_sums_overflow);
+        RUN(many_rows_overflow);
         RUN(summaries_as_get_job);
         RUN(metadata_first_claim);
 
