@@ -61,24 +61,58 @@ static int conn_stmt_rows(Conn *c, Stmt id, size_t rows, DbStmt **ret) {
         return 0;
 }
 
+/* Statement id for rows i … i + *rows of n, bound. */
+static int bind_rows(Conn *c, Stmt id, size_t i, size_t n, BindRow bind, void *userdata, size_t *rows,
+                     DbStmt **ret) {
+        DbStmt *st;
+        int r;
+
+        *rows = MIN(n - i, (size_t) ROWS_MAX);
+        r = conn_stmt_rows(c, id, *rows, &st);
+        if (r < 0)
+                return r;
+        for (size_t k = 0; k < *rows; k++) {
+                r = bind(st, 1 + (int) (k * c->rows_cols[id]), i + k, userdata);
+                if (r < 0)
+                        return r;
+        }
+        *ret = st;
+        return 0;
+}
+
 int conn_write_rows(Conn *c, Stmt id, size_t n, BindRow bind, void *userdata, bool must_change) {
-        for (size_t i = 0; i < n;) {
-                size_t rows = MIN(n - i, (size_t) ROWS_MAX);
+        for (size_t i = 0, rows; i < n; i += rows) {
                 DbStmt *st;
                 int r;
 
-                r = conn_stmt_rows(c, id, rows, &st);
+                r = bind_rows(c, id, i, n, bind, userdata, &rows, &st);
                 if (r < 0)
                         return r;
-                for (size_t k = 0; k < rows; k++) {
-                        r = bind(st, 1 + (int) (k * c->rows_cols[id]), i + k, userdata);
-                        if (r < 0)
-                                return r;
-                }
                 r = db_execute(st, must_change ? (int64_t) rows : 0);
                 if (r < 0)
                         return r;
-                i += rows;
+        }
+        return 0;
+}
+
+int conn_read_rows(Conn *c, Stmt id, size_t n, BindRow bind, ReadRow read, void *userdata) {
+        for (size_t i = 0, rows; i < n; i += rows) {
+                DbStmt *st;
+                int r, rc;
+
+                r = bind_rows(c, id, i, n, bind, userdata, &rows, &st);
+                if (r < 0)
+                        return r;
+                while ((rc = db_step(st)) == 1) {
+                        r = read(st, userdata);
+                        if (r < 0) {
+                                db_reset(st);
+                                return r;
+                        }
+                }
+                db_reset(st);
+                if (rc < 0)
+                        return rc;
         }
         return 0;
 }

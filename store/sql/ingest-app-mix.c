@@ -8,25 +8,29 @@
 #include "ingest-app-mix.h"
 
 static int app_day_add(IngestCtx *x, int64_t day, int64_t key, int64_t samples, double cpu_seconds, int64_t runs) {
-        static const Stmt stmts[] = { STMT_APP_DAY_UPSERT, STMT_APP_DIM_UPSERT };
+        /* a refused guard changes fewer rows than the one, or the key's four */
+        static const struct {
+                Stmt stmt;
+                int64_t rows;
+        } stmts[] = { { STMT_APP_DAY_UPSERT, 1 }, { STMT_APP_DIM_UPSERT, 4 } };
 
         for (size_t i = 0; i < ELEMENTSOF(stmts); i++) {
-                int64_t changed;
                 DbStmt *st;
                 int r;
 
-                if ((r = conn_stmt(&x->s->writer, stmts[i], &st)) < 0 ||
+                if ((r = conn_stmt(&x->s->writer, stmts[i].stmt, &st)) < 0 ||
                     (r = db_bind_int(st, 1, day)) < 0 ||
                     (r = db_bind_int(st, 2, key)) < 0 ||
                     (r = db_bind_int(st, 3, samples)) < 0 ||
                     (r = bind_sum(st, 4, cpu_seconds)) < 0 ||
-                    (r = db_bind_int(st, 5, runs)) < 0 ||
-                    (r = step_changes(st, &changed)) < 0)
+                    (r = db_bind_int(st, 5, runs)) < 0)
                         return r;
-                /* a refused guard changes fewer rows: one, or the key's four */
-                if (changed != (i == 0 ? 1 : 4))
+                r = db_execute(st, stmts[i].rows);
+                if (r == -EOVERFLOW)
                         return overflow(x, "rows", "adding this batch to the site's application mix of that day "
                                         "would overflow");
+                if (r < 0)
+                        return r;
         }
         return 0;
 }
@@ -113,28 +117,46 @@ static int job_mix_key(IngestCtx *x, int64_t job_id, int64_t *ret) {
         return 0;
 }
 
+static int bind_job_row(DbStmt *st, int k, size_t i, void *userdata) {
+        int r = db_bind_int(st, k, (int64_t) i);
+
+        return r < 0 ? r : db_bind_int(st, k + 1, ((const IngestCtx *) userdata)->job_pool[i].id);
+}
+
+static int read_job_mix(DbStmt *st, void *userdata) {
+        IngestCtx *x = userdata;
+        int64_t i = db_column_int(st, 0);
+        JobAcc *j;
+
+        if (i < 0 || (size_t) i >= x->n_jobs)
+                return -EPROTO;
+        j = &x->job_pool[i];
+        j->mix_old = column_nullable_int(st, 1);
+        j->mix_run_day = column_nullable_int(st, 2);
+        j->mix_key = column_nullable_int(st, 3);
+        j->mix_read = true;
+        return 0;
+}
+
 /* After the apps: each job's time in this batch, in the application mix
- * of the batch's day, under the key its app and metadata name. */
+ * of the batch's day, under the key its app and metadata name. Where the
+ * jobs stand is read for all of them at once. */
 int update_app_mix(IngestCtx *x) {
         int64_t day = (int64_t) floor(x->b->start / 86400.0) * 86400;
+        int r;
 
+        for (size_t i = 0; i < x->n_jobs; i++)
+                x->job_pool[i].mix_read = false;
+        r = conn_read_rows(&x->s->writer, STMT_JOB_MIXES, x->n_jobs, bind_job_row, read_job_mix, x);
+        if (r < 0)
+                return r;
         for (size_t i = 0; i < x->n_jobs; i++) {
                 const JobAcc *j = &x->job_pool[i];
-                int64_t old, run_day, key;
+                int64_t old = j->mix_old, run_day = j->mix_run_day, key = j->mix_key;
                 DbStmt *st;
-                int r, rc;
 
-                if ((r = conn_stmt(&x->s->writer, STMT_JOB_MIX, &st)) < 0 || (r = db_bind_int(st, 1, j->id)) < 0)
-                        return r;
-                rc = db_step(st);
-                if (rc != 1) {
-                        db_reset(st);
-                        return rc == 0 ? -ENOENT : step_errno(rc);
-                }
-                old = column_nullable_int(st, 0);
-                run_day = column_nullable_int(st, 1);
-                key = column_nullable_int(st, 2);
-                db_reset(st);
+                if (!j->mix_read)
+                        return -ENOENT;
                 if (key == STORAGE_NULL) {
                         if ((r = conn_stmt(&x->s->writer, STMT_MIX_KEY_INSERT, &st)) < 0 ||
                             (r = db_bind_int(st, 1, j->id)) < 0)

@@ -47,10 +47,9 @@ int ingest_ctx_init(IngestCtx *x, SqlStorage *s, const Batch *b) {
         x->jobs = hashmap_new(&string_hash_ops);
         x->job_pool = calloc(MAX(x->max_jobs, (size_t) 1), sizeof(JobAcc));
         x->packs = calloc(x->max_jobs + 1, sizeof(*x->packs));
-        x->note_jobs = calloc(MAX(x->max_notes, (size_t) 1), sizeof(size_t));
-        x->note_index = calloc(MAX(x->max_notes, (size_t) 1), sizeof(size_t));
+        x->rows_of = calloc(MAX(MAX(x->max_notes, x->max_jobs), (size_t) 1), sizeof(size_t));
         x->seen = calloc(MAX(b->n_rows, (size_t) 1), sizeof(size_t));
-        if (!x->jobs || !x->job_pool || !x->packs || !x->note_jobs || !x->note_index || !x->seen ||
+        if (!x->jobs || !x->job_pool || !x->packs || !x->rows_of || !x->seen ||
             acc_map_init(&x->job_objects, b->n_rows) < 0 ||
             acc_map_init(&x->job_phases, b->n_rows) < 0 ||
             acc_map_init(&x->job_tasks, b->n_rows) < 0 ||
@@ -65,12 +64,13 @@ int ingest_ctx_init(IngestCtx *x, SqlStorage *s, const Batch *b) {
 
 void ingest_ctx_done(IngestCtx *x) {
         hashmap_free(x->jobs);
-        for (size_t i = 0; x->job_pool && i < x->max_jobs; i++)
+        for (size_t i = 0; x->job_pool && i < x->max_jobs; i++) {
                 sample_pack_done(&x->job_pool[i].pack);
+                free(x->job_pool[i].named_cluster);
+        }
         free(x->job_pool);
         free(x->packs);
-        free(x->note_jobs);
-        free(x->note_index);
+        free(x->rows_of);
         free(x->seen);
         sample_pack_done(&x->outside);
         acc_map_done(&x->job_objects);

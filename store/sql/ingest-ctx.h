@@ -11,6 +11,10 @@
 typedef struct JobAcc {
         const char *job;
         const BatchJob *meta;
+        const char *cluster;    /* the batch's claim, or the named cluster an unnamed one joins */
+        char *named_cluster;    /* the latter, owned */
+        int64_t stored_id;      /* its row before the batch, STORAGE_NULL: none */
+        unsigned differs;       /* metadata fields the batch claims otherwise (ingest-jobs.c) */
         int64_t id;
         int64_t conflicts; /* 1 when meta differs from the stored first claim */
         int64_t samples;
@@ -19,6 +23,11 @@ typedef struct JobAcc {
         /* its rows of the batch, packed; the buffer stays with the pool's
          * slot from batch to batch */
         SamplePack pack;
+        /* the application mix (ingest-app-mix.c): the key its time is
+         * counted under, the day of its run, the key its columns name now
+         * (STORAGE_NULL: none) */
+        int64_t mix_old, mix_run_day, mix_key;
+        bool mix_read;
 } JobAcc;
 
 typedef struct IngestCtx {
@@ -30,11 +39,11 @@ typedef struct IngestCtx {
         size_t n_jobs, max_jobs;
         AccMap job_objects, job_phases, job_tasks, object_hours;
         SamplePack outside;    /* the rows of work outside jobs, packed */
-        /* what the multi-row writes go through (conn_write_rows()): the
-         * jobs whose packs are written (NULL: outside's), each job's note
-         * (its job and its place there), the objects last seen now */
+        /* what the multi-row statements go through (conn_write_rows()):
+         * the jobs whose packs are written (NULL: outside's), places of
+         * jobs or notes (ingest-jobs.c), the objects last seen now */
         const JobAcc **packs;
-        size_t *note_jobs, *note_index, max_notes;
+        size_t *rows_of, max_notes;
         size_t *seen;
         /* what lmkd measures beyond samples (ingest-measured.c) */
         int64_t node_type_id;   /* the batch's node.type; STORAGE_NULL: it has none */
@@ -44,6 +53,13 @@ typedef struct IngestCtx {
         uint64_t conflicts;
         char conflict[256];
 } IngestCtx;
+
+/* stored + add within int64, where either may be NULL (STORAGE_NULL). */
+static inline bool sum_fits(int64_t stored, int64_t add) {
+        int64_t t;
+
+        return stored == STORAGE_NULL || add == STORAGE_NULL || !__builtin_add_overflow(stored, add, &t);
+}
 
 /* Gathers and frees what storing batch b needs. */
 int ingest_ctx_init(IngestCtx *x, SqlStorage *s, const Batch *b);

@@ -76,6 +76,12 @@ typedef int (*BindRow)(DbStmt *st, int base, size_t i, void *userdata);
  * insert or update one (the guarded upserts of stored sums), else
  * -EOVERFLOW. */
 int conn_write_rows(Conn *c, Stmt id, size_t n, BindRow bind, void *userdata, bool must_change);
+/* Takes a row of what statement id answers. */
+typedef int (*ReadRow)(DbStmt *st, void *userdata);
+/* Runs statement id (a SELECT … FROM (VALUES …), or an upsert RETURNING)
+ * over n rows, up to ROWS_MAX at once, and hands each row it answers to
+ * read: one round trip to the server where there were n. */
+int conn_read_rows(Conn *c, Stmt id, size_t n, BindRow bind, ReadRow read, void *userdata);
 int reader_acquire(SqlStorage *s, Conn **ret);
 void reader_release_stmts(Conn *c);
 void reader_release(SqlStorage *s, Conn *c);

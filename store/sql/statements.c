@@ -115,6 +115,11 @@
 #define SQL_APP_DIM_PRUNE(day)                                                                                  \
         "DELETE FROM app_dim_days WHERE samples = 0 AND runs = 0 AND (dim, day, value, app_object) IN "         \
         "(SELECT " MIX_DIM_COLUMNS(day) " FROM mix_keys k, " MIX_DIMS " x WHERE k.id = ?2)"
+/* The mix key job j's columns name, if there is one yet */
+#define SQL_MIX_KEY_OF(j)                                                                               \
+        "LEFT JOIN mix_keys k ON k.app = coalesce(" j ".app, '') "                                      \
+        "AND k.app_object = coalesce(" j ".app_object, 0) AND k.user_name = coalesce(" j ".user_name, '') " \
+        "AND k.account = coalesce(" j ".account, '') AND k.partition_name = coalesce(" j ".partition_name, '')"
 /* ?1 job, ?2 start, ?3 step, ?4 steps, ?5 nodes, ?6 grain: whole steps from
  * the start (k: SQLite's CAST truncates, PostgreSQL's rounds, hence its
  * trunc()), the first nodes by name */
@@ -203,7 +208,7 @@ static const char *const stmt_sql[_STMT_MAX] = {
                 ADD_NULLABLE("jobs", "exact_instructions") " "
                 "WHERE " FITS_COUNTERS("jobs") " AND " FITS("jobs", "exact_cpu_time_ns") " AND "
                 FITS("jobs", "exact_cycles") " AND " FITS("jobs", "exact_instructions") " "
-                "RETURNING id",
+                "RETURNING id, job",
         [STMT_NOTE_UPSERT] =
                 "INSERT INTO job_notes (job_id, note_key, note_value) VALUES (?, ?, ?) "
                 "ON CONFLICT (job_id, note_key) DO NOTHING",
@@ -305,23 +310,32 @@ static const char *const stmt_sql[_STMT_MAX] = {
         [STMT_OBJECT_LAST_SEEN] =
                 "UPDATE objects SET last_seen = v.column2 FROM (VALUES (CAST(? AS BIGINT), CAST(? AS BIGINT))) AS v "
                 "WHERE objects.id = v.column1 AND (objects.last_seen IS NULL OR objects.last_seen < v.column2)",
-        [STMT_JOB_CURRENT] =
-                "SELECT id, user_name, account, partition_name, name, nodes_alloc, tasks, samples, "
-                "cpu_seconds, cpu_time_ns, cycles, instructions, energy_joules, energy_alone_joules, "
-                "exact_cpu_time_ns, exact_cycles, exact_instructions FROM jobs WHERE job = ? AND cluster = ?",
+        /* what is stored of the batch's jobs (conn_read_rows()): (place,
+         * job, cluster) in, the place with the job's row out */
+        [STMT_JOBS_CURRENT] =
+                "SELECT v.column1, j.id, j.user_name, j.account, j.partition_name, j.name, j.nodes_alloc, j.tasks, "
+                "j.samples, j.cpu_seconds, j.cpu_time_ns, j.cycles, j.instructions, j.energy_joules, "
+                "j.energy_alone_joules, j.exact_cpu_time_ns, j.exact_cycles, j.exact_instructions "
+                "FROM (VALUES (CAST(? AS BIGINT), ?, ?)) AS v JOIN jobs j ON j.job = v.column2 AND j.cluster = v.column3",
         [STMT_JOB_NAMED_CLUSTER] = "SELECT cluster FROM jobs WHERE job = ? AND cluster <> '' LIMIT 2",
+        /* (job, cluster) pairs (conn_write_rows()) */
         [STMT_JOB_ADOPT] =
-                "UPDATE jobs SET cluster = ?2 WHERE job = ?1 AND cluster = '' "
-                "AND NOT EXISTS (SELECT 1 FROM jobs WHERE job = ?1 AND cluster = ?2)",
-        [STMT_NOTE_SELECT] = "SELECT note_value FROM job_notes WHERE job_id = ? AND note_key = ?",
+                "UPDATE jobs SET cluster = v.column2 FROM (VALUES (?, ?)) AS v "
+                "WHERE jobs.job = v.column1 AND jobs.cluster = '' "
+                "AND NOT EXISTS (SELECT 1 FROM jobs k WHERE k.job = v.column1 AND k.cluster = v.column2)",
+        /* (place, job id, key) in, the place with the stored value out */
+        [STMT_NOTES_CURRENT] =
+                "SELECT v.column1, n.note_value FROM (VALUES (CAST(? AS BIGINT), CAST(? AS BIGINT), ?)) AS v "
+                "JOIN job_notes n ON n.job_id = v.column2 AND n.note_key = v.column3",
         [STMT_JOB_APP] = SQL_JOB_APP("IS NOT"),
         /* the application mix (schema/0013): the key a job's time is
          * counted under, and the key its columns name now */
-        [STMT_JOB_MIX] =
-                "SELECT j.mix_key, j.mix_day, k.id FROM jobs j LEFT JOIN mix_keys k "
-                "ON k.app = coalesce(j.app, '') AND k.app_object = coalesce(j.app_object, 0) "
-                "AND k.user_name = coalesce(j.user_name, '') AND k.account = coalesce(j.account, '') "
-                "AND k.partition_name = coalesce(j.partition_name, '') WHERE j.id = ?",
+        [STMT_JOB_MIX] = "SELECT j.mix_key, j.mix_day, k.id FROM jobs j " SQL_MIX_KEY_OF("j") " WHERE j.id = ?",
+        /* the same of many jobs at once (conn_read_rows()): (place, id)
+         * pairs, answered with the place */
+        [STMT_JOB_MIXES] =
+                "SELECT v.column1, j.mix_key, j.mix_day, k.id FROM (VALUES (CAST(? AS BIGINT), CAST(? AS BIGINT))) "
+                "AS v JOIN jobs j ON j.id = v.column2 " SQL_MIX_KEY_OF("j"),
         [STMT_MIX_KEY_INSERT] =
                 "INSERT INTO mix_keys (app, app_object, user_name, account, partition_name) "
                 "SELECT coalesce(app, ''), coalesce(app_object, 0), coalesce(user_name, ''), coalesce(account, ''), "
