@@ -43,8 +43,8 @@ int ctx_job(IngestCtx *x, const char *job, JobAcc **ret) {
 /* A node that knows no cluster name may push a job's first batch before it
  * has read the job's SLURM_CLUSTER_NAME: the job is then the same one as
  * the one id on a named cluster. An unnamed copy is adopted by the first
- * named claim (bind_adopt_row()); an unnamed claim joins the one named job
- * of that id (with two or more, it stays apart: which one is unknown). */
+ * named claim (check_jobs()); an unnamed claim joins the one named job of
+ * that id (with two or more, it stays apart: which one is unknown). */
 static int join_named_cluster(IngestCtx *x, JobAcc *j) {
         DbStmt *st;
         int r, rc, n = 0;
@@ -69,33 +69,18 @@ static int join_named_cluster(IngestCtx *x, JobAcc *j) {
         return 0;
 }
 
-/* x->rows_of[i]: the jobs with a named cluster, which adopt their unnamed copy. */
-static int bind_adopt_row(DbStmt *st, int k, size_t i, void *userdata) {
-        const IngestCtx *x = userdata;
-        const JobAcc *j = &x->job_pool[x->rows_of[i]];
-        int r;
-
-        if ((r = bind_nullable_text(st, k, j->job)) < 0 ||
-            (r = bind_nullable_text(st, k + 1, j->cluster)) < 0)
-                return r;
-        return 0;
-}
-
 static int job_clusters(IngestCtx *x) {
         const Batch *b = x->b;
-        size_t n = 0;
         int r;
 
         for (size_t i = 0; i < x->n_jobs; i++) {
                 JobAcc *j = &x->job_pool[i];
 
                 j->cluster = (j->meta ? j->meta->cluster : NULL) ?: b->cluster ?: "";
-                if (j->cluster[0])
-                        x->rows_of[n++] = i;
-                else if ((r = join_named_cluster(x, j)) < 0)
+                if (!j->cluster[0] && (r = join_named_cluster(x, j)) < 0)
                         return r;
         }
-        return conn_write_rows(&x->s->writer, STMT_JOB_ADOPT, n, bind_adopt_row, x, false);
+        return 0;
 }
 
 static bool text_differs(DbStmt *st, int col, const char *claim) {
@@ -236,6 +221,13 @@ static void note_conflicts(IngestCtx *x) {
         }
 }
 
+/* x->rows_of[i]: places of jobs to read. */
+static int bind_job_key_of_row(DbStmt *st, int k, size_t i, void *userdata) {
+        const IngestCtx *x = userdata;
+
+        return bind_job_key_row(st, k, x->rows_of[i], userdata);
+}
+
 static int check_jobs(IngestCtx *x) {
         size_t n = 0;
         int r;
@@ -243,6 +235,25 @@ static int check_jobs(IngestCtx *x) {
         r = conn_read_rows(&x->s->writer, STMT_JOBS_CURRENT, x->n_jobs, bind_job_key_row, check_job, x);
         if (r < 0)
                 return r;
+        /* The jobs of a named cluster stored under no cluster yet adopt
+         * their unnamed copy, and are read again: most batches have none. */
+        for (size_t i = 0; i < x->n_jobs; i++)
+                if (x->job_pool[i].stored_id == STORAGE_NULL && x->job_pool[i].cluster[0])
+                        x->rows_of[n++] = i;
+        for (size_t i = 0; i < n; i++) {
+                const JobAcc *j = &x->job_pool[x->rows_of[i]];
+                DbStmt *st;
+
+                if ((r = conn_stmt(&x->s->writer, STMT_JOB_ADOPT, &st)) < 0 ||
+                    (r = bind_nullable_text(st, 1, j->job)) < 0 ||
+                    (r = bind_nullable_text(st, 2, j->cluster)) < 0 ||
+                    (r = db_execute(st, 0)) < 0)
+                        return r;
+        }
+        r = conn_read_rows(&x->s->writer, STMT_JOBS_CURRENT, n, bind_job_key_of_row, check_job, x);
+        if (r < 0)
+                return r;
+        n = 0;
         for (size_t i = 0; i < x->n_jobs; i++) {
                 const JobAcc *j = &x->job_pool[i];
 

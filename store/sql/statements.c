@@ -318,11 +318,11 @@ static const char *const stmt_sql[_STMT_MAX] = {
                 "j.energy_alone_joules, j.exact_cpu_time_ns, j.exact_cycles, j.exact_instructions "
                 "FROM (VALUES (CAST(? AS BIGINT), ?, ?)) AS v JOIN jobs j ON j.job = v.column2 AND j.cluster = v.column3",
         [STMT_JOB_NAMED_CLUSTER] = "SELECT cluster FROM jobs WHERE job = ? AND cluster <> '' LIMIT 2",
-        /* (job, cluster) pairs (conn_write_rows()) */
+        /* one job at a time: many at once, an UPDATE ... FROM (VALUES ...),
+         * is planned as a scan of jobs by PostgreSQL on a young table */
         [STMT_JOB_ADOPT] =
-                "UPDATE jobs SET cluster = v.column2 FROM (VALUES (?, ?)) AS v "
-                "WHERE jobs.job = v.column1 AND jobs.cluster = '' "
-                "AND NOT EXISTS (SELECT 1 FROM jobs k WHERE k.job = v.column1 AND k.cluster = v.column2)",
+                "UPDATE jobs SET cluster = ?2 WHERE job = ?1 AND cluster = '' "
+                "AND NOT EXISTS (SELECT 1 FROM jobs WHERE job = ?1 AND cluster = ?2)",
         /* (place, job id, key) in, the place with the stored value out */
         [STMT_NOTES_CURRENT] =
                 "SELECT v.column1, n.note_value FROM (VALUES (CAST(? AS BIGINT), CAST(? AS BIGINT), ?)) AS v "
@@ -628,6 +628,14 @@ static const SqlDialect sql_dialects[] = {
                 .read_begin = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
                 /* any fixed number; "lmk-migr" in ASCII */
                 .migrate_lock = "SELECT pg_advisory_xact_lock(7813018771411003250)",
+                /* Ingest looks up a batch's few keys, many at once with
+                 * (VALUES ...) joins. Their generic plans are made on the
+                 * first batches, when the tables are young: with hash joins
+                 * allowed, the planner then hashes a seq scan of jobs or
+                 * job_notes for each batch from then on, for as long as the
+                 * plan is cached (until autovacuum analyzes the table). An
+                 * index nested loop is right for any size. */
+                .ingest_setup = "SET LOCAL enable_hashjoin = off; SET LOCAL enable_mergejoin = off",
                 .schema_version_table = SCHEMA_VERSION_TABLE("BIGINT"),
                 .migrations = schema_postgresql_migrations,
                 .n_migrations = &schema_postgresql_migrations_count,

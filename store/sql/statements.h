@@ -166,6 +166,9 @@ typedef struct SqlDialect {
         /* Taken after db_begin_write() before migrating (NULL: that
          * already locks, SQLite's BEGIN IMMEDIATE). */
         const char *migrate_lock;
+        /* Run at the start of each transaction that stores batches (NULL:
+         * nothing). */
+        const char *ingest_setup;
         const char *schema_version_table;
         const SchemaMigration *migrations;
         const unsigned *n_migrations;

@@ -66,6 +66,8 @@ static int write_group_once(SqlStorage *s, Pending *group) {
 
         db_error_clear();
         r = db_begin_write(c->db);
+        if (r >= 0 && sql_dialect(c->db->driver->dialect)->ingest_setup)
+                r = conn_exec(c, sql_dialect(c->db->driver->dialect)->ingest_setup);
         for (Pending *p = group; p && r >= 0; p = p->next) {
                 db_error_clear(); /* each batch's own message (note_error()) */
                 p->r = conn_exec(c, "SAVEPOINT batch");
