@@ -399,7 +399,9 @@ static int key_cmp(const void *a, const void *b) {
 }
 
 /* A name given twice makes an object mean two things: refused (I-JSON,
- * RFC 7493). Small objects (all of lmkd's) compare pairwise; large ones
+ * RFC 7493). Small objects (all of lmkd's) compare pairwise, first by
+ * their first byte: a batch's rows have a dozen names each, and comparing
+ * them whole was a twentieth of the store's time at ingest. Large ones
  * sort their names, so that a hostile object costs n log n. */
 static int check_unique(Parser *p, const JsonMember *m, size_t n) {
         const char **keys;
@@ -407,7 +409,7 @@ static int check_unique(Parser *p, const JsonMember *m, size_t n) {
         if (n <= 16) {
                 for (size_t i = 1; i < n; i++)
                         for (size_t k = 0; k < i; k++)
-                                if (streq(m[i].key, m[k].key))
+                                if (m[i].key[0] == m[k].key[0] && streq(m[i].key, m[k].key))
                                         return fail(p, p->pos, "member name given twice");
                 return 0;
         }
