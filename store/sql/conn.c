@@ -124,6 +124,8 @@ void conn_close(Conn *c) {
                         db_finalize(c->rows_stmts[i][k]);
                 free(c->rows_stmts[i]);
         }
+        db_finalize(c->savepoint);
+        db_finalize(c->ingest_setup);
         if (c->db)
                 c->db->driver->disconnect(c->db);
         *c = (Conn) {};

@@ -14,6 +14,7 @@ typedef struct JobAcc {
         const char *cluster;    /* the batch's claim, or the named cluster an unnamed one joins */
         char *named_cluster;    /* the latter, owned */
         int64_t stored_id;      /* its row before the batch, STORAGE_NULL: none */
+        bool app_by_note;       /* its stored app is its stored app= note (which stays) */
         unsigned differs;       /* metadata fields the batch claims otherwise (ingest-jobs.c) */
         int64_t id;
         int64_t conflicts; /* 1 when meta differs from the stored first claim */

@@ -134,6 +134,7 @@ static int check_job(DbStmt *st, void *userdata) {
         j = &x->job_pool[place];
         m = j->meta;
         j->stored_id = db_column_int(st, 1);
+        j->app_by_note = db_column_int(st, 18) != 0;
         if (!sum_fits(db_column_int(st, 8), j->samples))
                 return overflow(x, "rows", "adding this batch's samples to job %s's would overflow", j->job);
         if (!isfinite(db_column_double(st, 9) + j->cpu_seconds))

@@ -16,13 +16,12 @@
 #include "ingest-measured.h"
 #include "ingest.h"
 
-static int ingest_node(IngestCtx *x, int64_t now) {
+/* The node's upsert refused the batch: which of its sums would overflow. */
+static int node_overflow(IngestCtx *x) {
         const Batch *b = x->b;
         DbStmt *st;
         int r, rc;
 
-        /* The node's sums first, so that an overflow names its field; the
-         * guard in the upsert is the backstop. */
         if ((r = conn_stmt(&x->s->writer, STMT_NODE_SUMS, &st)) < 0 ||
             (r = bind_nullable_text(st, 1, b->node)) < 0)
                 return r;
@@ -41,6 +40,13 @@ static int ingest_node(IngestCtx *x, int64_t now) {
                         return overflow(x, "batch.seq", "node %s has stored too many batches to count", b->node);
         } else if (rc != 0)
                 return step_errno(rc);
+        return overflow(x, "rows", "adding this batch to node %s's sums would overflow", b->node);
+}
+
+static int ingest_node(IngestCtx *x, int64_t now) {
+        const Batch *b = x->b;
+        DbStmt *st;
+        int r;
 
         r = ingest_node_type(x);
         if (r < 0)
@@ -61,9 +67,11 @@ static int ingest_node(IngestCtx *x, int64_t now) {
             (r = bind_nullable_int(st, 13, b->node_type ? b->node_type->memory_bytes : BATCH_NULL)) < 0 ||
             (r = bind_nullable_text(st, 14, b->node_type ? b->node_type->kernel : NULL)) < 0)
                 return r;
+        /* The guards in the upsert refuse sums that would overflow; only
+         * then are the node's sums read, to name the field. */
         r = step_id(st, &x->node_id);
         if (r == -ENOENT)
-                return overflow(x, "rows", "adding this batch to node %s's sums would overflow", b->node);
+                return node_overflow(x);
         if (r < 0 || !b->has_installed)
                 return r;
 
@@ -232,12 +240,16 @@ static int write_rollup(IngestCtx *x, const AccMap *m, Stmt id, const char *what
         return r;
 }
 
-/* After the batch's rollups: the application of each job it touched. */
+/* After the batch's rollups: the application of each job it touched. A
+ * job named by its app= note keeps that name: the note's first claim
+ * stays (STMT_NOTE_UPSERT), whatever else the batch brings. */
 static int update_apps(IngestCtx *x) {
         for (size_t i = 0; i < x->n_jobs; i++) {
                 DbStmt *st;
                 int r;
 
+                if (x->job_pool[i].app_by_note)
+                        continue;
                 if ((r = conn_stmt(&x->s->writer, STMT_JOB_APP, &st)) < 0 ||
                     (r = db_bind_int(st, 1, x->job_pool[i].id)) < 0 ||
                     (r = db_execute(st, 0)) < 0)

@@ -38,6 +38,7 @@ typedef struct Conn {
         /* multi-row variants: [id][rows - 1], made on first use */
         DbStmt **rows_stmts[_STMT_MAX];
         unsigned rows_cols[_STMT_MAX];
+        DbStmt *savepoint, *ingest_setup; /* the writer's, for the write queue */
         bool busy; /* readers: handed out */
 } Conn;
 

@@ -315,7 +315,10 @@ static const char *const stmt_sql[_STMT_MAX] = {
         [STMT_JOBS_CURRENT] =
                 "SELECT v.column1, j.id, j.user_name, j.account, j.partition_name, j.name, j.nodes_alloc, j.tasks, "
                 "j.samples, j.cpu_seconds, j.cpu_time_ns, j.cycles, j.instructions, j.energy_joules, "
-                "j.energy_alone_joules, j.exact_cpu_time_ns, j.exact_cycles, j.exact_instructions "
+                "j.energy_alone_joules, j.exact_cpu_time_ns, j.exact_cycles, j.exact_instructions, "
+                /* whether its app= note names it already (STMT_JOB_APP) */
+                "CASE WHEN j.app_object IS NULL AND j.app = (SELECT nullif(n.note_value, '') FROM job_notes n "
+                "WHERE n.job_id = j.id AND n.note_key = 'app') THEN 1 ELSE 0 END "
                 "FROM (VALUES (CAST(? AS BIGINT), ?, ?)) AS v JOIN jobs j ON j.job = v.column2 AND j.cluster = v.column3",
         [STMT_JOB_NAMED_CLUSTER] = "SELECT cluster FROM jobs WHERE job = ? AND cluster <> '' LIMIT 2",
         /* one job at a time: many at once, an UPDATE ... FROM (VALUES ...),
@@ -635,7 +638,8 @@ static const SqlDialect sql_dialects[] = {
                  * job_notes for each batch from then on, for as long as the
                  * plan is cached (until autovacuum analyzes the table). An
                  * index nested loop is right for any size. */
-                .ingest_setup = "SET LOCAL enable_hashjoin = off; SET LOCAL enable_mergejoin = off",
+                .ingest_setup = "SELECT set_config('enable_hashjoin', 'off', true), "
+                                "set_config('enable_mergejoin', 'off', true)",
                 .schema_version_table = SCHEMA_VERSION_TABLE("BIGINT"),
                 .migrations = schema_postgresql_migrations,
                 .n_migrations = &schema_postgresql_migrations_count,

@@ -167,7 +167,7 @@ typedef struct SqlDialect {
          * already locks, SQLite's BEGIN IMMEDIATE). */
         const char *migrate_lock;
         /* Run at the start of each transaction that stores batches (NULL:
-         * nothing). */
+         * nothing); one statement, which a driver may send without waiting. */
         const char *ingest_setup;
         const char *schema_version_table;
         const SchemaMigration *migrations;

@@ -58,6 +58,20 @@ static int ingest_again_in_order(SqlStorage *s, Pending *p) {
         return r;
 }
 
+/* Runs sql on c through a statement kept in *st: one that a driver may
+ * send without waiting for its answer (PostgreSQL's pipeline), unlike
+ * conn_exec(). Its errors are reported by a later call at the latest. */
+static int exec_kept(Conn *c, DbStmt **st, const char *sql) {
+        if (!*st) {
+                int r = db_prepare(c->db, sql, true, st);
+
+                if (r < 0)
+                        return r;
+        } else
+                db_reset(*st);
+        return db_execute(*st, 0);
+}
+
 /* Writes the group in one transaction. < 0: the transaction failed as a
  * whole; each batch's own outcome is in its p->r. */
 static int write_group_once(SqlStorage *s, Pending *group) {
@@ -67,10 +81,11 @@ static int write_group_once(SqlStorage *s, Pending *group) {
         db_error_clear();
         r = db_begin_write(c->db);
         if (r >= 0 && sql_dialect(c->db->driver->dialect)->ingest_setup)
-                r = conn_exec(c, sql_dialect(c->db->driver->dialect)->ingest_setup);
+                r = exec_kept(c, &c->ingest_setup, sql_dialect(c->db->driver->dialect)->ingest_setup);
         for (Pending *p = group; p && r >= 0; p = p->next) {
                 db_error_clear(); /* each batch's own message (note_error()) */
-                p->r = conn_exec(c, "SAVEPOINT batch");
+                /* its outcome comes with the batch's first answer */
+                p->r = exec_kept(c, &c->savepoint, "SAVEPOINT batch");
                 if (p->r >= 0)
                         p->r = ingest_locked(p->ctx, p->now, &p->res);
                 /* A driver that pipelines reports what the batch's writes

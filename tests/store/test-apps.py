@@ -76,9 +76,33 @@ def test_migration():
                  "a job's second day, without its run")
 
 
+def test_later_batches():
+    """A job's application as its later batches find it: an app= note keeps
+    naming it whatever runs later (its first claim stays), an empty note
+    names nothing, and without a note the executable with the most samples
+    so far names it, also when that changes with a later batch."""
+    with Store() as s:
+        jobs = [job("2001", "erin", "p3", "cpu", {"app": "wrf"}), job("2002", "erin", "p3", "cpu", {"app": ""}),
+                job("2003", "erin", "p3", "cpu")]
+        first = [row(j, "/opt/wrf/wrf.exe", "exe", 100, user="erin") for j in ("2001", "2002", "2003")]
+        later = [row(j, "/usr/bin/python3.11", "exe", 300, user="erin") for j in ("2001", "2002", "2003")]
+        check_eq(s.ingest(make_batch(seq=1, jobs=jobs, rows=first))[0], 200, "first batch")
+        check_eq([s.get_ok(f"/api/v1/jobs/{j}")["app"] for j in ("2001", "2002", "2003")], ["wrf", "wrf.exe", "wrf.exe"],
+                 "the apps after the first batch")
+        # the later batch claims another note: the first claim stays
+        jobs[0]["notes"] = {"app": "other"}
+        check_eq(s.ingest(make_batch(seq=2, start=START + 60, jobs=jobs, rows=later))[0], 200, "later batch")
+        check_eq([s.get_ok(f"/api/v1/jobs/{j}")["app"] for j in ("2001", "2002", "2003")],
+                 ["wrf", "python3.11", "python3.11"], "the apps after a later batch with more time elsewhere")
+        got = [(g["name"], g["kind"], g["samples"]) for g in s.get_ok("/api/v1/apps?since=14d")["groups"]]
+        check_eq(got, [("python3.11", "executable", 800), ("wrf", "note", 400)], "the mix follows the apps")
+
+
 def main():
     log("== test_migration")
     test_migration()
+    log("== test_later_batches")
+    test_later_batches()
     hdr = "X-Remote-User"
     with Store(extra=["--user-header", hdr, "--trusted-proxies", "127.0.0.1 ::1"]) as s:
         old = START - 8 * DAY
