@@ -31,6 +31,15 @@ static void count_event_keys(const Batch *b, size_t *ret_events, size_t *ret_exa
         *ret_bursts = bursts;
 }
 
+void job_acc_clear(JobAcc *j) {
+        free(j->named_cluster);
+        j->named_cluster = NULL;
+        for (size_t k = 0; k < ELEMENTSOF(j->mix_dims); k++) {
+                free(j->mix_dims[k]);
+                j->mix_dims[k] = NULL;
+        }
+}
+
 int ingest_ctx_init(IngestCtx *x, SqlStorage *s, const Batch *b) {
         size_t events, exact, bursts;
 
@@ -66,7 +75,7 @@ void ingest_ctx_done(IngestCtx *x) {
         hashmap_free(x->jobs);
         for (size_t i = 0; x->job_pool && i < x->max_jobs; i++) {
                 sample_pack_done(&x->job_pool[i].pack);
-                free(x->job_pool[i].named_cluster);
+                job_acc_clear(&x->job_pool[i]);
         }
         free(x->job_pool);
         free(x->packs);

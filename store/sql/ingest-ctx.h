@@ -26,9 +26,12 @@ typedef struct JobAcc {
         SamplePack pack;
         /* the application mix (ingest-app-mix.c): the key its time is
          * counted under, the day of its run, the key its columns name now
-         * (STORAGE_NULL: none) */
+         * (STORAGE_NULL: none) and what that names (the dimensions: app,
+         * user, account, partition; owned), what this batch adds there */
         int64_t mix_old, mix_run_day, mix_key;
-        bool mix_read;
+        char *mix_dims[4];
+        int64_t mix_app_object, mix_runs;
+        bool mix_read, mix_adds;
 } JobAcc;
 
 typedef struct IngestCtx {
@@ -61,6 +64,9 @@ static inline bool sum_fits(int64_t stored, int64_t add) {
 
         return stored == STORAGE_NULL || add == STORAGE_NULL || !__builtin_add_overflow(stored, add, &t);
 }
+
+/* Frees what a slot of the job pool owns, for another job. */
+void job_acc_clear(JobAcc *j);
 
 /* Gathers and frees what storing batch b needs. */
 int ingest_ctx_init(IngestCtx *x, SqlStorage *s, const Batch *b);

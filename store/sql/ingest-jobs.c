@@ -26,7 +26,7 @@ int ctx_job(IngestCtx *x, const char *job, JobAcc **ret) {
                         return -ENOBUFS;
                 j = &x->job_pool[x->n_jobs++];
                 /* a slot keeps its pack's buffer from batch to batch */
-                free(j->named_cluster);
+                job_acc_clear(j);
                 *j = (JobAcc) { .job = job, .cpu_time_ns = STORAGE_NULL, .cycles = STORAGE_NULL,
                                 .instructions = STORAGE_NULL, .stored_id = STORAGE_NULL, .pack = j->pack };
                 r = sample_pack_begin(&j->pack, x->b->frequency_hz);

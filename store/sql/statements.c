@@ -115,6 +115,8 @@
 #define SQL_APP_DIM_PRUNE(day)                                                                                  \
         "DELETE FROM app_dim_days WHERE samples = 0 AND runs = 0 AND (dim, day, value, app_object) IN "         \
         "(SELECT " MIX_DIM_COLUMNS(day) " FROM mix_keys k, " MIX_DIMS " x WHERE k.id = ?2)"
+/* A mix key k: its id and what it names, as read_mix_key() reads them */
+#define MIX_KEY_COLUMNS "k.id, k.app, k.app_object, k.user_name, k.account, k.partition_name"
 /* The mix key job j's columns name, if there is one yet */
 #define SQL_MIX_KEY_OF(j)                                                                               \
         "LEFT JOIN mix_keys k ON k.app = coalesce(" j ".app, '') "                                      \
@@ -333,16 +335,18 @@ static const char *const stmt_sql[_STMT_MAX] = {
         [STMT_JOB_APP] = SQL_JOB_APP("IS NOT"),
         /* the application mix (schema/0013): the key a job's time is
          * counted under, and the key its columns name now */
-        [STMT_JOB_MIX] = "SELECT j.mix_key, j.mix_day, k.id FROM jobs j " SQL_MIX_KEY_OF("j") " WHERE j.id = ?",
+        [STMT_JOB_MIX] = "SELECT j.mix_key, j.mix_day, " MIX_KEY_COLUMNS " FROM jobs j " SQL_MIX_KEY_OF("j")
+                         " WHERE j.id = ?",
         /* the same of many jobs at once (conn_read_rows()): (place, id)
          * pairs, answered with the place */
         [STMT_JOB_MIXES] =
-                "SELECT v.column1, j.mix_key, j.mix_day, k.id FROM (VALUES (CAST(? AS BIGINT), CAST(? AS BIGINT))) "
-                "AS v JOIN jobs j ON j.id = v.column2 " SQL_MIX_KEY_OF("j"),
+                "SELECT v.column1, j.mix_key, j.mix_day, " MIX_KEY_COLUMNS " FROM (VALUES (CAST(? AS BIGINT), "
+                "CAST(? AS BIGINT))) AS v JOIN jobs j ON j.id = v.column2 " SQL_MIX_KEY_OF("j"),
         [STMT_MIX_KEY_INSERT] =
                 "INSERT INTO mix_keys (app, app_object, user_name, account, partition_name) "
                 "SELECT coalesce(app, ''), coalesce(app_object, 0), coalesce(user_name, ''), coalesce(account, ''), "
-                "coalesce(partition_name, '') FROM jobs WHERE id = ? ON CONFLICT DO NOTHING RETURNING id",
+                "coalesce(partition_name, '') FROM jobs WHERE id = ? ON CONFLICT DO NOTHING "
+                "RETURNING id, app, app_object, user_name, account, partition_name",
         [STMT_JOB_MIX_SET] = "UPDATE jobs SET mix_key = ?2, mix_day = ?3 WHERE id = ?1",
         [STMT_JOB_DAYS] =
                 "SELECT CAST(t AS BIGINT), sum(samples), sum(cpu_seconds) FROM job_timeline "
@@ -357,6 +361,13 @@ static const char *const stmt_sql[_STMT_MAX] = {
         /* the same per dimension (schema/0013): ?1 day, ?2 key, ?3 samples,
          * ?4 CPU seconds, ?5 runs, into the key's four rows */
         [STMT_APP_DIM_UPSERT] = SQL_APP_DIM_UPSERT("?1", "?3, ?4, ?5"),
+        /* the rows of many keys at once (conn_write_rows()), summed per row */
+        [STMT_APP_DIM_ROW_UPSERT] =
+                "INSERT INTO app_dim_days (dim, day, value, app_object, samples, cpu_seconds, runs) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (dim, day, value, app_object) DO UPDATE SET "
+                ADD("app_dim_days", "samples") ", " ADD("app_dim_days", "cpu_seconds") ", "
+                ADD("app_dim_days", "runs") " "
+                "WHERE " FITS("app_dim_days", "samples") " AND " FITS("app_dim_days", "runs"),
         [STMT_APP_DIM_TAKE] = SQL_APP_DIM_TAKE("max", "?1"),
         [STMT_APP_DIM_PRUNE] = SQL_APP_DIM_PRUNE("?1"),
         /* what lmkd measures beyond samples (schema/0015) */

@@ -54,6 +54,7 @@ typedef enum Stmt {
         STMT_APP_DAY_TAKE,
         STMT_APP_DAY_PRUNE,
         STMT_APP_DIM_UPSERT,
+        STMT_APP_DIM_ROW_UPSERT,
         STMT_APP_DIM_TAKE,
         STMT_APP_DIM_PRUNE,
         /* what lmkd measures beyond samples (schema/0015) */
