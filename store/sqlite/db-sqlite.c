@@ -10,12 +10,14 @@
 #include <sys/stat.h>
 
 #include "db.h"
+#include "wal-checkpoint.h"
 
 typedef struct SqliteConn {
         DbConn base;
         sqlite3 *db;
         char *path;
         bool writer;
+        WalCheckpointer *checkpointer; /* the writer's */
 } SqliteConn;
 
 typedef struct SqliteStmt {
@@ -89,6 +91,7 @@ static void db_sqlite_disconnect(DbConn *base) {
         /* Lets SQLite refresh its planner statistics where they went stale,
          * and folds the WAL back into the database, so a stopped store is
          * one file. */
+        wal_checkpointer_stop(c->checkpointer, c->db);
         if (c->db && c->writer) {
                 (void) db_sqlite_exec(base, "PRAGMA optimize");
                 sqlite3_wal_checkpoint_v2(c->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
@@ -124,12 +127,17 @@ static int db_sqlite_connect(const char *location, const StorageOptions *opts, b
         sqlite3_busy_timeout(c->db, (int) opts->busy_timeout_ms);
         /* WAL lets queries read while a batch is written; synchronous=NORMAL
          * in WAL mode loses at most the last transactions on power loss, never
-         * consistency, and a node re-sends what it got no answer for. */
+         * consistency, and a node re-sends what it got no answer for. The
+         * writer's checkpoints run beside it (wal-checkpoint.h). */
         r = db_sqlite_exec(&c->base, writer ? "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; "
-                                              "PRAGMA temp_store = MEMORY; PRAGMA cache_size = -65536; "
-                                              "PRAGMA wal_autocheckpoint = 16384;"
+                                              "PRAGMA temp_store = MEMORY; PRAGMA cache_size = -65536;"
                                             : "PRAGMA synchronous = NORMAL; PRAGMA temp_store = MEMORY; "
                                               "PRAGMA cache_size = -32768; PRAGMA query_only = ON;");
+        if (r >= 0 && writer) {
+                r = wal_checkpointer_start(c->db, location, &c->checkpointer);
+                if (r < 0)
+                        db_error_note("starting the WAL checkpoints of %s: %s", location, strerror(-r));
+        }
         if (r < 0) {
                 c->writer = false;
                 db_sqlite_disconnect(&c->base);
