@@ -5,6 +5,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "sql/sample-pack.h"
@@ -632,6 +633,47 @@ TEST(many_rows_overflow) {
         s->ops->close(s);
 }
 
+/* The writer's WAL is checkpointed beside it (store/sqlite/wal-checkpoint.c):
+ * after some 16 MiB went to the WAL, the database file fills, with no
+ * checkpoint in the writer's commits (SQLite's own is off, and the
+ * writer's limit is far off); closing the store folds the WAL back in. */
+TEST(wal_checkpointed_beside) {
+        char path[300], wal[310], rows[8192];
+        unsigned from = 99, to = 0;
+        Storage *s = NULL;
+        struct stat st;
+        int seq = 0;
+
+        snprintf(path, sizeof(path), "%s/wal.db", dir);
+        snprintf(wal, sizeof(wal), "%s-wal", path);
+        ASSERT_OK(storage_sqlite_ops.open(path, &opts, &s));
+        ASSERT_OK(s->ops->migrate(s, &from, &to));
+        while (stat(wal, &st) == 0 && st.st_size < 20 << 20) {
+                size_t len = 0;
+                IngestResult res;
+                BatchError err;
+                Batch *b;
+
+                seq++;
+                for (int k = 0; k < 60; k++)
+                        len += (size_t) snprintf(rows + len, sizeof(rows) - len,
+                                                 "%s{\"job\":\"w%d\",\"object\":\"/lib/w%d-%d.so\",\"kind\":\"lib\","
+                                                 "\"samples\":1}", k ? "," : "", seq % 10, seq, k);
+                b = make_batch("w1", seq, 1795550400 + 60.0 * seq, rows, "");
+                ASSERT_OK(s->ops->ingest(s, b, 1795550500, &res, &err));
+                batch_free(b);
+                ASSERT_TRUE(seq < 100000);
+        }
+        for (int i = 0; i < 200 && (stat(path, &st) < 0 || st.st_size < 1 << 20); i++)
+                usleep(50 * 1000);
+        if (st.st_size < 1 << 20)
+                test_fail("the database file holds %lld bytes after %d batches: no checkpoint",
+                          (long long) st.st_size, seq);
+        s->ops->close(s);
+        ASSERT_TRUE(stat(wal, &st) < 0 || st.st_size == 0);
+        unlink(path);
+}
+
 /* A job's metadata keeps its first claim; a different later claim is
  * counted, the same claim again (another node of the job, a resend) is not. */
 TEST(metadata_first_claim) {
@@ -692,6 +734,7 @@ int main(void) {
         RUN(many_rows_overflow);
         RUN(summaries_as_get_job);
         RUN(metadata_first_claim);
+        RUN(wal_checkpointed_beside);
 
         unlink(db);
         rmdir(dir);
