@@ -58,7 +58,8 @@ int ingest_ctx_init(IngestCtx *x, SqlStorage *s, const Batch *b) {
         x->packs = calloc(x->max_jobs + 1, sizeof(*x->packs));
         x->rows_of = calloc(MAX(MAX(x->max_notes, x->max_jobs), (size_t) 1), sizeof(size_t));
         x->seen = calloc(MAX(b->n_rows, (size_t) 1), sizeof(size_t));
-        if (!x->jobs || !x->job_pool || !x->packs || !x->rows_of || !x->seen ||
+        x->row_ids = calloc(MAX(3 * b->n_rows, (size_t) 1), sizeof(int64_t));
+        if (!x->jobs || !x->job_pool || !x->packs || !x->rows_of || !x->seen || !x->row_ids ||
             acc_map_init(&x->job_objects, b->n_rows) < 0 ||
             acc_map_init(&x->job_phases, b->n_rows) < 0 ||
             acc_map_init(&x->job_tasks, b->n_rows) < 0 ||
@@ -81,6 +82,7 @@ void ingest_ctx_done(IngestCtx *x) {
         free(x->packs);
         free(x->rows_of);
         free(x->seen);
+        free(x->row_ids);
         sample_pack_done(&x->outside);
         acc_map_done(&x->job_objects);
         acc_map_done(&x->job_phases);

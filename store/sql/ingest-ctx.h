@@ -43,6 +43,12 @@ typedef struct IngestCtx {
         size_t n_jobs, max_jobs;
         AccMap job_objects, job_phases, job_tasks, object_hours;
         SamplePack outside;    /* the rows of work outside jobs, packed */
+        /* the rows' object, phase and task ids, looked up in the caches
+         * before the writer took the batch (intern_lookup_rows()), and the
+         * caches' generation they are of; ids_ok: all were there */
+        int64_t *row_ids;
+        uint64_t ids_generation;
+        bool ids_ok;
         /* what the multi-row statements go through (conn_write_rows()):
          * the jobs whose packs are written (NULL: outside's), places of
          * jobs or notes (ingest-jobs.c), the objects last seen now */

@@ -124,6 +124,9 @@ static int ingest_rows(IngestCtx *x) {
         SqlStorage *s = x->s;
         const Batch *b = x->b;
         double cps = 1.0 / b->frequency_hz;
+        /* looked up before, and no cache was cleared since (a rollback
+         * takes the ids it interned with it) */
+        bool looked_up = x->ids_ok && x->ids_generation == caches_generation(s);
         int r;
 
         r = sample_pack_begin(&x->outside, b->frequency_hz);
@@ -137,14 +140,20 @@ static int ingest_rows(IngestCtx *x) {
                                      .cycles = row->cycles, .instructions = row->instructions };
                 double cpu_seconds = (double) row->samples * cps;
 
-                if ((r = intern(s, s->object_ids, STMT_OBJECT_SELECT, STMT_OBJECT_INSERT,
-                                row->object, code_kind_to_string(row->kind), row->build_id, 3,
-                                &packed.object_id)) < 0 ||
-                    (r = intern(s, s->phase_ids, STMT_PHASE_SELECT, STMT_PHASE_INSERT,
-                                row->phase, NULL, NULL, 1, &packed.phase_id)) < 0 ||
-                    (r = intern(s, s->task_ids, STMT_TASK_SELECT, STMT_TASK_INSERT,
-                                row->step, row->user, row->comm, 3, &packed.task_id)) < 0 ||
-                    (r = sample_pack_add(j ? &j->pack : &x->outside, &packed)) < 0)
+                if (looked_up) {
+                        packed.object_id = x->row_ids[3 * i];
+                        packed.phase_id = x->row_ids[3 * i + 1];
+                        packed.task_id = x->row_ids[3 * i + 2];
+                } else if ((r = intern(s, s->object_ids, STMT_OBJECT_SELECT, STMT_OBJECT_INSERT,
+                                       row->object, code_kind_to_string(row->kind), row->build_id, 3,
+                                       &packed.object_id)) < 0 ||
+                           (r = intern(s, s->phase_ids, STMT_PHASE_SELECT, STMT_PHASE_INSERT,
+                                       row->phase, NULL, NULL, 1, &packed.phase_id)) < 0 ||
+                           (r = intern(s, s->task_ids, STMT_TASK_SELECT, STMT_TASK_INSERT,
+                                       row->step, row->user, row->comm, 3, &packed.task_id)) < 0)
+                        return r;
+                r = sample_pack_add(j ? &j->pack : &x->outside, &packed);
+                if (r < 0)
                         return r;
 
                 if (job_id != 0 &&

@@ -23,11 +23,19 @@ static void id_cache_clear(Hashmap *h) {
 }
 
 void caches_clear(SqlStorage *s) {
+        pthread_rwlock_wrlock(&s->caches_lock);
         id_cache_clear(s->object_ids);
         id_cache_clear(s->phase_ids);
         id_cache_clear(s->task_ids);
         id_cache_clear(s->role_ids);
         id_cache_clear(s->node_type_ids);
+        s->caches_generation++;
+        pthread_rwlock_unlock(&s->caches_lock);
+}
+
+uint64_t caches_generation(SqlStorage *s) {
+        /* only the writer, which calls this, changes it */
+        return s->caches_generation;
 }
 
 /* Appends "LENGTH:" and s at *p, if that fits before end. */
@@ -59,16 +67,18 @@ static char *make_key(char *buf, size_t size, const char *a, const char *b, cons
         return buf;
 }
 
-static int id_cache_put(Hashmap *h, const char *key, int64_t id) {
+static int id_cache_put(SqlStorage *s, Hashmap *h, const char *key, int64_t id) {
         char *k;
         int r;
 
-        if (hashmap_size(h) >= ID_CACHE_MAX)
-                id_cache_clear(h);
         k = strdup(key);
         if (!k)
                 return -ENOMEM;
+        pthread_rwlock_wrlock(&s->caches_lock);
+        if (hashmap_size(h) >= ID_CACHE_MAX)
+                id_cache_clear(h);
         r = hashmap_put(h, k, (void *) (uintptr_t) id);
+        pthread_rwlock_unlock(&s->caches_lock);
         if (r < 0)
                 free(k);
         return r;
@@ -105,7 +115,34 @@ int intern(SqlStorage *s, Hashmap *cache, Stmt select, Stmt insert,
         }
         if (r < 0)
                 return r;
-        return key ? id_cache_put(cache, key, *ret) : 0;
+        return key ? id_cache_put(s, cache, key, *ret) : 0;
+}
+
+static bool lookup(Hashmap *cache, const char *a, const char *b, const char *c, int64_t *ret) {
+        char buf[6144];
+        const char *key = make_key(buf, sizeof(buf), a, b ?: "", c ?: "");
+        void *v;
+
+        if (!key || !hashmap_get2(cache, key, &v, NULL))
+                return false;
+        *ret = (int64_t) (uintptr_t) v;
+        return true;
+}
+
+int intern_lookup_rows(SqlStorage *s, const Batch *b, int64_t *ret, uint64_t *ret_generation) {
+        bool all = true;
+
+        pthread_rwlock_rdlock(&s->caches_lock);
+        for (size_t i = 0; i < b->n_rows && all; i++) {
+                const BatchRow *row = &b->rows[i];
+
+                all = lookup(s->object_ids, row->object, code_kind_to_string(row->kind), row->build_id, &ret[3 * i]) &&
+                      lookup(s->phase_ids, row->phase, NULL, NULL, &ret[3 * i + 1]) &&
+                      lookup(s->task_ids, row->step, row->user, row->comm, &ret[3 * i + 2]);
+        }
+        *ret_generation = s->caches_generation;
+        pthread_rwlock_unlock(&s->caches_lock);
+        return all;
 }
 
 /* A node type is keyed by its name (store/node-types.h); the row keeps its
@@ -147,5 +184,5 @@ int intern_node_type(SqlStorage *s, const BatchNodeType *t, int64_t *ret) {
         }
         if (r < 0)
                 return r;
-        return id_cache_put(s->node_type_ids, name, *ret);
+        return id_cache_put(s, s->node_type_ids, name, *ret);
 }

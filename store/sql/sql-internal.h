@@ -54,6 +54,12 @@ typedef struct SqlStorage {
         Pending *queue_head, *queue_tail;
         bool writing;
         Hashmap *object_ids, *phase_ids, *task_ids, *role_ids, *node_type_ids;
+        /* The writer changes the caches, under caches_lock taken for
+         * writing; a batch's own thread looks its rows' ids up under it
+         * taken for reading (intern_lookup_rows()). caches_generation counts
+         * their clearings: ids looked up before one may be gone. */
+        pthread_rwlock_t caches_lock;
+        uint64_t caches_generation;
         /* retention's walk over the batches' (node, boot) groups */
         int64_t prune_node;
         char prune_boot[64];
@@ -103,6 +109,13 @@ int grow(void **items, size_t n, size_t *alloc, size_t size);
 void caches_clear(SqlStorage *s);
 int intern(SqlStorage *s, Hashmap *cache, Stmt select, Stmt insert, const char *a, const char *b, const char *c,
            int nargs, int64_t *ret);
+/* The object, phase and task ids of a batch's rows from the caches alone,
+ * outside the writer: ret[3 * i …] for row i. 1 with all of them and the
+ * caches' generation they are of, 0 when one is not cached (the writer
+ * interns the rows itself). */
+int intern_lookup_rows(SqlStorage *s, const Batch *b, int64_t *ret, uint64_t *ret_generation);
+/* The generation of the caches, for the writer. */
+uint64_t caches_generation(SqlStorage *s);
 /* The id of a node type (node_types), found by its name or created. */
 int intern_node_type(SqlStorage *s, const BatchNodeType *t, int64_t *ret);
 

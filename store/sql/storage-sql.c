@@ -141,6 +141,7 @@ static void sql_close(Storage *base) {
         pthread_cond_destroy(&s->queue_cond);
         pthread_mutex_destroy(&s->readers_lock);
         pthread_cond_destroy(&s->readers_cond);
+        pthread_rwlock_destroy(&s->caches_lock);
         free(s);
 }
 
@@ -164,6 +165,15 @@ static int sql_open(const StorageOps *ops, const DbDriver *driver, const char *l
         pthread_cond_init(&s->queue_cond, NULL);
         pthread_mutex_init(&s->readers_lock, NULL);
         pthread_cond_init(&s->readers_cond, NULL);
+        {
+                pthread_rwlockattr_t a;
+
+                /* the writer's rare changes do not wait behind a stream of lookups */
+                pthread_rwlockattr_init(&a);
+                pthread_rwlockattr_setkind_np(&a, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+                pthread_rwlock_init(&s->caches_lock, &a);
+                pthread_rwlockattr_destroy(&a);
+        }
         s->object_ids = hashmap_new(&string_hash_ops);
         s->phase_ids = hashmap_new(&string_hash_ops);
         s->task_ids = hashmap_new(&string_hash_ops);

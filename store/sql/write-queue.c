@@ -169,6 +169,9 @@ int sql_ingest(Storage *base, const Batch *b, int64_t now, IngestResult *ret, Ba
         me.r = ingest_ctx_init(&x, s, b);
         if (me.r < 0)
                 goto finish;
+        /* the rows' ids from the caches here, not in the writer, which
+         * one batch at a time waits for */
+        x.ids_ok = intern_lookup_rows(s, b, x.row_ids, &x.ids_generation) > 0;
 
         pthread_mutex_lock(&s->queue_lock);
         if (s->queue_tail)
