@@ -568,6 +568,128 @@ TEST(metadata_first_claim) {
         s->ops->close(s);
 }
 
+/* Every job's rows beside its jobs row, and work outside jobs (job 0). */
+static int64_t orphan_rows(void) {
+        static const char *const tables[] = {
+                "samples", "job_objects", "job_phases", "job_nodes", "job_notes", "job_markers", "job_ranks",
+                "job_timeline", "job_counters", "job_object_events", "job_phase_events", "job_events",
+                "job_bursts",
+        };
+        int64_t n = 0;
+
+        for (size_t i = 0; i < ELEMENTSOF(tables); i++) {
+                char sql[256];
+
+                snprintf(sql, sizeof(sql), "SELECT count(*) FROM %s WHERE job_id <> 0 AND job_id NOT IN "
+                         "(SELECT id FROM jobs)", tables[i]);
+                n += (int64_t) query_number(sql);
+        }
+        return n;
+}
+
+/* prune_jobs steps until no job before the horizon is left; the jobs deleted. */
+static uint64_t prune_jobs_all(Storage *s, int64_t before, unsigned max_rows) {
+        PruneResult p = { .more = true };
+        uint64_t jobs = 0;
+
+        for (int steps = 0; p.more; steps++) {
+                ASSERT_TRUE(steps < 1000);
+                ASSERT_OK(s->ops->prune_jobs(s, before, max_rows, &p));
+                jobs += p.jobs;
+        }
+        return jobs;
+}
+
+/* The job window: jobs last seen before the horizon go, the oldest first,
+ * with all their rows, in steps as small as asked for, and nothing else
+ * goes. The newest job goes only once a newer one is stored on SQLite,
+ * which would give its id to the next job. */
+TEST(prune_jobs) {
+        static const char rows[] =
+                "{\"job\":\"%s\",\"object\":\"/bin/p\",\"kind\":\"exe\",\"phase\":\"x\",\"samples\":3},"
+                "{\"job\":\"%s\",\"object\":\"/lib/p.so\",\"kind\":\"lib\",\"samples\":2}";
+        static const struct {
+                const char *job;
+                double start;
+        } jobs[] = { { "p-old1", 1700000000 }, { "p-old2", 1700003600 }, { "p-young", 1795550400 } };
+        const int64_t before = 1700100000;
+        Storage *s = open_db(NULL);
+        bool sqlite = streq(s->ops->name, "sqlite");
+        int64_t jobs_before = count_rows("jobs");
+        double rollups = query_number("SELECT " TOTAL("samples") " FROM object_hours");
+        IngestResult res;
+        BatchError err;
+        JobSummary js;
+        int seq = 1;
+
+        for (size_t i = 0; i < ELEMENTSOF(jobs); i++) {
+                char r[512], j[128];
+                Batch *b;
+
+                snprintf(r, sizeof(r), rows, jobs[i].job, jobs[i].job);
+                snprintf(j, sizeof(j), "{\"job\":\"%s\",\"user\":\"pat\",\"notes\":{\"k\":\"v\"}}", jobs[i].job);
+                b = make_batch("pn", seq++, jobs[i].start, r, j);
+                ASSERT_OK(s->ops->ingest(s, b, 1795550500, &res, &err));
+                batch_free(b);
+        }
+        /* A step of one row: the oldest job's jobs row, so it has left
+         * every answer, and its other rows are still there, taken up again
+         * after a restart. */
+        {
+                PruneResult p;
+
+                ASSERT_OK(s->ops->prune_jobs(s, before, 1, &p));
+                ASSERT_EQ(p.jobs, 1);
+                ASSERT_TRUE(p.more);
+        }
+        ASSERT_ERROR(s->ops->get_job(s, "p-old1", NULL, &js), ENOENT);
+        ASSERT_OK(s->ops->get_job(s, "p-old2", NULL, &js));
+        job_summary_free(&js);
+        ASSERT_TRUE(orphan_rows() > 0);
+        ASSERT_EQ(count_rows("retention WHERE name = 'expire_job_left'"), 1);
+        s->ops->close(s);
+        s = open_db(NULL);
+        /* steps of two rows: a job takes several */
+        ASSERT_EQ(prune_jobs_all(s, before, 2), 1);
+        ASSERT_ERROR(s->ops->get_job(s, "p-old1", NULL, &js), ENOENT);
+        ASSERT_ERROR(s->ops->get_job(s, "p-old2", NULL, &js), ENOENT);
+        ASSERT_OK(s->ops->get_job(s, "p-young", NULL, &js));
+        ASSERT_EQ(js.info.samples, 5);
+        ASSERT_EQ(js.objects.n, 2);
+        ASSERT_EQ(js.n_notes, 1);
+        job_summary_free(&js);
+        ASSERT_EQ(count_rows("jobs"), jobs_before + 1);
+        ASSERT_EQ(orphan_rows(), 0);
+        ASSERT_EQ(count_rows("retention WHERE name = 'expire_job_left'"), 0);
+        /* the site-wide rollups keep the deleted jobs' time */
+        ASSERT_TRUE(query_number("SELECT " TOTAL("samples") " FROM object_hours") == rollups + 15);
+
+        /* an old job stored last */
+        {
+                char r[512];
+                Batch *b;
+
+                snprintf(r, sizeof(r), rows, "p-late", "p-late");
+                b = make_batch("pn", seq++, 1700000000, r, "");
+                ASSERT_OK(s->ops->ingest(s, b, 1795550500, &res, &err));
+                batch_free(b);
+        }
+        ASSERT_EQ(prune_jobs_all(s, before, 5000), sqlite ? 0 : 1);
+        if (sqlite) {
+                char r[512];
+                Batch *b;
+
+                snprintf(r, sizeof(r), rows, "p-next", "p-next");
+                b = make_batch("pn", seq++, 1795550400, r, "");
+                ASSERT_OK(s->ops->ingest(s, b, 1795550500, &res, &err));
+                batch_free(b);
+                ASSERT_EQ(prune_jobs_all(s, before, 5000), 1);
+        }
+        ASSERT_ERROR(s->ops->get_job(s, "p-late", NULL, &js), ENOENT);
+        ASSERT_EQ(orphan_rows(), 0);
+        s->ops->close(s);
+}
+
 int main(void) {
         unsigned from = 99;
         Storage *s;
@@ -592,6 +714,7 @@ int main(void) {
         RUN(day_sums_overflow);
         RUN(summaries_as_get_job);
         RUN(metadata_first_claim);
+        RUN(prune_jobs);
 
         if (db == sqlite_path) {
                 unlink(sqlite_path);
