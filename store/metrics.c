@@ -151,7 +151,8 @@ void metrics_write(const Metrics *m, int64_t db_bytes, FILE *f) {
                 atomic_load(&m->in_flight), m->start_time);
         fprintf(f,
                 "# HELP lmk_store_retention_keep_raw_seconds How long raw rows (batch receipts, sample rows, "
-                "the per-batch time line) are kept; 0: for good. Summaries and rollups are kept for good.\n"
+                "the per-batch time line) are kept; 0: for good. Summaries and rollups have windows of their "
+                "own.\n"
                 "# TYPE lmk_store_retention_keep_raw_seconds gauge\n"
                 "lmk_store_retention_keep_raw_seconds %" PRIu64 "\n"
                 "# HELP lmk_store_retention_deleted_rows_total Raw rows deleted by retention.\n"
@@ -187,6 +188,20 @@ void metrics_write(const Metrics *m, int64_t db_bytes, FILE *f) {
                 "lmk_store_retention_deleted_rollup_rows_total %" PRIu64 "\n",
                 LOAD(m->retention_keep_rollup_seconds), LOAD(m->retention_rollup_horizon),
                 LOAD(m->retention_rollups_deleted));
+        fprintf(f,
+                "# HELP lmk_store_retention_keep_job_seconds How long jobs and their summaries are kept after "
+                "they were last seen; 0: for good.\n"
+                "# TYPE lmk_store_retention_keep_job_seconds gauge\n"
+                "lmk_store_retention_keep_job_seconds %" PRIu64 "\n"
+                "# HELP lmk_store_retention_job_horizon_seconds Jobs last seen before this time are deleted "
+                "with their summaries (Unix time; 0: none).\n"
+                "# TYPE lmk_store_retention_job_horizon_seconds gauge\n"
+                "lmk_store_retention_job_horizon_seconds %" PRIu64 "\n"
+                "# HELP lmk_store_retention_deleted_jobs_total Jobs deleted with their summaries by retention.\n"
+                "# TYPE lmk_store_retention_deleted_jobs_total counter\n"
+                "lmk_store_retention_deleted_jobs_total %" PRIu64 "\n",
+                LOAD(m->retention_keep_job_seconds), LOAD(m->retention_job_horizon),
+                LOAD(m->retention_jobs_deleted));
         if (atomic_load(&m->partitions_known)) {
                 static const struct {
                         const char *name, *help;
