@@ -33,12 +33,13 @@ static bool wait_ms(Retention *r, uint64_t ms) {
         return stop;
 }
 
-/* PostgreSQL's time partitions: those due made, the raw ones wholly
- * before the horizon (0: none) dropped, all of them counted. */
-static void partitions_pass(Retention *r, int64_t now, int64_t before) {
+/* PostgreSQL's time partitions: those due made, those wholly before their
+ * horizon (the raw ones' or the rollups'; 0: none) dropped, all of them
+ * counted. */
+static void partitions_pass(Retention *r, int64_t now, int64_t raw_before, int64_t rollup_before) {
         Metrics *m = r->metrics;
         PartitionResult p;
-        int e = r->storage->ops->partitions(r->storage, now, before, &p);
+        int e = r->storage->ops->partitions(r->storage, now, raw_before, rollup_before, &p);
 
         atomic_fetch_add(&m->partitions_created, p.created);
         atomic_fetch_add(&m->partitions_dropped, p.dropped);
@@ -134,7 +135,7 @@ static void retention_pass(Retention *r) {
         PruneResult sum = {}, jobs = {};
 
         if (r->storage->ops->partitions)
-                partitions_pass(r, now, r->keep_raw_days > 0 ? before : 0);
+                partitions_pass(r, now, r->keep_raw_days > 0 ? before : 0, rollups_before);
         if (r->keep_raw_days > 0) {
                 atomic_store(&r->metrics->retention_horizon, (uint64_t) MAX(before, (int64_t) 0));
                 (void) prune_steps(r, PRUNE_RAW, before, &sum, &steps);

@@ -493,8 +493,10 @@ typedef struct StorageOps {
         int (*prune_jobs)(Storage *s, int64_t before, unsigned max_rows, PruneResult *ret);
         /* Time partitions (PostgreSQL only, else NULL): makes those from
          * the day before now to a week ahead that are missing, drops the raw
-         * ones wholly before `before` (0: none), and counts them. */
-        int (*partitions)(Storage *s, int64_t now, int64_t before, PartitionResult *ret);
+         * ones wholly before raw_before and object_hours' wholly before
+         * rollup_before (0: none), only those it made, and counts them. */
+        int (*partitions)(Storage *s, int64_t now, int64_t raw_before, int64_t rollup_before,
+                          PartitionResult *ret);
         int (*stats)(Storage *s, StorageStats *ret);
         /* A cheap read that fails when the database cannot serve queries. */
         int (*check)(Storage *s);
