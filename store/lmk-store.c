@@ -66,10 +66,12 @@ static void help(void) {
                "                                sending headers\n"
                "     --max-body BYTES           Largest batch, before and after gzip (default 32M)\n"
                "     --max-buffered BYTES       All bodies being received together (default 512M)\n"
-               "     --keep-raw-days DAYS       Keep raw rows this long (default 30; 0: for good);\n"
-               "                                per-job summaries are kept for good\n"
+               "     --keep-raw-days DAYS       Keep raw rows this long (default 30; 0: for good)\n"
                "     --keep-rollup-days DAYS    Keep the site-wide rollups this long (default 0:\n"
                "                                for good; at least --keep-raw-days)\n"
+               "     --keep-job-days DAYS       Keep jobs and their summaries this long after they\n"
+               "                                were last seen (default 0: for good; at least\n"
+               "                                --keep-raw-days)\n"
                "     --retention-interval SEC   Time between retention passes (default 3600)\n"
                "     --db-wait SEC|forever      How long to wait at start for a database server\n"
                "                                that cannot be reached (default forever)\n"
@@ -106,6 +108,7 @@ static const struct option options[] = {
         { "retention-interval", required_argument, NULL, 'R' },
         { "db-wait", required_argument, NULL, 'W' },
         { "keep-rollup-days", required_argument, NULL, 'U' },
+        { "keep-job-days", required_argument, NULL, 'J' },
         {}
 };
 
@@ -162,6 +165,10 @@ static int parse_argv(int argc, char **argv, StoreConfig *c) {
                 return log_error_errno(-EINVAL, "--keep-rollup-days %u would delete site-wide rollups of time "
                                        "whose raw rows are still kept (--keep-raw-days %u): it must be at "
                                        "least as long.", c->keep_rollup_days, c->keep_raw_days);
+        if (c->keep_job_days > 0 && (c->keep_raw_days == 0 || c->keep_job_days < c->keep_raw_days))
+                return log_error_errno(-EINVAL, "--keep-job-days %u would delete jobs whose raw rows are "
+                                       "still kept (--keep-raw-days %u): it must be at least as long.",
+                                       c->keep_job_days, c->keep_raw_days);
         if (!c->db || !c->listen || !c->token_file)
                 return log_error_errno(-EINVAL, "--db, --listen and --token-file are required "
                                                 "(on the command line or in --config).");
@@ -577,6 +584,7 @@ int main(int argc, char **argv) {
         retention = (Retention) {
                 .storage = storage, .metrics = &s.metrics,
                 .keep_raw_days = c.keep_raw_days, .keep_rollup_days = c.keep_rollup_days,
+                .keep_job_days = c.keep_job_days,
                 .interval_s = c.retention_interval,
         };
         if (retention_start(&retention) < 0)

@@ -151,7 +151,8 @@ void metrics_write(const Metrics *m, int64_t db_bytes, FILE *f) {
                 atomic_load(&m->in_flight), m->start_time);
         fprintf(f,
                 "# HELP lmk_store_retention_keep_raw_seconds How long raw rows (batch receipts, sample rows, "
-                "the per-batch time line) are kept; 0: for good. Summaries and rollups are kept for good.\n"
+                "the per-batch time line) are kept; 0: for good. Summaries and rollups have windows of their "
+                "own.\n"
                 "# TYPE lmk_store_retention_keep_raw_seconds gauge\n"
                 "lmk_store_retention_keep_raw_seconds %" PRIu64 "\n"
                 "# HELP lmk_store_retention_deleted_rows_total Raw rows deleted by retention.\n"
@@ -188,6 +189,20 @@ void metrics_write(const Metrics *m, int64_t db_bytes, FILE *f) {
                 "lmk_store_retention_deleted_rollup_rows_total %" PRIu64 "\n",
                 LOAD(m->retention_keep_rollup_seconds), LOAD(m->retention_rollup_horizon),
                 LOAD(m->retention_rollups_deleted));
+        fprintf(f,
+                "# HELP lmk_store_retention_keep_job_seconds How long jobs and their summaries are kept after "
+                "they were last seen; 0: for good.\n"
+                "# TYPE lmk_store_retention_keep_job_seconds gauge\n"
+                "lmk_store_retention_keep_job_seconds %" PRIu64 "\n"
+                "# HELP lmk_store_retention_job_horizon_seconds Jobs last seen before this time are deleted "
+                "with their summaries (Unix time; 0: none).\n"
+                "# TYPE lmk_store_retention_job_horizon_seconds gauge\n"
+                "lmk_store_retention_job_horizon_seconds %" PRIu64 "\n"
+                "# HELP lmk_store_retention_deleted_jobs_total Jobs deleted with their summaries by retention.\n"
+                "# TYPE lmk_store_retention_deleted_jobs_total counter\n"
+                "lmk_store_retention_deleted_jobs_total %" PRIu64 "\n",
+                LOAD(m->retention_keep_job_seconds), LOAD(m->retention_job_horizon),
+                LOAD(m->retention_jobs_deleted));
         if (atomic_load(&m->partitions_known)) {
                 static const struct {
                         const char *name, *help;
@@ -214,7 +229,8 @@ void metrics_write(const Metrics *m, int64_t db_bytes, FILE *f) {
                         "# HELP lmk_store_partitions_created_total Time partitions made ahead.\n"
                         "# TYPE lmk_store_partitions_created_total counter\n"
                         "lmk_store_partitions_created_total %" PRIu64 "\n"
-                        "# HELP lmk_store_partitions_dropped_total Raw time partitions dropped by retention.\n"
+                        "# HELP lmk_store_partitions_dropped_total Time partitions dropped by retention (raw "
+                        "ones past --keep-raw-days, object_hours' past --keep-rollup-days).\n"
                         "# TYPE lmk_store_partitions_dropped_total counter\n"
                         "lmk_store_partitions_dropped_total %" PRIu64 "\n"
                         "# HELP lmk_store_partition_failures_total Partitions not made or dropped when due "

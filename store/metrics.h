@@ -33,6 +33,7 @@ typedef struct Metrics {
          * pass (Unix time) */
         atomic_uint_fast64_t retention_deleted[4];
         atomic_uint_fast64_t retention_rollups_deleted, retention_rollup_horizon, retention_keep_rollup_seconds;
+        atomic_uint_fast64_t retention_jobs_deleted, retention_job_horizon, retention_keep_job_seconds;
         atomic_uint_fast64_t retention_failures;
         atomic_uint_fast64_t retention_horizon, retention_last_run, retention_keep_seconds;
         /* PostgreSQL's time partitions (retention.c): shown once a pass

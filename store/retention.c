@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 
@@ -32,12 +33,13 @@ static bool wait_ms(Retention *r, uint64_t ms) {
         return stop;
 }
 
-/* PostgreSQL's time partitions: those due made, the raw ones wholly
- * before the horizon (0: none) dropped, all of them counted. */
-static void partitions_pass(Retention *r, int64_t now, int64_t before) {
+/* PostgreSQL's time partitions: those due made, those wholly before their
+ * horizon (the raw ones' or the rollups'; 0: none) dropped, all of them
+ * counted. */
+static void partitions_pass(Retention *r, int64_t now, int64_t raw_before, int64_t rollup_before) {
         Metrics *m = r->metrics;
         PartitionResult p;
-        int e = r->storage->ops->partitions(r->storage, now, before, &p);
+        int e = r->storage->ops->partitions(r->storage, now, raw_before, rollup_before, &p);
 
         atomic_fetch_add(&m->partitions_created, p.created);
         atomic_fetch_add(&m->partitions_dropped, p.dropped);
@@ -66,17 +68,42 @@ int64_t retention_rollup_horizon(int64_t now, unsigned days) {
         return h - h % PERIOD;
 }
 
-/* Steps of prune (raw) or prune_rollups until nothing older than the
- * horizon is left; their sum. */
-static int prune_steps(Retention *r, bool rollups, int64_t before, PruneResult *sum, uint64_t *steps) {
+typedef enum PruneKind {
+        PRUNE_RAW,
+        PRUNE_ROLLUPS,
+        PRUNE_JOBS,
+} PruneKind;
+
+static int prune_step(Retention *r, PruneKind kind, int64_t before, PruneResult *ret) {
+        const StorageOps *ops = r->storage->ops;
+
+        switch (kind) {
+        case PRUNE_RAW:
+                return ops->prune(r->storage, before, RETENTION_STEP_ROWS, ret);
+        case PRUNE_ROLLUPS:
+                return ops->prune_rollups(r->storage, before, RETENTION_STEP_ROWS, ret);
+        case PRUNE_JOBS:
+                return ops->prune_jobs(r->storage, before, RETENTION_STEP_ROWS, ret);
+        }
+        return -EINVAL;
+}
+
+/* Steps of one kind of prune until nothing older than the horizon is
+ * left; their sum. */
+static int prune_steps(Retention *r, PruneKind kind, int64_t before, PruneResult *sum, uint64_t *steps) {
+        static const char *const what[] = {
+                [PRUNE_RAW] = "rows",
+                [PRUNE_ROLLUPS] = "rollups",
+                [PRUNE_JOBS] = "jobs",
+        };
+
         for (;;) {
                 PruneResult p;
-                int e = rollups ? r->storage->ops->prune_rollups(r->storage, before, RETENTION_STEP_ROWS, &p)
-                                : r->storage->ops->prune(r->storage, before, RETENTION_STEP_ROWS, &p);
+                int e = prune_step(r, kind, before, &p);
 
                 if (e < 0) {
                         log_warning_errno(e, "Retention: failed to delete old %s, trying again later: %s",
-                                          rollups ? "rollups" : "rows", db_error_last() ?: strerror(-e));
+                                          what[kind], db_error_last() ?: strerror(-e));
                         atomic_fetch_add(&r->metrics->retention_failures, 1);
                         return e;
                 }
@@ -86,11 +113,14 @@ static int prune_steps(Retention *r, bool rollups, int64_t before, PruneResult *
                 sum->samples += p.samples;
                 sum->timeline += p.timeline;
                 sum->rollups += p.rollups;
+                sum->jobs += p.jobs;
+                sum->job_rows += p.job_rows;
                 atomic_fetch_add(&r->metrics->retention_deleted[0], p.batches);
                 atomic_fetch_add(&r->metrics->retention_deleted[1], p.samples);
                 atomic_fetch_add(&r->metrics->retention_deleted[2], p.timeline);
                 atomic_fetch_add(&r->metrics->retention_deleted[3], p.sample_packs);
                 atomic_fetch_add(&r->metrics->retention_rollups_deleted, p.rollups);
+                atomic_fetch_add(&r->metrics->retention_jobs_deleted, p.jobs);
                 if (!p.more || wait_ms(r, STEP_PAUSE_MS))
                         return 0;
         }
@@ -101,20 +131,26 @@ static void retention_pass(Retention *r) {
         int64_t now = (int64_t) time(NULL);
         int64_t before = now - (int64_t) r->keep_raw_days * 86400;
         int64_t rollups_before = retention_rollup_horizon(now, r->keep_rollup_days);
-        uint64_t t0 = now_ns(CLOCK_MONOTONIC), steps = 0;
-        PruneResult sum = {};
+        int64_t jobs_before = r->keep_job_days > 0 ? MAX(now - (int64_t) r->keep_job_days * 86400, (int64_t) 0) : 0;
+        uint64_t t0 = now_ns(CLOCK_MONOTONIC), steps = 0, job_steps = 0, job_raw;
+        /* the jobs' apart: their raw rows are not "from before" the raw horizon */
+        PruneResult sum = {}, jobs = {};
 
         if (r->storage->ops->partitions)
-                partitions_pass(r, now, r->keep_raw_days > 0 ? before : 0);
+                partitions_pass(r, now, r->keep_raw_days > 0 ? before : 0, rollups_before);
         if (r->keep_raw_days > 0) {
                 atomic_store(&r->metrics->retention_horizon, (uint64_t) MAX(before, (int64_t) 0));
-                (void) prune_steps(r, false, before, &sum, &steps);
+                (void) prune_steps(r, PRUNE_RAW, before, &sum, &steps);
         }
         if (rollups_before > 0 && r->storage->ops->prune_rollups) {
                 atomic_store(&r->metrics->retention_rollup_horizon, (uint64_t) rollups_before);
-                (void) prune_steps(r, true, rollups_before, &sum, &steps);
+                (void) prune_steps(r, PRUNE_ROLLUPS, rollups_before, &sum, &steps);
         }
-        if (r->keep_raw_days == 0 && rollups_before == 0)
+        if (jobs_before > 0 && r->storage->ops->prune_jobs) {
+                atomic_store(&r->metrics->retention_job_horizon, (uint64_t) jobs_before);
+                (void) prune_steps(r, PRUNE_JOBS, jobs_before, &jobs, &job_steps);
+        }
+        if (r->keep_raw_days == 0 && rollups_before == 0 && jobs_before == 0)
                 return;
         atomic_store(&r->metrics->retention_last_run, (uint64_t) time(NULL));
         if (sum.batches + sum.sample_packs + sum.samples + sum.timeline > 0)
@@ -124,8 +160,14 @@ static void retention_pass(Retention *r) {
         if (sum.rollups > 0)
                 log_info("Retention: deleted %" PRIu64 " rollup rows from before %" PRId64 ".", sum.rollups,
                          rollups_before);
-        if (sum.batches + sum.sample_packs + sum.samples + sum.timeline + sum.rollups > 0)
-                log_info("Retention: pass done in %" PRIu64 " steps, %.1f s.", steps,
+        job_raw = jobs.sample_packs + jobs.samples + jobs.timeline;
+        if (jobs.jobs + jobs.job_rows + job_raw > 0)
+                log_info("Retention: deleted %" PRIu64 " jobs last seen before %" PRId64 " and %" PRIu64
+                         " rows of their summaries (and %" PRIu64 " raw rows the raw window had left), in %"
+                         PRIu64 " steps.", jobs.jobs, jobs_before, jobs.job_rows, job_raw, job_steps);
+        if (sum.batches + sum.sample_packs + sum.samples + sum.timeline + sum.rollups + jobs.jobs + jobs.job_rows +
+            job_raw > 0)
+                log_info("Retention: pass done in %" PRIu64 " steps, %.1f s.", steps + job_steps,
                          (double) (now_ns(CLOCK_MONOTONIC) - t0) / 1e9);
 }
 
@@ -138,17 +180,28 @@ static void *retention_thread(void *userdata) {
         return NULL;
 }
 
+/* "for good", or "N days" and what follows */
+static const char *window(unsigned days, const char *suffix, char *buf, size_t size) {
+        if (days == 0)
+                return "for good";
+        snprintf(buf, size, "%u days%s", days, suffix);
+        return buf;
+}
+
 int retention_start(Retention *r) {
+        const StorageOps *ops = r->storage->ops;
+        char raw[32], rollups[96], jobs[64];
         pthread_condattr_t ca;
         int e;
 
         atomic_store(&r->metrics->retention_keep_seconds, (uint64_t) r->keep_raw_days * 86400);
         atomic_store(&r->metrics->retention_keep_rollup_seconds, (uint64_t) r->keep_rollup_days * 86400);
+        atomic_store(&r->metrics->retention_keep_job_seconds, (uint64_t) r->keep_job_days * 86400);
         if (r->keep_raw_days == 0)
                 log_info("Retention: keeping raw rows for good (--keep-raw-days 0).");
         /* PostgreSQL's partitions are made ahead whether or not any are dropped */
-        if ((r->keep_raw_days == 0 || !r->storage->ops->prune) &&
-            (r->keep_rollup_days == 0 || !r->storage->ops->prune_rollups) && !r->storage->ops->partitions)
+        if ((r->keep_raw_days == 0 || !ops->prune) && (r->keep_rollup_days == 0 || !ops->prune_rollups) &&
+            (r->keep_job_days == 0 || !ops->prune_jobs) && !ops->partitions)
                 return 0;
         pthread_mutex_init(&r->lock, NULL);
         pthread_condattr_init(&ca);
@@ -159,13 +212,13 @@ int retention_start(Retention *r) {
         if (e != 0)
                 return log_error_errno(-e, "Failed to start the retention thread: %m");
         r->started = true;
-        if (r->keep_raw_days > 0 && r->keep_rollup_days == 0)
-                log_info("Retention: raw rows kept %u days, checked every %u s; summaries and rollups kept for good.",
-                         r->keep_raw_days, r->interval_s);
-        else if (r->keep_rollup_days > 0)
-                log_info("Retention: raw rows kept %u days%s, site-wide rollups %u days (from the start of a "
-                         "28-day period), checked every %u s; per-job summaries kept for good.",
-                         r->keep_raw_days, r->keep_raw_days ? "" : " (0: for good)", r->keep_rollup_days,
+        if (r->keep_raw_days + r->keep_rollup_days + r->keep_job_days > 0)
+                log_info("Retention: raw rows kept %s, site-wide rollups %s, jobs and their summaries %s; "
+                         "checked every %u s.",
+                         window(r->keep_raw_days, "", raw, sizeof(raw)),
+                         window(r->keep_rollup_days, " (from the start of a 28-day period)", rollups,
+                                sizeof(rollups)),
+                         window(r->keep_job_days, " after they were last seen", jobs, sizeof(jobs)),
                          r->interval_s);
         return 0;
 }

@@ -9,13 +9,15 @@
 
 /* Retention (docs/lmk-store.md): a thread that deletes the raw detail older
  * than keep_raw_days and, when keep_rollup_days is set, the site-wide
- * rollups older than that, every interval_s seconds, in short steps that
- * leave the writer to ingest in between. Per-job summaries stay for good. */
+ * rollups older than that, and when keep_job_days is set, the jobs last
+ * seen before that with their summaries, every interval_s seconds, in
+ * short steps that leave the writer to ingest in between. */
 typedef struct Retention {
         Storage *storage;
         Metrics *metrics;
         unsigned keep_raw_days; /* 0: keep everything */
         unsigned keep_rollup_days; /* 0: keep the rollups for good */
+        unsigned keep_job_days; /* 0: keep the jobs and their summaries for good */
         unsigned interval_s;
 
         pthread_t thread;

@@ -411,6 +411,8 @@ typedef struct PruneResult {
         uint64_t samples;       /* raw rows from before packs (job, hour, node, object, phase, task) */
         uint64_t timeline;      /* per-batch time-line rows */
         uint64_t rollups;       /* site-wide rollup rows (prune_rollups) */
+        uint64_t jobs;          /* jobs deleted (prune_jobs) */
+        uint64_t job_rows;      /* rows of their summaries: objects, phases, nodes, time line, … */
         bool more;              /* older rows remain: call again */
 } PruneResult;
 
@@ -483,10 +485,20 @@ typedef struct StorageOps {
          * the start of a 28-day period, so every grain covers the same time
          * afterwards. Per-job summaries stay. */
         int (*prune_rollups)(Storage *s, int64_t before, unsigned max_rows, PruneResult *ret);
+        /* Retention of per-job summaries: deletes the jobs last seen before
+         * `before`, oldest first, with every row that hangs off them (their
+         * rollups, notes, markers, ranks, measured events, time line at
+         * every grain and raw rows still there), at most about max_rows
+         * rows in one short write transaction. A job leaves every answer at
+         * once: its jobs row goes first, its other rows in this and later
+         * steps. Site-wide rollups stay. */
+        int (*prune_jobs)(Storage *s, int64_t before, unsigned max_rows, PruneResult *ret);
         /* Time partitions (PostgreSQL only, else NULL): makes those from
          * the day before now to a week ahead that are missing, drops the raw
-         * ones wholly before `before` (0: none), and counts them. */
-        int (*partitions)(Storage *s, int64_t now, int64_t before, PartitionResult *ret);
+         * ones wholly before raw_before and object_hours' wholly before
+         * rollup_before (0: none), only those it made, and counts them. */
+        int (*partitions)(Storage *s, int64_t now, int64_t raw_before, int64_t rollup_before,
+                          PartitionResult *ret);
         int (*stats)(Storage *s, StorageStats *ret);
         /* A cheap read that fails when the database cannot serve queries. */
         int (*check)(Storage *s);

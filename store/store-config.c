@@ -177,6 +177,8 @@ int store_config_set(StoreConfig *c, const char *key, const char *value) {
         }
         if (streq(key, "keep-rollup-days"))
                 return set_uint(value, 0, 100 * 366, &c->keep_rollup_days);
+        if (streq(key, "keep-job-days"))
+                return set_uint(value, 0, 100 * 366, &c->keep_job_days);
         if (streq(key, "retention-interval"))
                 return set_uint(value, 1, 7 * 86400, &c->retention_interval);
         if (streq(key, "connection-timeout"))

@@ -34,6 +34,7 @@ typedef struct StoreConfig {
         uint64_t max_buffered;
         unsigned keep_raw_days;         /* retention: 0 keeps raw rows for good */
         unsigned keep_rollup_days;      /* retention of the site-wide rollups: 0 for good */
+        unsigned keep_job_days;         /* retention of jobs and their summaries: 0 for good */
         unsigned retention_interval;    /* seconds between retention passes */
         unsigned db_wait;               /* seconds to wait for an unreachable database server at
                                          * start-up; STORE_DB_WAIT_FOREVER */

@@ -202,6 +202,60 @@ static int sum_objects(Conn *c, const ObjectList *range, const char *kind, const
         }
 }
 
+static int by_id(const void *a, const void *b) {
+        const ObjectSum *x = a, *y = b;
+
+        return (x->id > y->id) - (x->id < y->id);
+}
+
+/* Objects named per statement: a round trip per object was most of a
+ * 30-day site query's time on PostgreSQL (1,700 libraries, ~0.1 ms each). */
+#define NAME_CHUNK 256
+
+/* Names v's objects (path and kind) from the objects table, NAME_CHUNK ids
+ * to a query. Leaves v sorted by id. */
+static int name_objects(Conn *c, ObjectSum *v, size_t n) {
+        char sql[64 + NAME_CHUNK * 2];
+
+        if (n > 1)
+                qsort(v, n, sizeof(*v), by_id);
+        for (size_t at = 0; at < n; at += NAME_CHUNK) {
+                size_t k = MIN(n - at, (size_t) NAME_CHUNK), named = 0, len;
+                DbStmt *st = NULL;
+                int r, rc = 0;
+
+                len = (size_t) snprintf(sql, sizeof(sql), "SELECT id, path, kind FROM objects WHERE id IN (");
+                for (size_t i = 0; i < k; i++) {
+                        sql[len++] = i ? ',' : '?';
+                        if (i)
+                                sql[len++] = '?';
+                }
+                sql[len++] = ')';
+                sql[len] = '\0';
+                r = db_prepare(c->db, sql, false, &st);
+                for (size_t i = 0; r >= 0 && i < k; i++)
+                        r = db_bind_int(st, (int) i + 1, v[at + i].id);
+                while (r >= 0 && (rc = db_step(st)) == 1) {
+                        ObjectSum key = { .id = db_column_int(st, 0) }, *x;
+
+                        x = bsearch(&key, v + at, k, sizeof(*v), by_id);
+                        if (!x || x->path)
+                                continue;
+                        x->path = column_strdup(st, 1, &r);
+                        x->kind = column_strdup(st, 2, &r);
+                        named++;
+                }
+                if (r >= 0 && rc != 0)
+                        r = step_errno(rc);
+                db_finalize(st);
+                if (r < 0)
+                        return r;
+                if (named != k)
+                        return -ENOENT; /* a summed object without its row */
+        }
+        return 0;
+}
+
 /* Site-wide time per object: the sums of the range are added up here, not
  * by SQL, whose GROUP BY sorts every row first; then named, merged over
  * build ids (same path and kind), and the largest kept. Ranges of a week or
@@ -212,9 +266,8 @@ int sql_list_objects(Storage *base, const ObjectFilter *f, ObjectList *ret) {
         ObjectSum *v = NULL;
         ObjectList ol = {};
         size_t n = 0, m = 0;
-        DbStmt *st;
         Conn *c;
-        int r, rc;
+        int r;
 
         db_purpose_set("listing objects");
         ol.grain = f->until - f->since >= OBJECT_DAYS_FROM ? DAY_SECONDS : BUCKET_SECONDS;
@@ -230,18 +283,8 @@ int sql_list_objects(Storage *base, const ObjectFilter *f, ObjectList *ret) {
         r = conn_begin_read(c);
         if (r >= 0)
                 r = sum_objects(c, &ol, kind, &f->scope, &v, &n, &ol);
-        for (size_t i = 0; r >= 0 && i < n; i++) {
-                if ((r = conn_stmt(c, STMT_OBJECT_NAME, &st)) < 0 || (r = db_bind_int(st, 1, v[i].id)) < 0)
-                        break;
-                rc = db_step(st);
-                if (rc != 1) {
-                        r = rc == 0 ? -ENOENT : step_errno(rc);
-                        break;
-                }
-                v[i].path = column_strdup(st, 0, &r);
-                v[i].kind = column_strdup(st, 1, &r);
-                db_reset(st);
-        }
+        if (r >= 0)
+                r = name_objects(c, v, n);
         reader_release_stmts(c);
         (void) conn_exec(c, "COMMIT");
         reader_release(s, c);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* PostgreSQL's time partitions (docs/postgresql.md, "Time-partitioned
  * tables"): made ahead of the data, attached without blocking ingest, and
- * the raw ones dropped whole when they fall out of the raw window. The
+ * dropped whole when they fall out of their window (the raw ones out of
+ * --keep-raw-days, object_hours' out of --keep-rollup-days). The
  * migrations make only the default partitions; this file makes the rest. */
 #include <errno.h>
 #include <inttypes.h>
@@ -27,17 +28,17 @@ typedef struct PartTable {
         const char *deflt;      /* its default partition */
         const char *key;        /* the partition key, Unix seconds */
         int64_t span;           /* what one partition holds, seconds */
-        bool raw;               /* dropped with the raw window (else kept) */
+        bool rollup;            /* dropped with the rollup window (else the raw one) */
         bool legacy;            /* written no more: none made ahead, old ones still dropped */
 } PartTable;
 
 static const PartTable part_tables[_PARTITIONED_TABLE_MAX] = {
-        [PARTITIONED_BATCHES] = { "batches", "batches_default", "interval_start", DAY_SECONDS_I, true },
-        [PARTITIONED_SAMPLES] = { "samples", "samples_default", "bucket", DAY_SECONDS_I, true, true },
-        [PARTITIONED_TIMELINE] = { "job_timeline_raw", "job_timeline_raw_default", "t", DAY_SECONDS_I, true },
+        [PARTITIONED_BATCHES] = { "batches", "batches_default", "interval_start", DAY_SECONDS_I, false },
+        [PARTITIONED_SAMPLES] = { "samples", "samples_default", "bucket", DAY_SECONDS_I, false, true },
+        [PARTITIONED_TIMELINE] = { "job_timeline_raw", "job_timeline_raw_default", "t", DAY_SECONDS_I, false },
         [PARTITIONED_OBJECT_HOURS] = { "object_hours", "object_hours_default", "bucket", PERIOD_SECONDS_I,
-                                       false },
-        [PARTITIONED_SAMPLE_PACKS] = { "sample_packs", "sample_packs_default", "bucket", DAY_SECONDS_I, true },
+                                       true },
+        [PARTITIONED_SAMPLE_PACKS] = { "sample_packs", "sample_packs_default", "bucket", DAY_SECONDS_I, false },
 };
 
 const char *partitioned_table_to_string(PartitionedTable t) {
@@ -61,10 +62,12 @@ static int partition_name(const PartTable *t, int64_t start, char *buf, size_t s
 }
 
 /* The start of the partition named name of t, from its name; -EINVAL for
- * a partition this file did not name. */
+ * a partition this file did not name: another name, or a day on which no
+ * partition of t starts (an admin's own under a name like ours). */
 static int partition_start(const PartTable *t, const char *name, int64_t *ret) {
         size_t n = strlen(t->parent);
         struct tm tm = {};
+        int64_t start;
         int y, m, d;
         char tail;
 
@@ -74,7 +77,12 @@ static int partition_start(const PartTable *t, const char *name, int64_t *ret) {
         tm.tm_year = y - 1900;
         tm.tm_mon = m - 1;
         tm.tm_mday = d;
-        *ret = (int64_t) timegm(&tm);
+        start = (int64_t) timegm(&tm);
+        /* timegm() normalized a day that does not exist (Feb 30) */
+        if (tm.tm_year != y - 1900 || tm.tm_mon != m - 1 || tm.tm_mday != d ||
+            floor_div(start, t->span) * t->span != start)
+                return -EINVAL;
+        *ret = start;
         return 0;
 }
 
@@ -197,7 +205,8 @@ static int partition_make(Conn *c, const PartTable *t, int64_t start, PartitionR
         return 1;
 }
 
-/* Drops t's partitions wholly before `before`. */
+/* Drops t's partitions wholly before `before`, those it made itself
+ * (partition_start()) and no others. */
 static int partitions_drop(Conn *c, const PartTable *t, int64_t before, PartitionResult *res) {
         enum { MAX_DROP = 64 };
         char sql[512], names[MAX_DROP][96];
@@ -240,7 +249,8 @@ static int partitions_drop(Conn *c, const PartTable *t, int64_t before, Partitio
                                           names[i], db_errmsg(c->db));
                         return r;
                 }
-                log_info("Partitions: dropped %s (%" PRId64 " rows), older than the raw window.", names[i], rows);
+                log_info("Partitions: dropped %s (%" PRId64 " rows), older than the %s window.", names[i], rows,
+                         t->rollup ? "rollup" : "raw");
                 res->dropped++;
                 res->dropped_rows += (uint64_t) rows;
         }
@@ -268,7 +278,7 @@ static int partitions_count(Conn *c, PartitionedTable i, PartitionResult *res) {
         return 0;
 }
 
-int sql_partitions(Storage *base, int64_t now, int64_t before, PartitionResult *ret) {
+int sql_partitions(Storage *base, int64_t now, int64_t raw_before, int64_t rollup_before, PartitionResult *ret) {
         SqlStorage *s = (SqlStorage *) base;
         Conn *c = &s->writer;
         int r = 0;
@@ -281,6 +291,7 @@ int sql_partitions(Storage *base, int64_t now, int64_t before, PartitionResult *
         for (PartitionedTable i = 0; i < _PARTITIONED_TABLE_MAX && r >= 0; i++) {
                 const PartTable *t = &part_tables[i];
                 int64_t first = floor_div(now, t->span) * t->span, last;
+                int64_t before = t->rollup ? rollup_before : raw_before;
 
                 if (t->span == DAY_SECONDS_I) {
                         last = first + DAYS_AHEAD * t->span;
@@ -297,7 +308,7 @@ int sql_partitions(Storage *base, int64_t now, int64_t before, PartitionResult *
                                 break; /* a busy table: the later days wait for the next pass */
                         }
                 }
-                if (r >= 0 && t->raw && before > 0) {
+                if (r >= 0 && before > 0) {
                         int k = partitions_drop(c, t, before, ret);
 
                         if (k < 0) {

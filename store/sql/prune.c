@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Retention (prune): raw detail, and with a window of their own the
- * site-wide rollups, from before a horizon deleted in short write
- * transactions of bounded size, each going on where the last left. */
+/* Retention (prune): raw detail, and with windows of their own the
+ * site-wide rollups and the per-job summaries, from before a horizon
+ * deleted in short write transactions of bounded size, each going on where
+ * the last left. */
 #include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -315,5 +316,127 @@ int sql_prune_rollups(Storage *base, int64_t before, unsigned max_rows, PruneRes
         }
         r = end_step(s, r, ret);
         ret->more = r >= 0 && done < ELEMENTSOF(tables);
+        return r;
+}
+
+/* The rows of job job_id besides its jobs row, which is gone already: raw
+ * rows the raw window has not reached yet, then every table of its
+ * summary, a slice of the step's budget at a time. 1: all gone, 0: the
+ * budget ran out first. */
+static int expire_job_rows(PruneStep *p, int64_t job_id) {
+        static const Stmt tables[] = {
+                STMT_EXPIRE_JOB_OBJECTS, STMT_EXPIRE_JOB_PHASES, STMT_EXPIRE_JOB_NODES,
+                STMT_EXPIRE_JOB_NOTES, STMT_EXPIRE_JOB_MARKERS, STMT_EXPIRE_JOB_RANKS,
+                STMT_EXPIRE_JOB_TIMELINE, STMT_EXPIRE_JOB_COUNTERS, STMT_EXPIRE_JOB_OBJECT_EVENTS,
+                STMT_EXPIRE_JOB_PHASE_EVENTS, STMT_EXPIRE_JOB_EVENTS, STMT_EXPIRE_JOB_BURSTS,
+                STMT_EXPIRE_JOB_TASKS,
+        };
+        Conn *c = &p->s->writer;
+        int r = prune_job(p, job_id);
+
+        if (r <= 0)
+                return r;
+        for (size_t t = 0; t < ELEMENTSOF(tables); t++)
+                for (;;) {
+                        int64_t limit = p->budget, n;
+                        DbStmt *st;
+
+                        if (limit <= 0)
+                                return 0;
+                        if ((r = conn_stmt(c, tables[t], &st)) < 0 || (r = db_bind_int(st, 1, job_id)) < 0 ||
+                            (r = db_bind_int(st, 2, limit)) < 0 || (r = prune_exec(p, st, &p->res->job_rows)) < 0)
+                                return r;
+                        n = limit - p->budget;
+                        if (n < limit)
+                                break; /* fewer than asked for: none left */
+                }
+        return 1;
+}
+
+/* The job whose jobs row went in an earlier step and whose other rows are
+ * still being deleted, into *ret (left alone when there is none). */
+static int expire_left_get(PruneStep *p, int64_t *ret) {
+        DbStmt *st;
+        int r, rc;
+
+        if ((r = conn_stmt(&p->s->writer, STMT_EXPIRE_LEFT_GET, &st)) < 0)
+                return r;
+        rc = db_step(st);
+        if (rc == 1 && !db_column_null(st, 0))
+                *ret = (int64_t) db_column_double(st, 0);
+        db_reset(st);
+        return step_errno(rc);
+}
+
+/* The job last seen longest before the horizon, its jobs row deleted and
+ * its id noted in the retention table, into *ret. 1: done, 0: no such job. */
+static int expire_next(PruneStep *p, int64_t *ret) {
+        Conn *c = &p->s->writer;
+        int64_t job_id;
+        DbStmt *st;
+        int r, rc;
+
+        if ((r = conn_stmt(c, STMT_EXPIRE_JOB_NEXT, &st)) < 0 || (r = db_bind_int(st, 1, p->before)) < 0)
+                return r;
+        rc = db_step(st);
+        job_id = rc == 1 ? db_column_int(st, 0) : 0;
+        db_reset(st);
+        if (rc != 1)
+                return step_errno(rc);
+        if ((r = conn_stmt(c, STMT_EXPIRE_JOB, &st)) < 0 || (r = db_bind_int(st, 1, job_id)) < 0 ||
+            (r = prune_exec(p, st, &p->res->jobs)) < 0)
+                return r;
+        if ((r = conn_stmt(c, STMT_EXPIRE_LEFT_SET, &st)) < 0 || (r = db_bind_int(st, 1, job_id)) < 0 ||
+            (r = db_execute(st, false)) < 0)
+                return r;
+        *ret = job_id;
+        return 1;
+}
+
+/* Jobs last seen before the horizon, the oldest first: each one's jobs row
+ * goes first, so that it leaves every answer at once, with a note of its
+ * id in the retention table; then its other rows, in this and later
+ * steps; then the note. At most JOBS_PER_STEP jobs a step, as each costs a
+ * few statements however few rows it has. 1: no such job left. */
+static int expire_jobs(PruneStep *p) {
+        enum { JOBS_PER_STEP = 64 };
+        int64_t job_id = 0; /* none: jobs have ids from 1, work outside jobs is 0 */
+        DbStmt *st;
+        int r;
+
+        r = expire_left_get(p, &job_id);
+        if (r < 0)
+                return r;
+        for (unsigned n = 0;; n++) {
+                if (job_id == 0) {
+                        if (p->budget <= 0 || n >= JOBS_PER_STEP)
+                                return 0;
+                        r = expire_next(p, &job_id);
+                        if (r <= 0)
+                                return r < 0 ? r : 1;
+                }
+                r = expire_job_rows(p, job_id);
+                if (r <= 0)
+                        return r;
+                if ((r = conn_stmt(&p->s->writer, STMT_EXPIRE_LEFT_CLEAR, &st)) < 0 ||
+                    (r = db_execute(st, false)) < 0)
+                        return r;
+                job_id = 0;
+        }
+}
+
+int sql_prune_jobs(Storage *base, int64_t before, unsigned max_rows, PruneResult *ret) {
+        SqlStorage *s = (SqlStorage *) base;
+        PruneStep p = { .s = s, .before = before, .budget = MAX(max_rows, 1u), .res = ret };
+        int r, done = 0;
+
+        db_purpose_set("deleting old jobs (retention)");
+        *ret = (PruneResult) {};
+        pthread_mutex_lock(&s->write_lock);
+        r = db_begin_write(s->writer.db);
+        if (r >= 0 && (done = expire_jobs(&p)) < 0)
+                r = done;
+        r = end_step(s, r, ret);
+        ret->more = r >= 0 && done != 1;
         return r;
 }

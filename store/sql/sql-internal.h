@@ -143,4 +143,5 @@ int sql_get_run_figures(Storage *base, const int64_t *row_ids, size_t n, RunFigu
 int sql_list_app_mix(Storage *base, const AppMixFilter *f, AppMixList *ret);
 int sql_prune(Storage *base, int64_t before, unsigned max_rows, PruneResult *ret);
 int sql_prune_rollups(Storage *base, int64_t before, unsigned max_rows, PruneResult *ret);
-int sql_partitions(Storage *base, int64_t now, int64_t before, PartitionResult *ret);
+int sql_prune_jobs(Storage *base, int64_t before, unsigned max_rows, PruneResult *ret);
+int sql_partitions(Storage *base, int64_t now, int64_t raw_before, int64_t rollup_before, PartitionResult *ret);

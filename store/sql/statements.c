@@ -122,6 +122,9 @@
         "LEFT JOIN mix_keys k ON k.app = coalesce(" j ".app, '') "                                      \
         "AND k.app_object = coalesce(" j ".app_object, 0) AND k.user_name = coalesce(" j ".user_name, '') " \
         "AND k.account = coalesce(" j ".account, '') AND k.partition_name = coalesce(" j ".partition_name, '')"
+/* the job last seen longest before ?1 (and ties by id) */
+#define SQL_EXPIRE_JOB_NEXT(guard) \
+        "SELECT id FROM jobs WHERE last_seen < ?1 " guard "ORDER BY last_seen, id LIMIT 1"
 /* ?1 job, ?2 start, ?3 step, ?4 steps, ?5 nodes, ?6 grain: whole steps from
  * the start (k: SQLite's CAST truncates, PostgreSQL's rounds, hence its
  * trunc()), the first nodes by name */
@@ -435,6 +438,36 @@ static const char *const stmt_sql[_STMT_MAX] = {
         PRUNE_ROLLUP(STMT_PRUNE_APP_DAYS, "app_days", "day"),
         PRUNE_ROLLUP(STMT_PRUNE_APP_DIM_DAYS, "app_dim_days", "day"),
 #undef PRUNE_ROLLUP
+        /* retention of per-job summaries (store/sql/prune.c). SQLite gives
+         * a new row the largest id + 1, so the newest job is never the
+         * first to go: its id would pass to the next job while its other
+         * rows were still being deleted. PostgreSQL's ids are never
+         * handed out twice (STMT_EXPIRE_JOB_NEXT in stmt_sql_postgresql). */
+        [STMT_EXPIRE_JOB_NEXT] = SQL_EXPIRE_JOB_NEXT("AND id < (SELECT max(id) FROM jobs) "),
+        [STMT_EXPIRE_JOB] = "DELETE FROM jobs WHERE id = ?",
+        [STMT_EXPIRE_LEFT_GET] = "SELECT value FROM retention WHERE name = 'expire_job_left'",
+        [STMT_EXPIRE_LEFT_SET] =
+                "INSERT INTO retention (name, value) VALUES ('expire_job_left', CAST(? AS DOUBLE PRECISION)) "
+                "ON CONFLICT (name) DO UPDATE SET value = excluded.value",
+        [STMT_EXPIRE_LEFT_CLEAR] = "DELETE FROM retention WHERE name = 'expire_job_left'",
+        /* at most ?2 rows of job ?1, the first by the table's key */
+#define EXPIRE_ROWS(id, table, key)                                                                     \
+        [id] = "DELETE FROM " table " WHERE job_id = ?1 AND (" key ") IN "                              \
+               "(SELECT " key " FROM " table " WHERE job_id = ?1 ORDER BY " key " LIMIT ?2)"
+        EXPIRE_ROWS(STMT_EXPIRE_JOB_OBJECTS, "job_objects", "object_id"),
+        EXPIRE_ROWS(STMT_EXPIRE_JOB_PHASES, "job_phases", "phase_id"),
+        EXPIRE_ROWS(STMT_EXPIRE_JOB_NODES, "job_nodes", "node_id"),
+        EXPIRE_ROWS(STMT_EXPIRE_JOB_NOTES, "job_notes", "note_key"),
+        EXPIRE_ROWS(STMT_EXPIRE_JOB_MARKERS, "job_markers", "comm, phase, state"),
+        EXPIRE_ROWS(STMT_EXPIRE_JOB_RANKS, "job_ranks", "step, rank, phase_id"),
+        EXPIRE_ROWS(STMT_EXPIRE_JOB_TIMELINE, "job_timeline", "grain, node_id, t"),
+        EXPIRE_ROWS(STMT_EXPIRE_JOB_COUNTERS, "job_counters", "role_id, event"),
+        EXPIRE_ROWS(STMT_EXPIRE_JOB_OBJECT_EVENTS, "job_object_events", "object_id, role_id"),
+        EXPIRE_ROWS(STMT_EXPIRE_JOB_PHASE_EVENTS, "job_phase_events", "phase_id, role_id"),
+        EXPIRE_ROWS(STMT_EXPIRE_JOB_EVENTS, "job_events", "role_id"),
+        EXPIRE_ROWS(STMT_EXPIRE_JOB_BURSTS, "job_bursts", "object_id, phase_id, role_id"),
+        EXPIRE_ROWS(STMT_EXPIRE_JOB_TASKS, "job_tasks", "task_id"),
+#undef EXPIRE_ROWS
 
         [STMT_JOB_FIND] = "SELECT " JOB_COLUMNS " FROM jobs j WHERE j.job = ? LIMIT 2",
         [STMT_JOB_FIND_CLUSTER] = "SELECT " JOB_COLUMNS " FROM jobs j WHERE j.job = ? AND j.cluster = ?",
@@ -565,6 +598,7 @@ static const char *const stmt_sql[_STMT_MAX] = {
 
 /* What PostgreSQL spells differently; NULL: as stmt_sql[]. */
 static const char *const stmt_sql_postgresql[_STMT_MAX] = {
+        [STMT_EXPIRE_JOB_NEXT] = SQL_EXPIRE_JOB_NEXT(""),
         [STMT_NODE_INSTALLED] = SQL_NODE_INSTALLED("IS DISTINCT FROM"),
         [STMT_JOB_BATCH_UPSERT] = SQL_JOB_BATCH_UPSERT("greatest"),
         [STMT_JOB_APP] = SQL_JOB_APP("IS DISTINCT FROM"),

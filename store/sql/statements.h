@@ -98,6 +98,28 @@ typedef enum Stmt {
         STMT_PRUNE_APP_DAYS,
         STMT_PRUNE_APP_DIM_DAYS_NEXT,
         STMT_PRUNE_APP_DIM_DAYS,
+        /* retention of per-job summaries: the oldest job before the
+         * horizon and its jobs row; the job whose other rows are still
+         * being deleted (the retention table); then those rows, a slice of
+         * each table at a time */
+        STMT_EXPIRE_JOB_NEXT,
+        STMT_EXPIRE_JOB,
+        STMT_EXPIRE_LEFT_GET,
+        STMT_EXPIRE_LEFT_SET,
+        STMT_EXPIRE_LEFT_CLEAR,
+        STMT_EXPIRE_JOB_OBJECTS,
+        STMT_EXPIRE_JOB_PHASES,
+        STMT_EXPIRE_JOB_NODES,
+        STMT_EXPIRE_JOB_NOTES,
+        STMT_EXPIRE_JOB_MARKERS,
+        STMT_EXPIRE_JOB_RANKS,
+        STMT_EXPIRE_JOB_TIMELINE,
+        STMT_EXPIRE_JOB_COUNTERS,
+        STMT_EXPIRE_JOB_OBJECT_EVENTS,
+        STMT_EXPIRE_JOB_PHASE_EVENTS,
+        STMT_EXPIRE_JOB_EVENTS,
+        STMT_EXPIRE_JOB_BURSTS,
+        STMT_EXPIRE_JOB_TASKS,
         /* readers (the job list builds its SQL per filter: list_jobs) */
         STMT_JOB_FIND,
         STMT_JOB_FIND_CLUSTER,

@@ -222,6 +222,7 @@ static int sql_open_sqlite(const char *location, const StorageOptions *opts, Sto
                 .list_app_mix = sql_list_app_mix,            \
                 .prune = sql_prune,                          \
                 .prune_rollups = sql_prune_rollups,          \
+                .prune_jobs = sql_prune_jobs,                \
                 .partitions = part,                             \
                 .stats = sql_stats,                          \
                 .check = sql_check,                          \

@@ -89,6 +89,19 @@ def test_ranges(store):
     check_eq(day["total_samples"], sum(h["total_samples"] for h in hours), "a week of days and its days of hours")
 
 
+def test_many_objects():
+    """More objects than one naming query holds (store/sql/objects.c names
+    them 256 to a query): each still under its own path."""
+    n = 600
+    rows = [obj_row(f"/opt/lib{i:03d}.so", "lib", 1000 + i) for i in range(n)]
+    with Store() as store:
+        check_eq(store.ingest(make_batch(node="cn002", seq=0, start=D0 + 3600, rows=rows))[0], 200,
+                 "ingest of 600 objects")
+        body = store.get_ok(f"/api/v1/objects?since={D0}&until={D0 + DAY}&kind=lib&limit=1000")
+        check_eq([(o["object"], o["samples"]) for o in body["objects"]],
+                 [(f"/opt/lib{i:03d}.so", 1000 + i) for i in reversed(range(n))], "600 objects, named")
+
+
 def test_migration():
     """A store of schema 6 gets object_days from its object_hours."""
     d = workdir()
@@ -126,6 +139,8 @@ def main():
             check_eq(store.ingest(b)[0], 200, f"ingest batch {seq}")
         log("== test_ranges")
         test_ranges(store)
+    log("== test_many_objects")
+    test_many_objects()
     log("== test_migration")
     test_migration()
     log("PASS")

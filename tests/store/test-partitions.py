@@ -8,9 +8,12 @@ samples, which is written no more (schema/0017); rows that sat in a
 default partition move into the partition made for their range; with
 --keep-raw-days the raw partitions wholly before the horizon are dropped,
 samples' too, and nothing else (a partition an admin made under another
-name stays);
-/metrics shows the counts. Two stores starting on one database at once
-make each partition once. Skips (77) without PostgreSQL."""
+name stays); with --keep-rollup-days object_hours' 28-day partitions
+wholly before the rollup horizon are dropped likewise, those the store
+made and no others (not an admin's, nor one under a name like the store's
+that does not start a period); /metrics shows the counts. Two stores
+starting on one database at once make each partition once. Skips (77)
+without PostgreSQL."""
 import os
 import threading
 import time
@@ -152,6 +155,62 @@ def test_made_moved_dropped():
         "the 4 old days' partitions were dropped, the admin's own partition stayed")
 
 
+def test_rollup_partitions_dropped():
+    pg = pg_server()
+    db = new_database()
+    name = dbname_of(db)
+    now = int(time.time())
+    days = 30
+    h = now - days * DAY
+    cut = h - h % PERIOD  # the rollup horizon (docs/lmk-store.md), before the current period
+
+    with Store(db=db, extra=["--keep-raw-days", "30"]) as s:
+        wait_metric(s, 'lmk_store_partitions{table="object_hours"}', 2)
+
+    # While the store is down, older periods' partitions as the store would
+    # have made them (two wholly before the horizon, the horizon's own),
+    # one under a name like the store's that starts no period, and an
+    # admin's; a row in each, and one in each period's day.
+    ours = {day_name("object_hours", p): p for p in (cut - 2 * PERIOD, cut - PERIOD, cut)}
+    odd_start = cut - 3 * PERIOD + DAY
+    others = {day_name("object_hours", odd_start): (odd_start, cut - 2 * PERIOD),
+              "object_hours_archive": (cut - 5 * PERIOD, cut - 4 * PERIOD)}
+    bounds = {n: (p, p + PERIOD) for n, p in ours.items()}
+    bounds.update(others)
+    for n, (lo, hi) in bounds.items():
+        pg.psql(f"CREATE TABLE {n} PARTITION OF object_hours FOR VALUES FROM ({lo}) TO ({hi})", dbname=name)
+        pg.psql(f"INSERT INTO object_hours (bucket, object_id, samples, cpu_seconds) VALUES ({lo}, 1, 1, 1.0), "
+                f"({hi - 3600}, 2, 2, 2.0)", dbname=name)
+    kept_rows = pg.psql(f"SELECT bucket, object_id, samples FROM object_hours WHERE bucket >= {cut} "
+                        "ORDER BY 1, 2", dbname=name)
+
+    with Store(db=db, extra=["--keep-raw-days", "30", "--keep-rollup-days", str(days),
+                             "--retention-interval", "1"]) as s:
+        m = wait_metric(s, "lmk_store_partitions_dropped_total", 2)
+        end = time.monotonic() + 30
+        while pg.psql(f"SELECT count(*) FROM object_hours WHERE bucket < {cut}", dbname=name) != [["0"]]:
+            if time.monotonic() > end:
+                fail(f"the rollup rows before {cut} were not deleted within 30 s:\n{s.read_log()}")
+            time.sleep(0.2)
+        m = metrics(s)
+        check_eq(m["lmk_store_partitions_dropped_total"], 2, "partitions dropped (object_hours' two old periods)")
+        check_eq(m["lmk_store_partition_failures_total"], 0, "partition failures")
+        check_eq(m['lmk_store_partitions{table="object_hours"}'], 2 + 1 + len(others),
+                 "object_hours' partitions: the current and next period, the horizon's and the two not ours")
+        said = [line for line in s.read_log().splitlines() if "older than the rollup window" in line]
+        check_eq(sorted(line.split("dropped ", 1)[1].split(" ", 1)[0] for line in said),
+                 sorted(n for n, p in ours.items() if p < cut), "what the log says was dropped")
+    have = partitions(pg, name, "object_hours")
+    for n, p in ours.items():
+        check((n in have) == (p >= cut), f"{n} [{p}, {p + PERIOD}) {'dropped' if p >= cut else 'kept'}: {have}")
+    for n in others:
+        check(n in have, f"{n}, not the store's, was dropped: {have}")
+    check_eq(pg.psql(f"SELECT bucket, object_id, samples FROM object_hours WHERE bucket >= {cut} ORDER BY 1, 2",
+                     dbname=name), kept_rows, "the rollup rows from the horizon on")
+    log(f"object_hours' partitions wholly before the rollup horizon {cut} dropped ({len(said)}), the horizon's "
+        "period and the partitions not the store's kept")
+
+
 def test_two_stores_at_once():
     pg = pg_server()
     db = new_database()
@@ -188,6 +247,7 @@ def test_two_stores_at_once():
 
 def main():
     test_made_moved_dropped()
+    test_rollup_partitions_dropped()
     test_two_stores_at_once()
     log("PASS")
 

@@ -21,11 +21,19 @@ two 28-day periods, and the store restarted with --keep-rollup-days 1
 deletes every rollup row (time per object by hour, day, week and period,
 the application mix by day) from before the start of the period that
 holds the one-day horizon, in steps, and keeps every younger one; per-job
-summaries stay. A rollup window shorter than the raw one is refused."""
+summaries stay. A rollup window shorter than the raw one is refused.
+
+Last, the jobs' own window: with --keep-job-days 1 the jobs last seen
+before the horizon go with every row that hangs off them (every table with
+a job_id column, found in the schema), in steps, one of them holding more
+rows than a step deletes; the younger jobs keep every row and answer as
+before, and the site-wide rollups are not touched. A job window shorter
+than the raw one, or set while raw rows are kept for good, is refused."""
+import re
 import time
 
 from lmktest import fail, log
-from storetest import Store, check_eq, make_batch, raw_rows, row, sql_read, sql_write
+from storetest import Store, check_eq, is_postgresql, make_batch, rank, raw_rows, row, sql_read, sql_write
 
 DAY = 86400
 HOUR = 3600
@@ -184,6 +192,7 @@ def main():
                  "the short old job's time line from the 5-minute sums (60 samples a minute at 1 Hz: one core)")
 
     test_rollup_window(d, ids, now, after)
+    test_job_window(d, now, old, seq)
     log("PASS")
 
 
@@ -243,6 +252,131 @@ def test_rollup_window(d, ids, now, after):
         if not said:
             fail(f"the log should say how many rollup rows went:\n{s.read_log()}")
         log(said[-1])
+
+
+
+def job_tables(db):
+    """The tables with a job_id column: all that hangs off a job (on
+    PostgreSQL not their partitions, whose rows the table holds)."""
+    if is_postgresql(db):
+        q = ("SELECT c.relname FROM pg_class c JOIN pg_attribute a ON a.attrelid = c.oid "
+             "WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind IN ('r', 'p') "
+             "AND NOT c.relispartition AND a.attname = 'job_id' AND NOT a.attisdropped")
+    else:
+        q = ("SELECT m.name FROM sqlite_master m, pragma_table_info(m.name) p "
+             "WHERE m.type = 'table' AND p.name = 'job_id'")
+    return sorted(r[0] for r in sql_read(db, q))
+
+
+def job_rows(db, tables, job_id):
+    return {t: sql_read(db, f"SELECT count(*) FROM {t} WHERE job_id = ?", (job_id,))[0][0] for t in tables}
+
+
+def site_rollups(db):
+    """Every row of the site-wide rollups, as they are."""
+    return {t: sql_read(db, f"SELECT * FROM {t} ORDER BY 1, 2, 3, 4") for t, _ in ROLLUPS}
+
+
+def test_job_window(d, now, old, seq):
+    for raw, jobs in (("30", "7"), ("0", "400")):
+        bad = Store(directory=d.dir, db=d.db, extra=["--keep-raw-days", raw, "--keep-job-days", jobs]).launch()
+        check_eq(bad.proc.wait(timeout=20), 1, f"exit status of --keep-job-days {jobs} with --keep-raw-days {raw}")
+        if "--keep-job-days" not in bad.read_log() or "must be at least as long" not in bad.read_log():
+            fail(f"the refusal should say why:\n{bad.read_log()}")
+
+    # An old job with something in every table of a job's summary, and
+    # more rows of it than a retention step deletes; then a young one.
+    big = "3004"
+    counters = [{"role": "cycles", "event": "cpu-cycles", "source": "perf", "available": True},
+                {"role": "l1m", "event": "L1-dcache-load-misses", "source": "perf", "available": True}]
+    pushes = []
+    for k in range(2):
+        seq += 1
+        rows = [row(big, f"/opt/big/lib/libbig{k}-{i}.so", "lib", 1 + i % 5, phase="solve") for i in range(3000)]
+        rows[0].update(cpu_time_ns=10 ** 9, events={"l1m": 1000},
+                       burst={"samples": 2, "window_ns": 2 * 10 ** 6, "per_second": {"l1m": 1e7}})
+        b = make_batch(seq=seq, start=old + (5 + k) * HOUR, rows=rows,
+                       jobs=[dict(job(big, old + 5 * HOUR, old + 7 * HOUR), notes={"app": "big"})],
+                       markers=[{"job": big, "comm": "app", "phase": "io", "state": "off-rate"}],
+                       ranks=[rank(big, 0, 10, 2, first=old + (5 + k) * HOUR + 1, last=old + (5 + k) * HOUR + 59)])
+        b["counters"] = counters
+        pushes.append(b)
+    young = "3005"
+    seq += 1
+    pushes.append(make_batch(seq=seq, start=now - HOUR, jobs=[job(young, now - HOUR, now - HOUR + 60)],
+                             rows=[row(young, "/opt/app/bin/young", "exe", 40)]))
+
+    with Store(directory=d.dir, db=d.db, extra=["--keep-raw-days", "1", "--retention-interval", "1"]) as s:
+        for b in pushes:
+            check_eq(s.ingest(b)[0], 200, f"batch {b['batch']['seq']}")
+        ids = dict(s.sql("SELECT job, id FROM jobs"))
+        # The raw window has walked past the big job's time already (it
+        # came late): its raw rows go with the job.
+        raw = s.sql("SELECT count(*) FROM job_timeline WHERE job_id = ? AND grain = 0", (ids[big],))[0][0]
+        tables = job_tables(d.db)
+        before = {j: job_rows(d.db, tables, ids[j]) for j in ids}
+        # samples is written no more (schema/0017): the raw rows are in sample_packs
+        empty = sorted(t for t, n in before[big].items() if n == 0 and t != "samples")
+        if empty:
+            fail(f"job {big} should have rows in every table of a job's summary, not in {empty}: {before[big]}")
+        if before[big]["job_objects"] <= 5000:
+            fail(f"job {big} should have more rows than a step deletes: {before[big]}")
+        rollups = site_rollups(d.db)
+        site = (s.get_ok("/api/v1/objects?since=90d")["objects"], s.get_ok("/api/v1/apps?since=90d")["groups"])
+        young_answers = {j: s.get_ok(f"/api/v1/jobs/{j}") for j in ("3002", young)}
+    gone = ["3001", "3003", big]
+    log(f"before the job window: jobs {sorted(ids)}, job {big}'s rows {before[big]}")
+
+    with Store(directory=d.dir, db=d.db, extra=["--keep-raw-days", "1", "--keep-job-days", "1",
+                                                "--retention-interval", "1"]) as s:
+        end = time.monotonic() + 30
+        while True:
+            m = metric(s, "lmk_store_retention_")
+            if m.get("lmk_store_retention_deleted_jobs_total", 0) >= len(gone) and \
+                    not any(any(job_rows(d.db, tables, ids[j]).values()) for j in gone):
+                break
+            if time.monotonic() > end:
+                fail(f"retention did not delete the old jobs within 30 s: {m}\n{s.read_log()}")
+            time.sleep(0.2)
+        check_eq(m["lmk_store_retention_keep_job_seconds"], float(DAY), "the job window")
+        if not now - DAY - 5 <= m["lmk_store_retention_job_horizon_seconds"] <= time.time() - DAY + 1:
+            fail(f"job horizon {m['lmk_store_retention_job_horizon_seconds']}, expected about {now - DAY}")
+        check_eq(m["lmk_store_retention_deleted_jobs_total"], float(len(gone)), "jobs deleted, as /metrics counts")
+        check_eq(sql_read(d.db, "SELECT count(*) FROM retention WHERE name = 'expire_job_left'"), [(0,)],
+                 "no job left half-deleted")
+
+        # the old jobs are gone from every table and every answer
+        check_eq(sorted(r[0] for r in s.sql("SELECT job FROM jobs")), ["3002", young], "the jobs kept")
+        for j in gone:
+            status, _, _ = s.get(f"/api/v1/jobs/{j}")
+            check_eq(status, 404, f"GET /api/v1/jobs/{j} after the job window")
+        check_eq(sorted(x["job"] for x in s.get_ok("/api/v1/jobs?since=30d")["jobs"]), ["3002", young],
+                 "the job list")
+        # the young ones keep every row and answer as before
+        for j in ("3002", young):
+            check_eq(job_rows(d.db, tables, ids[j]), before[j], f"job {j}'s rows")
+            check_eq(s.get_ok(f"/api/v1/jobs/{j}"), young_answers[j], f"job {j}'s summary")
+        # the site-wide rollups keep the old jobs' time
+        check_eq(site_rollups(d.db), rollups, "the site-wide rollups")
+        check_eq((s.get_ok("/api/v1/objects?since=90d")["objects"], s.get_ok("/api/v1/apps?since=90d")["groups"]),
+                 site,
+                 "site-wide objects and the application mix")
+
+        said = [line for line in s.read_log().splitlines() if re.search(r"Retention: deleted \d+ jobs", line)]
+        log(said)
+        # the log counts the raw rows apart
+        raw_tables = ("samples", "sample_packs")
+        want_rows = sum(sum(v for t, v in before[j].items() if t not in raw_tables) for j in gone) - raw
+        raw += sum(before[big][t] for t in raw_tables)
+        want = rf"Retention: deleted {len(gone)} jobs last seen before \d+ and {want_rows} rows of their " \
+            rf"summaries \(and {raw} raw rows the raw window had left\), in (\d+) steps\."
+        found = re.search(want, said[0]) if said else None
+        if not found or int(found.group(1)) < 2:
+            fail(f"the log should say that {len(gone)} jobs and {want_rows} rows went, in more than one step: "
+                 f"{said}")
+        steps = [int(found.group(1))]
+        log(f"{len(gone)} old jobs deleted with their {want_rows} rows, in {steps[0]} steps; "
+            "the young ones and the site-wide rollups as they were")
 
 
 if __name__ == "__main__":

@@ -1,32 +1,80 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The SQLite backend through the storage interface, without HTTP: what goes
- * in comes out of the rollups, duplicates are stored once, migrations run
- * once. */
+/* A backend through the storage interface, without HTTP: what goes in comes
+ * out of the rollups, duplicates are stored once, migrations run once.
+ * SQLite in a temporary file by default; PostgreSQL when started by
+ * tests/lib/with-pgserver.py, which passes a fresh private server's URI in
+ * LMK_TEST_PG_URI (store-storage-pg). */
 #include <math.h>
 #include <pthread.h>
-#include <sqlite3.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "db.h"
 #include "sql/sample-pack.h"
 #include "storage.h"
 #include "tests.h"
 
 static char dir[] = "/tmp/lmk-test-storage-XXXXXX";
-static char db[256];
+static char sqlite_path[256];
+/* --db as lmk-store takes it: the SQLite file or the PostgreSQL URI */
+static const char *db;
 
 static const StorageOptions opts = { .readers = 2, .busy_timeout_ms = 1000 };
 
 static Storage *open_db(unsigned *ret_from) {
+        const StorageOps *ops;
+        const char *location;
         Storage *s = NULL;
         unsigned from = 99, to = 0;
 
-        ASSERT_OK(storage_sqlite_ops.open(db, &opts, &s));
+        ASSERT_OK(storage_ops_for(db, &ops, &location));
+        ASSERT_OK(ops->open(location, &opts, &s));
         ASSERT_OK(s->ops->migrate(s, &from, &to));
         ASSERT_TRUE(to >= 1);
         if (ret_from)
                 *ret_from = from;
         return s;
+}
+
+/* A connection of its own to the database under test, beside the
+ * storage's, for what the test reads and changes behind its back. A
+ * writer: SQLite's folds the WAL back into the database when it closes,
+ * which waits for the storage's readers (its busy timeout). */
+static DbConn *connect_raw(bool writer) {
+        const DbDriver *driver;
+        const char *location;
+        DbConn *c = NULL;
+
+        ASSERT_OK(db_driver_for(db, &driver, &location));
+        ASSERT_OK(driver->connect(location, &opts, writer, &c));
+        return c;
+}
+
+static void exec_raw(const char *sql) {
+        DbConn *c = connect_raw(true);
+        int r = db_exec(c, sql);
+
+        if (r < 0)
+                test_fail("%s: %s (%s)", sql, strerror(-r), db_errmsg(c));
+        c->driver->disconnect(c);
+}
+
+/* The one number a query gives. */
+static double query_number(const char *sql) {
+        DbConn *c = connect_raw(false);
+        DbStmt *st;
+        double v;
+        int r;
+
+        ASSERT_OK(db_prepare(c, sql, false, &st));
+        r = db_step(st);
+        if (r != 1)
+                test_fail("%s: step gave %d (%s)", sql, r, db_errmsg(c));
+        v = db_column_double(st, 0);
+        ASSERT_EQ(db_step(st), 0);
+        db_finalize(st);
+        c->driver->disconnect(c);
+        return v;
 }
 
 /* A batch of node with seq; cluster "c1"; rows as given. */
@@ -68,72 +116,71 @@ static const Share *find(const ShareList *l, const char *name) {
 }
 
 static int64_t count_rows(const char *table) {
-        sqlite3 *d;
-        sqlite3_stmt *st;
         char sql[128];
-        int64_t n;
 
-        ASSERT_EQ(sqlite3_open_v2(db, &d, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
         snprintf(sql, sizeof(sql), "SELECT count(*) FROM %s", table);
-        ASSERT_EQ(sqlite3_prepare_v2(d, sql, -1, &st, NULL), SQLITE_OK);
-        ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
-        n = sqlite3_column_int64(st, 0);
-        sqlite3_finalize(st);
-        sqlite3_close(d);
-        return n;
+        return (int64_t) query_number(sql);
 }
 
 /* The raw rows stored for job (NULL: work outside jobs) from node's batch
  * seq, unpacked, as "path samples cpu_seconds cpu_time_ns cycles
  * instructions" lines (counters -1 for NULL). */
 static void stored_rows(const char *node, int seq, const char *job, char *buf, size_t size) {
-        sqlite3 *d;
-        sqlite3_stmt *st, *obj;
+        /* the pack as hex: the drivers read text, and each database spells it its own way */
+        const char *hex = db == sqlite_path ? "hex(p.packed)" : "encode(p.packed, 'hex')";
+        DbConn *c = connect_raw(false);
+        DbStmt *st, *obj;
+        char sql[512];
         size_t len = 0;
-        int n = 0;
+        int n = 0, rc;
 
-        ASSERT_EQ(sqlite3_open_v2(db, &d, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-        ASSERT_EQ(sqlite3_prepare_v2(d,
-                                     "SELECT p.packed, p.n_rows, p.samples FROM sample_packs p "
-                                     "JOIN nodes n ON n.id = p.node_id LEFT JOIN jobs j ON j.id = p.job_id "
-                                     "WHERE n.name = ?1 AND p.seq = ?2 AND p.boot_id = 'boot' "
-                                     "AND (j.job = ?3 OR (?3 IS NULL AND p.job_id = 0))",
-                                     -1, &st, NULL), SQLITE_OK);
-        ASSERT_EQ(sqlite3_prepare_v2(d, "SELECT path FROM objects WHERE id = ?", -1, &obj, NULL), SQLITE_OK);
-        sqlite3_bind_text(st, 1, node, -1, SQLITE_STATIC);
-        sqlite3_bind_int(st, 2, seq);
+        snprintf(sql, sizeof(sql),
+                 "SELECT %s, p.n_rows, p.samples FROM sample_packs p "
+                 "JOIN nodes n ON n.id = p.node_id LEFT JOIN jobs j ON j.id = p.job_id "
+                 "WHERE n.name = ? AND p.seq = ? AND p.boot_id = 'boot' AND %s",
+                 hex, job ? "j.job = ?" : "p.job_id = 0");
+        ASSERT_OK(db_prepare(c, sql, false, &st));
+        ASSERT_OK(db_prepare(c, "SELECT path FROM objects WHERE id = ?", false, &obj));
+        ASSERT_OK(db_bind_text(st, 1, node));
+        ASSERT_OK(db_bind_int(st, 2, seq));
         if (job)
-                sqlite3_bind_text(st, 3, job, -1, SQLITE_STATIC);
+                ASSERT_OK(db_bind_text(st, 3, job));
         buf[0] = 0;
-        while (sqlite3_step(st) == SQLITE_ROW) {
-                const uint8_t *p = sqlite3_column_blob(st, 0);
-                size_t bytes = (size_t) sqlite3_column_bytes(st, 0), off = 0;
+        while ((rc = db_step(st)) == 1) {
+                const char *text = db_column_text(st, 0);
+                size_t bytes = strlen(text) / 2, off = 0;
+                uint8_t *p = malloc(bytes + 1);
                 int64_t rows = 0, samples = 0;
                 SampleRow row;
                 int r;
 
+                ASSERT_NOT_NULL(p);
+                for (size_t i = 0; i < bytes; i++)
+                        ASSERT_EQ(sscanf(text + 2 * i, "%2hhx", &p[i]), 1);
                 n++;
                 while ((r = sample_pack_next(p, bytes, &off, &row)) == 1) {
-                        sqlite3_reset(obj);
-                        sqlite3_bind_int64(obj, 1, row.object_id);
-                        ASSERT_EQ(sqlite3_step(obj), SQLITE_ROW);
+                        db_reset(obj);
+                        ASSERT_OK(db_bind_int(obj, 1, row.object_id));
+                        ASSERT_EQ(db_step(obj), 1);
                         len += (size_t) snprintf(buf + len, size - len,
                                                  "%s %" PRId64 " %g %" PRId64 " %" PRId64 " %" PRId64 "\n",
-                                                 (const char *) sqlite3_column_text(obj, 0), row.samples,
-                                                 row.cpu_seconds, row.cpu_time_ns, row.cycles, row.instructions);
+                                                 db_column_text(obj, 0), row.samples, row.cpu_seconds,
+                                                 row.cpu_time_ns, row.cycles, row.instructions);
                         ASSERT_TRUE(len < size);
                         rows++;
                         samples += row.samples;
                 }
+                free(p);
                 ASSERT_EQ(r, 0);
                 /* the pack's own counts agree with what it holds */
-                ASSERT_EQ(sqlite3_column_int64(st, 1), rows);
-                ASSERT_EQ(sqlite3_column_int64(st, 2), samples);
+                ASSERT_EQ(db_column_int(st, 1), rows);
+                ASSERT_EQ(db_column_int(st, 2), samples);
         }
+        ASSERT_EQ(rc, 0);
         ASSERT_TRUE(n <= 1); /* one pack per batch and job */
-        sqlite3_finalize(obj);
-        sqlite3_finalize(st);
-        sqlite3_close(d);
+        db_finalize(obj);
+        db_finalize(st);
+        c->driver->disconnect(c);
 }
 
 TEST(ingest_and_summary) {
@@ -358,31 +405,20 @@ TEST(migrations_once) {
 }
 
 /* Every table's sums together, as one number per table, to compare before
- * and after a refused batch (total(): a float, which cannot overflow). */
-static double table_sums(const char *sql) {
-        sqlite3 *d;
-        sqlite3_stmt *st;
-        double v;
-
-        ASSERT_EQ(sqlite3_open_v2(db, &d, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-        ASSERT_EQ(sqlite3_prepare_v2(d, sql, -1, &st, NULL), SQLITE_OK);
-        ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
-        v = sqlite3_column_double(st, 0);
-        sqlite3_finalize(st);
-        sqlite3_close(d);
-        return v;
-}
-
+ * and after a refused batch: summed as floats, which cannot overflow (what
+ * SQLite's total() does, spelled so that PostgreSQL takes it too). */
+#define TOTAL(x) "coalesce(sum(CAST(" x " AS DOUBLE PRECISION)), 0)"
 #define SUMS_SQL                                                                                \
-        "SELECT (SELECT total(samples) + total(samples_lost) + total(batches) FROM nodes) + "      \
-        "(SELECT total(samples) + total(cycles) + total(cpu_time_ns) + total(instructions) FROM jobs) + " \
-        "(SELECT total(samples) + total(n_rows) FROM sample_packs) + "                            \
-        "(SELECT total(samples) + total(cycles) FROM job_objects) + "                             \
-        "(SELECT total(samples) + total(cycles) FROM job_phases) + "                              \
-        "(SELECT total(samples) FROM job_nodes) + (SELECT total(samples) FROM object_hours) + "  \
-        "(SELECT total(samples) FROM object_days) + (SELECT total(samples) FROM object_weeks) + "  \
-        "(SELECT total(samples) FROM object_periods) + "  \
-        "(SELECT total(samples) FROM job_timeline) + (SELECT count(*) FROM batches)"
+        "SELECT (SELECT " TOTAL("samples") " + " TOTAL("samples_lost") " + " TOTAL("batches") " FROM nodes) + " \
+        "(SELECT " TOTAL("samples") " + " TOTAL("cycles") " + " TOTAL("cpu_time_ns") " + "       \
+        TOTAL("instructions") " FROM jobs) + "                                                  \
+        "(SELECT " TOTAL("samples") " + " TOTAL("n_rows") " FROM sample_packs) + "            \
+        "(SELECT " TOTAL("samples") " + " TOTAL("cycles") " FROM job_objects) + "                \
+        "(SELECT " TOTAL("samples") " + " TOTAL("cycles") " FROM job_phases) + "                 \
+        "(SELECT " TOTAL("samples") " FROM job_nodes) + (SELECT " TOTAL("samples") " FROM object_hours) + " \
+        "(SELECT " TOTAL("samples") " FROM object_days) + (SELECT " TOTAL("samples") " FROM object_weeks) + " \
+        "(SELECT " TOTAL("samples") " FROM object_periods) + "                                   \
+        "(SELECT " TOTAL("samples") " FROM job_timeline) + (SELECT count(*) FROM batches)"
 
 /* The storage layer guards every stored sum itself, whatever the parser let
  * through: batches are built in range, then pushed past it by hand. Each sum
@@ -423,7 +459,7 @@ TEST(stored_sums_overflow) {
                                         *(which == 1 ? &r->cycles : which == 2 ? &r->cpu_time_ns : &r->instructions) = half;
                         }
                         ASSERT_OK(s->ops->ingest(s, b1, 1795550500, &res, &err));
-                        before = table_sums(SUMS_SQL);
+                        before = query_number(SUMS_SQL);
                         if (k == 1 && which > 0) {
                                 char got[256], want[256];
 
@@ -437,7 +473,7 @@ TEST(stored_sums_overflow) {
                                 ASSERT_ERROR(s->ops->ingest(s, b2, 1795550500, &res, &err), EOVERFLOW);
                                 if (!strstr(err.message, "overflow") || strncmp(err.field, "rows", 4) != 0)
                                         test_fail("row kind %zu, sum %d: %s: %s", k, which, err.field, err.message);
-                                ASSERT_TRUE(table_sums(SUMS_SQL) == before);
+                                ASSERT_TRUE(query_number(SUMS_SQL) == before);
                         }
                         batch_free(b1);
                         batch_free(b2);
@@ -445,13 +481,7 @@ TEST(stored_sums_overflow) {
                          * per round keeps the sum under test the first. */
                         s->ops->close(s);
                         s = open_db(NULL);
-                        {
-                                sqlite3 *d;
-
-                                ASSERT_EQ(sqlite3_open(db, &d), SQLITE_OK);
-                                ASSERT_EQ(sqlite3_exec(d, "UPDATE nodes SET samples = 0 WHERE name = 'ov'", NULL, NULL, NULL), SQLITE_OK);
-                                sqlite3_close(d);
-                        }
+                        exec_raw("UPDATE nodes SET samples = 0 WHERE name = 'ov'");
                 }
         s->ops->close(s);
 }
@@ -580,11 +610,11 @@ TEST(day_sums_overflow) {
                 b->total_cpu_seconds = (double) half / b->frequency_hz;
         }
         ASSERT_OK(s->ops->ingest(s, b1, 1795550500, &res, &err));
-        before = table_sums(SUMS_SQL);
+        before = query_number(SUMS_SQL);
         ASSERT_ERROR(s->ops->ingest(s, b2, 1795550500, &res, &err), EOVERFLOW);
         if (!strstr(err.message, "in that day would overflow") || !streq(err.field, "rows"))
                 test_fail("%s: %s", err.field, err.message);
-        ASSERT_TRUE(table_sums(SUMS_SQL) == before);
+        ASSERT_TRUE(query_number(SUMS_SQL) == before);
         batch_free(b1);
         batch_free(b2);
         s->ops->close(s);
@@ -622,11 +652,11 @@ TEST(many_rows_overflow) {
                         b[n]->total_cpu_seconds = (double) b[n]->total_samples / b[n]->frequency_hz;
                 }
                 ASSERT_OK(s->ops->ingest(s, b[0], 1795550500, &res, &err));
-                before = table_sums(SUMS_SQL);
+                before = query_number(SUMS_SQL);
                 ASSERT_ERROR(s->ops->ingest(s, b[1], 1795550500, &res, &err), EOVERFLOW);
                 if (!strstr(err.message, "site-wide samples of an object in that hour") || !streq(err.field, "rows"))
                         test_fail("object %zu: %s: %s", hot[round], err.field, err.message);
-                ASSERT_TRUE(table_sums(SUMS_SQL) == before);
+                ASSERT_TRUE(query_number(SUMS_SQL) == before);
                 batch_free(b[0]);
                 batch_free(b[1]);
         }
@@ -713,15 +743,141 @@ TEST(metadata_first_claim) {
         s->ops->close(s);
 }
 
+/* Every job's rows beside its jobs row, and work outside jobs (job 0). */
+static int64_t orphan_rows(void) {
+        static const char *const tables[] = {
+                "sample_packs", "samples", "job_tasks", "job_objects", "job_phases", "job_nodes", "job_notes",
+                "job_markers", "job_ranks", "job_timeline", "job_counters", "job_object_events",
+                "job_phase_events", "job_events", "job_bursts",
+        };
+        int64_t n = 0;
+
+        for (size_t i = 0; i < ELEMENTSOF(tables); i++) {
+                char sql[256];
+
+                snprintf(sql, sizeof(sql), "SELECT count(*) FROM %s WHERE job_id <> 0 AND job_id NOT IN "
+                         "(SELECT id FROM jobs)", tables[i]);
+                n += (int64_t) query_number(sql);
+        }
+        return n;
+}
+
+/* prune_jobs steps until no job before the horizon is left; the jobs deleted. */
+static uint64_t prune_jobs_all(Storage *s, int64_t before, unsigned max_rows) {
+        PruneResult p = { .more = true };
+        uint64_t jobs = 0;
+
+        for (int steps = 0; p.more; steps++) {
+                ASSERT_TRUE(steps < 1000);
+                ASSERT_OK(s->ops->prune_jobs(s, before, max_rows, &p));
+                jobs += p.jobs;
+        }
+        return jobs;
+}
+
+/* The job window: jobs last seen before the horizon go, the oldest first,
+ * with all their rows, in steps as small as asked for, and nothing else
+ * goes. The newest job goes only once a newer one is stored on SQLite,
+ * which would give its id to the next job. */
+TEST(prune_jobs) {
+        static const char rows[] =
+                "{\"job\":\"%s\",\"object\":\"/bin/p\",\"kind\":\"exe\",\"phase\":\"x\",\"samples\":3},"
+                "{\"job\":\"%s\",\"object\":\"/lib/p.so\",\"kind\":\"lib\",\"samples\":2}";
+        static const struct {
+                const char *job;
+                double start;
+        } jobs[] = { { "p-old1", 1700000000 }, { "p-old2", 1700003600 }, { "p-young", 1795550400 } };
+        const int64_t before = 1700100000;
+        Storage *s = open_db(NULL);
+        bool sqlite = streq(s->ops->name, "sqlite");
+        int64_t jobs_before = count_rows("jobs");
+        double rollups = query_number("SELECT " TOTAL("samples") " FROM object_hours");
+        IngestResult res;
+        BatchError err;
+        JobSummary js;
+        int seq = 1;
+
+        for (size_t i = 0; i < ELEMENTSOF(jobs); i++) {
+                char r[512], j[128];
+                Batch *b;
+
+                snprintf(r, sizeof(r), rows, jobs[i].job, jobs[i].job);
+                snprintf(j, sizeof(j), "{\"job\":\"%s\",\"user\":\"pat\",\"notes\":{\"k\":\"v\"}}", jobs[i].job);
+                b = make_batch("pn", seq++, jobs[i].start, r, j);
+                ASSERT_OK(s->ops->ingest(s, b, 1795550500, &res, &err));
+                batch_free(b);
+        }
+        /* A step of one row: the oldest job's jobs row, so it has left
+         * every answer, and its other rows are still there, taken up again
+         * after a restart. */
+        {
+                PruneResult p;
+
+                ASSERT_OK(s->ops->prune_jobs(s, before, 1, &p));
+                ASSERT_EQ(p.jobs, 1);
+                ASSERT_TRUE(p.more);
+        }
+        ASSERT_ERROR(s->ops->get_job(s, "p-old1", NULL, &js), ENOENT);
+        ASSERT_OK(s->ops->get_job(s, "p-old2", NULL, &js));
+        job_summary_free(&js);
+        ASSERT_TRUE(orphan_rows() > 0);
+        ASSERT_EQ(count_rows("retention WHERE name = 'expire_job_left'"), 1);
+        s->ops->close(s);
+        s = open_db(NULL);
+        /* steps of two rows: a job takes several */
+        ASSERT_EQ(prune_jobs_all(s, before, 2), 1);
+        ASSERT_ERROR(s->ops->get_job(s, "p-old1", NULL, &js), ENOENT);
+        ASSERT_ERROR(s->ops->get_job(s, "p-old2", NULL, &js), ENOENT);
+        ASSERT_OK(s->ops->get_job(s, "p-young", NULL, &js));
+        ASSERT_EQ(js.info.samples, 5);
+        ASSERT_EQ(js.objects.n, 2);
+        ASSERT_EQ(js.n_notes, 1);
+        job_summary_free(&js);
+        ASSERT_EQ(count_rows("jobs"), jobs_before + 1);
+        ASSERT_EQ(orphan_rows(), 0);
+        ASSERT_EQ(count_rows("retention WHERE name = 'expire_job_left'"), 0);
+        /* the site-wide rollups keep the deleted jobs' time */
+        ASSERT_TRUE(query_number("SELECT " TOTAL("samples") " FROM object_hours") == rollups + 15);
+
+        /* an old job stored last */
+        {
+                char r[512];
+                Batch *b;
+
+                snprintf(r, sizeof(r), rows, "p-late", "p-late");
+                b = make_batch("pn", seq++, 1700000000, r, "");
+                ASSERT_OK(s->ops->ingest(s, b, 1795550500, &res, &err));
+                batch_free(b);
+        }
+        ASSERT_EQ(prune_jobs_all(s, before, 5000), sqlite ? 0 : 1);
+        if (sqlite) {
+                char r[512];
+                Batch *b;
+
+                snprintf(r, sizeof(r), rows, "p-next", "p-next");
+                b = make_batch("pn", seq++, 1795550400, r, "");
+                ASSERT_OK(s->ops->ingest(s, b, 1795550500, &res, &err));
+                batch_free(b);
+                ASSERT_EQ(prune_jobs_all(s, before, 5000), 1);
+        }
+        ASSERT_ERROR(s->ops->get_job(s, "p-late", NULL, &js), ENOENT);
+        ASSERT_EQ(orphan_rows(), 0);
+        s->ops->close(s);
+}
+
 int main(void) {
-        char *d = mkdtemp(dir);
         unsigned from = 99;
         Storage *s;
 
-        ASSERT_NOT_NULL(d);
-        snprintf(db, sizeof(db), "%s/lmk.db", dir);
+        db = getenv("LMK_TEST_PG_URI");
+        if (!db) {
+                ASSERT_NOT_NULL(mkdtemp(dir));
+                snprintf(sqlite_path, sizeof(sqlite_path), "%s/lmk.db", dir);
+                db = sqlite_path;
+        }
         s = open_db(&from);
         ASSERT_EQ(from, 0);
+        fprintf(stderr, "backend: %s\n", s->ops->name);
         s->ops->close(s);
 
         RUN(ingest_and_summary);
@@ -734,9 +890,13 @@ int main(void) {
         RUN(many_rows_overflow);
         RUN(summaries_as_get_job);
         RUN(metadata_first_claim);
-        RUN(wal_checkpointed_beside);
+        RUN(prune_jobs);
+        if (db == sqlite_path)
+                RUN(wal_checkpointed_beside);
 
-        unlink(db);
-        rmdir(dir);
+        if (db == sqlite_path) {
+                unlink(sqlite_path);
+                rmdir(dir);
+        }
         return 0;
 }

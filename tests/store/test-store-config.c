@@ -147,9 +147,26 @@ TEST(db_wait) {
         store_config_done(&c);
 }
 
+/* Retention of jobs and their summaries: for good by default, else days
+ * up to a hundred years. */
+TEST(keep_job_days) {
+        StoreConfig c;
+
+        store_config_init(&c);
+        ASSERT_EQ(c.keep_job_days, 0u);
+        ASSERT_OK(store_config_set(&c, "keep-job-days", "400"));
+        ASSERT_EQ(c.keep_job_days, 400u);
+        ASSERT_ERROR(store_config_set(&c, "keep-job-days", "36601"), ERANGE);
+        ASSERT_ERROR(store_config_set(&c, "keep-job-days", "-1"), EINVAL);
+        ASSERT_ERROR(store_config_set(&c, "keep-job-days", "1y"), EINVAL);
+        ASSERT_EQ(c.keep_job_days, 400u);
+        store_config_done(&c);
+}
+
 int main(int argc, char **argv) {
         RUN(text);
         RUN(db_wait);
+        RUN(keep_job_days);
         RUN(listen);
         RUN(size);
         RUN(file);
