@@ -1,8 +1,17 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* liblmk's USDT probes are an object of their own: attaching them takes
- * libbpf's USDT machinery, which works on libbpf's objects only, and they
- * share the sampler's maps. The sampling programs' object hands over plain
- * fds, so that sampler.c does not depend on how it was loaded. */
+/* Loading the sampling programs costs the kernel's BTF: their CO-RE
+ * relocations and their attach targets (tp_btf, iter/task) are resolved
+ * against it. libbpf does that in the loading process, reading
+ * /sys/kernel/btf/vmlinux into a buffer and parsing a copy of it: 11 MB of
+ * lmkd's memory on Linux 6.18 for a few milliseconds, which made lmkd's
+ * peak RSS twice its steady RSS, on every node. The light skeleton's loader
+ * program does the same work in the kernel, against the BTF the kernel
+ * already holds (in-kernel CO-RE, Linux 5.17). Kernels that refuse it get
+ * libbpf's skeleton of the same object, and the memory cost with it.
+ *
+ * liblmk's USDT probes are an object of their own: attaching them takes
+ * libbpf's USDT machinery, which works on libbpf's objects only. They need
+ * nothing from the kernel's BTF, and share the sampler's maps. */
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
@@ -13,11 +22,56 @@
 #include "markers_bpf.skel.h"
 #include "sampler-load.h"
 #include "sampler_libbpf.skel.h"
+/* bpftool's light skeleton measures its context with void * arithmetic */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpointer-arith"
+#include "sampler_light.skel.h"
+#pragma GCC diagnostic pop
 
 struct SamplerObjects {
-        struct sampler_libbpf *full;    /* owns the fds */
+        struct sampler_light *light;    /* one of these two owns the fds */
+        struct sampler_libbpf *full;
         struct markers_bpf *markers;
+        int light_error;
 };
+
+static int load_light(const SamplerParams *p, struct sampler_light **ret, SamplerFds *ret_fds) {
+        struct sampler_light *skel;
+        int r;
+
+        skel = sampler_light__open();
+        if (!skel)
+                return -ENOMEM;
+        skel->rodata->wakeup_bytes = p->wakeup_bytes;
+        skel->rodata->n_counters = p->n_counters;
+        skel->rodata->n_cpus = p->n_cpus;
+        skel->rodata->burst_threshold = p->burst_threshold;
+        skel->rodata->exact_counters = p->exact_counters;
+        skel->maps.events.max_entries = (uint32_t) p->ring_bytes;
+        skel->maps.counters.max_entries = LMK_MAX_COUNTERS * p->n_cpus;
+        skel->maps.task_acct.max_entries = p->max_tasks;
+        r = sampler_light__load(skel);
+        if (r < 0) {
+                sampler_light__destroy(skel);
+                return r;
+        }
+        *ret_fds = (SamplerFds) {
+                .lmk_switch = skel->progs.lmk_switch.prog_fd,
+                .lmk_exit = skel->progs.lmk_exit.prog_fd,
+                .lmk_tasks = skel->progs.lmk_tasks.prog_fd,
+                .lmk_fork = skel->progs.lmk_fork.prog_fd,
+                .lmk_exec = skel->progs.lmk_exec.prog_fd,
+                .lmk_sample = skel->progs.lmk_sample.prog_fd,
+                .lmk_burst = skel->progs.lmk_burst.prog_fd,
+                .events = skel->maps.events.map_fd,
+                .stats = skel->maps.stats.map_fd,
+                .marked = skel->maps.marked.map_fd,
+                .counters = skel->maps.counters.map_fd,
+                .task_acct = skel->maps.task_acct.map_fd,
+        };
+        *ret = skel;
+        return 0;
+}
 
 static int load_libbpf(const SamplerParams *p, struct sampler_libbpf **ret, SamplerFds *ret_fds) {
         struct sampler_libbpf *skel;
@@ -82,9 +136,13 @@ int sampler_objects_load(const SamplerParams *p, SamplerObjects **ret, SamplerFd
         o = calloc(1, sizeof(*o));
         if (!o)
                 return -ENOMEM;
-        r = load_libbpf(p, &o->full, &fds);
-        if (r < 0)
-                return r;
+        o->light_error = p->use_libbpf ? -ECANCELED : load_light(p, &o->light, &fds);
+        if (o->light_error < 0) {
+                /* libbpf says why, verifier log included, if it fails too */
+                r = load_libbpf(p, &o->full, &fds);
+                if (r < 0)
+                        return r;
+        }
         r = load_markers(&fds, &o->markers);
         if (r < 0)
                 return r;
@@ -97,9 +155,14 @@ SamplerObjects *sampler_objects_free(SamplerObjects *o) {
         if (!o)
                 return NULL;
         markers_bpf__destroy(o->markers);
+        sampler_light__destroy(o->light);
         sampler_libbpf__destroy(o->full);
         free(o);
         return NULL;
+}
+
+int sampler_objects_light_error(const SamplerObjects *o) {
+        return o->light_error;
 }
 
 struct bpf_program *sampler_objects_liblmk_probe(SamplerObjects *o, int k) {

@@ -18,6 +18,7 @@ typedef struct SamplerParams {
         uint32_t burst_threshold;
         uint32_t max_tasks;
         bool exact_counters;
+        bool use_libbpf;        /* skip the light skeleton */
 } SamplerParams;
 
 typedef struct SamplerFds {
@@ -29,10 +30,16 @@ typedef struct SamplerFds {
 
 typedef struct SamplerObjects SamplerObjects;
 
-/* The fds stay valid until sampler_objects_free(). */
+/* The light skeleton first, libbpf's skeleton when the kernel refuses it
+ * (or p->use_libbpf). The fds stay valid until sampler_objects_free(). */
 int sampler_objects_load(const SamplerParams *p, SamplerObjects **ret, SamplerFds *ret_fds);
 SamplerObjects *sampler_objects_free(SamplerObjects *o);
 DEFINE_TRIVIAL_CLEANUP_FUNC(SamplerObjects *, sampler_objects_free);
+
+/* 0 if the light skeleton loaded; else why not (negative errno;
+ * -ECANCELED: use_libbpf), and libbpf loaded the programs, reading the
+ * kernel's BTF to do so. */
+int sampler_objects_light_error(const SamplerObjects *o);
 
 /* The probes of liblmk's USDT notes (libbpf attaches them by path). */
 struct bpf_program *sampler_objects_liblmk_probe(SamplerObjects *o, int k);

@@ -151,6 +151,7 @@ int sampler_new(const SamplerConfig *cfg, unsigned n_possible_cpus, sampler_cb_t
                                          .burst_threshold = (uint32_t) llround(cfg->burst * (double) UINT32_MAX),
                                          .max_tasks = cfg->max_tasks ?: 65536,
                                          .exact_counters = cfg->exact_counters,
+                                         .use_libbpf = cfg->use_libbpf,
                                  },
                                  &s->objects, &s->fds);
         if (r < 0)
@@ -406,6 +407,10 @@ const char *sampler_event_name(const Sampler *s) {
 
 double sampler_frequency(const Sampler *s) {
         return s->cfg.frequency;
+}
+
+int sampler_light_skeleton_error(const Sampler *s) {
+        return sampler_objects_light_error(s->objects);
 }
 
 int sampler_stats(Sampler *s, struct lmk_sample_stats *ret) {
