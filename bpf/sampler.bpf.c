@@ -6,9 +6,9 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
-#include <bpf/usdt.bpf.h>
 
 #include "lmk-bpf.h"
+#include "shared-maps.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -25,27 +25,6 @@ const volatile __u32 n_cpus = 1;
 const volatile __u32 exact_counters = 0;
 /* A sample starts a burst when a random u32 falls below this: 0 = never. */
 const volatile __u32 burst_threshold = 0;
-
-struct {
-        __uint(type, BPF_MAP_TYPE_RINGBUF);
-        __uint(max_entries, 256 * 1024); /* resized by lmkd before load */
-} events SEC(".maps");
-
-struct {
-        __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-        __uint(max_entries, 1);
-        __type(key, __u32);
-        __type(value, struct lmk_sample_stats);
-} stats SEC(".maps");
-
-/* pid → offset of liblmk's thread state from the thread pointer, for
- * processes that use markers (filled by lmkd and the liblmk probes). */
-struct {
-        __uint(type, BPF_MAP_TYPE_HASH);
-        __uint(max_entries, 65536);
-        __type(key, __u32);
-        __type(value, __s64);
-} marked SEC(".maps");
 
 struct {
         __uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY);
@@ -352,57 +331,6 @@ static __always_inline void close_window(struct lmk_sample *s, struct lmk_sample
                 cs->window_counts[i] = cur[i];
         cs->valid = valid;
         cs->multiplexed = mux;
-}
-
-/* liblmk's constructor: the process's TLS offset, before its first marker. */
-SEC("usdt")
-int BPF_USDT(lmk_init, int pid, void *abi, long tls_offset) {
-        /* the kernel's tgid, not the pid the process sees in its namespace */
-        __u32 tgid = bpf_get_current_pid_tgid() >> 32;
-        __s64 off = tls_offset;
-
-        if (off != 0)
-                bpf_map_update_elem(&marked, &tgid, &off, BPF_ANY);
-        return 0;
-}
-
-static __always_inline int region_event(__u32 type, __u32 id, __u32 reason, const char *name, const char *where) {
-        __u32 zero = 0;
-        struct lmk_sample_stats *st = bpf_map_lookup_elem(&stats, &zero);
-        struct lmk_region_event *e;
-
-        e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
-        if (!e) {
-                if (st)
-                        st->region_lost++;
-                return 0;
-        }
-        e->type = type;
-        e->cpu = bpf_get_smp_processor_id();
-        e->time_ns = bpf_ktime_get_ns();
-        e->pid = bpf_get_current_pid_tgid() >> 32;
-        e->id = id;
-        e->reason = reason;
-        e->_pad = 0;
-        e->name[0] = '\0';
-        e->where[0] = '\0';
-        if (name)
-                bpf_probe_read_user_str(e->name, sizeof(e->name), name);
-        if (where)
-                bpf_probe_read_user_str(e->where, sizeof(e->where), where);
-        /* rare events: wake lmkd so names arrive before the samples need them */
-        bpf_ringbuf_submit(e, 0);
-        return 0;
-}
-
-SEC("usdt")
-int BPF_USDT(lmk_region, unsigned int id, const char *name, const char *where) {
-        return region_event(LMK_EVENT_REGION, id, 0, name, where);
-}
-
-SEC("usdt")
-int BPF_USDT(lmk_region_off, unsigned int id, unsigned int reason) {
-        return region_event(LMK_EVENT_REGION_OFF, id, reason, NULL, NULL);
 }
 
 /* A forked child has its parent's memory, liblmk's state included. */

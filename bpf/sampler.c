@@ -10,13 +10,13 @@
 
 #include "macro.h"
 #include "perf-ring.h"
-#include "sampler.skel.h"
+#include "sampler-load.h"
 #include "sampler.h"
 
 typedef struct SamplerCpu {
-        int fd;                 /* owned by link once attached */
-        struct bpf_link *link;
-        struct bpf_link *burst_link; /* the 1 kHz burst event, when bursts are on */
+        int fd;                 /* the sampling event */
+        int link_fd;            /* lmk_sample on it */
+        int burst_fd, burst_link_fd; /* the 1 kHz burst event, when bursts are on */
         int counter_fd[LMK_MAX_COUNTERS];
         uint64_t counter_base[LMK_MAX_COUNTERS][3]; /* count, enabled, running of closed opens */
         uint64_t enabled_base;  /* enabled ns accumulated by earlier opens */
@@ -24,7 +24,10 @@ typedef struct SamplerCpu {
 } SamplerCpu;
 
 struct Sampler {
-        struct sampler_bpf *skel;
+        SamplerObjects *objects;
+        SamplerFds fds;         /* owned by objects */
+        /* the links of the programs that are not per CPU (-EBADF: none) */
+        int switch_link, exit_link, iter_link, fork_link, exec_link;
         struct ring_buffer *rb;
         SamplerConfig cfg;
         SampleEvent event;      /* resolved: never AUTO */
@@ -34,7 +37,6 @@ struct Sampler {
         void *userdata;
         uint64_t base_period;   /* cpu-clock: ns between samples */
         unsigned rand_state;
-        struct bpf_link *switch_link, *fork_link, *exec_link, *exit_link, *iter_link;
         struct lmk_thread_acct *threads; /* the task iterator's last read */
         size_t alloc_threads;
         /* task_acct as last read: walking a hash map costs every bucket,
@@ -99,6 +101,13 @@ static size_t ring_size(const SamplerConfig *cfg, unsigned n_possible_cpus) {
         return sz;
 }
 
+/* Attaches a tp_btf or iter program: returns the link's fd. */
+static int attach_tracing(int prog_fd, bool iter) {
+        int fd = iter ? bpf_link_create(prog_fd, 0, BPF_TRACE_ITER, NULL) : bpf_raw_tracepoint_open(NULL, prog_fd);
+
+        return fd < 0 ? -errno : fd;
+}
+
 int sampler_new(const SamplerConfig *cfg, unsigned n_possible_cpus, sampler_cb_t cb, void *userdata,
                 Sampler **ret) {
         _cleanup_(sampler_freep) Sampler *s = NULL;
@@ -125,49 +134,40 @@ int sampler_new(const SamplerConfig *cfg, unsigned n_possible_cpus, sampler_cb_t
         if (!s->cpus)
                 return -ENOMEM;
         for (unsigned c = 0; c < n_possible_cpus; c++) {
-                s->cpus[c].fd = -EBADF;
+                s->cpus[c].fd = s->cpus[c].link_fd = -EBADF;
+                s->cpus[c].burst_fd = s->cpus[c].burst_link_fd = -EBADF;
                 for (unsigned i = 0; i < LMK_MAX_COUNTERS; i++)
                         s->cpus[c].counter_fd[i] = -EBADF;
         }
 
+        s->switch_link = s->exit_link = s->iter_link = s->fork_link = s->exec_link = -EBADF;
         s->exited_stale = true;
-        s->skel = sampler_bpf__open();
-        if (!s->skel)
-                return -errno ?: -EINVAL;
         rsz = ring_size(cfg, n_possible_cpus);
-        s->skel->rodata->wakeup_bytes = rsz / 4;
-        s->skel->rodata->n_counters = (uint32_t) s->n_events;
-        s->skel->rodata->n_cpus = n_possible_cpus;
-        s->skel->rodata->burst_threshold = (uint32_t) llround(cfg->burst * (double) UINT32_MAX);
-        s->skel->rodata->exact_counters = cfg->exact_counters;
-        r = bpf_map__set_max_entries(s->skel->maps.events, (uint32_t) rsz);
-        if (r < 0)
-                return r;
-        r = bpf_map__set_max_entries(s->skel->maps.counters, LMK_MAX_COUNTERS * n_possible_cpus);
-        if (r < 0)
-                return r;
-        r = bpf_map__set_max_entries(s->skel->maps.task_acct, cfg->max_tasks ?: 65536);
-        if (r < 0)
-                return r;
-        r = sampler_bpf__load(s->skel);
+        r = sampler_objects_load(&(SamplerParams) {
+                                         .ring_bytes = rsz,
+                                         .wakeup_bytes = rsz / 4,
+                                         .n_counters = (uint32_t) s->n_events,
+                                         .n_cpus = n_possible_cpus,
+                                         .burst_threshold = (uint32_t) llround(cfg->burst * (double) UINT32_MAX),
+                                         .max_tasks = cfg->max_tasks ?: 65536,
+                                         .exact_counters = cfg->exact_counters,
+                                         .use_libbpf = cfg->use_libbpf,
+                                 },
+                                 &s->objects, &s->fds);
         if (r < 0)
                 return r;
         /* exact totals from now on, before any sampling: threads that exit
          * leave their figures in task_acct, the live ones are iterated */
-        s->exit_link = bpf_program__attach(s->skel->progs.lmk_exit);
-        if (!s->exit_link)
-                return -errno ?: -EINVAL;
-        s->iter_link = bpf_program__attach_iter(s->skel->progs.lmk_tasks, NULL);
-        if (!s->iter_link)
-                return -errno ?: -EINVAL;
+        if ((r = s->exit_link = attach_tracing(s->fds.lmk_exit, false)) < 0 ||
+            (r = s->iter_link = attach_tracing(s->fds.lmk_tasks, true)) < 0)
+                return r;
         /* markers: forked children inherit their parent's liblmk state */
-        s->fork_link = bpf_program__attach(s->skel->progs.lmk_fork);
-        s->exec_link = bpf_program__attach(s->skel->progs.lmk_exec);
-        if (!s->fork_link || !s->exec_link)
-                return -errno ?: -EINVAL;
+        if ((r = s->fork_link = attach_tracing(s->fds.lmk_fork, false)) < 0 ||
+            (r = s->exec_link = attach_tracing(s->fds.lmk_exec, false)) < 0)
+                return r;
         for (size_t i = 0; i < s->n_events; i++)
                 s->counters[i].error = -ENODEV;
-        s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), ring_cb, s, NULL);
+        s->rb = ring_buffer__new(s->fds.events, ring_cb, s, NULL);
         if (!s->rb)
                 return -errno ?: -ENOMEM;
 
@@ -193,11 +193,6 @@ Sampler *sampler_free(Sampler *s) {
                 return NULL;
         for (unsigned c = 0; s->cpus && c < s->n_cpus; c++)
                 sampler_cpu_close(s, (int) c);
-        bpf_link__destroy(s->switch_link);
-        bpf_link__destroy(s->fork_link);
-        bpf_link__destroy(s->exec_link);
-        bpf_link__destroy(s->exit_link);
-        bpf_link__destroy(s->iter_link);
         free(s->threads);
         free(s->exited_keys);
         free(s->exited_values);
@@ -209,7 +204,12 @@ Sampler *sampler_free(Sampler *s) {
         }
         free(s->liblmk);
         ring_buffer__free(s->rb);
-        sampler_bpf__destroy(s->skel);
+        safe_close(s->switch_link);
+        safe_close(s->exit_link);
+        safe_close(s->iter_link);
+        safe_close(s->fork_link);
+        safe_close(s->exec_link);
+        sampler_objects_free(s->objects);
         free(s->cpus);
         free(s);
         return NULL;
@@ -225,7 +225,7 @@ static uint64_t read_enabled(int fd) {
 
 static void open_counters(Sampler *s, int cpu) {
         SamplerCpu *c = &s->cpus[cpu];
-        int map = bpf_map__fd(s->skel->maps.counters);
+        int map = s->fds.counters;
 
         for (size_t i = 0; i < s->n_events; i++) {
                 struct perf_event_attr attr = s->events[i].attr;
@@ -257,21 +257,21 @@ static void open_counters(Sampler *s, int cpu) {
         /* The switch program costs every task on every context switch: it
          * runs only when asked for, and once there is a counter to split
          * between tasks. */
-        if (!s->switch_link && s->cfg.exact_counters)
+        if (!sampler_switch_hook_attached(s) && s->cfg.exact_counters)
                 for (size_t i = 0; i < s->n_events; i++)
                         if (c->counter_fd[i] >= 0) {
-                                s->switch_link = bpf_program__attach(s->skel->progs.lmk_switch);
+                                s->switch_link = attach_tracing(s->fds.lmk_switch, false);
                                 break;
                         }
 }
 
 bool sampler_switch_hook_attached(const Sampler *s) {
-        return s->switch_link;
+        return s->switch_link >= 0;
 }
 
 static void close_counters(Sampler *s, int cpu) {
         SamplerCpu *c = &s->cpus[cpu];
-        int map = bpf_map__fd(s->skel->maps.counters);
+        int map = s->fds.counters;
 
         for (size_t i = 0; i < s->n_events; i++) {
                 uint32_t idx = (uint32_t) (i * s->n_cpus + (unsigned) cpu);
@@ -287,6 +287,26 @@ static void close_counters(Sampler *s, int cpu) {
         }
 }
 
+/* Runs the program prog_fd at every overflow of the perf event perf_fd, as
+ * bpf_program__attach_perf_event() does: returns the link's fd. */
+static int attach_perf_event(int prog_fd, int perf_fd) {
+        _cleanup_close_ int link_fd = -EBADF;
+
+        link_fd = bpf_link_create(prog_fd, perf_fd, BPF_PERF_EVENT, NULL);
+        if (link_fd < 0)
+                return -errno;
+        if (ioctl(perf_fd, PERF_EVENT_IOC_ENABLE, 0) < 0)
+                return -errno;
+        return TAKE_FD(link_fd);
+}
+
+static void detach_perf_event(int *link_fd, int *perf_fd) {
+        if (*perf_fd >= 0)
+                (void) ioctl(*perf_fd, PERF_EVENT_IOC_DISABLE, 0);
+        *link_fd = safe_close(*link_fd);
+        *perf_fd = safe_close(*perf_fd);
+}
+
 int sampler_cpu_open(Sampler *s, int cpu) {
         SamplerCpu *c;
         struct perf_event_attr attr;
@@ -295,7 +315,7 @@ int sampler_cpu_open(Sampler *s, int cpu) {
         if (cpu < 0 || (unsigned) cpu >= s->n_cpus)
                 return -EINVAL;
         c = &s->cpus[cpu];
-        if (c->link)
+        if (c->link_fd >= 0)
                 return 0;
         open_counters(s, cpu);
         event_attr(s, s->event, &attr);
@@ -304,14 +324,14 @@ int sampler_cpu_open(Sampler *s, int cpu) {
                 close_counters(s, cpu);
                 return fd;
         }
-        c->link = bpf_program__attach_perf_event(s->skel->progs.lmk_sample, fd);
-        if (!c->link) {
-                r = -errno ?: -EINVAL;
+        r = attach_perf_event(s->fds.lmk_sample, fd);
+        if (r < 0) {
                 safe_close(fd);
                 close_counters(s, cpu);
                 return r;
         }
         c->fd = fd;
+        c->link_fd = r;
         c->enabled_last = 0;
         if (s->cfg.burst > 0) {
                 /* a burst takes its samples 1 ms apart; outside bursts this
@@ -325,8 +345,11 @@ int sampler_cpu_open(Sampler *s, int cpu) {
                 int bfd = perf_event_open_cpu(&battr, cpu, -1);
 
                 if (bfd >= 0) {
-                        c->burst_link = bpf_program__attach_perf_event(s->skel->progs.lmk_burst, bfd);
-                        if (!c->burst_link)
+                        r = attach_perf_event(s->fds.lmk_burst, bfd);
+                        if (r >= 0) {
+                                c->burst_fd = bfd;
+                                c->burst_link_fd = r;
+                        } else
                                 safe_close(bfd);
                 }
         }
@@ -336,24 +359,20 @@ int sampler_cpu_open(Sampler *s, int cpu) {
 void sampler_cpu_close(Sampler *s, int cpu) {
         SamplerCpu *c = &s->cpus[cpu];
 
-        if (!c->link)
+        if (c->link_fd < 0)
                 return;
         /* an offline CPU's event may no longer answer: keep the last reading */
         c->enabled_base += MAX(read_enabled(c->fd), c->enabled_last);
         c->enabled_last = 0;
-        /* the perf link owns the fd: destroying it disables and closes the event */
-        bpf_link__destroy(c->link);
-        c->link = NULL;
-        c->fd = -EBADF;
-        bpf_link__destroy(c->burst_link);
-        c->burst_link = NULL;
+        detach_perf_event(&c->link_fd, &c->fd);
+        detach_perf_event(&c->burst_link_fd, &c->burst_fd);
         close_counters(s, cpu);
 }
 
 uint64_t sampler_cpu_enabled_ns(Sampler *s, int cpu) {
         SamplerCpu *c = &s->cpus[cpu];
 
-        if (c->link) {
+        if (c->link_fd >= 0) {
                 uint64_t v = read_enabled(c->fd);
                 if (v >= c->enabled_last)
                         c->enabled_last = v;
@@ -368,7 +387,7 @@ void sampler_rejitter(Sampler *s) {
                 double u = (double) rand_r(&s->rand_state) / RAND_MAX * 2.0 - 1.0;
                 uint64_t period = (uint64_t) llround((double) s->base_period * (1.0 + s->cfg.jitter * u));
 
-                if (s->cpus[i].link)
+                if (s->cpus[i].link_fd >= 0)
                         (void) ioctl(s->cpus[i].fd, PERF_EVENT_IOC_PERIOD, &period);
         }
 }
@@ -379,7 +398,7 @@ int sampler_drain(Sampler *s) {
 }
 
 int sampler_fd(const Sampler *s) {
-        return bpf_map__fd(s->skel->maps.events);
+        return s->fds.events;
 }
 
 const char *sampler_event_name(const Sampler *s) {
@@ -390,6 +409,10 @@ double sampler_frequency(const Sampler *s) {
         return s->cfg.frequency;
 }
 
+int sampler_light_skeleton_error(const Sampler *s) {
+        return sampler_objects_light_error(s->objects);
+}
+
 int sampler_stats(Sampler *s, struct lmk_sample_stats *ret) {
         int n = libbpf_num_possible_cpus();
         uint32_t zero = 0;
@@ -397,14 +420,12 @@ int sampler_stats(Sampler *s, struct lmk_sample_stats *ret) {
         /* the kernel fills one value per possible CPU */
         if (n <= 0 || (unsigned) n != s->n_cpus)
                 return -EINVAL;
-        if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.stats), &zero, ret) < 0)
+        if (bpf_map_lookup_elem(s->fds.stats, &zero, ret) < 0)
                 return -errno;
         return 0;
 }
 
 int sampler_attach_liblmk(Sampler *s, const char *path) {
-        struct bpf_program *progs[3] = { s->skel->progs.lmk_init, s->skel->progs.lmk_region,
-                                         s->skel->progs.lmk_region_off };
         static const char *const probes[3] = { "init", "region", "region_off" };
         struct bpf_link *links[3] = {};
         void *v;
@@ -418,7 +439,8 @@ int sampler_attach_liblmk(Sampler *s, const char *path) {
         if (access(path, F_OK) < 0)
                 return -errno;
         for (int k = 0; k < 3; k++) {
-                links[k] = bpf_program__attach_usdt(progs[k], -1, path, "lmk", probes[k], NULL);
+                links[k] = bpf_program__attach_usdt(sampler_objects_liblmk_probe(s->objects, k), -1, path, "lmk",
+                                                    probes[k], NULL);
                 if (!links[k]) {
                         r = -errno ?: -EINVAL;
                         for (int j = 0; j < k; j++)
@@ -443,13 +465,13 @@ oom:
 }
 
 int sampler_set_marked(Sampler *s, uint32_t pid, int64_t tls_offset) {
-        if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.marked), &pid, &tls_offset, BPF_ANY) < 0)
+        if (bpf_map_update_elem(s->fds.marked, &pid, &tls_offset, BPF_ANY) < 0)
                 return -errno;
         return 0;
 }
 
 void sampler_forget_marked(Sampler *s, uint32_t pid) {
-        (void) bpf_map_delete_elem(bpf_map__fd(s->skel->maps.marked), &pid);
+        (void) bpf_map_delete_elem(s->fds.marked, &pid);
 }
 
 const EventSpec *sampler_events(const Sampler *s, size_t *ret_n) {
@@ -484,7 +506,7 @@ static int read_threads(Sampler *s, size_t *ret_n) {
         _cleanup_close_ int fd = -EBADF;
         size_t off = 0;
 
-        fd = bpf_iter_create(bpf_link__fd(s->iter_link));
+        fd = bpf_iter_create(s->iter_link);
         if (fd < 0)
                 return -errno;
         for (;;) {
@@ -542,7 +564,7 @@ static void add_exited(TaskTotals *t, const struct lmk_task_acct *a) {
 
 static int read_exited(Sampler *s) {
         enum { CHUNK = 512 };
-        int fd = bpf_map__fd(s->skel->maps.task_acct);
+        int fd = s->fds.task_acct;
         uint32_t batch = 0, *in = NULL;
         uint64_t exits = 0;
         size_t n = 0;
@@ -648,6 +670,6 @@ int sampler_read_task_acct(Sampler *s, task_totals_cb_t cb, void *userdata) {
 }
 
 void sampler_forget_task(Sampler *s, uint32_t tgid) {
-        if (bpf_map_delete_elem(bpf_map__fd(s->skel->maps.task_acct), &tgid) >= 0)
+        if (bpf_map_delete_elem(s->fds.task_acct, &tgid) >= 0)
                 s->exited_stale = true;
 }

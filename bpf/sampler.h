@@ -29,6 +29,7 @@ typedef struct SamplerConfig {
         unsigned max_tasks;     /* processes the exact accounting can track at once */
         double burst;           /* 0..1: fraction of samples followed by a burst */
         bool exact_counters;    /* split counters at context switches (a program on every switch) */
+        bool use_libbpf;        /* load with libbpf, not the light skeleton (sampler-load.h) */
 } SamplerConfig;
 
 typedef struct Sampler Sampler;
@@ -60,6 +61,9 @@ uint64_t sampler_cpu_enabled_ns(Sampler *s, int cpu);
 void sampler_rejitter(Sampler *s);
 
 const char *sampler_event_name(const Sampler *s);
+/* 0 if the light skeleton loaded the programs; else why not (negative
+ * errno): libbpf loaded them, reading the kernel's BTF into memory. */
+int sampler_light_skeleton_error(const Sampler *s);
 double sampler_frequency(const Sampler *s);
 /* The program's counters of each possible CPU (ret holds n_possible_cpus). */
 int sampler_stats(Sampler *s, struct lmk_sample_stats *ret);

@@ -486,6 +486,8 @@ static int run(const LmkdConfig *o) {
                         .poll_ms = o->poll_ms,
                         .events = o->events,
                         .n_events = o->n_events,
+                        /* for developers: the loader to compare with (docs/lmkd-internals.md) */
+                        .use_libbpf = getenv("LMK_BPF_LOADER") && streq(getenv("LMK_BPF_LOADER"), "libbpf"),
                 },
                 .proc_root = o->proc_root,
                 .powercap_root = o->powercap_root,
@@ -556,9 +558,14 @@ static int run(const LmkdConfig *o) {
         t0 = now_ns(CLOCK_MONOTONIC);
         start = real_time();
         log_info("Sampling %u CPUs at %g Hz with %s.", monitor_online_cpus(m), o->frequency, monitor_event_name(m));
+        r = sampler_light_skeleton_error(monitor_sampler(m));
+        if (r < 0 && r != -ECANCELED)
+                (void) log_full_errno(LOG_NOTICE, r, "The kernel refused the BPF programs' light skeleton (%m; it takes "
+                                    "Linux 5.17 or later): libbpf loaded them, which reads the kernel's BTF "
+                                    "into lmkd's memory at start.");
         report_unavailable_counters(m);
-        /* Loading the BPF object parsed the kernel's BTF (megabytes, freed
-         * since): give those pages back, lmkd lives on the users' budget. */
+        /* Start-up's buffers (the BPF objects, /proc of every process) are
+         * freed by now: give those pages back, lmkd lives on the users' budget. */
         (void) malloc_trim(0);
 
         ep = epoll_create1(EPOLL_CLOEXEC);
