@@ -168,23 +168,29 @@ int job_query_init(JobQuery *q, const JobFilter *f) {
 }
 
 /* "WHERE ..." with what the viewer may see as one condition (alt < 0), or
- * only one part of it: their own jobs (alt 0) or an account's (alt k). */
-static void job_query_where(const JobQuery *q, FILE *f, ssize_t alt) {
-        bool any = q->where[0] || q->viewer > 0;
-
-        fprintf(f, "%s%s", any ? " WHERE " : "", q->where);
+ * only one part of it: their own jobs (alt 0) or an account's (alt k);
+ * and of the jobs that are live or not (schema/0018): the job list's
+ * indexes hold only those that are not, and an index that holds some rows
+ * serves only a query that asks for no others. */
+static void job_query_where(const JobQuery *q, FILE *f, ssize_t alt, int live) {
+        fprintf(f, " WHERE j.live = %d", live);
+        if (q->where[0])
+                fprintf(f, " AND %s", q->where);
         if (q->viewer == 0)
                 return;
-        fputs(q->where[0] ? " AND " : "", f);
+        fputs(" AND ", f);
         if (alt == 0 || (alt < 0 && q->n_accounts == 0))
                 fprintf(f, "j.user_name = ?%d", q->viewer);
         else if (alt > 0)
                 fprintf(f, "j.account = ?%d", q->accounts[alt - 1]);
         else {
-                fprintf(f, "(j.user_name = ?%d OR j.account IN (", q->viewer);
+                /* live in each branch too: an index of one branch (an OR
+                 * walks one per branch) must see that it may serve it */
+                fprintf(f, "((j.user_name = ?%d AND j.live = %d) OR (j.live = %d AND j.account IN (", q->viewer, live,
+                        live);
                 for (size_t i = 0; i < q->n_accounts; i++)
                         fprintf(f, "%s?%d", i ? ", " : "", q->accounts[i]);
-                fputs("))", f);
+                fputs(")))", f);
         }
 }
 
@@ -204,25 +210,27 @@ void job_query_order(const JobFilter *f, FILE *out, const char *prefix) {
                 prefix, k[2], dir, prefix, dir);
 }
 
-/* The SQL of a page of ids (?L and ?L+1: limit and offset). With a viewer
- * who leads accounts and the default order, one SELECT for their own jobs
- * and one per account, merged: each walks its own index in order, where an
- * OR would read every job the viewer may see and sort them. */
+/* The SQL of a page of ids (?L and ?L+1: limit and offset). Each part
+ * walks an index in the list's order, and the database merges them: the
+ * jobs that are not live through the filter's or the sort's index, the
+ * live ones (a few thousand at most) through jobs_live, sorted apart. With
+ * a viewer who leads accounts and the default order, that for their own
+ * jobs and for each account: an OR would read every job the viewer may
+ * see and sort them. A job may be both the viewer's and an account's, so
+ * those parts are a UNION; the live and the others never overlap. */
 void job_query_page(const JobQuery *q, const JobFilter *f, FILE *out) {
+        bool merged = q->n_accounts > 0 && q->n_accounts <= JOBS_MAX_MERGED && f->sort == JOB_SORT_LAST_SEEN;
+        size_t parts = merged ? q->n_accounts + 1 : 1;
         int l = (int) q->n_args + 1;
 
-        if (q->n_accounts > 0 && q->n_accounts <= JOBS_MAX_MERGED && f->sort == JOB_SORT_LAST_SEEN) {
-                for (size_t i = 0; i <= q->n_accounts; i++) {
+        for (size_t i = 0; i < parts; i++)
+                for (int live = 0; live <= 1; live++) {
                         fprintf(out, "%sSELECT j.id AS id, j.last_seen AS last_seen, j.first_seen AS first_seen, "
-                                "j.cpu_seconds AS cpu_seconds FROM jobs j", i ? " UNION " : "");
-                        job_query_where(q, out, (ssize_t) i);
+                                "j.cpu_seconds AS cpu_seconds FROM jobs j",
+                                i == 0 && live == 0 ? "" : merged ? " UNION " : " UNION ALL ");
+                        job_query_where(q, out, merged ? (ssize_t) i : -1, live);
                 }
-                job_query_order(f, out, "");
-        } else {
-                fputs("SELECT j.id FROM jobs j", out);
-                job_query_where(q, out, -1);
-                job_query_order(f, out, "j.");
-        }
+        job_query_order(f, out, "");
         fprintf(out, " LIMIT ?%d OFFSET ?%d", l, l + 1);
 }
 
@@ -279,7 +287,9 @@ static void job_query_list(const JobQuery *q, const JobFilter *f, FILE *out) {
  * more of an index than the pages before it. */
 static void job_query_count(const JobQuery *q, const JobFilter *f, FILE *out) {
         fputs("SELECT count(*) FROM (SELECT 1 FROM jobs j", out);
-        job_query_where(q, out, -1);
+        job_query_where(q, out, -1, 0);
+        fputs(" UNION ALL SELECT 1 FROM jobs j", out);
+        job_query_where(q, out, -1, 1);
         fprintf(out, " LIMIT ?%zu) AS c", q->n_args + 1);
 }
 

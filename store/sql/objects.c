@@ -85,11 +85,11 @@ static int add_object_rows(Conn *c, Stmt which, int64_t since, int64_t until, Ha
 
 /* The objects of a scope's jobs that ran in [since, until): each job's
  * sums (job_objects, which has no time) times the part of the job inside
- * the range. The job list's indexes (schema/0006) find the account's or the
- * partition's jobs by last_seen. */
+ * the range. The job list's indexes (schema/0006, 0018) find the account's
+ * or the partition's jobs by last_seen. */
 static int add_scoped_object_rows(Conn *c, const JobScope *scope, int64_t since, int64_t until, Hashmap *only,
                                   Hashmap *index, ObjectSum **v, size_t *n, size_t *alloc, ObjectList *ol) {
-        char sql[512];
+        char sql[1024];
         DbStmt *st = NULL;
         int r, rc, i = 3;
         char account[32] = "", partition[32] = "", cluster[32] = "";
@@ -102,10 +102,16 @@ static int add_scoped_object_rows(Conn *c, const JobScope *scope, int64_t since,
         if (scope->cluster)
                 snprintf(cluster, sizeof(cluster), " AND j.cluster = ?%d", i++);
         i = 3;
+        /* the jobs that are not live and the live ones apart: the list's
+         * indexes hold only the former (schema/0018) */
         snprintf(sql, sizeof(sql),
                  "SELECT jo.object_id, jo.samples, jo.cpu_seconds, j.first_seen, j.last_seen FROM jobs j "
-                 "JOIN job_objects jo ON jo.job_id = j.id WHERE j.last_seen >= ?1 AND j.first_seen < ?2%s%s%s",
-                 account, partition, cluster);
+                 "JOIN job_objects jo ON jo.job_id = j.id WHERE j.live = 0 AND j.last_seen >= ?1 "
+                 "AND j.first_seen < ?2%s%s%s UNION ALL "
+                 "SELECT jo.object_id, jo.samples, jo.cpu_seconds, j.first_seen, j.last_seen FROM jobs j "
+                 "JOIN job_objects jo ON jo.job_id = j.id WHERE j.live = 1 AND j.last_seen >= ?1 "
+                 "AND j.first_seen < ?2%s%s%s",
+                 account, partition, cluster, account, partition, cluster);
         r = db_prepare(c->db, sql, false, &st);
         if (r < 0 || (r = db_bind_int(st, 1, since)) < 0 || (r = db_bind_int(st, 2, until)) < 0 ||
             (scope->account && (r = bind_nullable_text(st, i++, scope->account)) < 0) ||

@@ -253,6 +253,9 @@ int sql_prune(Storage *base, int64_t before, unsigned max_rows, PruneResult *ret
         *ret = (PruneResult) {};
         pthread_mutex_lock(&s->write_lock);
         r = db_begin_write(c->db);
+        /* prune_jobs() walks only the jobs that are not live */
+        if (r >= 0)
+                r = sql_jobs_settle(s);
         if (r >= 0 && (jobs = prune_jobs(&p)) < 0)
                 r = jobs;
         if (r >= 0 && (outside = prune_outside_jobs(&p)) < 0)
@@ -434,6 +437,9 @@ int sql_prune_jobs(Storage *base, int64_t before, unsigned max_rows, PruneResult
         *ret = (PruneResult) {};
         pthread_mutex_lock(&s->write_lock);
         r = db_begin_write(s->writer.db);
+        /* expire_jobs() finds only the jobs that are not live */
+        if (r >= 0)
+                r = sql_jobs_settle(s);
         if (r >= 0 && (done = expire_jobs(&p)) < 0)
                 r = done;
         r = end_step(s, r, ret);

@@ -60,6 +60,9 @@ typedef struct SqlStorage {
          * their clearings: ids looked up before one may be gone. */
         pthread_rwlock_t caches_lock;
         uint64_t caches_generation;
+        /* when the writer last settled live jobs (sql_jobs_settle();
+         * CLOCK_MONOTONIC ns, 0: not yet) */
+        uint64_t settled_ns;
         /* retention's walk over the batches' (node, boot) groups */
         int64_t prune_node;
         char prune_boot[64];
@@ -69,6 +72,14 @@ typedef struct SqlStorage {
         Conn *readers;
         unsigned n_readers;
 } SqlStorage;
+
+/* write-queue.c: a job is live (schema/0018) until JOBS_LIVE_S after its last batch: out
+ * of the job list's indexes, so that its batches do not move it in each.
+ * sql_jobs_settle() ends that for the jobs gone quiet, in the writer's
+ * transaction: after groups of batches, and before retention walks jobs by
+ * time, which finds only the jobs that are not live. */
+#define JOBS_LIVE_S 300
+int sql_jobs_settle(SqlStorage *s);
 
 /* conn.c */
 int conn_open(Conn *c, const DbDriver *driver, const char *location, const StorageOptions *opts, bool writer);

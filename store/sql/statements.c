@@ -124,7 +124,7 @@
         "AND k.account = coalesce(" j ".account, '') AND k.partition_name = coalesce(" j ".partition_name, '')"
 /* the job last seen longest before ?1 (and ties by id) */
 #define SQL_EXPIRE_JOB_NEXT(guard) \
-        "SELECT id FROM jobs WHERE last_seen < ?1 " guard "ORDER BY last_seen, id LIMIT 1"
+        "SELECT id FROM jobs WHERE live = 0 AND last_seen < ?1 " guard "ORDER BY last_seen, id LIMIT 1"
 /* ?1 job, ?2 start, ?3 step, ?4 steps, ?5 nodes, ?6 grain: whole steps from
  * the start (k: SQLite's CAST truncates, PostgreSQL's rounds, hence its
  * trunc()), the first nodes by name */
@@ -186,8 +186,9 @@ static const char *const stmt_sql[_STMT_MAX] = {
                 "INSERT INTO jobs (job, cluster, user_name, account, partition_name, name, "
                 "nodes_alloc, tasks, ended, first_seen, last_seen, samples, cpu_seconds, "
                 "cpu_time_ns, cycles, instructions, metadata_conflicts, node_type_id, energy_joules, "
-                "energy_alone_joules, exact_cpu_time_ns, exact_cycles, exact_instructions) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                "energy_alone_joules, exact_cpu_time_ns, exact_cycles, exact_instructions, live) "
+                /* a new job is live (schema/0018): out of the job list's indexes */
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1) "
                 "ON CONFLICT (job, cluster) DO UPDATE SET "
                 /* The first claim of each field stays (docs/lmk-store.md, "Trust"). */
                 "user_name = coalesce(jobs.user_name, excluded.user_name), "
@@ -214,6 +215,9 @@ static const char *const stmt_sql[_STMT_MAX] = {
                 "WHERE " FITS_COUNTERS("jobs") " AND " FITS("jobs", "exact_cpu_time_ns") " AND "
                 FITS("jobs", "exact_cycles") " AND " FITS("jobs", "exact_instructions") " "
                 "RETURNING id, job",
+        /* live jobs whose last batch ended before ?1 join the job list's
+         * indexes (schema/0018): found through jobs_live */
+        [STMT_JOBS_SETTLE] = "UPDATE jobs SET live = 0 WHERE live = 1 AND last_seen < ?",
         [STMT_NOTE_UPSERT] =
                 "INSERT INTO job_notes (job_id, note_key, note_value) VALUES (?, ?, ?) "
                 "ON CONFLICT (job_id, note_key) DO NOTHING",
@@ -410,7 +414,7 @@ static const char *const stmt_sql[_STMT_MAX] = {
         /* after the mark in the order of (last_seen, id): the index gives
          * last_seen's order, ties are sorted among themselves */
         [STMT_PRUNE_JOBS] =
-                "SELECT id, last_seen FROM jobs WHERE last_seen >= ?1 AND last_seen < ?3 "
+                "SELECT id, last_seen FROM jobs WHERE live = 0 AND last_seen >= ?1 AND last_seen < ?3 "
                 "AND (last_seen > ?1 OR id > ?2) ORDER BY last_seen, id LIMIT ?4",
         [STMT_PRUNE_JOB_TIMELINE] = "DELETE FROM job_timeline WHERE job_id = ? AND grain = 0",
         /* the raw rows, packed (schema/0017) and from before that */

@@ -10,6 +10,7 @@ typedef enum Stmt {
         STMT_NODE_UPSERT,
         STMT_BATCH_INSERT,
         STMT_JOB_UPSERT,
+        STMT_JOBS_SETTLE,
         STMT_NOTE_UPSERT,
         STMT_OBJECT_SELECT,
         STMT_OBJECT_INSERT,

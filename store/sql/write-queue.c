@@ -4,8 +4,11 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "ingest.h"
+#include "log.h"
+#include "util.h"
 
 /* A batch waiting for the writer. Batches that arrive while one is being
  * written are written together in the next transaction, each inside its own
@@ -72,6 +75,44 @@ static int exec_kept(Conn *c, DbStmt **st, const char *sql) {
         return db_execute(*st, 0);
 }
 
+/* The writer looks for live jobs gone quiet at most this often. */
+#define JOBS_SETTLE_EVERY_S 60
+
+int sql_jobs_settle(SqlStorage *s) {
+        DbStmt *st;
+        int r;
+
+        if ((r = conn_stmt(&s->writer, STMT_JOBS_SETTLE, &st)) < 0 ||
+            (r = db_bind_int(st, 1, (int64_t) time(NULL) - JOBS_LIVE_S)) < 0)
+                return r;
+        return db_execute(st, 0);
+}
+
+/* After a group: live jobs gone quiet join the job list's indexes, in a
+ * transaction of their own, so that a failure here loses no batch; a
+ * later group tries again. */
+static void jobs_settle(SqlStorage *s) {
+        uint64_t t = now_ns(CLOCK_MONOTONIC);
+        Conn *c = &s->writer;
+        int r;
+
+        if (s->settled_ns != 0 && t - s->settled_ns < JOBS_SETTLE_EVERY_S * UINT64_C(1000000000))
+                return;
+        s->settled_ns = t;
+        db_error_clear();
+        r = db_begin_write(c->db);
+        if (r >= 0)
+                r = sql_jobs_settle(s);
+        if (r >= 0)
+                r = conn_exec(c, "COMMIT");
+        if (r < 0) {
+                log_warning_errno(r, "Could not move quiet jobs into the job list's indexes: %m (%s); "
+                                  "trying again later.", db_error_last() ?: "no message");
+                if (db_in_transaction(c->db))
+                        (void) conn_exec(c, "ROLLBACK");
+        }
+}
+
 /* Writes the group in one transaction. < 0: the transaction failed as a
  * whole; each batch's own outcome is in its p->r. */
 static int write_group_once(SqlStorage *s, Pending *group) {
@@ -115,7 +156,8 @@ static int write_group_once(SqlStorage *s, Pending *group) {
                 if (r < 0) {
                         (void) conn_exec(c, "ROLLBACK");
                         caches_clear(s);
-                }
+                } else
+                        jobs_settle(s);
         } else if (db_in_transaction(c->db))
                 (void) conn_exec(c, "ROLLBACK");
         return r;
