@@ -81,21 +81,26 @@
         ADD("job_timeline", "samples") ", " ADD("job_timeline", "cpu_seconds") " "              \
         "WHERE " FITS("job_timeline", "samples")
 /* The job's app: its app= note, else the file name of its top executable
- * (then app_object), else, when no executable of its had a sample (all
- * its time in libraries), the command with the most samples (app_object
- * -1). schema/0013. Written only when it changed, so its index is left
- * alone. */
+ * (then app_object), else the command with the most samples (app_object
+ * -1): when none of its executables had a sample (all its time in
+ * libraries) or the top one is a bystander, with under a tenth of that
+ * command's samples and another name (slurmstepd's two samples in a BLAS
+ * driver's job). An executable whose name the command starts (comm
+ * "python3", /usr/bin/python3.11) is never a bystander. schema/0013.
+ * Written only when it changed, so its index is left alone. */
 #define SQL_JOB_APP(is_not)                                                                                     \
+        "WITH c AS (SELECT t.comm, sum(s.samples) AS samples FROM job_tasks s JOIN tasks t ON t.id = s.task_id " \
+        "WHERE s.job_id = ?1 GROUP BY t.comm ORDER BY 2 DESC, t.comm LIMIT 1), "                               \
+        "e AS (SELECT x.id, x.name FROM (SELECT o.id, o.path, jo.samples, " SQL_FILE_NAME("o.path") " AS name " \
+        "FROM job_objects jo JOIN objects o ON o.id = jo.object_id WHERE jo.job_id = ?1 AND o.kind = 'exe') x " \
+        "LEFT JOIN c ON TRUE WHERE c.comm IS NULL OR x.samples * 10 >= c.samples "                              \
+        "OR substr(x.name, 1, length(c.comm)) = c.comm ORDER BY x.samples DESC, x.path LIMIT 1) "               \
         "UPDATE jobs SET app = a.app, app_object = a.object FROM (SELECT b.app, "                               \
         "CASE WHEN b.note IS NOT NULL THEN NULL WHEN b.exe IS NOT NULL THEN b.exe "                             \
         "WHEN b.app IS NOT NULL THEN -1 END AS object FROM (SELECT n.note, e.id AS exe, "                       \
-        "coalesce(n.note, e.name, (SELECT t.comm FROM job_tasks s JOIN tasks t ON t.id = s.task_id "            \
-        "WHERE s.job_id = ?1 GROUP BY t.comm ORDER BY sum(s.samples) DESC, t.comm LIMIT 1)) AS app "            \
+        "coalesce(n.note, e.name, c.comm) AS app "                                                              \
         "FROM (SELECT (SELECT nullif(note_value, '') FROM job_notes "                                           \
-        "WHERE job_id = ?1 AND note_key = 'app') AS note) n LEFT JOIN "                                         \
-        "(SELECT o.id, " SQL_FILE_NAME("o.path") " AS name FROM job_objects jo "                                \
-        "JOIN objects o ON o.id = jo.object_id "                                                                \
-        "WHERE jo.job_id = ?1 AND o.kind = 'exe' ORDER BY jo.samples DESC, o.path LIMIT 1) e ON TRUE) b) AS a " \
+        "WHERE job_id = ?1 AND note_key = 'app') AS note) n LEFT JOIN e ON TRUE LEFT JOIN c ON TRUE) b) AS a "  \
         "WHERE jobs.id = ?1 AND (jobs.app " is_not " a.app OR jobs.app_object " is_not " a.object)"
 /* what was counted under a key that no longer holds */
 #define SQL_APP_DAY_TAKE(max)                                                                                   \

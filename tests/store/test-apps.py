@@ -98,11 +98,38 @@ def test_later_batches():
         check_eq(got, [("python3.11", "executable", 800), ("wrf", "note", 400)], "the mix follows the apps")
 
 
+def test_bystanders():
+    """An executable with a handful of a job's samples does not name it
+    when a command of another name holds ten times as many: the BLAS
+    driver whose time is all in the library is its command, not the
+    slurmstepd that took two samples in its cgroup. An executable the
+    command's name starts is never a bystander (comm python3 runs
+    python3.11, whose own code is a sliver beside numpy's)."""
+    with Store() as s:
+        jobs = [job(j, "erin", "p3", "cpu") for j in ("3001", "3002", "3003")]
+        rows = [row("3001", "/usr/sbin/slurmstepd", "exe", 2, user="erin", comm="slurmstepd"),
+                row("3001", "/usr/lib/libopenblas.so.0", "lib", 581, user="erin", comm="lmk-dgemm"),
+                row("3002", "/usr/sbin/slurmstepd", "exe", 2, user="erin", comm="slurmstepd"),
+                row("3002", "/usr/bin/python3.11", "exe", 1, user="erin", comm="python3"),
+                row("3002", "/usr/lib/libopenblas.so.0", "lib", 900, user="erin", comm="python3"),
+                # a tenth of the command's samples is no bystander
+                row("3003", "/usr/sbin/slurmstepd", "exe", 60, user="erin", comm="slurmstepd"),
+                row("3003", "/usr/lib/libopenblas.so.0", "lib", 600, user="erin", comm="lmk-dgemm")]
+        check_eq(s.ingest(make_batch(seq=1, jobs=jobs, rows=rows))[0], 200, "batch")
+        check_eq([s.get_ok(f"/api/v1/jobs/{j}")["app"] for j in ("3001", "3002", "3003")],
+                 ["lmk-dgemm", "python3.11", "slurmstepd"], "the apps")
+        got = sorted((g["name"], g["kind"], g["samples"]) for g in s.get_ok("/api/v1/apps?since=14d")["groups"])
+        check_eq(got, [("lmk-dgemm", "command", 583), ("python3.11", "executable", 903),
+                       ("slurmstepd", "executable", 660)], "the mix")
+
+
 def main():
     log("== test_migration")
     test_migration()
     log("== test_later_batches")
     test_later_batches()
+    log("== test_bystanders")
+    test_bystanders()
     hdr = "X-Remote-User"
     with Store(extra=["--user-header", hdr, "--trusted-proxies", "127.0.0.1 ::1"]) as s:
         old = START - 8 * DAY
