@@ -24,6 +24,7 @@
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,8 +63,9 @@ typedef struct PgConn {
         uint64_t generation;
         uint64_t statements;
 
-        /* After a failed connect: no new attempt before retry_at. */
-        uint64_t retry_at_ms;
+        /* After a failed connect (at failed_at): no new attempt before
+         * retry_at, unless another connection got through since. */
+        uint64_t failed_at_ms, retry_at_ms;
         unsigned backoff_ms;
         /* The server went away inside a transaction: calls fail until the
          * caller has seen the transaction end (in_transaction, ROLLBACK,
@@ -98,6 +100,11 @@ typedef struct PgStmt {
 } PgStmt;
 
 static _Thread_local char connect_error[512];
+
+/* When a connection of this process last got through to a server: one
+ * waiting out its backoff tries again at once, so that the writer is not
+ * seconds behind the readers (and /healthz) after a restart. */
+static _Atomic uint64_t connected_at_ms;
 
 const char *db_postgresql_connect_error(void) {
         return connect_error;
@@ -171,10 +178,15 @@ static int conn_lost(PgConn *c, bool in_tx) {
 
 /* The error of a failed command: res may be NULL (libpq's own failure). */
 static int conn_fail(PgConn *c, const PGresult *res, bool in_tx, const char *what) {
-        int r = pg_sqlstate_to_errno(res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL);
+        const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+        int r = pg_sqlstate_to_errno(state);
 
         set_errmsg_result(c, res, what);
-        if (r == -ECONNRESET || PQstatus(c->pg) == CONNECTION_BAD)
+        /* The server's errors all carry a SQLSTATE; one without is
+         * libpq's own, mostly a connection that died under a command
+         * ("server closed the connection unexpectedly"), which PQstatus()
+         * may not say yet when a write failed: start afresh. */
+        if (r == -ECONNRESET || !state || PQstatus(c->pg) == CONNECTION_BAD)
                 return conn_lost(c, in_tx);
         return r;
 }
@@ -249,17 +261,19 @@ static int conn_ready(PgConn *c) {
                 return 0;
 
         now = now_ms();
-        if (now < c->retry_at_ms)
+        if (now < c->retry_at_ms && atomic_load_explicit(&connected_at_ms, memory_order_relaxed) <= c->failed_at_ms)
                 return set_errmsg(c, -ECONNREFUSED, "not connected to PostgreSQL (next attempt in %" PRIu64 " ms): %s",
                                   c->retry_at_ms - now, c->connect_error);
         r = conn_open(c);
         if (r < 0) {
                 c->backoff_ms = c->backoff_ms ? MIN(c->backoff_ms * 2, RECONNECT_MAX_MS) : RECONNECT_FIRST_MS;
                 c->retry_at_ms = now + c->backoff_ms;
+                c->failed_at_ms = now;
                 return set_errmsg(c, r == -ENOMEM ? r : -ECONNREFUSED, "connecting to PostgreSQL: %s",
                                   c->connect_error);
         }
         c->backoff_ms = 0;
+        atomic_store_explicit(&connected_at_ms, now, memory_order_relaxed);
         return 0;
 }
 

@@ -86,14 +86,15 @@
  * libraries) or the top one is a bystander, with under a tenth of that
  * command's samples and another name (slurmstepd's two samples in a BLAS
  * driver's job). An executable whose name the command starts (comm
- * "python3", /usr/bin/python3.11) is never a bystander. schema/0013.
+ * "python3", /usr/bin/python3.11) is never a bystander. In floating
+ * point, so that counts near the limit do not overflow. schema/0013.
  * Written only when it changed, so its index is left alone. */
 #define SQL_JOB_APP(is_not)                                                                                     \
-        "WITH c AS (SELECT t.comm, sum(s.samples) AS samples FROM job_tasks s JOIN tasks t ON t.id = s.task_id " \
+        "WITH c AS (SELECT t.comm, sum(s.samples * 1.0) AS samples FROM job_tasks s JOIN tasks t ON t.id = s.task_id " \
         "WHERE s.job_id = ?1 GROUP BY t.comm ORDER BY 2 DESC, t.comm LIMIT 1), "                               \
         "e AS (SELECT x.id, x.name FROM (SELECT o.id, o.path, jo.samples, " SQL_FILE_NAME("o.path") " AS name " \
         "FROM job_objects jo JOIN objects o ON o.id = jo.object_id WHERE jo.job_id = ?1 AND o.kind = 'exe') x " \
-        "LEFT JOIN c ON TRUE WHERE c.comm IS NULL OR x.samples * 10 >= c.samples "                              \
+        "LEFT JOIN c ON TRUE WHERE c.comm IS NULL OR x.samples * 10.0 >= c.samples "                              \
         "OR substr(x.name, 1, length(c.comm)) = c.comm ORDER BY x.samples DESC, x.path LIMIT 1) "               \
         "UPDATE jobs SET app = a.app, app_object = a.object FROM (SELECT b.app, "                               \
         "CASE WHEN b.note IS NOT NULL THEN NULL WHEN b.exe IS NOT NULL THEN b.exe "                             \

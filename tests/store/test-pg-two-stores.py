@@ -217,6 +217,17 @@ class Load:
             return self.statuses.get(status, 0)
 
 
+def news(stores):
+    """What the stores logged besides answers and the routine wait for
+    the server: the errors that tell why."""
+    out = []
+    for s in stores:
+        out.append(f"--- the log of the store on port {s.port}, without its answers and retries:")
+        out += [f"    {line}" for line in s.read_log().splitlines()
+                if not line.startswith("lmk-store: POST ") and "not connected to PostgreSQL" not in line]
+    return "\n".join(out)
+
+
 def wait_until(cond, timeout, what):
     end = time.monotonic() + timeout
     while not cond():
@@ -256,7 +267,7 @@ def test_outage_under_load(db, pg, stores, earlier, notify):
     log(f"under load: {load.statuses} ({acked_before} stored before the stop, "
         f"{down_pushes} answered 503 while it was down)")
     if load.bad:
-        fail(f"answers other than 200 or 503 with Retry-After: {load.bad[:5]}")
+        fail(f"answers other than 200 or 503 with Retry-After: {load.bad[:5]}\n{news(stores)}")
 
     # the nodes push what was refused again, as their spools would
     pushed_again = 0
@@ -264,7 +275,8 @@ def test_outage_under_load(db, pg, stores, earlier, notify):
         if key in load.acked:
             continue
         status, _, body = stores[pushed_again % 2].ingest(bt)
-        check_eq(status, 200, f"batch {key} pushed again after the outage: {body}")
+        if status != 200:
+            fail(f"batch {key} pushed again after the outage: {status} {body}\n{news(stores)}")
         pushed_again += 1
 
     stored = set(stored_batches(db))
