@@ -85,9 +85,24 @@ struct lmk_sample {
         __u32 _pad2;
 };
 
+/* Counters the kernel keeps per thread anyway. lmkd's exact totals take
+ * them from the thread itself (the task iterator, the exit hook), with no
+ * program at context switches and no per-job perf event: nothing runs at
+ * a switch for them. */
+enum lmk_thread_field {
+        LMK_FIELD_NONE = 0,             /* a counter only a perf event counts */
+        LMK_FIELD_CPU_TIME,             /* se.sum_exec_runtime: task-clock, cpu-clock (ns) */
+        LMK_FIELD_FAULTS,               /* min_flt + maj_flt: page-faults */
+        LMK_FIELD_MIN_FAULTS,           /* min_flt: minor-faults */
+        LMK_FIELD_MAJ_FAULTS,           /* maj_flt: major-faults */
+        LMK_FIELD_SWITCHES,             /* nvcsw + nivcsw: context-switches */
+        LMK_FIELD_MIGRATIONS,           /* se.nr_migrations: cpu-migrations */
+};
+
 /* Exact per-process totals: CPU time and switches from the scheduler's own
- * per-thread figures, counters from context-switch accounting (only while a
- * counter is open). lmkd sums the live threads (lmk_thread_acct records of
+ * per-thread figures, counters from the thread's own fields where it keeps
+ * them (enum lmk_thread_field), else from context-switch accounting (only
+ * while a counter is open). lmkd sums the live threads (lmk_thread_acct records of
  * the task iterator) and the threads that exited (the task_acct map). */
 struct lmk_task_acct {
         __u64 cpu_time_ns;

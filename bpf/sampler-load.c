@@ -16,6 +16,7 @@
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "lmk-bpf.h"
 #include "macro.h"
@@ -47,6 +48,7 @@ static int load_light(const SamplerParams *p, struct sampler_light **ret, Sample
         skel->rodata->n_cpus = p->n_cpus;
         skel->rodata->burst_threshold = p->burst_threshold;
         skel->rodata->exact_counters = p->exact_counters;
+        memcpy(skel->rodata->thread_field, p->thread_field, sizeof(p->thread_field));
         skel->maps.events.max_entries = (uint32_t) p->ring_bytes;
         skel->maps.counters.max_entries = LMK_MAX_COUNTERS * p->n_cpus;
         skel->maps.task_acct.max_entries = p->max_tasks;
@@ -85,6 +87,7 @@ static int load_libbpf(const SamplerParams *p, struct sampler_libbpf **ret, Samp
         skel->rodata->n_cpus = p->n_cpus;
         skel->rodata->burst_threshold = p->burst_threshold;
         skel->rodata->exact_counters = p->exact_counters;
+        memcpy(skel->rodata->thread_field, p->thread_field, sizeof(p->thread_field));
         if ((r = bpf_map__set_max_entries(skel->maps.events, (uint32_t) p->ring_bytes)) < 0 ||
             (r = bpf_map__set_max_entries(skel->maps.counters, LMK_MAX_COUNTERS * p->n_cpus)) < 0 ||
             (r = bpf_map__set_max_entries(skel->maps.task_acct, p->max_tasks)) < 0 ||

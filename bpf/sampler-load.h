@@ -4,6 +4,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "lmk-bpf.h"
 #include "macro.h"
 
 /* Loads the sampling programs (sampler.bpf.c) and liblmk's probes
@@ -17,6 +18,7 @@ typedef struct SamplerParams {
         uint32_t n_cpus;        /* possible CPUs */
         uint32_t burst_threshold;
         uint32_t max_tasks;
+        uint8_t thread_field[LMK_MAX_COUNTERS]; /* enum lmk_thread_field per counter role */
         bool exact_counters;
         bool use_libbpf;        /* skip the light skeleton */
 } SamplerParams;

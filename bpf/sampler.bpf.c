@@ -25,6 +25,9 @@ const volatile __u32 n_cpus = 1;
 const volatile __u32 exact_counters = 0;
 /* A sample starts a burst when a random u32 falls below this: 0 = never. */
 const volatile __u32 burst_threshold = 0;
+/* Per counter role: the thread's own field that counts the same (enum
+ * lmk_thread_field), or LMK_FIELD_NONE. */
+const volatile __u8 thread_field[LMK_MAX_COUNTERS] = {};
 
 struct {
         __uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY);
@@ -191,6 +194,25 @@ int BPF_PROG(lmk_switch, bool preempt, struct task_struct *prev, struct task_str
         return 0;
 }
 
+/* A counter the thread keeps itself (thread_field[i]): its total so far. */
+static __always_inline __u64 thread_field_value(const struct task_struct *t, __u32 i) {
+        switch (thread_field[i]) {
+        case LMK_FIELD_CPU_TIME:
+                return t->se.sum_exec_runtime;
+        case LMK_FIELD_FAULTS:
+                return t->min_flt + t->maj_flt;
+        case LMK_FIELD_MIN_FAULTS:
+                return t->min_flt;
+        case LMK_FIELD_MAJ_FAULTS:
+                return t->maj_flt;
+        case LMK_FIELD_SWITCHES:
+                return t->nvcsw + t->nivcsw;
+        case LMK_FIELD_MIGRATIONS:
+                return t->se.nr_migrations;
+        }
+        return 0;
+}
+
 /* A thread's last figures, before it leaves the task list: the iterator
  * no longer reports it (it skips exiting threads). Exits are rare next to
  * context switches, so a hash update here costs nothing a job notices. */
@@ -222,8 +244,10 @@ int BPF_PROG(lmk_exit, struct task_struct *p, bool group_dead) {
         __sync_fetch_and_add(&a->cpu_time_ns, p->se.sum_exec_runtime);
         __sync_fetch_and_add(&a->switches, p->nvcsw + p->nivcsw);
         tc = bpf_task_storage_get(&thread_counts, p, NULL, 0);
-        if (tc)
-                for (__u32 i = 0; i < LMK_MAX_COUNTERS; i++)
+        for (__u32 i = 0; i < LMK_MAX_COUNTERS; i++)
+                if (thread_field[i] != LMK_FIELD_NONE)
+                        __sync_fetch_and_add(&a->counts[i], thread_field_value(p, i));
+                else if (tc)
                         __sync_fetch_and_add(&a->counts[i], tc->counts[i]);
         if (n_counters > 0) {
                 /* The thread's last slice: its final switch-out comes after
@@ -236,7 +260,7 @@ int BPF_PROG(lmk_exit, struct task_struct *p, bool group_dead) {
                 if (cs && cs->switch_time) {
                         both = read_counters(cur, &mux) & cs->valid;
                         for (__u32 i = 0; i < LMK_MAX_COUNTERS; i++)
-                                if (both & (1u << i)) {
+                                if ((both & (1u << i)) && thread_field[i] == LMK_FIELD_NONE) {
                                         __sync_fetch_and_add(&a->counts[i], cur[i] - cs->switch_counts[i]);
                                         cs->switch_counts[i] = cur[i];
                                 }
@@ -270,8 +294,10 @@ int lmk_tasks(struct bpf_iter__task *ctx) {
         r.start_ns = BPF_CORE_READ(t, group_leader, start_time);
         BPF_CORE_READ_STR_INTO(&r.comm, t, group_leader, comm);
         tc = bpf_task_storage_get(&thread_counts, t, NULL, 0);
-        if (tc)
-                for (__u32 i = 0; i < LMK_MAX_COUNTERS; i++)
+        for (__u32 i = 0; i < LMK_MAX_COUNTERS; i++)
+                if (thread_field[i] != LMK_FIELD_NONE)
+                        r.counts[i] = thread_field_value(t, i);
+                else if (tc)
                         r.counts[i] = tc->counts[i];
         bpf_seq_write(ctx->meta->seq, &r, sizeof(r));
         return 0;

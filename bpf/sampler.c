@@ -54,8 +54,39 @@ struct Sampler {
         size_t n_liblmk;
         EventSpec events[LMK_MAX_COUNTERS];
         size_t n_events;
+        uint8_t thread_field[LMK_MAX_COUNTERS]; /* enum lmk_thread_field */
         CounterState counters[LMK_MAX_COUNTERS];
 };
+
+/* The thread's own field that counts what a software event counts, for
+ * both the kernel's and the user's side (no :u or :k modifier).
+ * LMK_THREAD_FIELDS=0 counts them with perf events as hardware counters
+ * are: the tests' way to the per-job cgroup events on machines without
+ * hardware counters. */
+static uint8_t thread_field_of(const EventSpec *e) {
+        const struct perf_event_attr *a = &e->attr;
+        const char *env = getenv("LMK_THREAD_FIELDS");
+
+        if (!e->resolved || a->type != PERF_TYPE_SOFTWARE || a->exclude_user || a->exclude_kernel ||
+            (env && streq(env, "0")))
+                return LMK_FIELD_NONE;
+        switch (a->config) {
+        case PERF_COUNT_SW_TASK_CLOCK:
+        case PERF_COUNT_SW_CPU_CLOCK:
+                return LMK_FIELD_CPU_TIME;
+        case PERF_COUNT_SW_PAGE_FAULTS:
+                return LMK_FIELD_FAULTS;
+        case PERF_COUNT_SW_PAGE_FAULTS_MIN:
+                return LMK_FIELD_MIN_FAULTS;
+        case PERF_COUNT_SW_PAGE_FAULTS_MAJ:
+                return LMK_FIELD_MAJ_FAULTS;
+        case PERF_COUNT_SW_CONTEXT_SWITCHES:
+                return LMK_FIELD_SWITCHES;
+        case PERF_COUNT_SW_CPU_MIGRATIONS:
+                return LMK_FIELD_MIGRATIONS;
+        }
+        return LMK_FIELD_NONE;
+}
 
 static int ring_cb(void *ctx, void *data, size_t size) {
         Sampler *s = ctx;
@@ -111,6 +142,7 @@ static int attach_tracing(int prog_fd, bool iter) {
 int sampler_new(const SamplerConfig *cfg, unsigned n_possible_cpus, sampler_cb_t cb, void *userdata,
                 Sampler **ret) {
         _cleanup_(sampler_freep) Sampler *s = NULL;
+        SamplerParams params;
         size_t rsz;
         int r;
 
@@ -130,6 +162,8 @@ int sampler_new(const SamplerConfig *cfg, unsigned n_possible_cpus, sampler_cb_t
                 return -E2BIG;
         memcpy(s->events, cfg->events, cfg->n_events * sizeof(*cfg->events));
         s->n_events = cfg->n_events;
+        for (size_t i = 0; i < s->n_events; i++)
+                s->thread_field[i] = thread_field_of(&s->events[i]);
         s->cpus = calloc(n_possible_cpus, sizeof(*s->cpus));
         if (!s->cpus)
                 return -ENOMEM;
@@ -143,17 +177,18 @@ int sampler_new(const SamplerConfig *cfg, unsigned n_possible_cpus, sampler_cb_t
         s->switch_link = s->exit_link = s->iter_link = s->fork_link = s->exec_link = -EBADF;
         s->exited_stale = true;
         rsz = ring_size(cfg, n_possible_cpus);
-        r = sampler_objects_load(&(SamplerParams) {
-                                         .ring_bytes = rsz,
-                                         .wakeup_bytes = rsz / 4,
-                                         .n_counters = (uint32_t) s->n_events,
-                                         .n_cpus = n_possible_cpus,
-                                         .burst_threshold = (uint32_t) llround(cfg->burst * (double) UINT32_MAX),
-                                         .max_tasks = cfg->max_tasks ?: 65536,
-                                         .exact_counters = cfg->exact_counters,
-                                         .use_libbpf = cfg->use_libbpf,
-                                 },
-                                 &s->objects, &s->fds);
+        params = (SamplerParams) {
+                .ring_bytes = rsz,
+                .wakeup_bytes = rsz / 4,
+                .n_counters = (uint32_t) s->n_events,
+                .n_cpus = n_possible_cpus,
+                .burst_threshold = (uint32_t) llround(cfg->burst * (double) UINT32_MAX),
+                .max_tasks = cfg->max_tasks ?: 65536,
+                .exact_counters = cfg->exact_counters,
+                .use_libbpf = cfg->use_libbpf,
+        };
+        memcpy(params.thread_field, s->thread_field, sizeof(params.thread_field));
+        r = sampler_objects_load(&params, &s->objects, &s->fds);
         if (r < 0)
                 return r;
         /* exact totals from now on, before any sampling: threads that exit
@@ -267,6 +302,15 @@ static void open_counters(Sampler *s, int cpu) {
 
 bool sampler_switch_hook_attached(const Sampler *s) {
         return s->switch_link >= 0;
+}
+
+uint32_t sampler_thread_counted(const Sampler *s) {
+        uint32_t mask = 0;
+
+        for (size_t i = 0; i < s->n_events; i++)
+                if (s->thread_field[i] != LMK_FIELD_NONE)
+                        mask |= UINT32_C(1) << i;
+        return mask;
 }
 
 static void close_counters(Sampler *s, int cpu) {

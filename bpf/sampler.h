@@ -83,4 +83,8 @@ const CounterState *sampler_counters(Sampler *s, size_t *ret_n);
 int sampler_read_task_acct(Sampler *s, task_totals_cb_t cb, void *userdata);
 /* Whether the context-switch program runs: only while a counter is open. */
 bool sampler_switch_hook_attached(const Sampler *s);
+/* Bit i: counter role i is one the kernel keeps per thread (task-clock,
+ * page-faults, context-switches, …): the exact totals count it from the
+ * threads themselves, switch program or not. */
+uint32_t sampler_thread_counted(const Sampler *s);
 void sampler_forget_task(Sampler *s, uint32_t tgid);

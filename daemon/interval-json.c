@@ -158,12 +158,19 @@ static json_object *row_json(const Interval *iv, const HistRow *row) {
         return o;
 }
 
+/* Whether the exact totals hold counter role i whole: from the threads'
+ * own fields, or from the switch program. */
+static bool exact_count(const Interval *iv, unsigned i) {
+        return i < iv->n_events && iv->counters[i].available &&
+               (iv->switch_program || (iv->thread_counted & (UINT32_C(1) << i)));
+}
+
 static json_object *total_json(const Interval *iv, const TotalRow *t) {
         json_object *o = json_object_new_object();
         bool valid[LMK_MAX_COUNTERS];
 
         for (unsigned i = 0; i < LMK_MAX_COUNTERS; i++)
-                valid[i] = i < iv->n_events && iv->counters[i].available && iv->switch_program;
+                valid[i] = exact_count(iv, i);
         json_object_object_add(o, "job", str_or_null(t->key.job));
         json_object_object_add(o, "step", str_or_null(t->key.step));
         json_object_object_add(o, "user", json_text_new(user_name(t->key.uid)));
@@ -214,7 +221,6 @@ static json_object *count_or_null(uint32_t v) {
 
 static json_object *jobs_json(const Interval *iv, TotalRow **totals, size_t nt) {
         const JobTable *t = iv->jobs;
-        const CounterState *cs = iv->counters;
         json_object *arr = json_object_new_array();
         size_t n = iv->n_events;
         Job *j;
@@ -235,11 +241,14 @@ static json_object *jobs_json(const Interval *iv, TotalRow **totals, size_t nt) 
                                         counts[c] += totals[k]->counts[c];
                         }
                 for (unsigned c = 0; c < LMK_MAX_COUNTERS; c++)
-                        valid[c] = c < n && cs[c].available && iv->switch_program;
+                        valid[c] = exact_count(iv, c);
                 /* the job's cgroup counted it whole, its processes outside
-                 * the switch program's view too: that count wins */
+                 * the switch program's view too: that count wins, where
+                 * the threads do not keep the figure themselves */
                 if (j->counted)
                         for (unsigned c = 0; c < LMK_MAX_COUNTERS; c++) {
+                                if (iv->thread_counted & (UINT32_C(1) << c))
+                                        continue;
                                 valid[c] = c < n && (j->counted_valid & (UINT32_C(1) << c));
                                 counts[c] = j->counts[c];
                         }

@@ -46,6 +46,7 @@ typedef struct Interval {
         double frequency_hz;            /* per CPU */
         unsigned cpus;                  /* online */
         bool switch_program;            /* a program ran on every context switch (counters open) */
+        uint32_t thread_counted;        /* bit i: role i counted from the threads' own fields */
         Histogram *hist;                /* rows and exact totals */
         MonitorStats stats;
         ProcessTableStats procs;

@@ -11,7 +11,8 @@
 #include "lmk-bpf.h"
 
 /* Exact counts per job from per-cgroup perf events: for each Slurm job with
- * a cgroup v2 directory, the configured counters are opened on that
+ * a cgroup v2 directory, the configured counters that the threads do not
+ * keep themselves (hardware ones; sampler_thread_counted()) are opened on that
  * directory (PERF_FLAG_PID_CGROUP), once per CPU of the job's cpuset. The
  * kernel then counts exactly the job's tasks and switches the events only
  * when a CPU passes from one cgroup to another: no program runs at context

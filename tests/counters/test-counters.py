@@ -27,14 +27,14 @@ def touch_cpus():
         subprocess.run(["taskset", "-c", str(cpu), "true"], check=False)
 
 
-def run_lmkd(d, events, workload=None, exact=True):
+def run_lmkd(d, events, workload=None, exact=True, env=None):
     out = os.path.join(d, "lmkd.json")
     ready = os.path.join(d, "ready")
     if os.path.exists(ready):
         os.unlink(ready)
     cmd = [build_path("daemon", "lmkd"), "-F", str(HZ), "-o", out, "--ready-file", ready, "--events", events,
            "--exact-counters", "yes" if exact else "no"]
-    lmkd = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True)
+    lmkd = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True, env={**os.environ, **(env or {})})
     wait_ready(ready, proc=lmkd)
     touch_cpus()
     ru = None
@@ -117,16 +117,23 @@ def main():
     check(within(est, cpu_ns, 0.15), f"sampled cpu_time_ns {est} vs rusage {cpu_ns:.0f}")
 
     # By default nothing runs at a context switch, even with counters open:
-    # CPU time stays exact (the scheduler's figures), counts per process are
-    # not kept, and windows are only those no switch interrupted (the rest
+    # CPU time stays exact (the scheduler's figures), and so do the counts
+    # per process of counters the threads keep themselves (task-clock,
+    # page-faults); windows are only those no switch interrupted (the rest
     # are gaps, so windows and gaps never exceed the totals).
     rep, ru, _ = run_lmkd(d, "cycles=task-clock,instructions=page-faults",
                           [build_path("tests", "sampler", "lmk-workload"), "2", "3"], exact=False)
     check(not rep["switch_program"], "the context-switch program runs without --exact-counters")
     cpu_ns = (ru.ru_utime + ru.ru_stime) * 1e9
+    faults = ru.ru_minflt + ru.ru_majflt
     t = [t for t in rep["totals"] if t["comm"] == "lmk-workload"][0]
     check(within(t["cpu_time_ns"], cpu_ns, 0.02), f"default: cpu_time_ns {t['cpu_time_ns']} vs rusage {cpu_ns:.0f}")
-    check(t["cycles"] is None and t["instructions"] is None, f"default: per-process counts reported: {t}")
+    check(t["cycles"] is not None and within(t["cycles"], cpu_ns, 0.02),
+          f"default: task-clock {t['cycles']} per process vs rusage {cpu_ns:.0f}")
+    check(t["instructions"] is not None and within(t["instructions"], faults, 0.02, 5),
+          f"default: page-faults {t['instructions']} per process vs rusage {faults}")
+    log(f"default: per process from the threads: task-clock {t['cycles'] / 1e9:.3f} s, page-faults "
+        f"{t['instructions']}; rusage {cpu_ns / 1e9:.3f} s, {faults}")
     for c in rep["counters"]:
         covered = c["in_windows"] + c["in_gaps"]
         # the workload spins without faulting: only task-clock must be seen in whole windows
@@ -137,6 +144,15 @@ def main():
     rows = [r for r in rep["rows"] if r["comm"] == "lmk-workload" and r["cycles"] is not None]
     log(f"default: no switch program; workload cpu {t['cpu_time_ns'] / 1e9:.3f} s vs rusage {cpu_ns / 1e9:.3f} s; "
         f"{len(rows)} rows with counter windows")
+
+    # Counters the threads do not keep (as hardware ones), without the
+    # switch program: no counts per process.
+    rep, ru, _ = run_lmkd(d, "cycles=task-clock,instructions=page-faults",
+                          [build_path("tests", "sampler", "lmk-workload"), "1", "1"], exact=False,
+                          env={"LMK_THREAD_FIELDS": "0"})
+    t = [t for t in rep["totals"] if t["comm"] == "lmk-workload"][0]
+    check(t["cycles"] is None and t["instructions"] is None,
+          f"counters counted as hardware ones: per-process counts reported without the switch program: {t}")
 
     # Hardware events: where the machine cannot count them, lmkd says so once and samples on.
     hw = subprocess.run(["perf", "stat", "-x,", "-e", "cycles", "true"], capture_output=True, text=True)

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""Exact counts per job from the jobs' cgroup v2 directories (lmkd's
-job-counters.c), with nothing running at context switches.
+"""Exact counts per job, with nothing running at context switches: from
+the jobs' cgroup v2 directories (lmkd's job-counters.c, the way of
+hardware counters), and from the threads' own figures (the way of
+task-clock and page-faults, which open no per-job event at all).
 
 Slurm's cgroup/v2 plugin puts each job in …/slurmstepd.scope/job_<id>. The
 Slurm of these tests runs in cgroup v1 or linuxproc mode, so the test makes
@@ -12,10 +14,16 @@ kernel's cgroup record); both run at once on one CPU, so the kernel keeps
 switching between their cgroups there.
 
 This VM has no hardware counters: task-clock stands in for cycles and
-page-faults for instructions. Referee: the kernel's rusage of each
-workload (wait4), less what the process had used before it entered its
-job's cgroup. After the jobs' directories are removed, lmkd must close the
-events it held on them: the kernel's count of dying cgroups returns to 0.
+page-faults for instructions, counted through the cgroups' perf events
+with LMK_THREAD_FIELDS=0 as hardware counters would be. Referee: the
+kernel's rusage of each workload (wait4), less what the process had used
+before it entered its job's cgroup. After the jobs' directories are
+removed, lmkd must close the events it held on them: the kernel's count of
+dying cgroups returns to 0.
+
+Then the same jobs with lmkd's defaults: the counts come from the threads
+(the exact totals), no event is opened on any cgroup, and the referee is
+each workload's whole rusage (a process is its job's from its start).
 """
 import os
 import resource
@@ -43,6 +51,17 @@ def cgroup_stat(path):
         return {k: int(v) for k, v in (line.split() for line in f)}
 
 
+def perf_fds(pid):
+    """How many perf events the process holds open."""
+    n = 0
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            n += os.readlink(f"/proc/{pid}/fd/{fd}") == "anon_inode:[perf_event]"
+        except OSError:
+            pass
+    return n
+
+
 def start_in_cgroup(cgroup, argv):
     """Forks a process that moves itself into cgroup, notes its rusage at
     that moment and execs argv. Returns (pid, rusage before the move)."""
@@ -65,11 +84,9 @@ def start_in_cgroup(cgroup, argv):
     return pid, (float(cpu), int(faults))
 
 
-def main():
-    require_bpf()
-    root = cgroup2_root()
-    if not root:
-        skip("no cgroup v2 (unified) hierarchy under /sys/fs/cgroup")
+def run(root, thread_fields):
+    """The two jobs under lmkd; returns its report, the referee's figures
+    per job and the dying cgroups left after the jobs' removal."""
     base = os.path.join(root, f"lmk-test-{os.getpid()}")
     scope = os.path.join(base, "slurmstepd.scope")
     dirs = {j: os.path.join(scope, f"job_{j}") for j in JOBS}
@@ -84,7 +101,8 @@ def main():
         errf = open(os.path.join(d, "lmkd.err"), "w+")
         lmkd = subprocess.Popen([build_path("daemon", "lmkd"), "-F", "99", "-o", out, "--ready-file", ready,
                                  "--events", "cycles=task-clock,instructions=page-faults"],
-                                stderr=errf, text=True)
+                                stderr=errf, text=True,
+                                env={**os.environ, "LMK_THREAD_FIELDS": "1" if thread_fields else "0"})
         wait_ready(ready, proc=lmkd)
         os.makedirs(os.path.join(dirs[JOBS[1]], "step_0"))
         time.sleep(1.5)  # lmkd reads the second job's cgroup record at its next tick
@@ -94,11 +112,16 @@ def main():
         runs = {}
         for j, secs in zip(JOBS, ("3", "2")):
             runs[j] = start_in_cgroup(os.path.join(dirs[j], "step_0"), ["taskset", "-c", "0", work, "1", secs])
+        time.sleep(0.5)
+        with_jobs = perf_fds(lmkd.pid)
         truth = {}
         for j, (pid, before) in runs.items():
             _, status, ru = os.wait4(pid, 0)
             check(os.waitstatus_to_exitcode(status) == 0, f"job {j}'s workload failed")
-            truth[j] = ((ru.ru_utime + ru.ru_stime - before[0]) * 1e9, ru.ru_minflt + ru.ru_majflt - before[1])
+            if thread_fields:
+                truth[j] = ((ru.ru_utime + ru.ru_stime) * 1e9, ru.ru_minflt + ru.ru_majflt)
+            else:
+                truth[j] = ((ru.ru_utime + ru.ru_stime - before[0]) * 1e9, ru.ru_minflt + ru.ru_majflt - before[1])
         stolen = steal.share()
 
         # The jobs end: Slurm removes their directories. lmkd's events hold
@@ -112,7 +135,9 @@ def main():
             time.sleep(0.2)
         left = cgroup_stat(base)["nr_dying_descendants"]
         log(f"dying cgroups below the test's: {dying} right after rmdir, {left} later")
-        check(left == 0, f"{left} job cgroups still held after their removal: lmkd did not close their events")
+        time.sleep(1)
+        without = perf_fds(lmkd.pid)
+        log(f"lmkd's perf events: {with_jobs} while the jobs ran, {without} after")
 
         lmkd.send_signal(signal.SIGINT)
         lmkd.wait(timeout=60)
@@ -132,7 +157,10 @@ def main():
             if os.path.isdir(p):
                 os.rmdir(p)
 
-    rep = load_json(out)
+    return load_json(out), truth, stolen, with_jobs - without, left
+
+
+def check_jobs(rep, truth, stolen):
     check(not rep["switch_program"], "a program ran at context switches")
     for how, j in (("found at start", JOBS[0]), ("made while lmkd ran", JOBS[1])):
         rows = [x for x in rep["jobs"] if x["job"] == j]
@@ -152,6 +180,26 @@ def main():
               f"job {j}: page-faults {x['instructions']} vs rusage {faults}")
         check(abs(x["cpu_time_ns"] - cpu_ns) <= 0.02 * cpu_ns, f"job {j}: cpu_time_ns {x['cpu_time_ns']} vs {cpu_ns:.0f}")
         check(x["ended"], f"job {j}: its cgroup is gone but it is not ended")
+
+
+def main():
+    require_bpf()
+    root = cgroup2_root()
+    if not root:
+        skip("no cgroup v2 (unified) hierarchy under /sys/fs/cgroup")
+
+    log("== counted through the jobs' cgroups (LMK_THREAD_FIELDS=0)")
+    rep, truth, stolen, job_fds, left = run(root, thread_fields=False)
+    want = len(JOBS) * 2 * len(os.sched_getaffinity(0))
+    check(job_fds == want, f"lmkd held {job_fds} perf events for the jobs, not {want} (2 counters on every CPU)")
+    check(left == 0, f"{left} job cgroups still held after their removal: lmkd did not close their events")
+    check_jobs(rep, truth, stolen)
+
+    log("== counted from the threads (the default for software counters)")
+    rep, truth, stolen, job_fds, left = run(root, thread_fields=True)
+    check(job_fds == 0, f"lmkd opened {job_fds} perf events for the jobs: their counters need none")
+    check(left == 0, f"{left} job cgroups still held after their removal")
+    check_jobs(rep, truth, stolen)
     log("PASS")
 
 
