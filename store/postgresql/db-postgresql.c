@@ -444,18 +444,25 @@ static int pg_exec(DbConn *dc, const char *sql) {
                  * failed. Anything else would build on them. */
                 return r;
 
-        r = conn_ready(c);
-        if (r < 0)
-                return r;
+        for (unsigned tries = 1;; tries++) {
+                r = conn_ready(c);
+                if (r < 0)
+                        return r;
 
-        in_tx = in_transaction_now(c);
-        failed_tx = PQtransactionStatus(c->pg) == PQTRANS_INERROR;
-        res = PQexec(c->pg, sql);
-        s = PQresultStatus(res);
-        if (s != PGRES_COMMAND_OK && s != PGRES_TUPLES_OK && s != PGRES_EMPTY_QUERY) {
+                in_tx = in_transaction_now(c);
+                failed_tx = PQtransactionStatus(c->pg) == PQTRANS_INERROR;
+                res = PQexec(c->pg, sql);
+                s = PQresultStatus(res);
+                if (s == PGRES_COMMAND_OK || s == PGRES_TUPLES_OK || s == PGRES_EMPTY_QUERY)
+                        break;
                 r = conn_fail(c, res, in_tx, sql);
                 PQclear(res);
-                return r;
+                /* A connection found dead by the BEGIN that would have used
+                 * it first since the server restarted (it sat idle
+                 * meanwhile): nothing had started, so begin once more on a
+                 * new one rather than fail the request. */
+                if (r != -ECONNRESET || kind != SQL_BEGIN || in_tx || tries > 1)
+                        return r;
         }
         PQclear(res);
 
@@ -691,6 +698,13 @@ static int stmt_ready(PgStmt *st) {
         return 0;
 }
 
+/* A reader's connection found dead by its first use since the server
+ * restarted (it sat idle meanwhile): a read outside a transaction is run
+ * once more, on a new connection, rather than failing the request. */
+static bool retry_read(const PgConn *c, int r, unsigned tries) {
+        return r == -ECONNRESET && !c->writer && !c->tx_lost && tries == 1;
+}
+
 /* Runs the statement and waits for its result. */
 static int stmt_run(PgStmt *st, PGresult **ret) {
         PgConn *c = (PgConn *) st->base.conn;
@@ -700,21 +714,28 @@ static int stmt_run(PgStmt *st, PGresult **ret) {
         int r;
 
         stmt_clear_result(st);
-        r = stmt_ready(st);
-        if (r < 0)
-                return r;
+        for (unsigned tries = 1;; tries++) {
+                r = stmt_ready(st);
+                if (r < 0) {
+                        if (retry_read(c, r, tries))
+                                continue;
+                        return r;
+                }
 
-        in_tx = in_transaction_now(c);
-        if (st->persistent)
-                res = PQexecPrepared(c->pg, st->name, (int) st->n_params, st->values, st->lengths, st->formats, 0);
-        else
-                res = PQexecParams(c->pg, st->sql, (int) st->n_params, NULL, st->values, st->lengths, st->formats,
-                                   0);
-        s = PQresultStatus(res);
-        if (s != PGRES_TUPLES_OK && s != PGRES_COMMAND_OK) {
+                in_tx = in_transaction_now(c);
+                if (st->persistent)
+                        res = PQexecPrepared(c->pg, st->name, (int) st->n_params, st->values, st->lengths,
+                                             st->formats, 0);
+                else
+                        res = PQexecParams(c->pg, st->sql, (int) st->n_params, NULL, st->values, st->lengths,
+                                           st->formats, 0);
+                s = PQresultStatus(res);
+                if (s == PGRES_TUPLES_OK || s == PGRES_COMMAND_OK)
+                        break;
                 r = conn_fail(c, res, in_tx, st->sql);
                 PQclear(res);
-                return r;
+                if (!retry_read(c, r, tries))
+                        return r;
         }
         st->changes = strtoll(PQcmdTuples(res), NULL, 10);
         *ret = res;

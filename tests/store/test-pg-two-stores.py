@@ -299,6 +299,21 @@ def test_outage_under_load(db, pg, stores, earlier, notify):
     check_eq(load.refused_body, {"error": "database unavailable, try again"}, "the body of a 503 during the outage")
 
 
+def test_idle_restart(pg, store):
+    """A server restarted while the store is idle: its readers' connections
+    are dead without its knowing, and the first query on each must still
+    answer (run again on a new connection), not 503."""
+    for _ in range(8):  # every reader connection has served a query
+        check_eq(store.get(f"/api/v1/jobs/{JOBS[0]}")[0], 200, "a query before the restart")
+    pg.restart()
+    statuses = []
+    with concurrent.futures.ThreadPoolExecutor(4) as ex:
+        statuses = list(ex.map(lambda _: store.get(f"/api/v1/jobs/{JOBS[0]}")[0],
+                               range(16)))
+    check_eq(statuses, [200] * 16, f"queries right after a restart of an idle store's server\n{news([store])}")
+    log("an idle store's queries right after its server restarted: 16 of 16 answered 200")
+
+
 def test_start_while_down(pg, notify):
     db = new_database()  # made while the server is up, migrated once it is back
     pg.halt()
@@ -360,6 +375,7 @@ def main():
     try:
         earlier = test_same_batches_through_both(db, a, b)
         test_outage_under_load(db, pg, [a, b], earlier, notify)
+        test_idle_restart(pg, a)
     finally:
         for s in (a, b):
             check_eq(s.stop(), 0, f"exit code of the store on port {s.port}")
