@@ -245,7 +245,13 @@ def test_stop_under_load():
     threads += [threading.Thread(target=hang_up, args=(f"cx{i:03d}",)) for i in range(4)]
     for t in threads:
         t.start()
-    time.sleep(1.5)
+    # SIGTERM once the writer is busy: some batches stored, more waiting
+    end = time.monotonic() + 30
+    while time.monotonic() < end:
+        with lock:
+            if sum(v == 200 for v in answered.values()) >= 8:
+                break
+        time.sleep(0.05)
     store.proc.send_signal(signal.SIGTERM)
     rc = store.proc.wait(60)
     stop.set()
@@ -253,8 +259,8 @@ def test_stop_under_load():
         t.join(60)
     check_eq(rc, 0, "exit code after SIGTERM under load")
     ok = sorted(k for k, v in answered.items() if v == 200)
-    if len(ok) < 12:
-        fail(f"only {len(ok)} pushes answered 200 before SIGTERM")
+    if len(ok) < 8:
+        fail(f"only {len(ok)} pushes answered 200 in 30 s before SIGTERM")
     stored = {(n, s) for n, s in store.sql("SELECT n.name, b.seq FROM batches b JOIN nodes n ON n.id = b.node_id")}
     lost = [k for k in ok if k not in stored]
     if lost:
