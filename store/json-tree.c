@@ -438,16 +438,20 @@ static int parse_object(Parser *p, unsigned depth, JsonValue *v) {
                 for (;;) {
                         JsonMember m;
                         uint32_t len;
+                        bool plain;
 
                         size_t at = p->pos;
 
                         if (p->s[p->pos] != '"')
                                 return fail_here(p, "quoted member name expected");
-                        r = parse_string(p, &m.key, &len, NULL);
+                        r = parse_string(p, &m.key, &len, &plain);
                         if (r < 0)
                                 return r;
-                        /* a name cut at a NUL would stand for another */
-                        if (strlen(m.key) != len)
+                        /* A name cut at a NUL would stand for another. Only
+                         * an escape (\u0000) makes one: a plain name, all
+                         * printable ASCII, is not searched for it (a strlen()
+                         * of every name was 3 % of the store's time). */
+                        if (!plain && strlen(m.key) != len)
                                 return fail(p, at, "NUL in member name");
                         skip_space(p);
                         if (p->s[p->pos] != ':')

@@ -2,13 +2,15 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """lmk-store's life: migrations on a fresh database and none on restart, a
 database from the future refused, token file permissions and reload
-(SIGHUP), the config file, sd_notify, and SIGTERM finishing a request that
-is still uploading."""
+(SIGHUP), the config file, sd_notify, SIGTERM finishing a request that
+is still uploading, and SIGTERM amid pushes waiting for the writer, some of
+their clients gone."""
 import json
 import os
 import signal
 import socket
 import subprocess
+import threading
 import time
 
 from lmktest import build_path, fail, log
@@ -191,9 +193,84 @@ def test_graceful_stop():
     check_eq(store.sql("SELECT samples FROM jobs WHERE job = '9'"), [(11,)], "batch stored")
 
 
+def push_raw(port, body):
+    """One push on a connection of its own; the status, or None."""
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+        sock.sendall((f"POST /api/v1/ingest HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {NODE_TOKEN}\r\n"
+                      f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n").encode() + body)
+        answer = sock.recv(4096).decode()
+    return int(answer.split()[1]) if answer.startswith("HTTP/1.1 ") else None
+
+
+def test_stop_under_load():
+    """Batches wait for the writer with their connections suspended: at
+    SIGTERM each is stored and answered, or refused, never answered 200 and
+    lost; clients that hang up while theirs waits leave nothing behind, and
+    the store stops cleanly."""
+    store = Store().start()
+    answered = {}
+    lock = threading.Lock()
+    stop = threading.Event()
+    big = [row(str(j), f"/lib/l{k}.so", "lib", 1 + k) for j in range(20) for k in range(25)]
+
+    def pusher(node):
+        for seq in range(1, 10000):
+            if stop.is_set():
+                return
+            body = json.dumps(make_batch(node=node, seq=seq, rows=big)).encode()
+            try:
+                status = push_raw(store.port, body)
+            except OSError:
+                return
+            with lock:
+                answered[(node, seq)] = status
+            if status != 200:
+                return
+
+    def hang_up(node):
+        """Sends whole batches and closes without reading the answer."""
+        for seq in range(1, 10000):
+            if stop.is_set():
+                return
+            body = json.dumps(make_batch(node=node, seq=seq, rows=big)).encode()
+            try:
+                with socket.create_connection(("127.0.0.1", store.port), timeout=30) as sock:
+                    sock.sendall((f"POST /api/v1/ingest HTTP/1.1\r\nHost: x\r\n"
+                                  f"Authorization: Bearer {NODE_TOKEN}\r\nContent-Type: application/json\r\n"
+                                  f"Content-Length: {len(body)}\r\n\r\n").encode() + body)
+            except OSError:
+                return
+
+    threads = [threading.Thread(target=pusher, args=(f"cn{i:03d}",)) for i in range(12)]
+    threads += [threading.Thread(target=hang_up, args=(f"cx{i:03d}",)) for i in range(4)]
+    for t in threads:
+        t.start()
+    # SIGTERM once the writer is busy: some batches stored, more waiting
+    end = time.monotonic() + 30
+    while time.monotonic() < end:
+        with lock:
+            if sum(v == 200 for v in answered.values()) >= 8:
+                break
+        time.sleep(0.05)
+    store.proc.send_signal(signal.SIGTERM)
+    rc = store.proc.wait(60)
+    stop.set()
+    for t in threads:
+        t.join(60)
+    check_eq(rc, 0, "exit code after SIGTERM under load")
+    ok = sorted(k for k, v in answered.items() if v == 200)
+    if len(ok) < 8:
+        fail(f"only {len(ok)} pushes answered 200 in 30 s before SIGTERM")
+    stored = {(n, s) for n, s in store.sql("SELECT n.name, b.seq FROM batches b JOIN nodes n ON n.id = b.node_id")}
+    lost = [k for k in ok if k not in stored]
+    if lost:
+        fail(f"{len(lost)} batches answered 200 but not stored, e.g. {lost[:3]}")
+    log(f"{len(ok)} pushes answered 200 and stored, {len(stored)} stored in all")
+
+
 def main():
     for t in (test_migrations, test_token_file_modes, test_reload_tokens, test_config_file, test_sd_notify,
-              test_graceful_stop):
+              test_graceful_stop, test_stop_under_load):
         log(f"== {t.__name__}")
         t()
 
