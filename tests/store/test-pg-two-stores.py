@@ -306,6 +306,9 @@ def test_idle_restart(pg, store):
     for _ in range(8):  # every reader connection has served a query
         check_eq(store.get(f"/api/v1/jobs/{JOBS[0]}")[0], 200, "a query before the restart")
     pg.restart()
+    # a connection that tried while the server was down waits out its
+    # backoff (a 503 with Retry-After meanwhile) until another gets through
+    wait_until(lambda: health(store) == 200, 30, "/healthz says 200 after the restart")
     statuses = []
     with concurrent.futures.ThreadPoolExecutor(4) as ex:
         statuses = list(ex.map(lambda _: store.get(f"/api/v1/jobs/{JOBS[0]}")[0],
