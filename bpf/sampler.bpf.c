@@ -149,12 +149,23 @@ static __always_inline __u32 read_counters(__u64 *out, __u32 *multiplexed) {
         return valid;
 }
 
+/* Roles the threads keep themselves (thread_field[]): nothing to split at a
+ * switch for them. */
+static __always_inline __u32 thread_kept(void) {
+        __u32 mask = 0;
+
+        for (__u32 i = 0; i < LMK_MAX_COUNTERS; i++)
+                if (thread_field[i] != LMK_FIELD_NONE)
+                        mask |= 1u << i;
+        return mask;
+}
+
 /* Attached only while a counter is open: it splits the counters at every
  * context switch, so that a sample's window never spans two tasks and each
  * thread's counts are exact. CPU time needs no such hook (lmk_tasks). */
 SEC("tp_btf/sched_switch")
 int BPF_PROG(lmk_switch, bool preempt, struct task_struct *prev, struct task_struct *next) {
-        __u32 zero = 0, valid, both, mux = 0;
+        __u32 zero = 0, valid, both, split, mux = 0;
         struct cpu_state *cs = bpf_map_lookup_elem(&cpu_states, &zero);
         struct lmk_sample_stats *st;
         __u64 now, cur[LMK_MAX_COUNTERS];
@@ -164,14 +175,15 @@ int BPF_PROG(lmk_switch, bool preempt, struct task_struct *prev, struct task_str
         now = bpf_ktime_get_ns();
         valid = read_counters(cur, &mux);
         both = valid & cs->valid;
+        split = both & ~thread_kept();
 
-        if (cs->switch_time && prev->pid != 0 && both) {
+        if (cs->switch_time && prev->pid != 0 && split) {
                 struct thread_counts *tc;
 
                 tc = bpf_task_storage_get(&thread_counts, prev, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
                 if (tc) {
                         for (__u32 i = 0; i < LMK_MAX_COUNTERS; i++)
-                                if (both & (1u << i))
+                                if (split & (1u << i))
                                         tc->counts[i] += cur[i] - cs->switch_counts[i];
                 } else if ((st = bpf_map_lookup_elem(&stats, &zero)))
                         st->acct_full++;
@@ -260,7 +272,7 @@ int BPF_PROG(lmk_exit, struct task_struct *p, bool group_dead) {
                 if (cs && cs->switch_time) {
                         both = read_counters(cur, &mux) & cs->valid;
                         for (__u32 i = 0; i < LMK_MAX_COUNTERS; i++)
-                                if ((both & (1u << i)) && thread_field[i] == LMK_FIELD_NONE) {
+                                if (both & ~thread_kept() & (1u << i)) {
                                         __sync_fetch_and_add(&a->counts[i], cur[i] - cs->switch_counts[i]);
                                         cs->switch_counts[i] = cur[i];
                                 }

@@ -55,20 +55,16 @@ struct Sampler {
         EventSpec events[LMK_MAX_COUNTERS];
         size_t n_events;
         uint8_t thread_field[LMK_MAX_COUNTERS]; /* enum lmk_thread_field */
+        uint32_t thread_counted;        /* bit i: thread_field[i] is one */
         CounterState counters[LMK_MAX_COUNTERS];
 };
 
 /* The thread's own field that counts what a software event counts, for
- * both the kernel's and the user's side (no :u or :k modifier).
- * LMK_THREAD_FIELDS=0 counts them with perf events as hardware counters
- * are: the tests' way to the per-job cgroup events on machines without
- * hardware counters. */
+ * both the kernel's and the user's side (no :u or :k modifier). */
 static uint8_t thread_field_of(const EventSpec *e) {
         const struct perf_event_attr *a = &e->attr;
-        const char *env = getenv("LMK_THREAD_FIELDS");
 
-        if (!e->resolved || a->type != PERF_TYPE_SOFTWARE || a->exclude_user || a->exclude_kernel ||
-            (env && streq(env, "0")))
+        if (!e->resolved || a->type != PERF_TYPE_SOFTWARE || a->exclude_user || a->exclude_kernel)
                 return LMK_FIELD_NONE;
         switch (a->config) {
         case PERF_COUNT_SW_TASK_CLOCK:
@@ -143,6 +139,7 @@ int sampler_new(const SamplerConfig *cfg, unsigned n_possible_cpus, sampler_cb_t
                 Sampler **ret) {
         _cleanup_(sampler_freep) Sampler *s = NULL;
         SamplerParams params;
+        const char *env;
         size_t rsz;
         int r;
 
@@ -162,8 +159,15 @@ int sampler_new(const SamplerConfig *cfg, unsigned n_possible_cpus, sampler_cb_t
                 return -E2BIG;
         memcpy(s->events, cfg->events, cfg->n_events * sizeof(*cfg->events));
         s->n_events = cfg->n_events;
-        for (size_t i = 0; i < s->n_events; i++)
+        /* LMK_THREAD_FIELDS=0 counts them with perf events as hardware
+         * counters are: the tests' way to the per-job cgroup events on
+         * machines without hardware counters */
+        env = getenv("LMK_THREAD_FIELDS");
+        for (size_t i = 0; i < s->n_events && !(env && streq(env, "0")); i++) {
                 s->thread_field[i] = thread_field_of(&s->events[i]);
+                if (s->thread_field[i] != LMK_FIELD_NONE)
+                        s->thread_counted |= UINT32_C(1) << i;
+        }
         s->cpus = calloc(n_possible_cpus, sizeof(*s->cpus));
         if (!s->cpus)
                 return -ENOMEM;
@@ -305,12 +309,7 @@ bool sampler_switch_hook_attached(const Sampler *s) {
 }
 
 uint32_t sampler_thread_counted(const Sampler *s) {
-        uint32_t mask = 0;
-
-        for (size_t i = 0; i < s->n_events; i++)
-                if (s->thread_field[i] != LMK_FIELD_NONE)
-                        mask |= UINT32_C(1) << i;
-        return mask;
+        return s->thread_counted;
 }
 
 static void close_counters(Sampler *s, int cpu) {
