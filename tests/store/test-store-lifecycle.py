@@ -193,20 +193,24 @@ def test_graceful_stop():
     check_eq(store.sql("SELECT samples FROM jobs WHERE job = '9'"), [(11,)], "batch stored")
 
 
+def send_push(sock, body):
+    """A whole push, in one piece, on sock."""
+    sock.sendall((f"POST /api/v1/ingest HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {NODE_TOKEN}\r\n"
+                  f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n").encode() + body)
+
+
 def push_raw(port, body):
     """One push on a connection of its own; the status, or None."""
     with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
-        sock.sendall((f"POST /api/v1/ingest HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {NODE_TOKEN}\r\n"
-                      f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n").encode() + body)
+        send_push(sock, body)
         answer = sock.recv(4096).decode()
     return int(answer.split()[1]) if answer.startswith("HTTP/1.1 ") else None
 
 
 def test_stop_under_load():
-    """Batches wait for the writer with their connections suspended: at
-    SIGTERM each is stored and answered, or refused, never answered 200 and
-    lost; clients that hang up while theirs waits leave nothing behind, and
-    the store stops cleanly."""
+    """SIGTERM while batches wait for the writer: each is stored and
+    answered, or refused, never answered 200 and lost; clients that hang up
+    while theirs waits leave nothing behind, and the store stops cleanly."""
     store = Store().start()
     answered = {}
     lock = threading.Lock()
@@ -235,9 +239,7 @@ def test_stop_under_load():
             body = json.dumps(make_batch(node=node, seq=seq, rows=big)).encode()
             try:
                 with socket.create_connection(("127.0.0.1", store.port), timeout=30) as sock:
-                    sock.sendall((f"POST /api/v1/ingest HTTP/1.1\r\nHost: x\r\n"
-                                  f"Authorization: Bearer {NODE_TOKEN}\r\nContent-Type: application/json\r\n"
-                                  f"Content-Length: {len(body)}\r\n\r\n").encode() + body)
+                    send_push(sock, body)
             except OSError:
                 return
 
