@@ -44,6 +44,13 @@
 #define PIPELINE_MAX 1024
 #define CONNECT_TIMEOUT_S "10"
 
+/* The types of pg_type.h whose binary form the binding writes (that header
+ * is the server's, not libpq's; these numbers are fixed). */
+#define PG_INT8OID 20
+#define PG_INT2OID 21
+#define PG_INT4OID 23
+#define PG_FLOAT8OID 701
+
 /* A statement sent in the pipeline whose result is not read yet. */
 typedef struct Deferred {
         int64_t min_changes;
@@ -90,8 +97,13 @@ typedef struct PgStmt {
         uint64_t prepared_generation; /* 0: not prepared */
         unsigned n_params;
         const char **values;
-        int *lengths, *formats; /* of blobs; text elsewhere (format 0) */
+        int *lengths, *formats; /* of blobs and binary numbers; text elsewhere (format 0) */
         char (*numbuf)[32];
+        /* Each parameter's type as the server inferred it, once it is
+         * known (NULL before): integers and doubles bound to a parameter of
+         * their own type travel in binary, which neither side has to print
+         * or parse. */
+        Oid *types;
 
         PGresult *result;
         int row;
@@ -284,9 +296,11 @@ static int sticky_error(PgConn *c) {
 
 /* Reads the results of the deferred statements and leaves pipeline mode.
  * Returns the first error among them, which stays (sticky) until a
- * rollback. */
-static int pipeline_sync(PgConn *c) {
-        PGresult *res;
+ * rollback. With want, one statement more was sent after the deferred ones
+ * (pipeline_run()): its result, when all went well, is handed back there,
+ * in the same round trip. */
+static int pipeline_sync_want(PgConn *c, const char *want_sql, PGresult **want) {
+        PGresult *res, *kept = NULL;
         int r = 0;
 
         if (!c->pg || PQpipelineStatus(c->pg) == PQ_PIPELINE_OFF)
@@ -318,20 +332,38 @@ static int pipeline_sync(PgConn *c) {
                 }
         }
         c->n_deferred = 0;
+        if (want)
+                while ((res = PQgetResult(c->pg))) {
+                        ExecStatusType s = PQresultStatus(res);
+
+                        if (r < 0 || s == PGRES_PIPELINE_ABORTED || kept)
+                                PQclear(res);
+                        else if (s == PGRES_TUPLES_OK || s == PGRES_COMMAND_OK)
+                                kept = res;
+                        else {
+                                r = conn_fail(c, res, true, want_sql);
+                                PQclear(res);
+                                if (!c->pg)
+                                        return r;
+                        }
+                }
 
         res = PQgetResult(c->pg);
         if (PQresultStatus(res) != PGRES_PIPELINE_SYNC) {
                 if (r == 0)
                         r = conn_fail(c, res, true, NULL);
                 PQclear(res);
-                if (!c->pg)
+                if (!c->pg) {
+                        PQclear(kept);
                         return r;
+                }
         } else
                 PQclear(res);
 
         if (PQexitPipelineMode(c->pg) != 1 || PQstatus(c->pg) == CONNECTION_BAD) {
                 if (r == 0)
                         set_errmsg_result(c, NULL, NULL);
+                PQclear(kept);
                 return conn_lost(c, true);
         }
 
@@ -341,8 +373,16 @@ static int pipeline_sync(PgConn *c) {
         }
         /* An earlier send that failed (execute_deferred) counts too. */
         if (r == 0 && c->deferred_error < 0)
-                return sticky_error(c);
+                r = sticky_error(c);
+        if (r < 0 || !want)
+                PQclear(kept);
+        else
+                *want = kept;
         return r;
+}
+
+static int pipeline_sync(PgConn *c) {
+        return pipeline_sync_want(c, NULL, NULL);
 }
 
 static int pg_connect(const char *location, const StorageOptions *opts, bool writer, DbConn **ret) {
@@ -508,6 +548,22 @@ static void stmt_clear_result(PgStmt *st) {
         st->done = false;
 }
 
+/* The types the server gave the parameters of a prepared statement. They
+ * follow from its text and the schema, so they are asked for once, on the
+ * first connection it is prepared on. Without them (a failed describe)
+ * every value goes as text. */
+static void stmt_learn_types(PgStmt *st) {
+        PgConn *c = (PgConn *) st->base.conn;
+        PGresult *res = PQdescribePrepared(c->pg, st->name);
+
+        if (PQresultStatus(res) == PGRES_COMMAND_OK && PQnparams(res) == (int) st->n_params) {
+                st->types = calloc(st->n_params, sizeof(*st->types));
+                for (unsigned i = 0; st->types && i < st->n_params; i++)
+                        st->types[i] = PQparamtype(res, (int) i);
+        }
+        PQclear(res);
+}
+
 static int stmt_prepare_on_server(PgStmt *st) {
         PgConn *c = (PgConn *) st->base.conn;
         bool in_tx = in_transaction_now(c);
@@ -523,9 +579,12 @@ static int stmt_prepare_on_server(PgStmt *st) {
                         r = conn_fail(c, res, in_tx, st->sql);
         }
         PQclear(res);
-        if (r == 0)
-                st->prepared_generation = c->generation;
-        return r;
+        if (r < 0)
+                return r;
+        st->prepared_generation = c->generation;
+        if (!st->types && st->n_params > 0)
+                stmt_learn_types(st);
+        return 0;
 }
 
 static int pg_prepare(DbConn *dc, const char *sql, bool persistent, DbStmt **ret) {
@@ -592,6 +651,7 @@ static void pg_finalize(DbStmt *dst) {
         free(st->lengths);
         free(st->formats);
         free(st->numbuf);
+        free(st->types);
         free(st->sql);
         free(st);
 }
@@ -613,6 +673,18 @@ static int bind_check(PgStmt *st, int i) {
         return 0;
 }
 
+/* Parameter i as n bytes in network order: the binary form of int2, int4,
+ * int8 and (the bits of) float8. */
+static int bind_binary(PgStmt *st, int i, uint64_t v, unsigned n) {
+        uint8_t *p = (uint8_t *) st->numbuf[i - 1];
+
+        for (unsigned k = 0; k < n; k++)
+                p[k] = (uint8_t) (v >> (8 * (n - 1 - k)));
+        st->lengths[i - 1] = (int) n;
+        st->formats[i - 1] = 1;
+        return 0;
+}
+
 static int pg_bind_null(DbStmt *dst, int i) {
         PgStmt *st = (PgStmt *) dst;
         int r = bind_check(st, i);
@@ -630,8 +702,22 @@ static int pg_bind_int(DbStmt *dst, int i, int64_t v) {
 
         if (r < 0)
                 return r;
-        snprintf(st->numbuf[i - 1], sizeof(st->numbuf[i - 1]), "%" PRId64, v);
         st->values[i - 1] = st->numbuf[i - 1];
+        switch (st->types ? st->types[i - 1] : 0) {
+        case PG_INT8OID:
+                return bind_binary(st, i, (uint64_t) v, 8);
+        case PG_INT4OID:
+                if (v >= INT32_MIN && v <= INT32_MAX)
+                        return bind_binary(st, i, (uint64_t) v, 4);
+                break;
+        case PG_INT2OID:
+                if (v >= INT16_MIN && v <= INT16_MAX)
+                        return bind_binary(st, i, (uint64_t) v, 2);
+                break;
+        }
+        /* as text: the server converts it, or says why it cannot (out of
+         * range for its column) */
+        snprintf(st->numbuf[i - 1], sizeof(st->numbuf[i - 1]), "%" PRId64, v);
         st->formats[i - 1] = 0;
         return 0;
 }
@@ -642,6 +728,13 @@ static int pg_bind_double(DbStmt *dst, int i, double v) {
 
         if (r < 0)
                 return r;
+        if (st->types && st->types[i - 1] == PG_FLOAT8OID) {
+                uint64_t bits;
+
+                memcpy(&bits, &v, sizeof(bits));
+                st->values[i - 1] = st->numbuf[i - 1];
+                return bind_binary(st, i, bits, 8);
+        }
         /* %.17g round-trips every double; the special values in the
          * spelling float8in documents. */
         if (isnan(v))
@@ -705,6 +798,73 @@ static bool retry_read(const PgConn *c, int r, unsigned tries) {
         return r == -ECONNRESET && !c->writer && !c->tx_lost && tries == 1;
 }
 
+/* Whether execute() may only send st: on a pipelining writer, inside a
+ * transaction, where nothing is wrong yet. */
+static bool may_defer(PgStmt *st) {
+        PgConn *c = (PgConn *) st->base.conn;
+
+        if (!c->pipelining || !c->pg || c->tx_lost || c->deferred_error < 0)
+                return false;
+        if (PQpipelineStatus(c->pg) == PQ_PIPELINE_ON)
+                return true;
+        return PQpipelineStatus(c->pg) == PQ_PIPELINE_OFF && PQtransactionStatus(c->pg) == PQTRANS_INTRANS;
+}
+
+/* libpq could not queue a statement for the pipeline. */
+static int send_failed(PgConn *c, const char *sql) {
+        set_errmsg_result(c, NULL, sql);
+        if (PQstatus(c->pg) == CONNECTION_BAD)
+                return conn_lost(c, true);
+        /* Not sent, so not in libpq's queue: what was sent before is still
+         * read in order. */
+        c->deferred_error = -EIO;
+        snprintf(c->deferred_msg, sizeof(c->deferred_msg), "%s", c->errmsg);
+        return -EIO;
+}
+
+/* Sends st into the pipeline, its bindings as they are. */
+static int pipeline_send(PgStmt *st) {
+        PgConn *c = (PgConn *) st->base.conn;
+        int ok;
+
+        stmt_clear_result(st);
+        if (st->persistent)
+                ok = PQsendQueryPrepared(c->pg, st->name, (int) st->n_params, st->values, st->lengths, st->formats,
+                                         0);
+        else
+                ok = PQsendQueryParams(c->pg, st->sql, (int) st->n_params, NULL, st->values, st->lengths,
+                                       st->formats, 0);
+        return ok == 1 ? 0 : send_failed(c, st->sql);
+}
+
+/* Whether a statement whose answer is wanted can follow the deferred
+ * statements into their pipeline: one round trip for all of them, where
+ * reading theirs first and then running it took two. */
+static bool may_pipeline(PgStmt *st) {
+        PgConn *c = (PgConn *) st->base.conn;
+
+        return may_defer(st) && PQpipelineStatus(c->pg) == PQ_PIPELINE_ON &&
+               (!st->persistent || st->prepared_generation == c->generation);
+}
+
+static int pipeline_run(PgStmt *st, PGresult **ret) {
+        PgConn *c = (PgConn *) st->base.conn;
+        PGresult *res = NULL;
+        int r;
+
+        r = pipeline_send(st);
+        if (r < 0)
+                return r;
+        r = pipeline_sync_want(c, st->sql, &res);
+        if (r < 0)
+                return r;
+        if (!res)
+                return set_errmsg(c, -EIO, "no result from PostgreSQL for: %.64s", st->sql);
+        st->changes = strtoll(PQcmdTuples(res), NULL, 10);
+        *ret = res;
+        return 0;
+}
+
 /* Runs the statement and waits for its result. */
 static int stmt_run(PgStmt *st, PGresult **ret) {
         PgConn *c = (PgConn *) st->base.conn;
@@ -714,6 +874,8 @@ static int stmt_run(PgStmt *st, PGresult **ret) {
         int r;
 
         stmt_clear_result(st);
+        if (may_pipeline(st))
+                return pipeline_run(st, ret);
         for (unsigned tries = 1;; tries++) {
                 r = stmt_ready(st);
                 if (r < 0) {
@@ -761,27 +923,15 @@ static int pg_step(DbStmt *dst) {
         return 0;
 }
 
-/* Whether execute() may only send st: on a pipelining writer, inside a
- * transaction, where nothing is wrong yet. */
-static bool may_defer(PgStmt *st) {
-        PgConn *c = (PgConn *) st->base.conn;
-
-        if (!c->pipelining || !c->pg || c->tx_lost || c->deferred_error < 0)
-                return false;
-        if (PQpipelineStatus(c->pg) == PQ_PIPELINE_ON)
-                return true;
-        return PQpipelineStatus(c->pg) == PQ_PIPELINE_OFF && PQtransactionStatus(c->pg) == PQTRANS_INTRANS;
-}
-
 static int execute_deferred(PgStmt *st, int64_t min_changes) {
         PgConn *c = (PgConn *) st->base.conn;
         Deferred *d;
-        int ok;
+        int r;
 
         /* Preparing needs an answer: done outside the pipeline, once per
          * statement and connection. */
         if (st->persistent && st->prepared_generation != c->generation) {
-                int r = stmt_ready(st);
+                r = stmt_ready(st);
                 if (r < 0)
                         return r;
                 if (!may_defer(st))
@@ -799,23 +949,9 @@ static int execute_deferred(PgStmt *st, int64_t min_changes) {
         if (PQpipelineStatus(c->pg) == PQ_PIPELINE_OFF && PQenterPipelineMode(c->pg) != 1)
                 return 1;
 
-        stmt_clear_result(st);
-        if (st->persistent)
-                ok = PQsendQueryPrepared(c->pg, st->name, (int) st->n_params, st->values, st->lengths, st->formats,
-                                         0);
-        else
-                ok = PQsendQueryParams(c->pg, st->sql, (int) st->n_params, NULL, st->values, st->lengths,
-                                       st->formats, 0);
-        if (ok != 1) {
-                set_errmsg_result(c, NULL, st->sql);
-                if (PQstatus(c->pg) == CONNECTION_BAD)
-                        return conn_lost(c, true);
-                /* Not sent, so not in libpq's queue: what was sent before
-                 * is still read in order. */
-                c->deferred_error = -EIO;
-                snprintf(c->deferred_msg, sizeof(c->deferred_msg), "%s", c->errmsg);
-                return -EIO;
-        }
+        r = pipeline_send(st);
+        if (r < 0)
+                return r;
 
         d = &c->deferred[c->n_deferred++];
         d->min_changes = min_changes;
