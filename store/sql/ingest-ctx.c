@@ -107,6 +107,7 @@ void ingest_ctx_reset(IngestCtx *x) {
         event_map_reset(&x->bursts);
         x->node_id = 0;
         x->node_type_id = STORAGE_NULL;
+        x->in_order = false;
         x->err = (BatchError) {};
         x->conflicts = 0;
         x->conflict[0] = 0;

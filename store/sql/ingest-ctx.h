@@ -60,6 +60,10 @@ typedef struct IngestCtx {
         int64_t role_ids[BATCH_MAX_ROLES]; /* event_roles of b->roles */
         EventMap object_events, phase_events, job_events, bursts;
         BatchError err;        /* for -EOVERFLOW */
+        /* Stored again with every statement answering at once (the write
+         * queue's second attempt): nothing is assumed that only a later
+         * answer would correct (ingest.c). */
+        bool in_order;
         uint64_t conflicts;
         char conflict[256];
 } IngestCtx;

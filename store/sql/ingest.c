@@ -43,6 +43,15 @@ static int node_overflow(IngestCtx *x) {
         return overflow(x, "rows", "adding this batch to node %s's sums would overflow", b->node);
 }
 
+/* Whether the writer's statements may answer later (PostgreSQL's
+ * pipeline): then the first attempt at a batch does not wait for answers
+ * it can foresee (its node's id, that the batch is new). Each such guess
+ * is checked by its statement's min_changes, and a wrong one (-EOVERFLOW)
+ * has the write queue store the batch again, in order, without guesses. */
+static bool answers_later(const IngestCtx *x) {
+        return x->s->writer.db->driver->set_deferring && !x->in_order;
+}
+
 static int ingest_node(IngestCtx *x, int64_t now) {
         const Batch *b = x->b;
         DbStmt *st;
@@ -69,9 +78,15 @@ static int ingest_node(IngestCtx *x, int64_t now) {
                 return r;
         /* The guards in the upsert refuse sums that would overflow; only
          * then are the node's sums read, to name the field. */
-        r = step_id(st, &x->node_id);
-        if (r == -ENOENT)
-                return node_overflow(x);
+        if (answers_later(x) && node_id_cached(x->s, b->node, &x->node_id))
+                r = db_execute(st, 1);
+        else {
+                r = step_id(st, &x->node_id);
+                if (r == -ENOENT)
+                        return node_overflow(x);
+                if (r >= 0 && answers_later(x))
+                        r = node_id_remember(x->s, b->node, x->node_id);
+        }
         if (r < 0 || !b->has_installed)
                 return r;
 
@@ -112,8 +127,15 @@ static int ingest_batch_row(IngestCtx *x, int64_t now) {
             (r = db_bind_int(st, 11, b->total_samples)) < 0 ||
             (r = bind_nullable_double(st, 12, b->energy ? b->energy->joules : NAN)) < 0 ||
             (r = bind_nullable_double(st, 13, batch_dram_joules(b))) < 0 ||
-            (r = bind_nullable_double(st, 14, b->energy ? b->energy->unattributed_joules : NAN)) < 0 ||
-            (r = step_changes(st, &changed)) < 0)
+            (r = bind_nullable_double(st, 14, b->energy ? b->energy->unattributed_joules : NAN)) < 0)
+                return r;
+        /* Most batches are new; one stored before inserts no row. */
+        if (answers_later(x)) {
+                r = db_execute(st, 1);
+                return r < 0 ? r : 1;
+        }
+        r = step_changes(st, &changed);
+        if (r < 0)
                 return r;
         return changed > 0;
 }

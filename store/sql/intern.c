@@ -29,6 +29,7 @@ void caches_clear(SqlStorage *s) {
         id_cache_clear(s->task_ids);
         id_cache_clear(s->role_ids);
         id_cache_clear(s->node_type_ids);
+        id_cache_clear(s->node_ids);
         s->caches_generation++;
         pthread_rwlock_unlock(&s->caches_lock);
 }
@@ -185,4 +186,19 @@ int intern_node_type(SqlStorage *s, const BatchNodeType *t, int64_t *ret) {
         if (r < 0)
                 return r;
         return id_cache_put(s, s->node_type_ids, name, *ret);
+}
+
+/* The id of a node's row, as its upsert last returned it: rows are never
+ * deleted from nodes, so it stays right (writer only). */
+bool node_id_cached(SqlStorage *s, const char *node, int64_t *ret) {
+        void *v;
+
+        if (!node || !hashmap_get2(s->node_ids, node, &v, NULL))
+                return false;
+        *ret = (int64_t) (uintptr_t) v;
+        return true;
+}
+
+int node_id_remember(SqlStorage *s, const char *node, int64_t id) {
+        return node ? id_cache_put(s, s->node_ids, node, id) : 0;
 }

@@ -53,7 +53,7 @@ typedef struct SqlStorage {
         pthread_cond_t queue_cond;
         Pending *queue_head, *queue_tail;
         bool writing;
-        Hashmap *object_ids, *phase_ids, *task_ids, *role_ids, *node_type_ids;
+        Hashmap *object_ids, *phase_ids, *task_ids, *role_ids, *node_type_ids, *node_ids;
         /* The writer changes the caches, under caches_lock taken for
          * writing; a batch's own thread looks its rows' ids up under it
          * taken for reading (intern_lookup_rows()). caches_generation counts
@@ -129,6 +129,9 @@ int intern_lookup_rows(SqlStorage *s, const Batch *b, int64_t *ret, uint64_t *re
 uint64_t caches_generation(SqlStorage *s);
 /* The id of a node type (node_types), found by its name or created. */
 int intern_node_type(SqlStorage *s, const BatchNodeType *t, int64_t *ret);
+/* The id of a node's row, from the cache that its upserts fill. */
+bool node_id_cached(SqlStorage *s, const char *node, int64_t *ret);
+int node_id_remember(SqlStorage *s, const char *node, int64_t id);
 
 /* job-list.c */
 int read_job_info(DbStmt *st, StoredJob *j, int64_t *ret_id);

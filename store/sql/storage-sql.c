@@ -135,6 +135,7 @@ static void sql_close(Storage *base) {
                 hashmap_free(s->task_ids);
                 hashmap_free(s->role_ids);
                 hashmap_free(s->node_type_ids);
+                hashmap_free(s->node_ids);
         }
         pthread_mutex_destroy(&s->write_lock);
         pthread_mutex_destroy(&s->queue_lock);
@@ -179,8 +180,9 @@ static int sql_open(const StorageOps *ops, const DbDriver *driver, const char *l
         s->task_ids = hashmap_new(&string_hash_ops);
         s->role_ids = hashmap_new(&string_hash_ops);
         s->node_type_ids = hashmap_new(&string_hash_ops);
+        s->node_ids = hashmap_new(&string_hash_ops);
         s->readers = calloc(s->n_readers, sizeof(Conn));
-        if (!s->object_ids || !s->phase_ids || !s->task_ids || !s->role_ids || !s->node_type_ids || !s->readers) {
+        if (!s->object_ids || !s->phase_ids || !s->task_ids || !s->role_ids || !s->node_type_ids || !s->node_ids || !s->readers) {
                 r = -ENOMEM;
                 goto fail;
         }

@@ -52,6 +52,7 @@ static int ingest_again_in_order(SqlStorage *s, Pending *p) {
                 return r;
         caches_clear(s);
         ingest_ctx_reset(p->ctx);
+        p->ctx->in_order = true;
         p->res = (IngestResult) {};
         db_set_deferring(c->db, false);
         r = ingest_locked(p->ctx, p->now, &p->res);
