@@ -254,7 +254,7 @@ int sql_prune(Storage *base, int64_t before, unsigned max_rows, PruneResult *ret
         pthread_mutex_lock(&s->write_lock);
         r = db_begin_write(c->db);
         /* prune_jobs() walks only the jobs that are not live */
-        if (r >= 0)
+        if (r >= 0 && !s->pruning_raw)
                 r = sql_jobs_settle(s);
         if (r >= 0 && (jobs = prune_jobs(&p)) < 0)
                 r = jobs;
@@ -264,6 +264,7 @@ int sql_prune(Storage *base, int64_t before, unsigned max_rows, PruneResult *ret
                 r = batches;
         r = end_step(s, r, ret);
         ret->more = r >= 0 && !(jobs == 1 && outside == 1 && batches == 1);
+        s->pruning_raw = ret->more;
         return r;
 }
 
@@ -438,11 +439,12 @@ int sql_prune_jobs(Storage *base, int64_t before, unsigned max_rows, PruneResult
         pthread_mutex_lock(&s->write_lock);
         r = db_begin_write(s->writer.db);
         /* expire_jobs() finds only the jobs that are not live */
-        if (r >= 0)
+        if (r >= 0 && !s->pruning_jobs)
                 r = sql_jobs_settle(s);
         if (r >= 0 && (done = expire_jobs(&p)) < 0)
                 r = done;
         r = end_step(s, r, ret);
         ret->more = r >= 0 && done != 1;
+        s->pruning_jobs = ret->more;
         return r;
 }

@@ -63,6 +63,11 @@ typedef struct SqlStorage {
         /* when the writer last settled live jobs (sql_jobs_settle();
          * CLOCK_MONOTONIC ns, 0: not yet) */
         uint64_t settled_ns;
+        /* A pass of retention over raw rows, or over jobs, is under way
+         * (its last step said there was more; retention's thread alone
+         * prunes): only its first step settles live jobs gone quiet, not
+         * each of its many short steps. */
+        bool pruning_raw, pruning_jobs;
         /* retention's walk over the batches' (node, boot) groups */
         int64_t prune_node;
         char prune_boot[64];
