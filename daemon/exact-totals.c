@@ -92,6 +92,15 @@ static void account_task(uint32_t tgid, const TaskTotals *a, void *userdata) {
         TotalKey key;
         bool gone;
 
+        /* Born after the order point, a process may not be in the table
+         * yet: its fork and exec wait, with the samples, behind it. Then
+         * its figures wait for the next reading, which knows its name and
+         * job, rather than go to no job now (its start-up, read here
+         * before slurmstepd's child was known, went there). The last
+         * reading has the order point at its own time. */
+        if (!p && !g && a->start_ns > x->order_point)
+                return;
+
         if (!prev) {
                 prev = calloc(1, sizeof(*prev));
                 if (!prev || hashmap_put(x->prev, INT_TO_KEY(tgid), prev) < 0) {

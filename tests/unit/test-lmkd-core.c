@@ -382,6 +382,29 @@ TEST(exact_totals) {
         exact_totals_account(&x);
         ASSERT_EQ(sc.n_forgotten, 1);
         ASSERT_EQ(sc.forgotten[0], 7);
+
+        /* Pid 9, born after the order point, is not in the table yet (its
+         * fork waits behind the samples): its figures wait for the reading
+         * that knows it, and then all of them go under its name. */
+        sc.n = 3;
+        sc.tgid[2] = 9;
+        sc.t[2] = (TaskTotals) { .cpu_time_ns = 7500, .switches = 1, .start_ns = x.order_point + 5, .uid = 1,
+                                 .comm = "python3" };
+        exact_totals_account(&x);
+        ASSERT_NULL(total_of(n.hist, "python3"));
+        ASSERT_NULL(total_of(n.hist, "newborn"));
+        ASSERT_OK(process_table_comm(&n.procs, 9, 9, "newborn", true));
+        sc.t[2].cpu_time_ns = 33000;
+        x.order_point += 1000;
+        exact_totals_account(&x);
+        ASSERT_NULL(total_of(n.hist, "python3"));
+        ASSERT_EQ(total_of(n.hist, "newborn")->cpu_time_ns, 33000);
+        /* one the table never learnt of, born before the order point,
+         * counts under the kernel's name for it, as before */
+        sc.tgid[2] = 10;
+        sc.t[2].start_ns = 2000;
+        exact_totals_account(&x);
+        ASSERT_EQ(total_of(n.hist, "python3")->cpu_time_ns, 33000);
         exact_totals_done(&x);
         node_done(&n);
 }
