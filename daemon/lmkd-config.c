@@ -15,7 +15,7 @@ void config_init(LmkdConfig *c) {
         *c = (LmkdConfig) {
                 .frequency = 1,
                 .event = SAMPLE_EVENT_AUTO,
-                .job_counters = true,
+                .job_counters = false,
                 .poll_ms = 1000,
                 .push_interval = 60,
                 .inventory_interval = 86400,

@@ -21,9 +21,12 @@ before it entered its job's cgroup. After the jobs' directories are
 removed, lmkd must close the events it held on them: the kernel's count of
 dying cgroups returns to 0.
 
-Then the same jobs with lmkd's defaults: the counts come from the threads
-(the exact totals), no event is opened on any cgroup, and the referee is
-each workload's whole rusage (a process is its job's from its start).
+Then the same jobs with task-clock and page-faults kept by the threads:
+the counts come from the threads (the exact totals), no event is opened on
+any cgroup, and the referee is each workload's whole rusage (a process is
+its job's from its start). Last, lmkd's default (--job-counters no) with
+the hardware-like counters: no event on any cgroup, exact CPU time per job
+still, and no exact counts.
 """
 import os
 import resource
@@ -84,9 +87,10 @@ def start_in_cgroup(cgroup, argv):
     return pid, (float(cpu), int(faults))
 
 
-def run(root, thread_fields):
-    """The two jobs under lmkd; returns its report, the referee's figures
-    per job and the dying cgroups left after the jobs' removal."""
+def run(root, thread_fields, job_counters=True):
+    """The two jobs under lmkd (--job-counters yes, else its default);
+    returns its report, the referee's figures per job and the dying
+    cgroups left after the jobs' removal."""
     base = os.path.join(root, f"lmk-test-{os.getpid()}")
     scope = os.path.join(base, "slurmstepd.scope")
     dirs = {j: os.path.join(scope, f"job_{j}") for j in JOBS}
@@ -100,7 +104,8 @@ def run(root, thread_fields):
             skip(f"cannot make a cgroup in {root}: {e}")
         errf = open(os.path.join(d, "lmkd.err"), "w+")
         lmkd = subprocess.Popen([build_path("daemon", "lmkd"), "-F", "99", "-o", out, "--ready-file", ready,
-                                 "--events", "cycles=task-clock,instructions=page-faults"],
+                                 "--events", "cycles=task-clock,instructions=page-faults"] +
+                                (["--job-counters", "yes"] if job_counters else []),
                                 stderr=errf, text=True,
                                 env={**os.environ, "LMK_THREAD_FIELDS": "1" if thread_fields else "0"})
         wait_ready(ready, proc=lmkd)
@@ -118,7 +123,7 @@ def run(root, thread_fields):
         for j, (pid, before) in runs.items():
             _, status, ru = os.wait4(pid, 0)
             check(os.waitstatus_to_exitcode(status) == 0, f"job {j}'s workload failed")
-            if thread_fields:
+            if thread_fields or not job_counters:
                 truth[j] = ((ru.ru_utime + ru.ru_stime) * 1e9, ru.ru_minflt + ru.ru_majflt)
             else:
                 truth[j] = ((ru.ru_utime + ru.ru_stime - before[0]) * 1e9, ru.ru_minflt + ru.ru_majflt - before[1])
@@ -160,7 +165,7 @@ def run(root, thread_fields):
     return load_json(out), truth, stolen, with_jobs - without, left
 
 
-def check_jobs(rep, truth, stolen):
+def check_jobs(rep, truth, stolen, counted=True):
     check(not rep["switch_program"], "a program ran at context switches")
     for how, j in (("found at start", JOBS[0]), ("made while lmkd ran", JOBS[1])):
         rows = [x for x in rep["jobs"] if x["job"] == j]
@@ -170,6 +175,12 @@ def check_jobs(rep, truth, stolen):
         log(f"job {j} ({how}): rusage {cpu_ns / 1e9:.4f} s, {faults} faults; lmkd: cpu_time_ns "
             f"{(x['cpu_time_ns'] or 0) / 1e9:.4f} s, task-clock {(x['cycles'] or 0) / 1e9:.4f} s, "
             f"page-faults {x['instructions']}")
+        check(abs(x["cpu_time_ns"] - cpu_ns) <= 0.02 * cpu_ns, f"job {j}: cpu_time_ns {x['cpu_time_ns']} vs {cpu_ns:.0f}")
+        check(x["ended"], f"job {j}: its cgroup is gone but it is not ended")
+        if not counted:
+            check(x["cycles"] is None and x["instructions"] is None,
+                  f"job {j}: exact counts of hardware-like counters without --job-counters: {x}")
+            continue
         check(x["cycles"] is not None and x["instructions"] is not None, f"job {j}: no exact counts: {x}")
         # task-clock includes time the hypervisor stole while the task ran;
         # rusage leaves it out (see test-counters.py)
@@ -178,8 +189,6 @@ def check_jobs(rep, truth, stolen):
               f"job {j}: task-clock {x['cycles']} vs rusage {cpu_ns:.0f} (bounds -2%, +{100 * hi:.1f}%)")
         check(abs(x["instructions"] - faults) <= max(0.02 * faults, 20),
               f"job {j}: page-faults {x['instructions']} vs rusage {faults}")
-        check(abs(x["cpu_time_ns"] - cpu_ns) <= 0.02 * cpu_ns, f"job {j}: cpu_time_ns {x['cpu_time_ns']} vs {cpu_ns:.0f}")
-        check(x["ended"], f"job {j}: its cgroup is gone but it is not ended")
 
 
 def main():
@@ -195,11 +204,19 @@ def main():
     check(left == 0, f"{left} job cgroups still held after their removal: lmkd did not close their events")
     check_jobs(rep, truth, stolen)
 
-    log("== counted from the threads (the default for software counters)")
+    log("== counted from the threads (software counters, even with --job-counters yes)")
     rep, truth, stolen, job_fds, left = run(root, thread_fields=True)
     check(job_fds == 0, f"lmkd opened {job_fds} perf events for the jobs: their counters need none")
     check(left == 0, f"{left} job cgroups still held after their removal")
     check_jobs(rep, truth, stolen)
+
+    # By default no job pays for perf's hooks at its switches: counters the
+    # threads do not keep (hardware ones) have no exact per-job counts.
+    log("== lmkd's default (--job-counters no) with hardware-like counters (LMK_THREAD_FIELDS=0)")
+    rep, truth, stolen, job_fds, left = run(root, thread_fields=False, job_counters=False)
+    check(job_fds == 0, f"lmkd opened {job_fds} perf events for the jobs by default")
+    check(left == 0, f"{left} job cgroups still held after their removal")
+    check_jobs(rep, truth, stolen, counted=False)
     log("PASS")
 
 
