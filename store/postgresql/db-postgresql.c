@@ -810,18 +810,6 @@ static bool may_defer(PgStmt *st) {
         return PQpipelineStatus(c->pg) == PQ_PIPELINE_OFF && PQtransactionStatus(c->pg) == PQTRANS_INTRANS;
 }
 
-/* libpq could not queue a statement for the pipeline. */
-static int send_failed(PgConn *c, const char *sql) {
-        set_errmsg_result(c, NULL, sql);
-        if (PQstatus(c->pg) == CONNECTION_BAD)
-                return conn_lost(c, true);
-        /* Not sent, so not in libpq's queue: what was sent before is still
-         * read in order. */
-        c->deferred_error = -EIO;
-        snprintf(c->deferred_msg, sizeof(c->deferred_msg), "%s", c->errmsg);
-        return -EIO;
-}
-
 /* Sends st into the pipeline, its bindings as they are. */
 static int pipeline_send(PgStmt *st) {
         PgConn *c = (PgConn *) st->base.conn;
@@ -834,7 +822,16 @@ static int pipeline_send(PgStmt *st) {
         else
                 ok = PQsendQueryParams(c->pg, st->sql, (int) st->n_params, NULL, st->values, st->lengths,
                                        st->formats, 0);
-        return ok == 1 ? 0 : send_failed(c, st->sql);
+        if (ok == 1)
+                return 0;
+        set_errmsg_result(c, NULL, st->sql);
+        if (PQstatus(c->pg) == CONNECTION_BAD)
+                return conn_lost(c, true);
+        /* Not sent, so not in libpq's queue: what was sent before is still
+         * read in order. */
+        c->deferred_error = -EIO;
+        snprintf(c->deferred_msg, sizeof(c->deferred_msg), "%s", c->errmsg);
+        return -EIO;
 }
 
 /* Whether a statement whose answer is wanted can follow the deferred
