@@ -2,12 +2,13 @@
 /* Load generator for lmk-store.
  *
  *   loadgen ingest URL TOKEN [--nodes N] [--rows R] [--duration S] [--concurrency C] [--gzip]
- *                            [--job-rounds J]
+ *                            [--job-rounds J] [--first-node K]
  *     N simulated nodes push batches of R rows (jobs x objects x phases, as
  *     lmkd aggregates them) as fast as C connections allow, for S seconds;
  *     each push is the next minute, and every J pushes (default 10) a node's
  *     jobs end and new ones start; prints sustained rows/s, pushes/s and push
- *     latency.
+ *     latency. Nodes are numbered from K (default 0): loadgens with
+ *     disjoint ranges may push into stores sharing one database.
  *   loadgen query URL TOKEN --jobs M [--requests K] [--concurrency C] [--path P]
  *     GET /api/v1/jobs/{random 1..M}, or GET P each time (a site-wide
  *     query); prints latency p50/p90/p99/max.
@@ -28,7 +29,7 @@
 
 typedef struct Options {
         const char *mode, *url, *token, *path;
-        unsigned nodes, rows, duration, concurrency, requests, job_rounds;
+        unsigned nodes, rows, duration, concurrency, requests, job_rounds, first_node;
         uint64_t jobs;
         bool gzip;
 } Options;
@@ -101,7 +102,7 @@ static void prepare_push(const Options *o, Slot *s, Node *n, unsigned index, dou
         unsigned generation = (unsigned) (n->seq / o->job_rounds);
 
         if (generation != n->generation)
-                build_node(n, index, o->rows, generation);
+                build_node(n, o->first_node + index, o->rows, generation);
         free(s->body);
         s->body = node_batch(n, t);
         s->body_size = strlen(s->body);
@@ -148,7 +149,7 @@ static int run(const Options *o) {
                 if (!nodes)
                         return -ENOMEM;
                 for (unsigned i = 0; i < o->nodes; i++)
-                        build_node(&nodes[i], i, o->rows, 0);
+                        build_node(&nodes[i], o->first_node + i, o->rows, 0);
         }
 
         start = now_ns(CLOCK_MONOTONIC);
@@ -272,6 +273,7 @@ int main(int argc, char **argv) {
                 { "gzip", no_argument, NULL, 'z' },
                 { "job-rounds", required_argument, NULL, 'J' },
                 { "path", required_argument, NULL, 'p' },
+                { "first-node", required_argument, NULL, 'F' },
                 {}
         };
         Options o = { .nodes = 100, .rows = 300, .duration = 20, .concurrency = 8, .requests = 20000,
@@ -305,6 +307,9 @@ int main(int argc, char **argv) {
                         break;
                 case 'J':
                         r = parse_uint(optarg, &o.job_rounds);
+                        break;
+                case 'F':
+                        r = parse_uint(optarg, &o.first_node);
                         break;
                 case 'p':
                         if (optarg[0] != '/' || strlen(optarg) > 400) {
