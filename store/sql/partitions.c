@@ -105,12 +105,13 @@ static int query_int(Conn *c, const char *sql, int64_t *ret) {
         return r;
 }
 
-/* The transaction a partition change runs in: the stores' advisory lock,
- * and a short lock timeout, so that a change waiting for a busy table
- * gives up (tried again on the next pass) rather than queue ingest
- * behind it. */
+/* The transaction a partition change runs in: alone among the writers
+ * (db_begin_write(): a row stored beside a partition being made may find
+ * it half-made), the stores' advisory lock, and a short lock timeout, so
+ * that a change waiting for a busy table gives up (tried again on the
+ * next pass) rather than queue ingest behind it. */
 static int change_begin(Conn *c) {
-        int r = conn_exec(c, "BEGIN");
+        int r = db_begin_write(c->db);
 
         if (r >= 0)
                 r = conn_exec(c, "SELECT pg_advisory_xact_lock(" PARTITION_LOCK_KEY "); "
