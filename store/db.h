@@ -58,10 +58,16 @@ struct DbDriver {
          * it may hold several statements separated by ';'. */
         int (*exec)(DbConn *c, const char *sql);
 
-        /* Starts the transaction a writer stores a group of batches in
-         * (SQLite: BEGIN IMMEDIATE, so that it never fails half-way for a
-         * lock; PostgreSQL: BEGIN). Readers use exec("BEGIN"). */
+        /* Starts a writing transaction that runs alone among the
+         * database's writers (SQLite: BEGIN IMMEDIATE, so that it never
+         * fails half-way for a lock; PostgreSQL: BEGIN and the writers'
+         * advisory lock). Readers use exec("BEGIN"). */
         int (*begin_write)(DbConn *c);
+        /* Starts the transaction a writer stores a group of batches in,
+         * beside other writers of the database, which then lock what they
+         * change as SqlDialect.ingest_lock_keys says (PostgreSQL: the
+         * writers' lock, shared). NULL: begin_write. */
+        int (*begin_ingest)(DbConn *c);
         /* Whether a transaction is open (one may have been ended by an
          * error: SQLite ends it on I/O errors, a lost server ends it too). */
         bool (*in_transaction)(DbConn *c);
@@ -129,6 +135,9 @@ extern const DbDriver db_postgresql_driver;
 
 static inline int db_exec(DbConn *c, const char *sql) { return c->driver->exec(c, sql); }
 static inline int db_begin_write(DbConn *c) { return c->driver->begin_write(c); }
+static inline int db_begin_ingest(DbConn *c) {
+        return (c->driver->begin_ingest ?: c->driver->begin_write)(c);
+}
 static inline bool db_in_transaction(DbConn *c) { return c->driver->in_transaction(c); }
 static inline int db_prepare(DbConn *c, const char *sql, bool persistent, DbStmt **ret) {
         return c->driver->prepare(c, sql, persistent, ret);

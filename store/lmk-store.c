@@ -53,6 +53,8 @@ static void help(void) {
                "     --site-views all|admin     Who sees site-wide time per object and the nodes\n"
                "                                (default all: every authenticated person)\n"
                "     --threads N                HTTP worker threads (default 4)\n"
+               "     --writers N                PostgreSQL: connections that store batches side by\n"
+               "                                side (default 4; SQLite has one writer)\n"
                "     --connection-timeout SEC   Close idle connections after SEC (default 30)\n"
                "     --header-timeout SEC       Answer 408 to a request whose headers take longer\n"
                "                                (default 10)\n"
@@ -96,6 +98,7 @@ static const struct option options[] = {
         { "user-header", required_argument, NULL, 'u' },
         { "trusted-proxies", required_argument, NULL, 'P' },
         { "threads", required_argument, NULL, 'T' },
+        { "writers", required_argument, NULL, 'w' },
         { "connection-timeout", required_argument, NULL, 'o' },
         { "header-timeout", required_argument, NULL, 'H' },
         { "body-timeout", required_argument, NULL, 'y' },
@@ -563,7 +566,7 @@ int main(int argc, char **argv) {
                 return log_error_errno(r, "Unsupported database %s (this build knows sqlite:PATH).", c.db),
                        EXIT_FAILURE;
         }
-        sopts = (StorageOptions) { .readers = c.threads, .busy_timeout_ms = 5000 };
+        sopts = (StorageOptions) { .readers = c.threads, .writers = c.writers, .busy_timeout_ms = 5000 };
         r = open_database(ops, location, &sopts, c.db_wait, &mask, &storage, &to);
         if (r <= 0) {
                 token_set_free(tokens);

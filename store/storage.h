@@ -24,6 +24,8 @@ typedef struct Storage Storage;
 
 typedef struct StorageOptions {
         unsigned readers;        /* read connections for concurrent queries */
+        unsigned writers;        /* write connections where the database lets them write
+                                  * side by side (PostgreSQL); 0 or 1: one */
         unsigned busy_timeout_ms;
 } StorageOptions;
 

@@ -14,6 +14,7 @@
 void store_config_init(StoreConfig *c) {
         *c = (StoreConfig) {
                 .threads = 4,
+                .writers = 4,
                 .connection_timeout = 30,
                 .header_timeout = 10,
                 .body_timeout = 10,
@@ -166,6 +167,8 @@ int store_config_set(StoreConfig *c, const char *key, const char *value) {
         }
         if (streq(key, "threads"))
                 return set_uint(value, 1, 256, &c->threads);
+        if (streq(key, "writers"))
+                return set_uint(value, 1, 64, &c->writers);
         if (streq(key, "keep-raw-days"))
                 return set_uint(value, 0, 100 * 366, &c->keep_raw_days);
         if (streq(key, "db-wait")) {

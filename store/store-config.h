@@ -24,6 +24,7 @@ typedef struct StoreConfig {
         char *session_key_file; /* NULL: a random key per start */
         unsigned session_ttl;
         unsigned threads;
+        unsigned writers;       /* PostgreSQL: connections storing batches side by side */
         unsigned connection_timeout;
         unsigned header_timeout;
         unsigned body_timeout;

@@ -521,12 +521,19 @@ static int pg_exec(DbConn *dc, const char *sql) {
 static int pg_begin_write(DbConn *dc) {
         /* READ COMMITTED: the storage code's upserts take the row locks
          * they need, and never have to be retried for a serialization
-         * failure. Several lmk-store processes on one database take turns
-         * to write, as SQLite's BEGIN IMMEDIATE makes its writers do: two
-         * groups of batches that touch the same jobs and objects in
-         * different orders would otherwise deadlock, and one of them fail.
-         * The wait is bounded by lock_timeout (-EBUSY). */
+         * failure. Maintenance (retention, settling jobs) runs alone, as
+         * SQLite's BEGIN IMMEDIATE makes its writers do: it changes rows
+         * of many jobs, in an order of its own. The wait is bounded by
+         * lock_timeout (-EBUSY). */
         return pg_exec(dc, "BEGIN; SELECT pg_advisory_xact_lock(" WRITE_LOCK_KEY ")");
+}
+
+static int pg_begin_ingest(DbConn *dc) {
+        /* Stores, and the writers of one store, store batches side by
+         * side; each then locks its batches' nodes and jobs, and the site's
+         * shared rows, in an order that cannot deadlock (statements.h,
+         * SqlDialect.ingest_lock_keys). */
+        return pg_exec(dc, "BEGIN; SELECT pg_advisory_xact_lock_shared(" WRITE_LOCK_KEY ")");
 }
 
 static bool pg_in_transaction(DbConn *dc) {
@@ -1089,6 +1096,7 @@ const DbDriver db_postgresql_driver = {
         .disconnect = pg_disconnect,
         .exec = pg_exec,
         .begin_write = pg_begin_write,
+        .begin_ingest = pg_begin_ingest,
         .in_transaction = pg_in_transaction,
         .prepare = pg_prepare,
         .finalize = pg_finalize,

@@ -22,9 +22,38 @@ int conn_begin_read(Conn *c) {
         return conn_exec(c, sql_dialect(c->db->driver->dialect)->read_begin);
 }
 
+int conn_exec_kept(Conn *c, DbStmt **st, const char *sql) {
+        if (!*st) {
+                int r = db_prepare(c->db, sql, true, st);
+
+                if (r < 0)
+                        return r;
+        } else
+                db_reset(*st);
+        return db_execute(*st, 0);
+}
+
+int conn_lock_site(Conn *c) {
+        int r;
+
+        if (!c->shares_writes || c->site_locked)
+                return 0;
+        r = conn_exec_kept(c, &c->lock_site, sql_dialect(c->db->driver->dialect)->ingest_lock_site);
+        if (r < 0)
+                return r;
+        c->site_locked = true;
+        return 0;
+}
+
 /* Hands out statement id of connection c, prepared on first use, reset and
- * with no bindings. */
+ * with no bindings; one that changes shared rows after the site lock. */
 int conn_stmt(Conn *c, Stmt id, DbStmt **ret) {
+        if (stmt_changes_shared(id)) {
+                int r = conn_lock_site(c);
+
+                if (r < 0)
+                        return r;
+        }
         if (!c->stmts[id]) {
                 int r = db_prepare(c->db, stmt_text(c->db->driver->dialect, id), true, &c->stmts[id]);
 
@@ -40,6 +69,12 @@ int conn_stmt(Conn *c, Stmt id, DbStmt **ret) {
 static int conn_stmt_rows(Conn *c, Stmt id, size_t rows, DbStmt **ret) {
         DbStmt **st;
 
+        if (stmt_changes_shared(id)) {
+                int r = conn_lock_site(c);
+
+                if (r < 0)
+                        return r;
+        }
         if (!c->rows_stmts[id]) {
                 c->rows_stmts[id] = calloc(ROWS_MAX, sizeof(DbStmt *));
                 if (!c->rows_stmts[id])
@@ -126,6 +161,8 @@ void conn_close(Conn *c) {
         }
         db_finalize(c->savepoint);
         db_finalize(c->ingest_setup);
+        db_finalize(c->lock_keys);
+        db_finalize(c->lock_site);
         if (c->db)
                 c->db->driver->disconnect(c->db);
         *c = (Conn) {};

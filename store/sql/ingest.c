@@ -359,6 +359,9 @@ static int ingest_markers(IngestCtx *x) {
                 DbStmt *st;
                 int r;
 
+                /* markers outside jobs are the site's (job 0) */
+                if (job_id == 0 && (r = conn_lock_site(&x->s->writer)) < 0)
+                        return r;
                 if ((r = conn_stmt(&x->s->writer, STMT_MARKER_UPSERT, &st)) < 0 ||
                     (r = db_bind_int(st, 1, job_id)) < 0 ||
                     (r = bind_nullable_text(st, 2, m->comm)) < 0 ||

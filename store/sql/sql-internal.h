@@ -38,7 +38,12 @@ typedef struct Conn {
         /* multi-row variants: [id][rows - 1], made on first use */
         DbStmt **rows_stmts[_STMT_MAX];
         unsigned rows_cols[_STMT_MAX];
-        DbStmt *savepoint, *ingest_setup; /* the writer's, for the write queue */
+        /* the writer's, for the write queue */
+        DbStmt *savepoint, *ingest_setup, *lock_keys, *lock_site;
+        /* In a transaction that stores batches beside other writers: the
+         * statements that change shared rows want the site lock
+         * (statements.h, stmt_changes_shared()), and whether it is held. */
+        bool shares_writes, site_locked;
         bool busy; /* readers: handed out */
 } Conn;
 
@@ -53,6 +58,12 @@ typedef struct SqlStorage {
         pthread_cond_t queue_cond;
         Pending *queue_head, *queue_tail;
         bool writing;
+        /* With several writers (StorageOptions.writers, PostgreSQL), the
+         * others: storages of their own, each with its write connection,
+         * queue and caches, and no readers; a node's batches always go to
+         * the same one (sql_ingest()). NULL in those. */
+        struct SqlStorage **lanes;
+        unsigned n_lanes;
         Hashmap *object_ids, *phase_ids, *task_ids, *role_ids, *node_type_ids, *node_ids;
         /* The writer changes the caches, under caches_lock taken for
          * writing; a batch's own thread looks its rows' ids up under it
@@ -90,6 +101,12 @@ int sql_jobs_settle(SqlStorage *s);
 int conn_open(Conn *c, const DbDriver *driver, const char *location, const StorageOptions *opts, bool writer);
 void conn_close(Conn *c);
 int conn_exec(Conn *c, const char *sql);
+/* Runs sql on c through a statement kept in *st: one that a driver may
+ * send without waiting for its answer (PostgreSQL's pipeline), unlike
+ * conn_exec(). Its errors are reported by a later call at the latest. */
+int conn_exec_kept(Conn *c, DbStmt **st, const char *sql);
+/* Takes the site lock in a transaction that shares_writes, unless held. */
+int conn_lock_site(Conn *c);
 int conn_begin_read(Conn *c);
 int conn_stmt(Conn *c, Stmt id, DbStmt **ret);
 /* Binds row i of n to a multi-row statement, its parameters from base on. */

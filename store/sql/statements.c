@@ -629,6 +629,34 @@ const char *stmt_text(DbDialect dialect, Stmt id) {
         return stmt_sql[id];
 }
 
+bool stmt_changes_shared(Stmt id) {
+        switch (id) {
+        case STMT_OBJECT_INSERT:
+        case STMT_PHASE_INSERT:
+        case STMT_TASK_INSERT:
+        case STMT_ROLE_INSERT:
+        case STMT_NODE_TYPE_INSERT:
+        case STMT_PACKAGE_INSERT:
+        case STMT_PACKAGE_FILE_INSERT:
+        case STMT_MIX_KEY_INSERT:
+        case STMT_OBJECT_HOUR_UPSERT:
+        case STMT_OBJECT_DAY_UPSERT:
+        case STMT_OBJECT_WEEK_UPSERT:
+        case STMT_OBJECT_PERIOD_UPSERT:
+        case STMT_OBJECT_LAST_SEEN:
+        case STMT_APP_DAY_UPSERT:
+        case STMT_APP_DAY_TAKE:
+        case STMT_APP_DAY_PRUNE:
+        case STMT_APP_DIM_UPSERT:
+        case STMT_APP_DIM_ROW_UPSERT:
+        case STMT_APP_DIM_TAKE:
+        case STMT_APP_DIM_PRUNE:
+                return true;
+        default:
+                return false;
+        }
+}
+
 int stmt_text_rows(const char *sql, size_t rows, char **ret, unsigned *ret_cols) {
         const char *tuple = strstr(sql, "VALUES ("), *end;
         size_t head, len, tail;
@@ -695,6 +723,11 @@ static const SqlDialect sql_dialects[] = {
                  * index nested loop is right for any size. */
                 .ingest_setup = "SELECT set_config('enable_hashjoin', 'off', true), "
                                 "set_config('enable_mergejoin', 'off', true)",
+                /* the two-key form: apart from the one-key locks above
+                 * ("lmk" in ASCII; the keys are LOCK_STRIPES wide, the
+                 * site lock is the next one) */
+                .ingest_lock_keys = "SELECT pg_advisory_xact_lock(7105899, k) FROM unnest(CAST(? AS integer[])) AS k",
+                .ingest_lock_site = "SELECT pg_advisory_xact_lock(7105899, 4096)",
                 .schema_version_table = SCHEMA_VERSION_TABLE("BIGINT"),
                 .migrations = schema_postgresql_migrations,
                 .n_migrations = &schema_postgresql_migrations_count,

@@ -175,6 +175,15 @@ typedef enum Stmt {
 /* The text of statement id in a dialect. */
 const char *stmt_text(DbDialect dialect, Stmt id);
 
+/* Whether statement id of the ingest changes rows that batches of any node
+ * and job change too: the site-wide sums (objects per hour to four weeks,
+ * the application mix) and the rows every batch may add to (objects,
+ * phases, tasks, counter roles, node types, packages, mix keys). A writer
+ * beside others runs it under the site lock (SqlDialect.ingest_lock_site),
+ * as it does markers outside jobs; all else it changes belongs to its
+ * batches' nodes and jobs, which it locked first. */
+bool stmt_changes_shared(Stmt id);
+
 /* A statement whose SQL holds one VALUES tuple of '?' (an INSERT of one
  * row, an UPDATE … FROM (VALUES …)) made to take rows tuples at once: the
  * tuple repeated, its parameters bound row after row. *ret_cols: the
@@ -193,6 +202,19 @@ typedef struct SqlDialect {
         /* Run at the start of each transaction that stores batches (NULL:
          * nothing); one statement, which a driver may send without waiting. */
         const char *ingest_setup;
+        /* Several writers on one database (NULL: one at a time, SQLite's
+         * BEGIN IMMEDIATE). Each transaction that stores batches begins
+         * with DbDriver.begin_ingest (the writers' lock, shared), then
+         * locks its batches' nodes and jobs with ingest_lock_keys (one
+         * parameter: their keys, sorted, in an array's text), then takes
+         * ingest_lock_site before its first statement that
+         * stmt_changes_shared(). Locks taken in that order wait for each
+         * other but cannot deadlock: a writer holding the site lock already
+         * has all the keys it will want, and two writers never change the
+         * same row of a node or job at once. Maintenance (retention,
+         * settling live jobs, migrations) takes the writers' lock alone
+         * (DbDriver.begin_write). */
+        const char *ingest_lock_keys, *ingest_lock_site;
         const char *schema_version_table;
         const SchemaMigration *migrations;
         const unsigned *n_migrations;

@@ -124,6 +124,10 @@ static void sql_close(Storage *base) {
 
         if (!s)
                 return;
+        /* lanes[0] is s itself */
+        for (unsigned i = 1; s->lanes && i < s->n_lanes; i++)
+                sql_close(&s->lanes[i]->base);
+        free(s->lanes);
         for (unsigned i = 0; s->readers && i < s->n_readers; i++)
                 conn_close(&s->readers[i]);
         free(s->readers);
@@ -146,8 +150,11 @@ static void sql_close(Storage *base) {
         free(s);
 }
 
-static int sql_open(const StorageOps *ops, const DbDriver *driver, const char *location, const StorageOptions *opts,
-                    Storage **ret) {
+static int sql_open_lanes(SqlStorage *s, const StorageOps *ops, const char *location);
+
+/* n_readers 0: a lane of another's (SqlStorage.lanes), which only writes. */
+static int sql_open_one(const StorageOps *ops, const DbDriver *driver, const char *location,
+                        const StorageOptions *opts, unsigned n_readers, Storage **ret) {
         SqlStorage *s;
         int r;
 
@@ -160,7 +167,7 @@ static int sql_open(const StorageOps *ops, const DbDriver *driver, const char *l
         s->base.ops = ops;
         s->driver = driver;
         s->opts = *opts;
-        s->n_readers = MAX(opts->readers, 1u);
+        s->n_readers = n_readers;
         pthread_mutex_init(&s->write_lock, NULL);
         pthread_mutex_init(&s->queue_lock, NULL);
         pthread_cond_init(&s->queue_cond, NULL);
@@ -181,7 +188,7 @@ static int sql_open(const StorageOps *ops, const DbDriver *driver, const char *l
         s->role_ids = hashmap_new(&string_hash_ops);
         s->node_type_ids = hashmap_new(&string_hash_ops);
         s->node_ids = hashmap_new(&string_hash_ops);
-        s->readers = calloc(s->n_readers, sizeof(Conn));
+        s->readers = calloc(MAX(s->n_readers, 1u), sizeof(Conn));
         if (!s->object_ids || !s->phase_ids || !s->task_ids || !s->role_ids || !s->node_type_ids || !s->node_ids || !s->readers) {
                 r = -ENOMEM;
                 goto fail;
@@ -194,12 +201,41 @@ static int sql_open(const StorageOps *ops, const DbDriver *driver, const char *l
                 if (r < 0)
                         goto fail;
         }
+        if (n_readers > 0 && opts->writers > 1 && driver->begin_ingest) {
+                r = sql_open_lanes(s, ops, location);
+                if (r < 0)
+                        goto fail;
+        }
         *ret = &s->base;
         return 0;
 
 fail:
         sql_close(&s->base);
         return r;
+}
+
+/* More writers, for a database that lets them write side by side
+ * (DbDriver.begin_ingest): each of its own, as another store would be. */
+static int sql_open_lanes(SqlStorage *s, const StorageOps *ops, const char *location) {
+        s->lanes = calloc(s->opts.writers, sizeof(SqlStorage *));
+        if (!s->lanes)
+                return -ENOMEM;
+        s->lanes[0] = s;
+        s->n_lanes = 1;
+        for (; s->n_lanes < s->opts.writers; s->n_lanes++) {
+                Storage *lane;
+                int r = sql_open_one(ops, s->driver, location, &s->opts, 0, &lane);
+
+                if (r < 0)
+                        return r;
+                s->lanes[s->n_lanes] = (SqlStorage *) lane;
+        }
+        return 0;
+}
+
+static int sql_open(const StorageOps *ops, const DbDriver *driver, const char *location, const StorageOptions *opts,
+                    Storage **ret) {
+        return sql_open_one(ops, driver, location, opts, MAX(opts->readers, 1u), ret);
 }
 
 static int sql_open_sqlite(const char *location, const StorageOptions *opts, Storage **ret) {

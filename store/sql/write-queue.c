@@ -2,6 +2,7 @@
 /* The write queue: ingest() calls wait here for the one writer, which
  * stores what queued up meanwhile in one transaction (group commit). */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -29,6 +30,21 @@ struct Pending {
 /* Rows per group transaction: bounds how long one commit keeps others waiting. */
 #define GROUP_MAX_ROWS 200000
 
+/* Beside other writers, batches per group: bounds the locks a transaction
+ * holds (one per node and job it stores) and how long another writer may
+ * wait for one of them. */
+#define GROUP_MAX_SHARED 64
+
+/* The keys of the nodes' and jobs' locks (SqlDialect.ingest_lock_keys):
+ * names hashed into this many. Two names that share a key only wait for
+ * each other. */
+#define LOCK_STRIPES 4096
+
+/* A group that would lock more nodes and jobs than this runs alone, with
+ * the writers' lock for itself (db_begin_write()): PostgreSQL's table of
+ * locks is shared by all its sessions, and sized at start. */
+#define LOCK_KEYS_MAX 256
+
 /* How often a group is run again when the database refused it for a
  * conflict with another writer (PostgreSQL's deadlocks and serialization
  * failures, -EAGAIN), before its batches fail and their nodes retry. */
@@ -43,13 +59,15 @@ static void note_error(Pending *p) {
  * for the storage code to say which field: the batch is stored again with
  * every statement answering at once, to refuse it as SQLite does, naming
  * the same field. */
-static int ingest_again_in_order(SqlStorage *s, Pending *p) {
+static int ingest_again_in_order(SqlStorage *s, Pending *p, bool site_locked) {
         Conn *c = &s->writer;
         int r;
 
         r = conn_exec(c, "ROLLBACK TO batch");
         if (r < 0)
                 return r;
+        /* what the batch locked went with it */
+        c->site_locked = site_locked;
         caches_clear(s);
         ingest_ctx_reset(p->ctx);
         p->ctx->in_order = true;
@@ -62,18 +80,92 @@ static int ingest_again_in_order(SqlStorage *s, Pending *p) {
         return r;
 }
 
-/* Runs sql on c through a statement kept in *st: one that a driver may
- * send without waiting for its answer (PostgreSQL's pipeline), unlike
- * conn_exec(). Its errors are reported by a later call at the latest. */
-static int exec_kept(Conn *c, DbStmt **st, const char *sql) {
-        if (!*st) {
-                int r = db_prepare(c->db, sql, true, st);
+static uint32_t lock_key(char kind, const char *name) {
+        uint64_t h = UINT64_C(14695981039346656037); /* FNV-1a */
 
-                if (r < 0)
-                        return r;
-        } else
-                db_reset(*st);
-        return db_execute(*st, 0);
+        h = (h ^ (uint8_t) kind) * UINT64_C(1099511628211);
+        for (const char *p = name ?: ""; *p; p++)
+                h = (h ^ (uint8_t) *p) * UINT64_C(1099511628211);
+        return (uint32_t) (h % LOCK_STRIPES);
+}
+
+static int cmp_key(const void *a, const void *b) {
+        uint32_t x = *(const uint32_t *) a, y = *(const uint32_t *) b;
+
+        return x < y ? -1 : x > y;
+}
+
+/* The keys of the locks on the nodes and jobs of the group's batches,
+ * sorted, as the text of an array ("{3,17,…}") in *ret; returns how many. */
+static int group_keys(const Pending *group, char **ret) {
+        _cleanup_free_ uint32_t *keys = NULL;
+        char *text;
+        size_t n = 0, len = 0;
+        int count = 0;
+
+        for (const Pending *p = group; p; p = p->next)
+                n += 1 + p->ctx->b->n_jobs;
+        keys = calloc(n, sizeof(uint32_t));
+        /* "{", keys of at most 4 digits each after a ",", "}" */
+        text = malloc(2 + n * 5 + 1);
+        if (!keys || !text) {
+                free(text);
+                return -ENOMEM;
+        }
+        n = 0;
+        for (const Pending *p = group; p; p = p->next) {
+                const Batch *b = p->ctx->b;
+
+                keys[n++] = lock_key('n', b->node);
+                for (size_t i = 0; i < b->n_jobs; i++)
+                        keys[n++] = lock_key('j', b->jobs[i].job);
+        }
+        qsort(keys, n, sizeof(uint32_t), cmp_key);
+        text[len++] = '{';
+        for (size_t i = 0; i < n; i++)
+                if (i == 0 || keys[i] != keys[i - 1]) {
+                        len += (size_t) sprintf(text + len, "%s%" PRIu32, count ? "," : "", keys[i]);
+                        count++;
+                }
+        text[len++] = '}';
+        text[len] = 0;
+        *ret = text;
+        return count;
+}
+
+/* Starts the transaction a group is stored in: beside other writers, with
+ * the nodes and jobs of its batches locked, all at once and in the order
+ * of their keys, before any of their rows (statements.h,
+ * SqlDialect.ingest_lock_keys); alone where the database has one writer,
+ * or where the group would hold more than LOCK_KEYS_MAX locks. */
+static int group_begin(Conn *c, const Pending *group) {
+        const SqlDialect *d = sql_dialect(c->db->driver->dialect);
+        _cleanup_free_ char *keys = NULL;
+        int r, n = 0;
+
+        c->shares_writes = c->site_locked = false;
+        if (d->ingest_lock_keys) {
+                n = group_keys(group, &keys);
+                if (n < 0)
+                        return n;
+        }
+        if (n == 0 || n > LOCK_KEYS_MAX)
+                r = db_begin_write(c->db);
+        else {
+                r = db_begin_ingest(c->db);
+                if (r >= 0 && !c->lock_keys)
+                        r = db_prepare(c->db, d->ingest_lock_keys, true, &c->lock_keys);
+                if (r >= 0) {
+                        db_reset(c->lock_keys);
+                        r = bind_nullable_text(c->lock_keys, 1, keys);
+                }
+                if (r >= 0)
+                        r = db_execute(c->lock_keys, 0);
+                c->shares_writes = r >= 0;
+        }
+        if (r >= 0 && d->ingest_setup)
+                r = conn_exec_kept(c, &c->ingest_setup, d->ingest_setup);
+        return r;
 }
 
 /* The writer looks for live jobs gone quiet at most this often. */
@@ -121,13 +213,13 @@ static int write_group_once(SqlStorage *s, Pending *group) {
         int r;
 
         db_error_clear();
-        r = db_begin_write(c->db);
-        if (r >= 0 && sql_dialect(c->db->driver->dialect)->ingest_setup)
-                r = exec_kept(c, &c->ingest_setup, sql_dialect(c->db->driver->dialect)->ingest_setup);
+        r = group_begin(c, group);
         for (Pending *p = group; p && r >= 0; p = p->next) {
+                bool site_locked = c->site_locked;
+
                 db_error_clear(); /* each batch's own message (note_error()) */
                 /* its outcome comes with the batch's first answer */
-                p->r = exec_kept(c, &c->savepoint, "SAVEPOINT batch");
+                p->r = conn_exec_kept(c, &c->savepoint, "SAVEPOINT batch");
                 if (p->r >= 0)
                         p->r = ingest_locked(p->ctx, p->now, &p->res);
                 /* A driver that pipelines reports what the batch's writes
@@ -135,10 +227,11 @@ static int write_group_once(SqlStorage *s, Pending *group) {
                 if (p->r >= 0 && !p->res.duplicate)
                         p->r = conn_exec(c, "RELEASE batch");
                 if (p->r == -EOVERFLOW && !p->ctx->err.field[0])
-                        p->r = ingest_again_in_order(s, p);
+                        p->r = ingest_again_in_order(s, p, site_locked);
                 if (p->r < 0 || p->res.duplicate) {
                         (void) conn_exec(c, "ROLLBACK TO batch");
                         (void) conn_exec(c, "RELEASE batch");
+                        c->site_locked = site_locked;
                 }
                 if (p->r < 0) {
                         note_error(p);
@@ -161,6 +254,7 @@ static int write_group_once(SqlStorage *s, Pending *group) {
                         jobs_settle(s);
         } else if (db_in_transaction(c->db))
                 (void) conn_exec(c, "ROLLBACK");
+        c->shares_writes = c->site_locked = false;
         return r;
 }
 
@@ -172,6 +266,10 @@ static void write_group(SqlStorage *s, Pending *group) {
                 r = write_group_once(s, group);
                 if (r != -EAGAIN || tries == GROUP_TRIES)
                         break;
+                /* The writers' order of locks (statements.h) makes this
+                 * rare: say so, and what the database said. */
+                log_warning("Storing a group of batches conflicted with another writer (%s); trying again.",
+                            db_error_last() ?: "no message");
                 for (Pending *p = group; p; p = p->next) {
                         ingest_ctx_reset(p->ctx);
                         p->r = 0;
@@ -190,11 +288,13 @@ static void write_group(SqlStorage *s, Pending *group) {
 
 static Pending *take_group(SqlStorage *s) {
         Pending *group = s->queue_head, *last = group;
-        size_t rows = last->ctx->b->n_rows;
+        size_t rows = last->ctx->b->n_rows, batches = 1,
+               max_batches = sql_dialect(s->driver->dialect)->ingest_lock_keys ? GROUP_MAX_SHARED : SIZE_MAX;
 
-        while (last->next && rows + last->next->ctx->b->n_rows <= GROUP_MAX_ROWS) {
+        while (last->next && rows + last->next->ctx->b->n_rows <= GROUP_MAX_ROWS && batches < max_batches) {
                 last = last->next;
                 rows += last->ctx->b->n_rows;
+                batches++;
         }
         s->queue_head = last->next;
         if (!s->queue_head)
@@ -203,8 +303,16 @@ static Pending *take_group(SqlStorage *s) {
         return group;
 }
 
+/* The writer a node's batches go to: always the same, so that they are
+ * stored in the order they came, and its caches know the node. */
+static SqlStorage *lane_of(SqlStorage *s, const char *node) {
+        if (s->n_lanes <= 1)
+                return s;
+        return s->lanes[lock_key('n', node) % s->n_lanes];
+}
+
 int sql_ingest(Storage *base, const Batch *b, int64_t now, IngestResult *ret, BatchError *err) {
-        SqlStorage *s = (SqlStorage *) base;
+        SqlStorage *s = lane_of((SqlStorage *) base, b->node);
         IngestCtx x;
         Pending me = { .ctx = &x, .now = now };
 
