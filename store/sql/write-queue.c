@@ -95,23 +95,23 @@ static int cmp_key(const void *a, const void *b) {
         return x < y ? -1 : x > y;
 }
 
-/* The keys of the locks on the nodes and jobs of the group's batches,
- * sorted, as the text of an array ("{3,17,…}") in *ret; returns how many. */
+/* The keys of the locks on the nodes and jobs of the group's batches (the
+ * jobs it claims, and those its rows, markers and ranks name), sorted, as
+ * the text of an array ("{3,17,…}") in *ret; returns how many, and leaves
+ * *ret NULL when that is more than LOCK_KEYS_MAX. */
 static int group_keys(const Pending *group, char **ret) {
         _cleanup_free_ uint32_t *keys = NULL;
+        size_t n = 0, len = 0, count = 0;
         char *text;
-        size_t n = 0, len = 0;
-        int count = 0;
 
-        for (const Pending *p = group; p; p = p->next)
-                n += 1 + p->ctx->b->n_jobs;
-        keys = calloc(n, sizeof(uint32_t));
-        /* "{", keys of at most 4 digits each after a ",", "}" */
-        text = malloc(2 + n * 5 + 1);
-        if (!keys || !text) {
-                free(text);
-                return -ENOMEM;
+        for (const Pending *p = group; p; p = p->next) {
+                const Batch *b = p->ctx->b;
+
+                n += 1 + b->n_jobs + b->n_rows + b->n_markers + b->n_ranks;
         }
+        keys = calloc(n, sizeof(uint32_t));
+        if (!keys)
+                return -ENOMEM;
         n = 0;
         for (const Pending *p = group; p; p = p->next) {
                 const Batch *b = p->ctx->b;
@@ -119,18 +119,34 @@ static int group_keys(const Pending *group, char **ret) {
                 keys[n++] = lock_key('n', b->node);
                 for (size_t i = 0; i < b->n_jobs; i++)
                         keys[n++] = lock_key('j', b->jobs[i].job);
+                /* rows of one job come in runs: each run's job once */
+                for (size_t i = 0; i < b->n_rows; i++)
+                        if (b->rows[i].job && (i == 0 || !b->rows[i - 1].job || !streq(b->rows[i].job, b->rows[i - 1].job)))
+                                keys[n++] = lock_key('j', b->rows[i].job);
+                for (size_t i = 0; i < b->n_markers; i++)
+                        if (b->markers[i].job)
+                                keys[n++] = lock_key('j', b->markers[i].job);
+                for (size_t i = 0; i < b->n_ranks; i++)
+                        keys[n++] = lock_key('j', b->ranks[i].job);
         }
         qsort(keys, n, sizeof(uint32_t), cmp_key);
-        text[len++] = '{';
         for (size_t i = 0; i < n; i++)
-                if (i == 0 || keys[i] != keys[i - 1]) {
-                        len += (size_t) sprintf(text + len, "%s%" PRIu32, count ? "," : "", keys[i]);
-                        count++;
-                }
+                if (i == 0 || keys[i] != keys[i - 1])
+                        keys[count++] = keys[i];
+        *ret = NULL;
+        if (count > LOCK_KEYS_MAX)
+                return (int) count;
+        /* "{", keys of at most 4 digits each after a ",", "}" */
+        text = malloc(2 + count * 5 + 1);
+        if (!text)
+                return -ENOMEM;
+        text[len++] = '{';
+        for (size_t i = 0; i < count; i++)
+                len += (size_t) sprintf(text + len, "%s%" PRIu32, i ? "," : "", keys[i]);
         text[len++] = '}';
         text[len] = 0;
         *ret = text;
-        return count;
+        return (int) count;
 }
 
 /* Starts the transaction a group is stored in: beside other writers, with

@@ -4,8 +4,9 @@
 --writers, issue 14).
 
 Twelve nodes push at once to a store with four writers. Every batch touches
-jobs that run on several nodes and objects that every node has, each in an
-order of its own (shuffled per node and batch); it has markers outside jobs
+jobs that run on several nodes (two of them named only by rows, claimed by
+no batch) and objects that every node has, each in an order of its own
+(shuffled per node and batch); it has markers outside jobs
 and in them; now and then it brings an object no batch had before, some of
 them brought by all nodes at about the same time. Writers that changed
 those rows in their batches' orders would deadlock; lmk-store's writers
@@ -34,6 +35,7 @@ BATCHES = 20
 WRITERS = 4
 THREADS = 8
 JOBS = [f"77{j:02d}" for j in range(6)]
+UNCLAIMED = ["7798", "7799"]  # jobs that rows name on every node, and no batch claims
 LIBS = [("/usr/bin/solver", "exe")] + [(f"/usr/lib/x86_64-linux-gnu/lib{n}.so", "lib")
                                        for n in ("c", "m", "mpi", "openblas", "gomp", "fftw3", "hdf5")]
 PHASES = ["", "init", "solve", "io"]
@@ -55,7 +57,7 @@ def batch(i, seq):
     if seq % 7 == i % 7:
         objects.append((f"/opt/{node_name(i)}/lib{seq}.so", "lib"))  # this node's alone
     rows = []
-    for job in jobs + [None]:
+    for job in jobs + UNCLAIMED + [None]:
         objs = list(objects)
         rnd.shuffle(objs)
         for k, (path, kind) in enumerate(objs):
@@ -100,7 +102,7 @@ def main():
         total = sum(r["samples"] for b in batches for r in b["rows"])
         check_eq(sql_read(db, "SELECT count(*), sum(samples) FROM batches")[0], (len(batches), total),
                  "count and samples of the batches (psql): each stored once")
-        for job in JOBS:
+        for job in JOBS + UNCLAIMED:
             want = sum(r["samples"] for b in batches for r in b["rows"] if r["job"] == job)
             check_eq(store.get_ok(f"/api/v1/jobs/{job}")["samples"], want, f"job {job}'s samples (API)")
             check_eq(sql_read(db, "SELECT sum(o.samples) FROM job_objects o JOIN jobs j ON j.id = o.job_id "
