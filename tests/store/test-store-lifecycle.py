@@ -218,9 +218,12 @@ def test_stop_under_load():
     big = [row(str(j), f"/lib/l{k}.so", "lib", 1 + k) for j in range(20) for k in range(25)]
 
     def pusher(node):
-        for seq in range(1, 10000):
-            if stop.is_set():
-                return
+        """Pushes as lmkd does: the next batch after a 200, the same one
+        again after a 503 (the hang-ups below fill the address's
+        connections, and the store then turns new ones away), and stops at
+        anything else, the store's SIGTERM among it."""
+        seq = 1
+        while not stop.is_set():
             body = json.dumps(make_batch(node=node, seq=seq, rows=big)).encode()
             try:
                 status = push_raw(store.port, body)
@@ -228,8 +231,12 @@ def test_stop_under_load():
                 return
             with lock:
                 answered[(node, seq)] = status
+            if status == 503:
+                time.sleep(0.05)
+                continue
             if status != 200:
                 return
+            seq += 1
 
     def hang_up(node):
         """Sends whole batches and closes without reading the answer."""
