@@ -181,7 +181,8 @@ const char *stmt_text(DbDialect dialect, Stmt id);
  * phases, tasks, counter roles, node types, packages, mix keys). A writer
  * beside others runs it under the site lock (SqlDialect.ingest_lock_site),
  * as it does markers outside jobs; all else it changes belongs to its
- * batches' nodes and jobs, which it locked first. */
+ * batches' nodes and jobs, which it locked first. A new statement of the
+ * ingest that changes rows of neither belongs in this list. */
 bool stmt_changes_shared(Stmt id);
 
 /* A statement whose SQL holds one VALUES tuple of '?' (an INSERT of one
