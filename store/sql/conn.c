@@ -45,17 +45,19 @@ int conn_lock_site(Conn *c) {
         return 0;
 }
 
+static int lock_if_shared(Conn *c, Stmt id) {
+        return stmt_changes_shared(id) ? conn_lock_site(c) : 0;
+}
+
 /* Hands out statement id of connection c, prepared on first use, reset and
  * with no bindings; one that changes shared rows after the site lock. */
 int conn_stmt(Conn *c, Stmt id, DbStmt **ret) {
-        if (stmt_changes_shared(id)) {
-                int r = conn_lock_site(c);
+        int r = lock_if_shared(c, id);
 
-                if (r < 0)
-                        return r;
-        }
+        if (r < 0)
+                return r;
         if (!c->stmts[id]) {
-                int r = db_prepare(c->db, stmt_text(c->db->driver->dialect, id), true, &c->stmts[id]);
+                r = db_prepare(c->db, stmt_text(c->db->driver->dialect, id), true, &c->stmts[id]);
 
                 if (r < 0)
                         return r;
@@ -68,13 +70,10 @@ int conn_stmt(Conn *c, Stmt id, DbStmt **ret) {
 /* Statement id prepared for rows rows (1 … ROWS_MAX). */
 static int conn_stmt_rows(Conn *c, Stmt id, size_t rows, DbStmt **ret) {
         DbStmt **st;
+        int r = lock_if_shared(c, id);
 
-        if (stmt_changes_shared(id)) {
-                int r = conn_lock_site(c);
-
-                if (r < 0)
-                        return r;
-        }
+        if (r < 0)
+                return r;
         if (!c->rows_stmts[id]) {
                 c->rows_stmts[id] = calloc(ROWS_MAX, sizeof(DbStmt *));
                 if (!c->rows_stmts[id])
@@ -83,7 +82,8 @@ static int conn_stmt_rows(Conn *c, Stmt id, size_t rows, DbStmt **ret) {
         st = &c->rows_stmts[id][rows - 1];
         if (!*st) {
                 _cleanup_free_ char *sql = NULL;
-                int r = stmt_text_rows(stmt_text(c->db->driver->dialect, id), rows, &sql, &c->rows_cols[id]);
+
+                r = stmt_text_rows(stmt_text(c->db->driver->dialect, id), rows, &sql, &c->rows_cols[id]);
 
                 if (r < 0)
                         return r;
