@@ -215,7 +215,8 @@ def test_rollup_window(d, ids, now, after):
 
     # two periods further back: a shift that keeps every grain aligned
     shift = 2 * PERIOD
-    sql_write(d.db, [(f"UPDATE {t} SET {c} = {c} - {shift} WHERE {c} < ?", (now - DAY,)) for t, c in ROLLUPS])
+    old = (now - DAY) - (now - DAY) % DAY
+    sql_write(d.db, [(f"UPDATE {t} SET {c} = {c} - {shift} WHERE {c} < ?", (old,)) for t, c in ROLLUPS])
     h = now - DAY
     cut = h - h % PERIOD        # the horizon the store will use (until the period turns)
     counts = rollup_counts(d.db, cut)   # before the store starts: its first pass runs at once
