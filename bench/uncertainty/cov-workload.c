@@ -4,7 +4,7 @@
  * that it knows the true share of its CPU time spent in libcov-a. Prints
  * that truth as JSON:
  *
- *   lmk-cov-workload MODE SECONDS SHARE CYCLE_US SEED
+ *   lmk-cov-workload MODE SECONDS SHARE CYCLE_US SEED [LINGER]
  *
  * MODE random: each cycle is a slice in A then one in B, of lengths drawn
  *   uniformly from [0, 2·SHARE·CYCLE_US] and [0, 2·(1-SHARE)·CYCLE_US];
@@ -13,7 +13,11 @@
  *   would be: with CYCLE_US the sampling period, every sample of an
  *   unjittered sampler hits the same point of the cycle (aliasing).
  * SECONDS of CPU time in all. The truth is a_ns / the process's CPU time
- * at exit (start-up and exit included, as they are sampled too). */
+ * at exit (start-up and exit included, as they are sampled too).
+ * LINGER: seconds to sleep after printing, before exiting, so that lmkd
+ *   drains its rings while the process still lives and reads its job from
+ *   its environment (a run shorter than lmkd's drain is otherwise system
+ *   work, not the job's: docs/uncertainty.md). Asleep, it is not sampled. */
 #include <errno.h>
 #include <stdbool.h>
 #include <inttypes.h>
@@ -66,15 +70,16 @@ static void spin_until(void (*spin)(uint64_t), uint64_t deadline, double per_ns)
 }
 
 int main(int argc, char **argv) {
-        double seconds, share, cycle_us, seed_d, per_ns;
+        double seconds, share, cycle_us, seed_d, per_ns, linger = 0;
         uint64_t a_ns = 0, b_ns = 0, slices = 0, budget, cycle_start, t0, t1, t2, total;
         unsigned seed;
         bool periodic;
 
-        if (argc != 6 || (strcmp(argv[1], "random") != 0 && strcmp(argv[1], "periodic") != 0) ||
+        if ((argc != 6 && argc != 7) || (strcmp(argv[1], "random") != 0 && strcmp(argv[1], "periodic") != 0) ||
             parse_double(argv[2], 0.01, 3600, &seconds) < 0 || parse_double(argv[3], 0.0, 1.0, &share) < 0 ||
-            parse_double(argv[4], 1, 10000000, &cycle_us) < 0 || parse_double(argv[5], 0, 4294967295.0, &seed_d) < 0) {
-                fprintf(stderr, "usage: %s random|periodic SECONDS SHARE CYCLE_US SEED\n", argv[0]);
+            parse_double(argv[4], 1, 10000000, &cycle_us) < 0 || parse_double(argv[5], 0, 4294967295.0, &seed_d) < 0 ||
+            (argc == 7 && parse_double(argv[6], 0, 60, &linger) < 0)) {
+                fprintf(stderr, "usage: %s random|periodic SECONDS SHARE CYCLE_US SEED [LINGER]\n", argv[0]);
                 return 2;
         }
         periodic = strcmp(argv[1], "periodic") == 0;
@@ -107,5 +112,16 @@ int main(int argc, char **argv) {
         printf("{\"a_ns\": %" PRIu64 ", \"b_ns\": %" PRIu64 ", \"process_ns\": %" PRIu64
                ", \"cycles\": %" PRIu64 ", \"truth\": %.6f}\n",
                a_ns, b_ns, total, slices, total > 0 ? (double) a_ns / (double) total : 0.0);
+        if (fflush(stdout) != 0) {
+                fprintf(stderr, "%s: writing the result failed: %s\n", argv[0], strerror(errno));
+                return 1;
+        }
+        if (linger > 0) {
+                struct timespec ts = { .tv_sec = (time_t) linger,
+                                       .tv_nsec = (long) ((linger - (double) (time_t) linger) * 1e9) };
+
+                while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+                        ;
+        }
         return 0;
 }

@@ -37,9 +37,11 @@ def main():
     s = result["summaries"][0]
     runs = result["runs"][s["config"]]
 
-    # a run's process may exit before lmkd read its SLURM_JOB_ID (the runs
-    # here have no parent in the job to inherit it from): docs/uncertainty.md
-    check(s["left_out"] <= RUNS // 20, f"{s['left_out']} of {RUNS} runs are not in the store")
+    # each run lingers 1.5 s after its work, alive through a drain of
+    # lmkd's rings (1 s apart), so that lmkd reads its SLURM_JOB_ID (the
+    # runs have no parent in the job to inherit it from): a run missing
+    # from the store is lost, save where the machine held lmkd back
+    check(s["left_out"] <= RUNS // 50, f"{s['left_out']} of {RUNS} runs are not in the store")
     check(0.9 <= s["samples_vs_cpu_time"] <= 1.15,
           f"the jobs have {s['samples_vs_cpu_time']:.3f} times the samples their CPU time calls for")
     for r in runs:
