@@ -651,6 +651,13 @@ bool stmt_changes_shared(Stmt id) {
         case STMT_APP_DIM_ROW_UPSERT:
         case STMT_APP_DIM_TAKE:
         case STMT_APP_DIM_PRUNE:
+        /* retention's, which runs alone: there the site lock is not taken */
+        case STMT_PRUNE_OBJECT_HOURS:
+        case STMT_PRUNE_OBJECT_DAYS:
+        case STMT_PRUNE_OBJECT_WEEKS:
+        case STMT_PRUNE_OBJECT_PERIODS:
+        case STMT_PRUNE_APP_DAYS:
+        case STMT_PRUNE_APP_DIM_DAYS:
                 return true;
         default:
                 return false;

@@ -175,14 +175,16 @@ typedef enum Stmt {
 /* The text of statement id in a dialect. */
 const char *stmt_text(DbDialect dialect, Stmt id);
 
-/* Whether statement id of the ingest changes rows that batches of any node
- * and job change too: the site-wide sums (objects per hour to four weeks,
- * the application mix) and the rows every batch may add to (objects,
- * phases, tasks, counter roles, node types, packages, mix keys). A writer
- * beside others runs it under the site lock (SqlDialect.ingest_lock_site),
- * as it does markers outside jobs; all else it changes belongs to its
- * batches' nodes and jobs, which it locked first. A new statement of the
- * ingest that changes rows of neither belongs in this list. */
+/* Whether statement id changes rows that batches of any node and job
+ * change too: the site-wide sums (objects per hour to four weeks, the
+ * application mix) and the rows every batch may add to (objects, phases,
+ * tasks, counter roles, node types, packages, mix keys). A writer beside
+ * others runs it under the site lock (SqlDialect.ingest_lock_site), as it
+ * does markers outside jobs; all else it changes belongs to its batches'
+ * nodes and jobs, which it locked first. Maintenance runs alone and takes
+ * no site lock. tests/store/test-stmt-shared.c reads the table each
+ * statement writes from its SQL and fails when this list disagrees, or
+ * when a statement writes a table it has not classified. */
 bool stmt_changes_shared(Stmt id);
 
 /* A statement whose SQL holds one VALUES tuple of '?' (an INSERT of one
