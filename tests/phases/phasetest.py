@@ -29,16 +29,27 @@ def stop_lmkd(p, out):
     return load_json(out)
 
 
-def phase_samples(rep, comm):
-    """samples per phase path of comm's rows"""
+# The workload runs as a job of its own, named by this test's pid: lmkd
+# samples every CPU, and the other phase tests may run lmk-marked at the
+# same time (one started before its lmkd, one whose hot marker switches
+# off), whose samples must not count as this test's.
+JOB = str(os.getpid())
+
+
+def job_env():
+    return dict(os.environ, SLURM_JOB_ID=JOB)
+
+
+def phase_samples(rep, comm, job=JOB):
+    """samples per phase path of comm's rows in job (None: in any job or none)"""
     by = {}
     for r in rep["rows"]:
-        if r["comm"] == comm:
+        if r["comm"] == comm and (job is None or r["job"] == job):
             by[r["phase"]] = by.get(r["phase"], 0) + r["samples"]
     return by
 
 
 def run_marked(threads, seconds, hot=False):
     cmd = [build_path("tests", "phases", "lmk-marked"), str(threads), str(seconds)] + (["hot"] if hot else [])
-    p = subprocess.run(cmd, capture_output=True, text=True, check=True, timeout=seconds * 10)
+    p = subprocess.run(cmd, capture_output=True, text=True, check=True, timeout=seconds * 10, env=job_env())
     return json.loads(p.stdout)

@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 from lmktest import build_path, check, log, require_bpf, skip, tmpdir
-from phasetest import phase_samples, start_lmkd, stop_lmkd
+from phasetest import job_env, phase_samples, start_lmkd, stop_lmkd
 
 
 def main():
@@ -21,7 +21,8 @@ def main():
     truth = {}
     try:
         for p in progs:
-            r = subprocess.run([build_path("liblmk", p), "3"], capture_output=True, text=True, check=True, timeout=60)
+            r = subprocess.run([build_path("liblmk", p), "3"], capture_output=True, text=True, check=True, timeout=60,
+                               env=job_env())
             truth[p] = json.loads(r.stdout)
     finally:
         rep = stop_lmkd(lmkd, out)

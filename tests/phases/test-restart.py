@@ -11,13 +11,14 @@ import subprocess
 import time
 
 from lmktest import build_path, check, log, require_bpf, tmpdir
-from phasetest import phase_samples, start_lmkd, stop_lmkd
+from phasetest import job_env, phase_samples, start_lmkd, stop_lmkd
 
 
 def main():
     require_bpf()
     d = tmpdir()
-    wl = subprocess.Popen([build_path("tests", "phases", "lmk-marked"), "2", "10"], stdout=subprocess.PIPE, text=True)
+    wl = subprocess.Popen([build_path("tests", "phases", "lmk-marked"), "2", "10"], stdout=subprocess.PIPE, text=True,
+                          env=job_env())
     time.sleep(2)  # registered and running before lmkd exists
     lmkd, out = start_lmkd(d)
     time.sleep(5)
