@@ -30,9 +30,8 @@ def stop_lmkd(p, out):
 
 
 # The workload runs as a job of its own, named by this test's pid: lmkd
-# samples every CPU, and the other phase tests may run lmk-marked at the
-# same time (one started before its lmkd, one whose hot marker switches
-# off), whose samples must not count as this test's.
+# samples every CPU, and any other lmk-marked still running (another
+# test's Slurm job, a user's) must not count as this test's.
 JOB = str(os.getpid())
 
 
@@ -40,11 +39,11 @@ def job_env():
     return dict(os.environ, SLURM_JOB_ID=JOB)
 
 
-def phase_samples(rep, comm, job=JOB):
-    """samples per phase path of comm's rows in job (None: in any job or none)"""
+def phase_samples(rep, comm):
+    """samples per phase path of comm's rows in this test's job"""
     by = {}
     for r in rep["rows"]:
-        if r["comm"] == comm and (job is None or r["job"] == job):
+        if r["comm"] == comm and r["job"] == JOB:
             by[r["phase"]] = by.get(r["phase"], 0) + r["samples"]
     return by
 
