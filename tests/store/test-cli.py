@@ -142,9 +142,14 @@ def main():
         out, _ = lmk("--json", "job", "9999", *opts, expect=1)
         if "no such job" not in json.loads(out)["error"]:
             fail(f"lmk --json job 9999: {out}")
-        _, err = lmk("jobs", "--store", store.url(), expect=1)
-        if "token" not in err:
-            fail(f"lmk jobs without a token: {err}")
+        # Neither a token nor MUNGE: where munged runs (a login node, a
+        # machine a Slurm test left it on) lmk rightly proves its user with
+        # it, so the test withholds that credential by naming a socket that
+        # does not exist, and says so.
+        no_munged = os.path.join(store.dir, "no-munged.socket")
+        _, err = lmk("jobs", "--store", store.url(), "--munge-socket", no_munged, expect=1)
+        if "MUNGE credential" not in err or "token" not in err:
+            fail(f"lmk jobs without a token or a MUNGE credential: {err}")
         _, err = lmk("jobs", "--since", "yesterday", *opts, expect=1)
         if "since" not in err:
             fail(f"lmk jobs --since yesterday: {err}")
