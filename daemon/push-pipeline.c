@@ -19,7 +19,7 @@ void pushing_done(Pushing *p) {
 }
 
 int pushing_start(Pushing *p, const LmkdConfig *o, const char *host, const LibFamilies *families) {
-        _cleanup_free_ char *token = NULL, *why = NULL;
+        _cleanup_free_ char *token = NULL, *why = NULL, *spool_why = NULL;
         const char *spool = o->spool_dir ?: LMK_STATE_DIR "/spool";
         int r;
 
@@ -34,7 +34,9 @@ int pushing_start(Pushing *p, const LmkdConfig *o, const char *host, const LibFa
         if (r < 0)
                 return log_error_errno(r, "Failed to read the boot id: %m");
         snprintf(p->node, sizeof(p->node), "%s", o->node_name ?: host);
-        r = spool_open(spool, o->spool_max_bytes, &p->spool);
+        r = spool_open(spool, o->spool_max_bytes, &p->spool, &spool_why);
+        if (r < 0 && spool_why)
+                return log_error_errno(r, "%s", spool_why);
         if (r < 0)
                 return log_error_errno(r, "Failed to open spool directory %s: %m", spool);
         r = pusher_start(p->spool, o->store_url, token, &p->pusher);
@@ -49,7 +51,8 @@ int pushing_start(Pushing *p, const LmkdConfig *o, const char *host, const LibFa
         if (r < 0)
                 return log_error_errno(r, "Failed to start the software inventory: %m");
         p->interval_start = (double) now_ns(CLOCK_REALTIME) / 1e9;
-        log_info("Pushing to %s every %u s; spool %s.", o->store_url, o->push_interval, spool);
+        log_info("Pushing to %s every %u s; spool %s (id %s).", o->store_url, o->push_interval, spool,
+                 spool_id(p->spool));
         return 0;
 }
 
