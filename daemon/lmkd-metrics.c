@@ -41,9 +41,12 @@ int lmkd_metrics_format(Monitor *m, Pushing *p, double start_time, char **ret) {
                      "# HELP lmkd_spool_bytes Bytes waiting in the spool.\n# TYPE lmkd_spool_bytes gauge\n"
                      "lmkd_spool_bytes %" PRIu64 "\n"
                      "# HELP lmkd_push_failures_total Pushes that got no answer or a 5xx.\n"
-                     "# TYPE lmkd_push_failures_total counter\nlmkd_push_failures_total %" PRIu64 "\n",
+                     "# TYPE lmkd_push_failures_total counter\nlmkd_push_failures_total %" PRIu64 "\n"
+                     "# HELP lmkd_batches_conflicting_total Batches the store refused with 409: it holds their key "
+                     "with other content (also in state=\"rejected\").\n"
+                     "# TYPE lmkd_batches_conflicting_total counter\nlmkd_batches_conflicting_total %" PRIu64 "\n",
                      start_time, st->samples, st->samples_lost, st->sideband_lost, ss.spooled, ss.sent, ss.rejected, ss.dropped,
-                     ss.corrupt, ss.queued, ss.queued_bytes, ps.failures);
+                     ss.corrupt, ss.queued, ss.queued_bytes, ps.failures, ps.conflicts);
         return r < 0 ? -ENOMEM : 0;
 }
 

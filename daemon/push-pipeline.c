@@ -78,6 +78,7 @@ int pushing_flush(Pushing *p, Monitor *m, const LmkdConfig *o) {
         info = (BatchInfo) {
                 .node = p->node,
                 .boot_id = p->boot_id,
+                .spool_id = spool_id(p->spool),
                 .cluster = o->cluster,
                 .seq = seq,
                 .spool = &ss,
