@@ -591,11 +591,8 @@ static int run(const LmkdConfig *o) {
                         trim_heap();
                         publish_metrics(o, m, &push, start, metrics);
                 }
-                if (do_flush) {
-                        r = pushing_flush(&push, m, o);
-                        if (r < 0)
-                                return r;
-                }
+                if (do_flush)
+                        pushing_flush(&push, m, o);
         }
 
         notify("STOPPING=1");
@@ -605,9 +602,7 @@ static int run(const LmkdConfig *o) {
         if (push.spool) {
                 /* the last, partial interval goes to the spool too, and
                  * out to the store if it answers soon */
-                r = pushing_flush(&push, m, o);
-                if (r < 0)
-                        return r;
+                pushing_flush(&push, m, o);
                 pusher_drain(push.pusher, 5000);
         }
         if (!o->output)

@@ -10,7 +10,9 @@
 #include "spool.h"
 
 /* The push pipeline: at the end of each interval its batch goes into the
- * on-disk spool, and the push thread sends the spool to lmk-store. */
+ * on-disk spool, and the push thread sends the spool to lmk-store.
+ * Sampling never stops for the spool: an interval the spool cannot take is
+ * counted and said once while the trouble lasts. */
 typedef struct Pushing {
         Spool *spool;
         Pusher *pusher;
@@ -19,7 +21,16 @@ typedef struct Pushing {
         double interval_start;          /* Unix time */
         NodeSoftware software;          /* library families installed here */
         const NodeType *node_type;      /* what kind of node this is; NULL: not looked */
-        InventoryWatch *inventory;      /* the software installed here; NULL: not taken */
+        InventoryWatch *inventory;      /* the software inventory's watch; NULL: not taken */
+
+        uint64_t intervals_unspooled;   /* batches the spool could not take */
+        uint64_t samples_unspooled;     /* the samples of those intervals */
+        /* The spool's trouble since it began, said once: the error of its
+         * failing writes (0: none), whether it drops batches for room, and
+         * the counts when it began. A batch spooled without either ends it. */
+        int spool_error;
+        bool spool_dropping;
+        uint64_t trouble_intervals, trouble_samples, trouble_dropped;
 } Pushing;
 
 /* Reads the token, opens the spool, looks for the library families
@@ -27,4 +38,4 @@ typedef struct Pushing {
 int pushing_start(Pushing *p, const LmkdConfig *o, const char *host, const LibFamilies *families);
 void pushing_done(Pushing *p);
 /* Ends the interval: its batch goes to the spool, and the store is asked. */
-int pushing_flush(Pushing *p, Monitor *m, const LmkdConfig *o);
+void pushing_flush(Pushing *p, Monitor *m, const LmkdConfig *o);
