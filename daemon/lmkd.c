@@ -285,10 +285,6 @@ static int epoll_add(int ep, int fd) {
         return epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) < 0 ? -errno : 0;
 }
 
-static double real_time(void) {
-        return (double) now_ns(CLOCK_REALTIME) / 1e9;
-}
-
 /* Why lmk does not write to a path a user named, in the user's terms. */
 static int log_output_error(int r, const char *what, const char *path) {
         if (r == -EISDIR)
@@ -438,7 +434,8 @@ static int run(const LmkdConfig *o) {
         char host[256] = "localhost", text[1024];
         NodeType node_type;
         ReportInfo info = { .host = host, .node_type = &node_type };
-        double start;
+        IntervalClock run_clock;
+        double start, end;
         Interval iv;
         uint64_t t0;
         sigset_t mask;
@@ -496,7 +493,8 @@ static int run(const LmkdConfig *o) {
         if (o->store_url && o->output && monitor_keep_cumulative(m) < 0)
                 return log_oom();
         t0 = now_ns(CLOCK_MONOTONIC);
-        start = real_time();
+        interval_clock_begin(&run_clock, t0, (int64_t) now_ns(CLOCK_REALTIME));
+        interval_clock_times(&run_clock, t0, &start, &end);
         log_info("Sampling %u CPUs at %g Hz with %s.", monitor_online_cpus(m), o->frequency, monitor_event_name(m));
         r = sampler_light_skeleton_error(monitor_sampler(m));
         if (r < 0 && r != -ECANCELED)
@@ -584,6 +582,9 @@ static int run(const LmkdConfig *o) {
                 if (stop)
                         break;
                 if (do_tick) {
+                        /* before the tick: its samples are stamped with the new time */
+                        if (push.spool)
+                                pushing_check_clock(&push, m, o);
                         r = monitor_tick(m, false);
                         if (r < 0)
                                 return r;
@@ -608,7 +609,8 @@ static int run(const LmkdConfig *o) {
         if (!o->output)
                 return 0;
         /* the report covers the whole run, every pushed interval included */
-        monitor_close_interval(m, true, true, start, &iv);
+        interval_clock_times(&run_clock, now_ns(CLOCK_MONOTONIC), &start, &end);
+        monitor_close_interval(m, true, true, start, end, &iv);
         info.duration = (double) (now_ns(CLOCK_MONOTONIC) - t0) / 1e9;
         return write_report(&iv, o, &info);
 }

@@ -21,6 +21,7 @@ void pushing_done(Pushing *p) {
 int pushing_start(Pushing *p, const LmkdConfig *o, const char *host, const LibFamilies *families) {
         _cleanup_free_ char *token = NULL, *why = NULL, *spool_why = NULL;
         const char *spool = o->spool_dir ?: LMK_STATE_DIR "/spool";
+        uint64_t mono;
         int r;
 
         if (!o->token_file)
@@ -50,7 +51,8 @@ int pushing_start(Pushing *p, const LmkdConfig *o, const char *host, const LibFa
         r = inventory_watch_start(o, &p->inventory);
         if (r < 0)
                 return log_error_errno(r, "Failed to start the software inventory: %m");
-        p->interval_start = (double) now_ns(CLOCK_REALTIME) / 1e9;
+        mono = now_ns(CLOCK_MONOTONIC);
+        interval_clock_begin(&p->clock, mono, (int64_t) now_ns(CLOCK_REALTIME));
         log_info("Pushing to %s every %u s; spool %s (id %s).", o->store_url, o->push_interval, spool,
                  spool_id(p->spool));
         return 0;
@@ -120,14 +122,17 @@ static int build_batch(Pushing *p, const Interval *iv, const LmkdConfig *o, uint
 void pushing_flush(Pushing *p, Monitor *m, const LmkdConfig *o) {
         _cleanup_free_ void *gz = NULL;
         _cleanup_free_ char *inventory = NULL;
-        uint64_t samples, seq = 0;
+        uint64_t mono = now_ns(CLOCK_MONOTONIC), samples, seq = 0;
+        int64_t real = (int64_t) now_ns(CLOCK_REALTIME);
         SpoolStats ss, after;
         char digest[65];
+        double start, end;
         size_t size;
         Interval iv;
         int r;
 
-        monitor_close_interval(m, false, false, p->interval_start, &iv);
+        interval_clock_times(&p->clock, mono, &start, &end);
+        monitor_close_interval(m, false, false, start, end, &iv);
         samples = histogram_samples(iv.hist);
         spool_stats(p->spool, &ss);
         r = spool_next_seq(p->spool, &seq);
@@ -152,6 +157,16 @@ void pushing_flush(Pushing *p, Monitor *m, const LmkdConfig *o) {
         }
 next:
         monitor_reset_interval(m);
-        p->interval_start = iv.end;
+        interval_clock_begin(&p->clock, mono, real);
 }
 
+void pushing_check_clock(Pushing *p, Monitor *m, const LmkdConfig *o) {
+        int64_t step = interval_clock_step(&p->clock, now_ns(CLOCK_MONOTONIC), (int64_t) now_ns(CLOCK_REALTIME));
+
+        if (step == 0)
+                return;
+        p->clock_steps++;
+        log_warning("The wall clock stepped by %+.3f s: lmkd ends the interval here and begins the next at the new "
+                    "time (lmkd_clock_steps_total).", (double) step / 1e9);
+        pushing_flush(p, m, o);
+}
