@@ -26,6 +26,8 @@ int batch_build(const Interval *iv, const BatchInfo *info, void **ret_gz, size_t
         o = json_object_new_object();
         json_object_object_add(o, "node", json_object_new_string(info->node));
         json_object_object_add(o, "boot_id", json_object_new_string(info->boot_id));
+        if (info->spool_id)
+                json_object_object_add(o, "spool", json_object_new_string(info->spool_id));
         json_object_object_add(o, "seq", u64(info->seq));
         json_object_object_add(root, "batch", o);
 

@@ -16,6 +16,7 @@
 typedef struct BatchInfo {
         const char *node;
         const char *boot_id;
+        const char *spool_id;           /* batch.spool; NULL: none */
         const char *cluster;
         uint64_t seq;
         const SpoolStats *spool;

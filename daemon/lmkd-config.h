@@ -52,6 +52,10 @@ typedef struct LmkdConfig {
         size_t spool_max_bytes;
 } LmkdConfig;
 
+/* lmkd --help. It lives beside config_init() and states its defaults: a
+ * unit test holds the two together. */
+extern const char config_help_text[];
+
 void config_init(LmkdConfig *c);
 void config_done(LmkdConfig *c);
 

@@ -40,10 +40,23 @@ int lmkd_metrics_format(Monitor *m, Pushing *p, double start_time, char **ret) {
                      "lmkd_spool_batches %" PRIu64 "\n"
                      "# HELP lmkd_spool_bytes Bytes waiting in the spool.\n# TYPE lmkd_spool_bytes gauge\n"
                      "lmkd_spool_bytes %" PRIu64 "\n"
+                     "# HELP lmkd_spool_dropped_for_space_total Batches dropped unsent to make room on the spool's "
+                     "full file system (also in state=\"dropped\").\n"
+                     "# TYPE lmkd_spool_dropped_for_space_total counter\nlmkd_spool_dropped_for_space_total %" PRIu64 "\n"
+                     "# HELP lmkd_intervals_unspooled_total Intervals whose batch could not be written to the spool.\n"
+                     "# TYPE lmkd_intervals_unspooled_total counter\nlmkd_intervals_unspooled_total %" PRIu64 "\n"
+                     "# HELP lmkd_samples_unspooled_total Samples of the intervals that could not be spooled.\n"
+                     "# TYPE lmkd_samples_unspooled_total counter\nlmkd_samples_unspooled_total %" PRIu64 "\n"
+                     "# HELP lmkd_clock_steps_total Steps of the wall clock that ended an interval early.\n"
+                     "# TYPE lmkd_clock_steps_total counter\nlmkd_clock_steps_total %" PRIu64 "\n"
                      "# HELP lmkd_push_failures_total Pushes that got no answer or a 5xx.\n"
-                     "# TYPE lmkd_push_failures_total counter\nlmkd_push_failures_total %" PRIu64 "\n",
+                     "# TYPE lmkd_push_failures_total counter\nlmkd_push_failures_total %" PRIu64 "\n"
+                     "# HELP lmkd_batches_conflicting_total Batches the store refused with 409: it holds their key "
+                     "with other content (also in state=\"rejected\").\n"
+                     "# TYPE lmkd_batches_conflicting_total counter\nlmkd_batches_conflicting_total %" PRIu64 "\n",
                      start_time, st->samples, st->samples_lost, st->sideband_lost, ss.spooled, ss.sent, ss.rejected, ss.dropped,
-                     ss.corrupt, ss.queued, ss.queued_bytes, ps.failures);
+                     ss.corrupt, ss.queued, ss.queued_bytes, ss.dropped_for_space, p->intervals_unspooled,
+                     p->samples_unspooled, p->clock_steps, ps.failures, ps.conflicts);
         return r < 0 ? -ENOMEM : 0;
 }
 

@@ -30,66 +30,6 @@
 #include "report.h"
 #include "util.h"
 
-static void help(void) {
-        printf("Usage: lmkd [OPTIONS]\n"
-               "\n"
-               "Samples what every CPU executes and attributes each sample to a process,\n"
-               "an executable or shared library, the kernel or idle; writes a report\n"
-               "(--output) or pushes batches to lmk-store (--store).\n"
-               "\n"
-               "  -c, --config FILE         Read settings from FILE (default " LMK_SYSCONF_DIR "/lmkd.conf)\n"
-               "  -f, --foreground          Run in the foreground and write one report\n"
-               "  -F, --frequency HZ        Samples per second per CPU (default 1)\n"
-               "  -d, --duration SECONDS    Stop after this long (default: at SIGINT/SIGTERM)\n"
-               "  -o, --output FILE         Write the report to FILE; '-' prints a table\n"
-               "      --format json|table   Report format (default: json, table for '-')\n"
-               "      --event EVENT         auto, cpu-clock or ref-cycles (default auto:\n"
-               "                            unhalted reference cycles where the PMU has them)\n"
-               "  -e, --events LIST         Counters read with each sample:\n"
-               "                            perf, PAPI or libpfm4 names, each EVENT or ROLE=EVENT,\n"
-               "                            e.g. cycles=PAPI_TOT_CYC,instructions=PAPI_TOT_INS,PAPI_L1_DCM;\n"
-               "                            without a role an event is cycles or instructions if it\n"
-               "                            counts those, else named for itself\n"
-               "                            (default: cycles,instructions; 'none' for none)\n"
-               "      --job-counters BOOL   Count the counters of each Slurm job exactly in its\n"
-               "                            cgroup v2 directory (default yes: the kernel switches\n"
-               "                            them only where a CPU changes jobs)\n"
-               "      --exact-counters BOOL Also split the counters at every context switch, for\n"
-               "                            exact counts per process, and per job in cgroup v1\n"
-               "                            (default no: it costs every context switch of every task)\n"
-               "      --jitter PERCENT      Vary each CPU's sampling period by up to this much\n"
-               "                            so sampling does not lock step with periodic work\n"
-               "      --burst FRACTION      After this fraction of samples (0-1, default 0) take\n"
-               "                            3 more, 1 ms apart, for rates and IPC at that location\n"
-               "      --poll-ms MS          How often the rings are drained (default 1000)\n"
-               "      --ready-file FILE     Create FILE once sampling has started\n"
-               "      --store URL           Push a batch to lmk-store every --push-interval\n"
-               "      --token-file FILE     The node's bearer token for the store\n"
-               "      --push-interval SECS  Seconds between batches (default 60)\n"
-               "      --spool DIR           Where batches wait for the store (default\n"
-               "                            " LMK_STATE_DIR "/spool)\n"
-               "      --node-name NAME      This node's name in the store (default: host name)\n"
-               "      --cluster NAME        The cluster's name\n"
-               "      --metrics-file FILE   Write lmkd's own counters there (Prometheus text)\n"
-               "      --metrics-listen ADDR:PORT\n"
-               "                            Serve them at http://ADDR:PORT/metrics (a port\n"
-               "                            alone: on 127.0.0.1; *:PORT: every address)\n"
-               "      --notify-socket PATH  Take Slurm Prolog/Epilog notices there ('none': no\n"
-               "                            socket; default with --store: " JOB_NOTICE_SOCKET_DEFAULT ")\n"
-               "      --liblmk PATHS        liblmk copies whose marker probes to watch from the\n"
-               "                            start (default " LMK_LIBDIR "/liblmk.so.1; copies\n"
-               "                            seen mapped are watched as they appear)\n"
-               "      --powercap-root DIR   Where the RAPL energy counters are (default\n"
-               "                            /sys/class/powercap)\n"
-               "      --families FILE       The site's library families (default\n"
-               "                            " LMK_SYSCONF_DIR "/families.conf if it exists)\n"
-               "  -v, --verbose             Log debug messages\n"
-               "  -h, --help                Show this help\n"
-               "      --version             Show the version\n"
-               "\n"
-               "See lmkd(8) and lmkd.conf(5).\n");
-}
-
 enum {
         ARG_FORMAT = 0x100,
         ARG_EVENT,
@@ -278,7 +218,7 @@ static int parse_args(int argc, char **argv, LmkdConfig *cfg) {
                         log_set_max_level(LOG_DEBUG);
                         break;
                 case 'h':
-                        help();
+                        fputs(config_help_text, stdout);
                         return 0;
                 case ARG_VERSION:
                         printf("lmkd " PACKAGE_VERSION "\n");
@@ -343,10 +283,6 @@ static int timer_fd(double first_s, double interval_s) {
 static int epoll_add(int ep, int fd) {
         struct epoll_event ev = { .events = EPOLLIN, .data.fd = fd };
         return epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) < 0 ? -errno : 0;
-}
-
-static double real_time(void) {
-        return (double) now_ns(CLOCK_REALTIME) / 1e9;
 }
 
 /* Why lmk does not write to a path a user named, in the user's terms. */
@@ -498,7 +434,8 @@ static int run(const LmkdConfig *o) {
         char host[256] = "localhost", text[1024];
         NodeType node_type;
         ReportInfo info = { .host = host, .node_type = &node_type };
-        double start;
+        IntervalClock run_clock;
+        double start, end;
         Interval iv;
         uint64_t t0;
         sigset_t mask;
@@ -556,7 +493,8 @@ static int run(const LmkdConfig *o) {
         if (o->store_url && o->output && monitor_keep_cumulative(m) < 0)
                 return log_oom();
         t0 = now_ns(CLOCK_MONOTONIC);
-        start = real_time();
+        interval_clock_begin(&run_clock, t0, (int64_t) now_ns(CLOCK_REALTIME));
+        interval_clock_times(&run_clock, t0, &start, &end);
         log_info("Sampling %u CPUs at %g Hz with %s.", monitor_online_cpus(m), o->frequency, monitor_event_name(m));
         r = sampler_light_skeleton_error(monitor_sampler(m));
         if (r < 0 && r != -ECANCELED)
@@ -644,6 +582,9 @@ static int run(const LmkdConfig *o) {
                 if (stop)
                         break;
                 if (do_tick) {
+                        /* before the tick: its samples are stamped with the new time */
+                        if (push.spool)
+                                pushing_check_clock(&push, m, o);
                         r = monitor_tick(m, false);
                         if (r < 0)
                                 return r;
@@ -651,11 +592,8 @@ static int run(const LmkdConfig *o) {
                         trim_heap();
                         publish_metrics(o, m, &push, start, metrics);
                 }
-                if (do_flush) {
-                        r = pushing_flush(&push, m, o);
-                        if (r < 0)
-                                return r;
-                }
+                if (do_flush)
+                        pushing_flush(&push, m, o);
         }
 
         notify("STOPPING=1");
@@ -665,15 +603,14 @@ static int run(const LmkdConfig *o) {
         if (push.spool) {
                 /* the last, partial interval goes to the spool too, and
                  * out to the store if it answers soon */
-                r = pushing_flush(&push, m, o);
-                if (r < 0)
-                        return r;
+                pushing_flush(&push, m, o);
                 pusher_drain(push.pusher, 5000);
         }
         if (!o->output)
                 return 0;
         /* the report covers the whole run, every pushed interval included */
-        monitor_close_interval(m, true, true, start, &iv);
+        interval_clock_times(&run_clock, now_ns(CLOCK_MONOTONIC), &start, &end);
+        monitor_close_interval(m, true, true, start, end, &iv);
         info.duration = (double) (now_ns(CLOCK_MONOTONIC) - t0) / 1e9;
         return write_report(&iv, o, &info);
 }

@@ -597,7 +597,7 @@ int monitor_keep_cumulative(Monitor *m) {
         return m->cumulative ? 0 : -ENOMEM;
 }
 
-void monitor_close_interval(Monitor *m, bool final, bool cumulative, double start, Interval *ret) {
+void monitor_close_interval(Monitor *m, bool final, bool cumulative, double start, double end, Interval *ret) {
         const CounterState *cs;
         const EventSpec *ev;
         Histogram *h = m->hist;
@@ -613,7 +613,7 @@ void monitor_close_interval(Monitor *m, bool final, bool cumulative, double star
         }
         *ret = (Interval) {
                 .start = start,
-                .end = (double) now_ns(CLOCK_REALTIME) / 1e9,
+                .end = end,
                 .event = sampler_event_name(m->sampler),
                 .frequency_hz = sampler_frequency(m->sampler),
                 .cpus = cpu_set_count(&m->online),

@@ -50,10 +50,11 @@ int monitor_stop(Monitor *m);
 /* Keeps every interval's rows also in a histogram for a final report. */
 int monitor_keep_cumulative(Monitor *m);
 /* Closes the interval: settles idle time and exact totals and describes
- * the interval from start (Unix time) to now. With cumulative, the
- * description covers every interval since the start (see
- * monitor_keep_cumulative). Valid until monitor_reset_interval(). */
-void monitor_close_interval(Monitor *m, bool final, bool cumulative, double start, Interval *ret);
+ * the interval from start to end (Unix time, from an IntervalClock,
+ * interval-clock.h). With cumulative, the description covers every interval
+ * since the start (see monitor_keep_cumulative). Valid until
+ * monitor_reset_interval(). */
+void monitor_close_interval(Monitor *m, bool final, bool cumulative, double start, double end, Interval *ret);
 /* Starts a new interval: the histogram (rows and totals) is emptied. */
 void monitor_reset_interval(Monitor *m);
 

@@ -19,8 +19,9 @@ void pushing_done(Pushing *p) {
 }
 
 int pushing_start(Pushing *p, const LmkdConfig *o, const char *host, const LibFamilies *families) {
-        _cleanup_free_ char *token = NULL, *why = NULL;
+        _cleanup_free_ char *token = NULL, *why = NULL, *spool_why = NULL;
         const char *spool = o->spool_dir ?: LMK_STATE_DIR "/spool";
+        uint64_t mono;
         int r;
 
         if (!o->token_file)
@@ -34,7 +35,9 @@ int pushing_start(Pushing *p, const LmkdConfig *o, const char *host, const LibFa
         if (r < 0)
                 return log_error_errno(r, "Failed to read the boot id: %m");
         snprintf(p->node, sizeof(p->node), "%s", o->node_name ?: host);
-        r = spool_open(spool, o->spool_max_bytes, &p->spool);
+        r = spool_open(spool, o->spool_max_bytes, &p->spool, &spool_why);
+        if (r < 0 && spool_why)
+                return log_error_errno(r, "%s", spool_why);
         if (r < 0)
                 return log_error_errno(r, "Failed to open spool directory %s: %m", spool);
         r = pusher_start(p->spool, o->store_url, token, &p->pusher);
@@ -48,58 +51,122 @@ int pushing_start(Pushing *p, const LmkdConfig *o, const char *host, const LibFa
         r = inventory_watch_start(o, &p->inventory);
         if (r < 0)
                 return log_error_errno(r, "Failed to start the software inventory: %m");
-        p->interval_start = (double) now_ns(CLOCK_REALTIME) / 1e9;
-        log_info("Pushing to %s every %u s; spool %s.", o->store_url, o->push_interval, spool);
+        mono = now_ns(CLOCK_MONOTONIC);
+        interval_clock_begin(&p->clock, mono, (int64_t) now_ns(CLOCK_REALTIME));
+        log_info("Pushing to %s every %u s; spool %s (id %s).", o->store_url, o->push_interval, spool,
+                 spool_id(p->spool));
         return 0;
 }
 
-/* Ends the interval: its histogram becomes a batch in the spool. */
-int pushing_flush(Pushing *p, Monitor *m, const LmkdConfig *o) {
-        _cleanup_free_ void *gz = NULL;
-        _cleanup_free_ char *inventory = NULL;
-        char digest[65];
-        SpoolStats ss;
-        PushStats ps;
-        size_t size;
-        uint64_t seq;
-        BatchInfo info;
-        Interval iv;
-        int r;
+/* What the spool could not take is counted always and said once while the
+ * trouble lasts, and when it ends, with what was lost meanwhile. */
+static void spool_outcome(Pushing *p, int r, uint64_t samples, const SpoolStats *before, const SpoolStats *after) {
+        uint64_t dropped = after->dropped_for_space - before->dropped_for_space;
+        const char *dir = spool_dir(p->spool);
 
-        monitor_close_interval(m, false, false, p->interval_start, &iv);
-        spool_stats(p->spool, &ss);
+        if (!p->spool_error && !p->spool_dropping && (r < 0 || dropped > 0)) {
+                p->trouble_intervals = p->intervals_unspooled;
+                p->trouble_samples = p->samples_unspooled;
+                p->trouble_dropped = before->dropped_for_space;
+        }
+        if (dropped > 0 && !p->spool_dropping) {
+                log_warning("The file system of spool %s is full: dropped %" PRIu64 " of its oldest batches to make "
+                            "room, and lmkd drops the oldest while it stays full (lmkd_spool_dropped_for_space_total).",
+                            dir, dropped);
+                p->spool_dropping = true;
+        }
+        if (r < 0) {
+                p->intervals_unspooled++;
+                p->samples_unspooled += samples;
+                if (r != p->spool_error)
+                        log_error_errno(r, "Failed to write a batch to spool %s: %m. Its interval (%" PRIu64 " samples) "
+                                        "is lost; sampling goes on, and lmkd counts the intervals it cannot spool "
+                                        "(lmkd_intervals_unspooled_total) until the spool takes batches again.",
+                                        dir, samples);
+                p->spool_error = r;
+                return;
+        }
+        if (dropped == 0 && (p->spool_error || p->spool_dropping)) {
+                log_notice("Spool %s takes batches again (resumed): meanwhile %" PRIu64 " intervals (%" PRIu64 " samples) "
+                           "could not be spooled and %" PRIu64 " batches were dropped to make room.", dir,
+                           p->intervals_unspooled - p->trouble_intervals, p->samples_unspooled - p->trouble_samples,
+                           after->dropped_for_space - p->trouble_dropped);
+                p->spool_error = 0;
+                p->spool_dropping = false;
+        }
+}
+
+static int build_batch(Pushing *p, const Interval *iv, const LmkdConfig *o, uint64_t seq, const SpoolStats *ss,
+                       void **ret_gz, size_t *ret_size, char **ret_inventory, char digest[static 65]) {
+        PushStats ps;
+        BatchInfo info;
+
         pusher_stats(p->pusher, &ps);
-        r = spool_next_seq(p->spool, &seq);
-        if (r < 0)
-                return log_error_errno(r, "Failed to reserve a batch number in the spool: %m");
         info = (BatchInfo) {
                 .node = p->node,
                 .boot_id = p->boot_id,
+                .spool_id = spool_id(p->spool),
                 .cluster = o->cluster,
                 .seq = seq,
-                .spool = &ss,
+                .spool = ss,
                 .push = &ps,
                 .software = &p->software,
                 .node_type = p->node_type,
         };
-        r = inventory_watch_pending(p->inventory, &inventory, digest);
-        if (r < 0)
+        if (inventory_watch_pending(p->inventory, ret_inventory, digest) < 0)
                 log_oom();
-        info.inventory = inventory;
-        r = batch_build(&iv, &info, &gz, &size);
-        if (r < 0)
-                return log_error_errno(r, "Failed to build batch %" PRIu64 ": %m", seq);
-        r = spool_put(p->spool, seq, gz, size);
-        if (r < 0)
-                /* the data of this interval is lost, but sampling goes on */
-                log_error_errno(r, "Failed to spool batch %" PRIu64 ": %m", seq);
-        else {
+        info.inventory = *ret_inventory;
+        return batch_build(iv, &info, ret_gz, ret_size);
+}
+
+void pushing_flush(Pushing *p, Monitor *m, const LmkdConfig *o) {
+        _cleanup_free_ void *gz = NULL;
+        _cleanup_free_ char *inventory = NULL;
+        uint64_t mono = now_ns(CLOCK_MONOTONIC), samples, seq = 0;
+        int64_t real = (int64_t) now_ns(CLOCK_REALTIME);
+        SpoolStats ss, after;
+        char digest[65];
+        double start, end;
+        size_t size;
+        Interval iv;
+        int r;
+
+        interval_clock_times(&p->clock, mono, &start, &end);
+        monitor_close_interval(m, false, false, start, end, &iv);
+        samples = histogram_samples(iv.hist);
+        spool_stats(p->spool, &ss);
+        r = spool_next_seq(p->spool, &seq);
+        if (r >= 0) {
+                r = build_batch(p, &iv, o, seq, &ss, &gz, &size, &inventory, digest);
+                if (r < 0) {
+                        /* not the spool's trouble: said each time */
+                        log_error_errno(r, "Failed to build batch %" PRIu64 ": %m; its interval (%" PRIu64 " samples) "
+                                        "is lost.", seq, samples);
+                        p->intervals_unspooled++;
+                        p->samples_unspooled += samples;
+                        goto next;
+                }
+                r = spool_put(p->spool, seq, gz, size);
+        }
+        spool_stats(p->spool, &after);
+        spool_outcome(p, r, samples, &ss, &after);
+        if (r >= 0) {
                 if (inventory)
                         inventory_watch_spooled(p->inventory, digest);
                 pusher_kick(p->pusher);
         }
+next:
         monitor_reset_interval(m);
-        p->interval_start = iv.end;
-        return 0;
+        interval_clock_begin(&p->clock, mono, real);
 }
 
+void pushing_check_clock(Pushing *p, Monitor *m, const LmkdConfig *o) {
+        int64_t step = interval_clock_step(&p->clock, now_ns(CLOCK_MONOTONIC), (int64_t) now_ns(CLOCK_REALTIME));
+
+        if (step == 0)
+                return;
+        p->clock_steps++;
+        log_warning("The wall clock stepped by %+.3f s: lmkd ends the interval here and begins the next at the new "
+                    "time (lmkd_clock_steps_total).", (double) step / 1e9);
+        pushing_flush(p, m, o);
+}

@@ -122,6 +122,18 @@ static void *run(void *userdata) {
                         if (status == 200) {
                                 (void) spool_remove(p->spool, seq);
                                 backoff = 0;
+                        } else if (status == 409) {
+                                /* not a retry of a stored batch: its key was
+                                 * used for other data (a node sharing this
+                                 * one's name, a spool copied to another node) */
+                                log_error("The store holds batch %" PRIu64 " of spool %s already, with other content "
+                                          "(HTTP 409, a conflict: %s); moved it to %s/rejected/.", seq,
+                                          spool_id(p->spool), body, spool_dir(p->spool));
+                                (void) spool_reject(p->spool, seq);
+                                pthread_mutex_lock(&p->lock);
+                                p->stats.conflicts++;
+                                pthread_mutex_unlock(&p->lock);
+                                backoff = 0;
                         } else if (permanent(status)) {
                                 log_error("The store refused batch %" PRIu64 " for good (HTTP %ld: %s); moved it to rejected/.",
                                           seq, status, body);

@@ -9,11 +9,14 @@
  * first, so a slow or absent store never stalls sampling. A batch leaves
  * the spool only when the store answered 200 (stored, or already stored: a
  * retry is harmless); a 4xx that retrying cannot fix moves it to
- * rejected/. Anything else waits with exponential backoff and jitter. */
+ * rejected/, a 409 (the store holds the batch's key with other content,
+ * docs/batch-format.md) among them. Anything else waits with exponential
+ * backoff and jitter. */
 
 typedef struct PushStats {
         uint64_t attempts;
         uint64_t failures;              /* network errors and 5xx */
+        uint64_t conflicts;             /* 409: the store holds the batch's key with other content */
         uint64_t last_status;           /* HTTP status of the last answer, 0 = none */
         uint64_t backoff_ms;            /* the current wait after failures, 0 = none */
 } PushStats;

@@ -2,9 +2,12 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <zlib.h>
 
@@ -22,6 +25,9 @@ struct Spool {
         pthread_mutex_t lock;
         char *dir;
         int dir_fd;
+        int lock_fd;            /* flock()ed for the spool's life */
+        char id[SPOOL_ID_LENGTH + 1];
+        bool id_saved;          /* in "id"; else written before the next number */
         size_t max_bytes;
         uint64_t next_seq;
         Entry *entries;         /* sorted by seq */
@@ -32,15 +38,48 @@ struct Spool {
         size_t n_corrupt, alloc_corrupt;
 };
 
+/* A batch's name: exactly 20 digits and ".json.gz". */
 static int parse_name(const char *name, uint64_t *ret) {
         char digits[32];
         size_t len = strlen(name);
 
         if (len != 20 + 8 || strcmp(name + 20, ".json.gz") != 0)
                 return -EINVAL;
+        for (size_t i = 0; i < 20; i++)
+                if (name[i] < '0' || name[i] > '9')
+                        return -EINVAL;
         memcpy(digits, name, 20);
         digits[20] = '\0';
         return safe_atou64(digits, 10, ret);
+}
+
+/* The temporary names lmkd writes (write_tmp()): "<name>.tmp" of its state
+ * files, its start-up probe and its batches. Nothing else is ever deleted as
+ * a leftover: the spool is a directory an admin may look into and leave a
+ * note in. */
+static bool is_own_temp_name(const char *name) {
+        size_t len = strlen(name);
+        char base[32];
+        uint64_t seq;
+
+        if (len <= 4 || len - 4 >= sizeof(base) || !streq(name + len - 4, ".tmp"))
+                return false;
+        memcpy(base, name, len - 4);
+        base[len - 4] = '\0';
+        return streq(base, "seq") || streq(base, "id") || streq(base, "probe") || parse_name(base, &seq) >= 0;
+}
+
+_printf_(3, 4)
+static int say(char **ret_error, int r, const char *fmt, ...) {
+        va_list ap;
+
+        if (!ret_error)
+                return r;
+        va_start(ap, fmt);
+        if (vasprintf(ret_error, fmt, ap) < 0)
+                *ret_error = NULL;
+        va_end(ap);
+        return r;
 }
 
 static void name_of(uint64_t seq, char buf[32]) {
@@ -74,14 +113,28 @@ static void remove_index(Spool *s, size_t i) {
 }
 
 static int move_to(Spool *s, uint64_t seq, const char *subdir) {
-        char from[32], to[64];
+        _cleanup_close_ int fd = -EBADF;
+        char name[32];
 
-        name_of(seq, from);
+        name_of(seq, name);
         (void) mkdirat(s->dir_fd, subdir, 0700);
-        snprintf(to, sizeof(to), "%s/%s", subdir, from);
-        if (renameat(s->dir_fd, from, s->dir_fd, to) < 0)
+        fd = openat(s->dir_fd, subdir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        if (renameat(s->dir_fd, name, fd, name) < 0)
                 return -errno;
         return 0;
+}
+
+/* A leftover of lmkd's own: a regular file of lmkd's user by a name it
+ * writes. A FIFO, a symlink or another user's file by such a name stays. */
+static void remove_own_temp(Spool *s, const char *name) {
+        struct stat st;
+
+        if (!is_own_temp_name(name) || fstatat(s->dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+            !S_ISREG(st.st_mode) || st.st_uid != geteuid())
+                return;
+        (void) unlinkat(s->dir_fd, name, 0);
 }
 
 /* Says why a spool file is not a whole gzip stream of one batch, into why
@@ -189,22 +242,137 @@ size_t spool_take_corrupt(Spool *s, SpoolCorrupt **ret) {
         return n;
 }
 
-static int read_state(Spool *s) {
-        _cleanup_free_ char *text = NULL;
-        char path[4200];
+/* Writes data to "<name>.tmp", created afresh (never a file already there),
+ * and fsyncs it. */
+static int write_tmp(Spool *s, const char *name, const void *data, size_t size, char tmp[static 64]) {
+        int fd, r;
+
+        snprintf(tmp, 64, "%s.tmp", name);
+        fd = openat(s->dir_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+        if (fd < 0 && errno == EEXIST) {
+                /* left by a write that failed and could not clean up */
+                remove_own_temp(s, tmp);
+                fd = openat(s->dir_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+        }
+        if (fd < 0)
+                return -errno;
+        r = loop_write(fd, data, size);
+        if (r >= 0 && fsync(fd) < 0)
+                r = -errno;
+        close(fd);
+        if (r < 0)
+                (void) unlinkat(s->dir_fd, tmp, 0);
+        return r;
+}
+
+static int write_at(Spool *s, const char *name, const void *data, size_t size) {
+        char tmp[64];
+        int r;
+
+        r = write_tmp(s, name, data, size, tmp);
+        if (r < 0)
+                return r;
+        if (renameat(s->dir_fd, tmp, s->dir_fd, name) < 0)
+                r = -errno;
+        if (r >= 0 && fsync(s->dir_fd) < 0)
+                r = -errno;
+        if (r < 0)
+                (void) unlinkat(s->dir_fd, tmp, 0);
+        return r;
+}
+
+static void drop_oldest(Spool *s) {
+        char name[32];
+
+        name_of(s->entries[0].seq, name);
+        (void) unlinkat(s->dir_fd, name, 0);
+        remove_index(s, 0);
+        s->stats.dropped++;
+}
+
+/* A full file system takes the oldest batches for room: sampling goes on,
+ * and what is dropped is counted. */
+static int write_room(Spool *s, const char *name, const void *data, size_t size) {
+        for (;;) {
+                int r = write_at(s, name, data, size);
+
+                if ((r != -ENOSPC && r != -EDQUOT) || s->n == 0)
+                        return r;
+                drop_oldest(s);
+                s->stats.dropped_for_space++;
+        }
+}
+
+/* One of lmkd's small state files ("seq", "id"), or NULL when absent. A
+ * symlink or anything but a regular file by that name is not lmkd's. */
+static int read_state_file(Spool *s, const char *name, char **ret, char **ret_error) {
+        _cleanup_close_ int fd = -EBADF;
+        struct stat st;
+        int r;
+
+        *ret = NULL;
+        fd = openat(s->dir_fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+        if (fd < 0 && errno == ENOENT)
+                return 0;
+        if (fd < 0 && errno != ELOOP)
+                return say(ret_error, -errno, "Failed to read %s/%s: %s", s->dir, name, strerror(errno));
+        if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+                return say(ret_error, -EBADMSG, "%s/%s is not a file lmkd wrote (%s); lmkd replaces only its own "
+                           "files: move it away.", s->dir, name, fd < 0 ? "a symlink" : "not a regular file");
+        r = read_full_fd(fd, 64, ret, NULL);
+        if (r == -EFBIG)
+                return 0; /* damaged: as if absent */
+        if (r < 0)
+                return say(ret_error, r, "Failed to read %s/%s: %s", s->dir, name, strerror(-r));
+        (*ret)[strcspn(*ret, "\n")] = '\0';
+        return 0;
+}
+
+static bool id_valid(const char *id) {
+        if (strlen(id) != SPOOL_ID_LENGTH)
+                return false;
+        for (size_t i = 0; i < SPOOL_ID_LENGTH; i++)
+                if (!((id[i] >= '0' && id[i] <= '9') || (id[i] >= 'a' && id[i] <= 'f')))
+                        return false;
+        return true;
+}
+
+/* The next number from "seq", and the id the numbers belong to. Where the
+ * numbering is not known ("seq" absent or damaged: a new spool, one an
+ * older lmkd made, or one an admin emptied), the spool gets a new id, so that
+ * numbers it uses again never meet the old ones at the store. */
+static int read_state(Spool *s, char **ret_error) {
+        _cleanup_free_ char *seq = NULL, *id = NULL;
+        unsigned char raw[SPOOL_ID_LENGTH / 2];
+        char line[SPOOL_ID_LENGTH + 2];
         uint64_t v;
         int r;
 
-        snprintf(path, sizeof(path), "%s/seq", s->dir);
-        r = read_full_file(path, 64, &text, NULL);
-        if (r == -ENOENT)
-                return 0;
+        r = read_state_file(s, "seq", &seq, ret_error);
         if (r < 0)
                 return r;
-        text[strcspn(text, "\n")] = '\0';
-        if (safe_atou64(text, 10, &v) < 0)
-                return 0; /* a damaged state file: the entries below still bound it */
-        s->next_seq = MAX(s->next_seq, v);
+        r = read_state_file(s, "id", &id, ret_error);
+        if (r < 0)
+                return r;
+        if (seq && safe_atou64(seq, 10, &v) >= 0 && id && id_valid(id)) {
+                s->next_seq = MAX(s->next_seq, v);
+                memcpy(s->id, id, sizeof(s->id));
+                s->id_saved = true;
+                return 0;
+        }
+        if (getrandom(raw, sizeof(raw), 0) != (ssize_t) sizeof(raw))
+                return say(ret_error, -EIO, "Failed to draw a spool id: %s", strerror(errno));
+        for (size_t i = 0; i < sizeof(raw); i++)
+                snprintf(s->id + 2 * i, 3, "%02x", raw[i]);
+        if (seq && safe_atou64(seq, 10, &v) >= 0)
+                s->next_seq = MAX(s->next_seq, v);
+        snprintf(line, sizeof(line), "%s\n", s->id);
+        r = write_room(s, "id", line, strlen(line));
+        if (r == -ENOSPC || r == -EDQUOT)
+                return 0; /* written before the first batch number */
+        if (r < 0)
+                return say(ret_error, r, "Failed to write %s/id: %s", s->dir, strerror(-r));
+        s->id_saved = true;
         return 0;
 }
 
@@ -227,9 +395,9 @@ static int scan(Spool *s) {
                 struct stat st;
                 int f;
 
-                if (strncmp(de->d_name, ".tmp", 4) == 0 || strstr(de->d_name, ".tmp")) {
+                if (is_own_temp_name(de->d_name)) {
                         /* a write that never finished */
-                        (void) unlinkat(s->dir_fd, de->d_name, 0);
+                        remove_own_temp(s, de->d_name);
                         continue;
                 }
                 if (parse_name(de->d_name, &seq) < 0)
@@ -267,32 +435,123 @@ static int scan(Spool *s) {
         return 0;
 }
 
-int spool_open(const char *dir, size_t max_bytes, Spool **ret) {
-        Spool *s;
+/* One process at a time: two would hand out the same numbers. The lock file
+ * names the holder's pid for the one refused. It is held open read-only: a
+ * file open for writing would keep the file system from being remounted
+ * read-only. */
+static int lock_spool(Spool *s, char **ret_error) {
+        _cleanup_close_ int fd = -EBADF, w = -EBADF;
+        char buf[32];
+        struct stat st;
+        uint32_t pid;
+        ssize_t n;
+
+        fd = openat(s->dir_fd, "lock", O_RDONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
+        if (fd < 0 && errno == ELOOP)
+                return say(ret_error, -EBADMSG, "%s/lock is a symlink, not lmkd's lock file: move it away.", s->dir);
+        if (fd < 0)
+                return say(ret_error, -errno, "Failed to open the lock file of spool %s: %s (lmkd needs the spool "
+                           "writable)", s->dir, strerror(errno));
+        if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+                return say(ret_error, -EBADMSG, "%s/lock is not a regular file, not lmkd's lock file: move it away.",
+                           s->dir);
+        if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+                if (errno != EWOULDBLOCK)
+                        return say(ret_error, -errno, "Failed to lock spool %s: %s", s->dir, strerror(errno));
+                n = pread(fd, buf, sizeof(buf) - 1, 0);
+                buf[MAX(n, (ssize_t) 0)] = '\0';
+                buf[strcspn(buf, "\n")] = '\0';
+                if (safe_atou32(buf, &pid) >= 0 && pid > 0)
+                        return say(ret_error, -EBUSY, "Spool %s is in use by pid %" PRIu32 ": one lmkd per spool, "
+                                   "or they hand out the same batch numbers. Stop it, or give this one another "
+                                   "--spool.", s->dir, pid);
+                return say(ret_error, -EBUSY, "Spool %s is in use by another process: one lmkd per spool, or they "
+                           "hand out the same batch numbers.", s->dir);
+        }
+        /* the lock holds without it (a read-only spool is refused later);
+         * the pid only helps the next one say who holds it */
+        w = openat(s->dir_fd, "lock", O_WRONLY | O_TRUNC | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+        n = snprintf(buf, sizeof(buf), "%d\n", (int) getpid());
+        if (w >= 0 && write(w, buf, (size_t) n) != n)
+                (void) ftruncate(w, 0);
+        s->lock_fd = TAKE_FD(fd);
+        return 0;
+}
+
+/* A spool lmkd cannot write loses every interval: better said at start.
+ * A full file system is not refused, it frees up as batches leave. */
+static int probe(Spool *s, char **ret_error) {
+        char tmp[64];
         int r;
 
+        r = write_tmp(s, "probe", "lmkd\n", 5, tmp);
+        if (r == -ENOSPC || r == -EDQUOT)
+                return 0;
+        if (r == -EEXIST)
+                return say(ret_error, r, "%s/%s is in the way of lmkd's start-up probe and is not a file lmkd "
+                           "wrote (not a regular file of lmkd's user): move it away.", s->dir, tmp);
+        if (r < 0)
+                return say(ret_error, r, "Spool %s cannot be written (%s): lmkd keeps its batches there. Make it "
+                           "writable for lmkd's user, or give another --spool.", s->dir, strerror(-r));
+        (void) unlinkat(s->dir_fd, tmp, 0);
+        return 0;
+}
+
+int spool_open(const char *dir, size_t max_bytes, Spool **ret, char **ret_error) {
+        _cleanup_(spool_freep) Spool *s = NULL;
+        struct stat st;
+        int r;
+
+        if (ret_error)
+                *ret_error = NULL;
         if (mkdir(dir, 0700) < 0 && errno != EEXIST)
-                return -errno;
+                return say(ret_error, -errno, "Failed to create spool directory %s: %s", dir, strerror(errno));
         s = calloc(1, sizeof(*s));
         if (!s)
                 return -ENOMEM;
         pthread_mutex_init(&s->lock, NULL);
+        s->lock_fd = -EBADF;
         s->max_bytes = max_bytes;
         s->dir = strdup(dir);
-        s->dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (!s->dir || s->dir_fd < 0) {
-                r = s->dir ? -errno : -ENOMEM;
-                spool_free(s);
-                return r;
+        if (!s->dir)
+                return -ENOMEM;
+        /* the directory itself, never where a symlink points: lmkd deletes
+         * and replaces files there */
+        s->dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (s->dir_fd < 0) {
+                r = -errno;
+                /* O_DIRECTORY answers ENOTDIR for a symlink, even to a directory */
+                if ((r == -ELOOP || r == -ENOTDIR) && lstat(dir, &st) == 0 && S_ISLNK(st.st_mode))
+                        return say(ret_error, -ELOOP, "Spool %s is a symlink: give lmkd the directory itself "
+                                   "(--spool, [store] spool).", dir);
+                if (r == -ENOTDIR)
+                        return say(ret_error, r, "Spool %s is not a directory.", dir);
+                return say(ret_error, r, "Failed to open spool directory %s: %s", dir, strerror(-r));
         }
-        r = read_state(s);
-        if (r >= 0)
-                r = scan(s);
-        if (r < 0) {
-                spool_free(s);
+        if (fstat(s->dir_fd, &st) < 0)
+                return say(ret_error, -errno, "Failed to inspect spool directory %s: %s", dir, strerror(errno));
+        if (st.st_uid != geteuid())
+                return say(ret_error, -EPERM, "Spool %s is owned by uid %u, not by lmkd's user (uid %u): the spool "
+                           "is lmkd's alone. Give lmkd a directory of its own.", dir, (unsigned) st.st_uid,
+                           (unsigned) geteuid());
+        if (st.st_mode & (S_IWGRP | S_IWOTH))
+                return say(ret_error, -EPERM, "Spool %s is writable by %s (mode %04o): the spool is lmkd's alone "
+                           "(chmod 700 %s).", dir, st.st_mode & S_IWOTH ? "others" : "its group",
+                           (unsigned) (st.st_mode & 07777), dir);
+        r = lock_spool(s, ret_error);
+        if (r < 0)
                 return r;
-        }
-        *ret = s;
+        r = probe(s, ret_error);
+        if (r < 0)
+                return r;
+        r = scan(s);
+        if (r < 0)
+                return say(ret_error, r, "Failed to read spool directory %s: %s", dir, strerror(-r));
+        /* after the scan: it cleared what writes that never finished left */
+        r = read_state(s, ret_error);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(s);
         return 0;
 }
 
@@ -300,6 +559,7 @@ Spool *spool_free(Spool *s) {
         if (!s)
                 return NULL;
         safe_close(s->dir_fd);
+        safe_close(s->lock_fd);
         pthread_mutex_destroy(&s->lock);
         free(s->entries);
         free(s->corrupt);
@@ -308,36 +568,27 @@ Spool *spool_free(Spool *s) {
         return NULL;
 }
 
-static int write_at(Spool *s, const char *name, const void *data, size_t size) {
-        char tmp[64];
-        int fd, r;
-
-        snprintf(tmp, sizeof(tmp), "%s.tmp", name);
-        fd = openat(s->dir_fd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-        if (fd < 0)
-                return -errno;
-        r = loop_write(fd, data, size);
-        if (r >= 0 && fsync(fd) < 0)
-                r = -errno;
-        close(fd);
-        if (r >= 0 && renameat(s->dir_fd, tmp, s->dir_fd, name) < 0)
-                r = -errno;
-        if (r >= 0 && fsync(s->dir_fd) < 0)
-                r = -errno;
-        if (r < 0)
-                (void) unlinkat(s->dir_fd, tmp, 0);
-        return r;
+const char *spool_id(const Spool *s) {
+        return s->id;
 }
 
 int spool_next_seq(Spool *s, uint64_t *ret) {
-        char buf[32];
+        char buf[SPOOL_ID_LENGTH + 2];
         uint64_t seq;
-        int r;
+        int r = 0;
 
         pthread_mutex_lock(&s->lock);
+        /* the id the numbers belong to is on disk before a number is */
+        if (!s->id_saved) {
+                snprintf(buf, sizeof(buf), "%s\n", s->id);
+                r = write_room(s, "id", buf, strlen(buf));
+                s->id_saved = r >= 0;
+        }
         seq = s->next_seq;
-        snprintf(buf, sizeof(buf), "%" PRIu64 "\n", seq + 1);
-        r = write_at(s, "seq", buf, strlen(buf));
+        if (r >= 0) {
+                snprintf(buf, sizeof(buf), "%" PRIu64 "\n", seq + 1);
+                r = write_room(s, "seq", buf, strlen(buf));
+        }
         if (r >= 0)
                 s->next_seq = seq + 1;
         pthread_mutex_unlock(&s->lock);
@@ -352,52 +603,74 @@ int spool_put(Spool *s, uint64_t seq, const void *data, size_t size) {
 
         name_of(seq, name);
         pthread_mutex_lock(&s->lock);
-        r = write_at(s, name, data, size);
+        r = write_room(s, name, data, size);
         if (r >= 0) {
                 r = add_entry(s, seq, size);
                 if (r >= 0)
                         qsort(s->entries, s->n, sizeof(Entry), entry_cmp);
                 s->stats.spooled++;
                 /* stay within the bound, oldest first, but keep the newest */
-                while (r >= 0 && s->bytes > s->max_bytes && s->n > 1) {
-                        char old[32];
-
-                        name_of(s->entries[0].seq, old);
-                        (void) unlinkat(s->dir_fd, old, 0);
-                        remove_index(s, 0);
-                        s->stats.dropped++;
-                }
+                while (r >= 0 && s->bytes > s->max_bytes && s->n > 1)
+                        drop_oldest(s);
         }
         pthread_mutex_unlock(&s->lock);
         return r;
 }
 
-int spool_oldest(Spool *s, uint64_t *ret_seq, void **ret_data, size_t *ret_size) {
-        char name[32];
-        uint64_t seq;
-        char *data;
-        size_t size;
-        int fd, r;
+/* A batch that cannot be read is set aside (and said, as a damaged one is),
+ * so that the batches behind it still leave; one that vanished counts as
+ * dropped. */
+static void unreadable(Spool *s, uint64_t seq, int error) {
+        char why[sizeof(((SpoolCorrupt *) NULL)->reason)];
 
         pthread_mutex_lock(&s->lock);
-        if (s->n == 0) {
-                pthread_mutex_unlock(&s->lock);
-                return -ENOENT;
+        if (s->n > 0 && s->entries[0].seq == seq) {
+                remove_index(s, 0);
+                if (error == -ENOENT)
+                        s->stats.dropped++;
+                else {
+                        snprintf(why, sizeof(why), "unreadable: %s", strerror(-error));
+                        (void) move_to(s, seq, "corrupt");
+                        (void) note_corrupt(s, seq, why);
+                }
         }
-        seq = s->entries[0].seq;
-        name_of(seq, name);
-        fd = openat(s->dir_fd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
         pthread_mutex_unlock(&s->lock);
-        if (fd < 0)
-                return -errno;
-        r = read_full_fd(fd, SPOOL_FILE_MAX, &data, &size);
-        close(fd);
-        if (r < 0)
-                return r;
-        *ret_seq = seq;
-        *ret_data = data;
-        *ret_size = size;
-        return 0;
+}
+
+int spool_oldest(Spool *s, uint64_t *ret_seq, void **ret_data, size_t *ret_size) {
+        for (;;) {
+                char name[32];
+                uint64_t seq;
+                char *data;
+                size_t size;
+                int fd, r;
+
+                pthread_mutex_lock(&s->lock);
+                if (s->n == 0) {
+                        pthread_mutex_unlock(&s->lock);
+                        return -ENOENT;
+                }
+                seq = s->entries[0].seq;
+                name_of(seq, name);
+                fd = openat(s->dir_fd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+                pthread_mutex_unlock(&s->lock);
+                if (fd < 0)
+                        r = -errno;
+                else {
+                        r = read_full_fd(fd, SPOOL_FILE_MAX, &data, &size);
+                        close(fd);
+                }
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0) {
+                        unreadable(s, seq, r);
+                        continue;
+                }
+                *ret_seq = seq;
+                *ret_data = data;
+                *ret_size = size;
+                return 0;
+        }
 }
 
 static ssize_t find(Spool *s, uint64_t seq) {

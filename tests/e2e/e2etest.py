@@ -22,10 +22,14 @@ class Lmkd:
     """lmkd pushing to a store every interval seconds, keeping a report of
     all intervals (its own view of the run) in report.json."""
 
-    def __init__(self, d, store, interval=2, hz=99, notify_socket=None, events="none", extra=()):
+    def __init__(self, d, store, interval=2, hz=99, notify_socket=None, events="none", extra=(), spool=None,
+                 env=None, log_path=None):
         self.d = d
         self.out = os.path.join(d, "report.json")
-        self.spool = os.path.join(d, "spool")
+        self.spool = spool or os.path.join(d, "spool")
+        # what lmkd says goes there (appended across restarts) when given
+        self.env = env
+        self.log_path = log_path
         self.metrics = os.path.join(d, "lmkd.prom")
         self.cmd = [build_path("daemon", "lmkd"), "-F", str(hz), "--store", store.url(),
                     "--token-file", node_token_file(d), "--push-interval", str(interval),
@@ -39,9 +43,17 @@ class Lmkd:
         if os.path.exists(ready):
             os.unlink(ready)
         log("+", " ".join(self.cmd))
-        self.proc = subprocess.Popen(self.cmd + ["--ready-file", ready])
+        err = open(self.log_path, "ab") if self.log_path else None
+        env = dict(os.environ, **self.env) if self.env else None
+        self.proc = subprocess.Popen(self.cmd + ["--ready-file", ready], stderr=err, env=env)
+        if err:
+            err.close()
         wait_ready(ready, proc=self.proc)
         return self
+
+    def read_log(self):
+        with open(self.log_path, "rb") as f:
+            return f.read().decode("utf-8", "replace")
 
     def stop(self, sig=signal.SIGTERM):
         self.proc.send_signal(sig)

@@ -145,10 +145,58 @@ static void check_example(const char *path) {
         ASSERT_EQ(c.inventory_interval, 86400);
 }
 
+/* The default that lmkd --help states for an option: the word after
+ * "default" (and a colon) in the option's entry. */
+static const char *help_default(const char *option, char *buf, size_t size) {
+        const char *entry = strstr(config_help_text, option), *end, *d;
+        size_t n;
+
+        if (!entry)
+                test_fail("lmkd --help has no %s", option);
+        /* the entry ends where the next option's line begins */
+        end = strstr(entry + strlen(option), "\n  -") ?: entry + strlen(entry);
+        d = strstr(entry, "default");
+        if (!d || d > end)
+                test_fail("lmkd --help states no default for %s", option);
+        d += strlen("default");
+        d += strspn(d, ": \n");
+        n = strcspn(d, "):; \n");
+        snprintf(buf, size, "%.*s", (int) n, d);
+        return buf;
+}
+
+/* lmkd --help says what config_init() sets: a default changed in one place
+ * only fails here. */
+TEST(help_states_the_defaults) {
+        _cleanup_(config_done) LmkdConfig c;
+        char buf[256], want[256];
+
+        config_init(&c);
+#define CHECK_DEFAULT(option, ...)                                                              \
+        do {                                                                                    \
+                snprintf(want, sizeof(want), __VA_ARGS__);                                      \
+                if (!streq(help_default(option, buf, sizeof(buf)), want))                       \
+                        test_fail("lmkd --help: %s defaults to \"%s\", config_init() to \"%s\"",  \
+                                  option, buf, want);                                           \
+        } while (0)
+        CHECK_DEFAULT("--frequency", "%g", c.frequency);
+        CHECK_DEFAULT("--event ", "%s", c.event == SAMPLE_EVENT_AUTO ? "auto" : "?");
+        CHECK_DEFAULT("--events", "%s,%s", c.events[0].name, c.events[1].name);
+        ASSERT_EQ(c.n_events, 2);
+        CHECK_DEFAULT("--job-counters", "%s", c.job_counters ? "yes" : "no");
+        CHECK_DEFAULT("--exact-counters", "%s", c.exact_counters ? "yes" : "no");
+        CHECK_DEFAULT("--burst", "%g", c.burst);
+        CHECK_DEFAULT("--poll-ms", "%u", c.poll_ms);
+        CHECK_DEFAULT("--push-interval", "%u", c.push_interval);
+        CHECK_DEFAULT("--liblmk", "%s", c.liblmk[0]);
+#undef CHECK_DEFAULT
+}
+
 int main(int argc, char **argv) {
         RUN(defaults_and_file);
         RUN(event_roles);
         RUN(errors_name_line_and_key);
+        RUN(help_states_the_defaults);
         if (argc > 1)
                 check_example(argv[1]);
         return 0;

@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The spool on disk: batches survive a restart in order with fresh sequence
- * numbers, damaged files are set aside, and the bound drops the oldest. */
+ * numbers, damaged files are set aside, and the bound drops the oldest. The
+ * directory is lmkd's alone: one process at a time, never through a symlink,
+ * and nothing deleted or replaced that lmkd did not write. */
 #include <fcntl.h>
 #include <stdio.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include "spool.h"
@@ -53,7 +56,7 @@ TEST(restart_keeps_order_and_numbers) {
         size_t n;
         SpoolStats st;
 
-        ASSERT_OK(spool_open(dir, 1 << 20, &s));
+        ASSERT_OK(spool_open(dir, 1 << 20, &s, NULL));
         put(s, "{\"n\":1}", &a);
         put(s, "{\"n\":2}", &b);
         ASSERT_TRUE(b == a + 1);
@@ -75,7 +78,7 @@ TEST(restart_keeps_order_and_numbers) {
                 close(fd);
         }
 
-        ASSERT_OK(spool_open(dir, 1 << 20, &s));
+        ASSERT_OK(spool_open(dir, 1 << 20, &s, NULL));
         spool_stats(s, &st);
         ASSERT_EQ(st.queued, 2);
         ASSERT_EQ(st.corrupt, 1);
@@ -118,7 +121,7 @@ TEST(bound_drops_oldest) {
         for (size_t i = 0; i < sizeof(big) - 1; i++)
                 big[i] = (char) ('a' + rand_r(&seed) % 26);
         big[sizeof(big) - 1] = '\0';
-        ASSERT_OK(spool_open(dir, 4096, &s));
+        ASSERT_OK(spool_open(dir, 4096, &s, NULL));
         for (int i = 0; i < 20; i++) {
                 put(s, big, &seq);
                 if (i == 0)
@@ -186,7 +189,7 @@ TEST(corrupt_files_say_why) {
         bad[n - 1] ^= 0x01;                                     /* the length in the trailer */
         write_file_at(d, 7, bad, n);
 
-        ASSERT_OK(spool_open(d, 1 << 20, &s));
+        ASSERT_OK(spool_open(d, 1 << 20, &s, NULL));
         spool_stats(s, &st);
         ASSERT_EQ(st.queued, 1);
         ASSERT_EQ(st.corrupt, 6);
@@ -205,9 +208,258 @@ TEST(corrupt_files_say_why) {
         spool_free(s);
 
         /* set aside: a restart finds nothing new to say */
-        ASSERT_OK(spool_open(d, 1 << 20, &s));
+        ASSERT_OK(spool_open(d, 1 << 20, &s, NULL));
         ASSERT_EQ(spool_take_corrupt(s, &again), 0);
         free(again);
+        spool_free(s);
+}
+
+static void read_text(const char *d, const char *name, char *buf, size_t size) {
+        char path[256];
+        FILE *f;
+        size_t n;
+
+        snprintf(path, sizeof(path), "%s/%s", d, name);
+        f = fopen(path, "re");
+        if (!f)
+                test_fail("%s: %m", path);
+        n = fread(buf, 1, size - 1, f);
+        buf[n] = '\0';
+        fclose(f);
+}
+
+static void write_text(const char *d, const char *name, const char *text) {
+        char path[256];
+        int fd;
+
+        snprintf(path, sizeof(path), "%s/%s", d, name);
+        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_OK(loop_write(fd, text, strlen(text)));
+        close(fd);
+}
+
+static bool exists(const char *d, const char *name) {
+        char path[256];
+        struct stat st;
+
+        snprintf(path, sizeof(path), "%s/%s", d, name);
+        return lstat(path, &st) == 0;
+}
+
+static void fresh_dir(const char *name, char *d, size_t size) {
+        snprintf(d, size, "%s/%s", dir, name);
+        ASSERT_TRUE(mkdir(d, 0700) == 0);
+}
+
+/* The id is made with the spool, kept across restarts, and a new one comes
+ * wherever the numbering is not known: the store keys batches on it. */
+TEST(spool_id) {
+        char d[256], text[64], id[SPOOL_ID_LENGTH + 1], cmd[600];
+        uint64_t seq;
+        Spool *s;
+
+        fresh_dir("spool-id", d, sizeof(d));
+        ASSERT_OK(spool_open(d, 1 << 20, &s, NULL));
+        snprintf(id, sizeof(id), "%s", spool_id(s));
+        ASSERT_EQ(strlen(id), SPOOL_ID_LENGTH);
+        ASSERT_EQ(strspn(id, "0123456789abcdef"), SPOOL_ID_LENGTH);
+        read_text(d, "id", text, sizeof(text));
+        ASSERT_TRUE(strncmp(text, id, SPOOL_ID_LENGTH) == 0 && streq(text + SPOOL_ID_LENGTH, "\n"));
+        put(s, "{\"n\":1}", &seq);
+        spool_free(s);
+
+        /* a restart keeps it */
+        ASSERT_OK(spool_open(d, 1 << 20, &s, NULL));
+        ASSERT_STREQ(spool_id(s), id);
+        spool_free(s);
+
+        /* an admin empties the spool: numbers start again, under a new id */
+        snprintf(cmd, sizeof(cmd), "rm -f -- %s/seq %s/*.json.gz", d, d);
+        ASSERT_EQ(system(cmd), 0);
+        ASSERT_OK(spool_open(d, 1 << 20, &s, NULL));
+        ASSERT_TRUE(!streq(spool_id(s), id));
+        put(s, "{\"n\":1}", &seq);
+        ASSERT_EQ(seq, 0);
+        snprintf(id, sizeof(id), "%s", spool_id(s));
+        spool_free(s);
+
+        /* a damaged id: a new one, the numbering goes on */
+        write_text(d, "id", "not an id\n");
+        ASSERT_OK(spool_open(d, 1 << 20, &s, NULL));
+        ASSERT_TRUE(!streq(spool_id(s), id) && strlen(spool_id(s)) == SPOOL_ID_LENGTH);
+        put(s, "{\"n\":2}", &seq);
+        ASSERT_EQ(seq, 1);
+        spool_free(s);
+}
+
+/* Two lmkd on one spool would hand out the same numbers. */
+TEST(one_process_per_spool) {
+        _cleanup_free_ char *why = NULL;
+        char d[256], want[64], text[32];
+        Spool *s, *t = NULL;
+
+        fresh_dir("locked", d, sizeof(d));
+        ASSERT_OK(spool_open(d, 1 << 20, &s, NULL));
+        ASSERT_ERROR(spool_open(d, 1 << 20, &t, &why), EBUSY);
+        ASSERT_NULL(t);
+        snprintf(want, sizeof(want), "in use by pid %d", (int) getpid());
+        if (!why || !strstr(why, want))
+                test_fail("\"%s\" does not say \"%s\"", why ?: "(null)", want);
+        read_text(d, "lock", text, sizeof(text));
+        ASSERT_EQ(atoi(text), getpid());
+        spool_free(s);
+        /* the lock goes with the process that held it */
+        ASSERT_OK(spool_open(d, 1 << 20, &s, NULL));
+        spool_free(s);
+}
+
+/* A symlink to a directory is refused, and nothing where it points is
+ * touched: its temp-like files stay, and its "seq" is not replaced. */
+TEST(symlink_refused) {
+        _cleanup_free_ char *why = NULL;
+        char target[256], link[256], text[64];
+        Spool *s = NULL;
+
+        fresh_dir("elsewhere", target, sizeof(target));
+        write_text(target, "00000000000000000003.json.gz.tmp", "someone's");
+        write_text(target, "seq", "41\n");
+        snprintf(link, sizeof(link), "%s/spool-link", dir);
+        ASSERT_TRUE(symlink(target, link) == 0);
+        ASSERT_ERROR(spool_open(link, 1 << 20, &s, &why), ELOOP);
+        ASSERT_NULL(s);
+        ASSERT_NOT_NULL(why);
+        ASSERT_TRUE(strstr(why, "is a symlink") != NULL);
+        ASSERT_TRUE(exists(target, "00000000000000000003.json.gz.tmp"));
+        read_text(target, "seq", text, sizeof(text));
+        ASSERT_STREQ(text, "41\n");
+        ASSERT_FALSE(exists(target, "lock"));
+        ASSERT_FALSE(exists(target, "id"));
+}
+
+/* lmkd deletes only the names it writes, and only regular files of its own. */
+TEST(foreign_files_survive) {
+        _cleanup_free_ char *why = NULL;
+        char d[256], path[320], moved[340];
+        uint64_t seq;
+        Spool *s;
+
+        fresh_dir("foreign", d, sizeof(d));
+        write_text(d, "notes.tmp.txt", "an admin's note");
+        write_text(d, ".tmp", "?");
+        write_text(d, "batch.tmp", "?");
+        write_text(d, "0000000000000000001.json.gz.tmp", "19 digits");
+        write_text(d, "00000000000000000001.json.gz", "not gzip");  /* lmkd's name: set aside, not deleted */
+        snprintf(path, sizeof(path), "%s/00000000000000000007.json.gz.tmp", d);
+        ASSERT_TRUE(mkfifo(path, 0600) == 0);
+        snprintf(path, sizeof(path), "%s/probe.tmp", d);
+        ASSERT_TRUE(symlink("/etc/passwd", path) == 0);
+        write_text(d, "seq.tmp", "a leftover of lmkd's own");
+        /* in the way of the start-up probe: said, and left */
+        ASSERT_ERROR(spool_open(d, 1 << 20, &s, &why), EEXIST);
+        ASSERT_TRUE(why && strstr(why, "probe.tmp is in the way"));
+        ASSERT_TRUE(exists(d, "probe.tmp"));
+        snprintf(moved, sizeof(moved), "%s.moved", path);
+        ASSERT_TRUE(rename(path, moved) == 0);
+        ASSERT_OK(spool_open(d, 1 << 20, &s, NULL));
+        for (size_t i = 0; i < 8; i++) {
+                _cleanup_free_ void *gz = NULL;
+                size_t n;
+
+                ASSERT_OK(gzip_buffer("{}", 2, &gz, &n));
+                ASSERT_OK(spool_next_seq(s, &seq));
+                /* the FIFO by batch 7's temporary name fails that one batch */
+                if (seq == 7)
+                        ASSERT_ERROR(spool_put(s, seq, gz, n), EEXIST);
+                else
+                        ASSERT_OK(spool_put(s, seq, gz, n));
+        }
+        spool_free(s);
+        ASSERT_TRUE(exists(d, "notes.tmp.txt"));
+        ASSERT_TRUE(exists(d, ".tmp"));
+        ASSERT_TRUE(exists(d, "batch.tmp"));
+        ASSERT_TRUE(exists(d, "0000000000000000001.json.gz.tmp"));
+        ASSERT_TRUE(exists(d, "00000000000000000007.json.gz.tmp"));
+        ASSERT_TRUE(exists(d, "probe.tmp.moved"));
+        ASSERT_TRUE(exists(d, "corrupt/00000000000000000001.json.gz"));
+        ASSERT_FALSE(exists(d, "seq.tmp"));
+        ASSERT_TRUE(access("/etc/passwd", F_OK) == 0);
+}
+
+/* lmkd's "seq" or "id" that is not a regular file is not lmkd's: refused,
+ * not replaced. */
+TEST(state_files_not_replaced) {
+        _cleanup_free_ char *why = NULL;
+        char d[256], path[300], target[300], text[32];
+        Spool *s = NULL;
+
+        fresh_dir("state", d, sizeof(d));
+        snprintf(target, sizeof(target), "%s/precious", dir);
+        write_text(dir, "precious", "keep\n");
+        snprintf(path, sizeof(path), "%s/seq", d);
+        ASSERT_TRUE(symlink(target, path) == 0);
+        ASSERT_ERROR(spool_open(d, 1 << 20, &s, &why), EBADMSG);
+        ASSERT_NOT_NULL(why);
+        ASSERT_TRUE(strstr(why, "seq is not a file lmkd wrote") != NULL);
+        read_text(dir, "precious", text, sizeof(text));
+        ASSERT_STREQ(text, "keep\n");
+}
+
+/* Writable by others, or not lmkd's user's: refused with why. */
+TEST(permissions_refused) {
+        _cleanup_free_ char *why = NULL, *why2 = NULL, *why3 = NULL;
+        char d[256];
+        Spool *s = NULL;
+
+        fresh_dir("group-writable", d, sizeof(d));
+        ASSERT_TRUE(chmod(d, 0770) == 0);
+        ASSERT_ERROR(spool_open(d, 1 << 20, &s, &why), EPERM);
+        ASSERT_NOT_NULL(why);
+        ASSERT_TRUE(strstr(why, "writable by its group") != NULL);
+        ASSERT_TRUE(chmod(d, 0703) == 0);
+        ASSERT_ERROR(spool_open(d, 1 << 20, &s, &why2), EPERM);
+        ASSERT_TRUE(strstr(why2, "writable by others") != NULL);
+        ASSERT_FALSE(exists(d, "lock"));
+        ASSERT_TRUE(chmod(d, 0755) == 0);    /* readable by others is fine */
+        ASSERT_OK(spool_open(d, 1 << 20, &s, NULL));
+        spool_free(s);
+        if (geteuid() != 0)
+                return; /* chown to another user needs root */
+        fresh_dir("not-mine", d, sizeof(d));
+        ASSERT_TRUE(chown(d, 65534, 65534) == 0);
+        s = NULL;
+        ASSERT_ERROR(spool_open(d, 1 << 20, &s, &why3), EPERM);
+        ASSERT_TRUE(strstr(why3, "owned by uid 65534") != NULL);
+}
+
+/* A batch that vanished or cannot be read does not hold up those behind it. */
+TEST(unreadable_batch_skipped) {
+        _cleanup_free_ SpoolCorrupt *c = NULL;
+        char d[256], path[320];
+        uint64_t a, b, c3, seq;
+        SpoolStats st;
+        void *data;
+        size_t n;
+        Spool *s;
+
+        fresh_dir("unreadable", d, sizeof(d));
+        ASSERT_OK(spool_open(d, 1 << 20, &s, NULL));
+        put(s, "{\"n\":1}", &a);
+        put(s, "{\"n\":2}", &b);
+        put(s, "{\"n\":3}", &c3);
+        snprintf(path, sizeof(path), "%s/%020" PRIu64 ".json.gz", d, a);
+        ASSERT_TRUE(unlink(path) == 0);
+        snprintf(path, sizeof(path), "%s/%020" PRIu64 ".json.gz", d, b);
+        ASSERT_TRUE(unlink(path) == 0 && mkdir(path, 0700) == 0); /* read() answers EISDIR */
+        ASSERT_OK(spool_oldest(s, &seq, &data, &n));
+        ASSERT_EQ(seq, c3);
+        ASSERT_STREQ(gunzip(data, n), "{\"n\":3}");
+        free(data);
+        spool_stats(s, &st);
+        ASSERT_EQ(st.dropped, 1);
+        ASSERT_EQ(st.corrupt, 1);
+        ASSERT_EQ(spool_take_corrupt(s, &c), 1);
+        ASSERT_TRUE(strstr(c[0].reason, "unreadable: Is a directory") != NULL);
         spool_free(s);
 }
 
@@ -218,6 +470,13 @@ int main(void) {
         RUN(restart_keeps_order_and_numbers);
         RUN(bound_drops_oldest);
         RUN(corrupt_files_say_why);
+        RUN(spool_id);
+        RUN(one_process_per_spool);
+        RUN(symlink_refused);
+        RUN(foreign_files_survive);
+        RUN(state_files_not_replaced);
+        RUN(permissions_refused);
+        RUN(unreadable_batch_skipped);
         snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
         ASSERT_EQ(system(cmd), 0);
         return 0;
