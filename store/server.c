@@ -24,12 +24,13 @@ typedef struct Route {
         bool site_view; /* site-wide aggregates: people see them unless the site says no */
         bool page;      /* HTML for people: errors answered as pages too */
         const CsvTable *csv; /* a list: ?format=csv answers these rows (csv-out.h) */
+        bool body;      /* takes a body (JSON); any other route refuses one */
 } Route;
 
 /* Query routes are read-only and need an admin token; ingest needs a node
  * token. Neither role may do the other's work (docs/lmk-store.md). */
 static const Route routes[] = {
-        { "/api/v1/ingest", false, "POST", ROLE_NODE, api_ingest },
+        { "/api/v1/ingest", false, "POST", ROLE_NODE, api_ingest, .body = true },
         { "/api/v1/jobs", false, "GET", ROLE_ADMIN, api_jobs, false, false, &api_jobs_csv },
         { "/api/v1/jobs/", true, "GET", ROLE_ADMIN, api_job },
         { "/api/v1/objects", false, "GET", ROLE_ADMIN, api_objects, true, false, &api_objects_csv },
@@ -39,7 +40,7 @@ static const Route routes[] = {
         { "/api/v1/families", false, "GET", ROLE_ADMIN, api_families, true, false, &api_families_csv },
         { "/api/v1/scaling", false, "GET", ROLE_ADMIN, api_scaling, true, false, &api_scaling_csv },
         { "/api/v1/apps", false, "GET", ROLE_ADMIN, api_apps, true, false, &api_apps_csv },
-        { "/api/v1/sessions", false, "POST", ROLE_ADMIN, api_sessions },
+        { "/api/v1/sessions", false, "POST", ROLE_ADMIN, api_sessions, .body = true },
         { "/metrics", false, "GET", ROLE_NONE, api_metrics },
         { "/healthz", false, "GET", ROLE_NONE, api_healthz },
         /* the web pages (docs/web.md) */
@@ -405,6 +406,31 @@ static bool authenticate_munge(Server *s, Ctx *ctx, const char *cred, Reply *rep
         return person_admit(s, ctx, reply);
 }
 
+typedef struct HeaderCount {
+        const char *name;
+        unsigned n;
+} HeaderCount;
+
+static enum MHD_Result count_header(void *cls, enum MHD_ValueKind kind, const char *key, const char *value) {
+        HeaderCount *h = cls;
+
+        h->n += strcasecmp(key, h->name) == 0;
+        return MHD_YES;
+}
+
+/* An identity header sent twice is refused, not read as its first copy:
+ * a client's own copy would otherwise come before the one a proxy adds. */
+static bool header_once(Server *s, Ctx *ctx, const char *name, Reply *reply) {
+        HeaderCount h = { .name = name };
+
+        MHD_get_connection_values(ctx->req.connection, MHD_HEADER_KIND, count_header, &h);
+        if (h.n <= 1)
+                return true;
+        server_denied(s, &ctx->req, "repeated-header");
+        reply_error(reply, MHD_HTTP_BAD_REQUEST, NULL, "%s is sent %u times: one request, one identity", name, h.n);
+        return false;
+}
+
 /* A user named by a trusted reverse proxy (single sign-on): 1 when the
  * request came from one with the header, 0 when not (other ways apply),
  * -1 when it was answered. */
@@ -423,6 +449,8 @@ static int authenticate_proxy(Server *s, Ctx *ctx, Reply *reply) {
                 log_debug("Ignoring %s from an address that is not a trusted proxy.", s->config.user_header);
                 return 0;
         }
+        if (!header_once(s, ctx, s->config.user_header, reply))
+                return -1;
         if (!person_route(s, ctx, reply))
                 return -1;
         if (!identity_user_valid(user)) {
@@ -519,6 +547,8 @@ static bool authenticate(Server *s, Ctx *ctx, Reply *reply) {
         SessionClaims c;
         int r, cookie;
 
+        if (h && !header_once(s, ctx, MHD_HTTP_HEADER_AUTHORIZATION, reply))
+                return false;
         cookie = session_cookie(s, ctx, &c);
         if (!h) {
                 r = authenticate_proxy(s, ctx, reply);
@@ -579,6 +609,21 @@ static bool check_body_headers(Server *s, Ctx *ctx, Reply *reply) {
                 return false;
         }
         return true;
+}
+
+/* A route that takes no body refuses one before it arrives, rather than
+ * read and drop it (200 MiB to /healthz): the connection then closes. */
+static bool check_no_body(Ctx *ctx, Reply *reply) {
+        struct MHD_Connection *c = ctx->req.connection;
+        const char *len = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+        uint64_t n;
+
+        if (!MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING) &&
+            (!len || (safe_atou64(len, 10, &n) >= 0 && n == 0)))
+                return true;
+        reply_error(reply, MHD_HTTP_CONTENT_TOO_LARGE, NULL, "%s %s takes no body", ctx->route->method,
+                    ctx->route->path);
+        return false;
 }
 
 static bool route_request(Server *s, Ctx *ctx, const char *url, const char *method, Reply *reply) {
@@ -661,7 +706,7 @@ static bool request_start(Server *s, Ctx *ctx, const char *url, const char *meth
                 return false;
         if (ctx->route->csv && !check_format(ctx, reply))
                 return false;
-        if (streq(ctx->route->method, "POST") && !check_body_headers(s, ctx, reply))
+        if (ctx->route->body ? !check_body_headers(s, ctx, reply) : !check_no_body(ctx, reply))
                 return false;
         return true;
 }
@@ -679,8 +724,6 @@ static bool append_body(Server *s, Ctx *ctx, const char *data, size_t size, Repl
         size_t need, na;
         char *nb;
 
-        if (!streq(ctx->route->method, "POST"))
-                return true; /* a body on a GET means nothing to us */
         if (size > s->config.max_body || ctx->req.body_size > s->config.max_body - size) {
                 reply_error(reply, MHD_HTTP_CONTENT_TOO_LARGE, NULL,
                             "body is over the limit of %zu bytes", s->config.max_body);
