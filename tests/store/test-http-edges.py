@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """The store's HTTP edges (issue 33):
 
-- a route that takes no body (every GET) refuses one with 413
+- a route that takes no body (every GET, POST /login) refuses one with 413
   before it arrives and closes the connection: a 200 MiB body sent to
   /healthz is not read (a few MiB at most, what the sockets buffer);
 - an identity header sent twice is refused (400), not read as its first
@@ -59,7 +59,8 @@ def bodies(s):
     for what, method, path, extra in (
             ("GET /healthz", "GET", "/healthz", ""),
             ("GET /api/v1/jobs with a token", "GET", "/api/v1/jobs", f"Authorization: Bearer {ADMIN_TOKEN}\r\n"),
-            ("HEAD /jobs with a token", "HEAD", "/jobs", f"Authorization: Bearer {ADMIN_TOKEN}\r\n")):
+            ("HEAD /jobs with a token", "HEAD", "/jobs", f"Authorization: Bearer {ADMIN_TOKEN}\r\n"),
+            ("POST /login", "POST", "/login?ticket=x", "")):
         head = (f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n{extra}Content-Length: {BIG}\r\n\r\n").encode()
         status, sent, took = send_big(s.port, head)
         log(f"{what} with a body of {BIG >> 20} MiB: {status}, {sent >> 20} MiB sent, {took:.2f} s")
