@@ -6,13 +6,18 @@
   before it arrives and closes the connection: a 200 MiB body sent to
   /healthz is not read (a few MiB at most, what the sockets buffer);
 - an identity header sent twice is refused (400), not read as its first
-  copy: Authorization, and a trusted proxy's user header."""
+  copy: Authorization, and a trusted proxy's user header;
+- the SQLite database, its -wal and its -shm are its owner's only (0600)
+  when the store is started by hand under a umask of 022, as under the
+  unit's UMask=0077."""
+import os
 import socket
+import stat
 import time
 
 import rawhttp
 from lmktest import check, log
-from storetest import ADMIN_TOKEN, START, Store, check_eq, make_batch, row
+from storetest import ADMIN_TOKEN, BACKEND, START, Store, check_eq, make_batch, row
 
 BIG = 200 << 20
 
@@ -99,7 +104,16 @@ def proxy_user(s):
         check("sent 2 times" in body, f"the refusal of {hdr} {what} says why: {body}")
 
 
+def modes(s):
+    for suffix in ("", "-wal", "-shm"):
+        path = s.db + suffix
+        mode = stat.S_IMODE(os.stat(path).st_mode)
+        check(mode & 0o077 == 0, f"{os.path.basename(path)} is {oct(mode)}: others may read the jobs")
+
+
 def main():
+    # what a shell gives a store started by hand
+    os.umask(0o022)
     batch = make_batch(jobs=[{"job": "7002", "user": "alice@EXAMPLE.ORG", "account": "chem",
                               "first_seen": START, "last_seen": START + 60}],
                        rows=[row("7002", "/apps/a", "exe", 10, user="alice@EXAMPLE.ORG")])
@@ -108,6 +122,10 @@ def main():
         bodies(s)
         repeated(s)
         proxy_user(s)
+        if BACKEND == "sqlite":
+            modes(s)
+        else:
+            log("no files of the store's own on PostgreSQL")
     log("PASS")
 
 
