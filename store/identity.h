@@ -7,6 +7,8 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 
+#include "tokens.h"
+
 /* Who asks: the identity behind a query. An admin token sees everything; a
  * person proves who they are with a MUNGE credential, the way a Slurm
  * cluster already knows its users (the same munged and key), and sees their
@@ -21,7 +23,9 @@
 #define IDENTITY_CREDENTIAL_MAX 4096
 
 typedef struct Identity {
-        bool admin;             /* an admin token: no restriction */
+        bool admin;             /* an admin (token or --admin-users): no restriction */
+        bool by_token;          /* an admin token, the one whose ref (tokens.h) is token_ref */
+        uint8_t token_ref[TOKEN_REF_SIZE];
         uid_t uid;
         char *user;             /* the uid's name on the store's host, else the number */
         char **accounts;        /* the accounts the user leads, NULL-terminated, or NULL */

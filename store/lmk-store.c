@@ -507,6 +507,10 @@ int main(int argc, char **argv) {
         int r;
 
         log_setup("lmk-store");
+        /* The database and the -wal and -shm beside it (SQLite gives them
+         * the database's mode) hold every user's jobs: its owner's only,
+         * as the unit's UMask= has it, also when started by hand. */
+        umask(umask(0077) | 0077);
         store_config_init(&c);
         if (argc > 1 && streq(argv[1], "migrate"))
                 return migrate_main(argc - 1, argv + 1);

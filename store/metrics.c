@@ -29,8 +29,9 @@ void metrics_observe_ingest(Metrics *m, uint64_t usec) {
 
 static const char *const denied_reasons[] = {
         "no-identity", "bad-token", "bad-credential", "wrong-role", "site-view", "not-yours",
-        "bad-session", "conflicting-identity",
+        "bad-session", "conflicting-identity", "repeated-header", "ticket-limit",
 };
+_Static_assert(ELEMENTSOF(denied_reasons) <= ELEMENTSOF(((Metrics *) NULL)->denied), "Metrics.denied too small");
 
 void metrics_count_denied(Metrics *m, const char *reason) {
         for (size_t i = 0; i < ELEMENTSOF(denied_reasons); i++)
@@ -135,7 +136,8 @@ void metrics_write(const Metrics *m, int64_t db_bytes, FILE *f) {
 
         fprintf(f, "# HELP lmk_store_denied_total Requests refused for who asked (no identity, a bad token "
                 "or MUNGE credential, the wrong role, a site view closed to people, someone else's job, a bad "
-                "or expired session or login ticket, two identities that disagree).\n"
+                "or expired session or login ticket, two identities that disagree, an identity header sent "
+                "twice, too many login tickets).\n"
                 "# TYPE lmk_store_denied_total counter\n");
         for (size_t i = 0; i < ELEMENTSOF(denied_reasons); i++)
                 fprintf(f, "lmk_store_denied_total{reason=\"%s\"} %" PRIu64 "\n", denied_reasons[i],

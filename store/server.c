@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
 #include <inttypes.h>
+#include <nettle/memops.h>
 #include <stdarg.h>
 #include <string.h>
 #include <strings.h>
@@ -24,12 +25,14 @@ typedef struct Route {
         bool site_view; /* site-wide aggregates: people see them unless the site says no */
         bool page;      /* HTML for people: errors answered as pages too */
         const CsvTable *csv; /* a list: ?format=csv answers these rows (csv-out.h) */
+        bool body;      /* takes a body (JSON); any other route refuses one */
+        bool credential; /* a session cookie is not enough: MUNGE, a token or a proxy */
 } Route;
 
 /* Query routes are read-only and need an admin token; ingest needs a node
  * token. Neither role may do the other's work (docs/lmk-store.md). */
 static const Route routes[] = {
-        { "/api/v1/ingest", false, "POST", ROLE_NODE, api_ingest },
+        { "/api/v1/ingest", false, "POST", ROLE_NODE, api_ingest, .body = true },
         { "/api/v1/jobs", false, "GET", ROLE_ADMIN, api_jobs, false, false, &api_jobs_csv },
         { "/api/v1/jobs/", true, "GET", ROLE_ADMIN, api_job },
         { "/api/v1/objects", false, "GET", ROLE_ADMIN, api_objects, true, false, &api_objects_csv },
@@ -39,12 +42,14 @@ static const Route routes[] = {
         { "/api/v1/families", false, "GET", ROLE_ADMIN, api_families, true, false, &api_families_csv },
         { "/api/v1/scaling", false, "GET", ROLE_ADMIN, api_scaling, true, false, &api_scaling_csv },
         { "/api/v1/apps", false, "GET", ROLE_ADMIN, api_apps, true, false, &api_apps_csv },
-        { "/api/v1/sessions", false, "POST", ROLE_ADMIN, api_sessions },
+        /* a session never renews itself: it ends when its time is up */
+        { "/api/v1/sessions", false, "POST", ROLE_ADMIN, api_sessions, .body = true, .credential = true },
         { "/metrics", false, "GET", ROLE_NONE, api_metrics },
         { "/healthz", false, "GET", ROLE_NONE, api_healthz },
         /* the web pages (docs/web.md) */
         { "/", false, "GET", ROLE_NONE, web_root, false, true },
         { "/login", false, "GET", ROLE_NONE, web_login, false, true },
+        { "/login", false, "POST", ROLE_NONE, web_login_confirm, false, true },
         { "/logout", false, "GET", ROLE_NONE, web_logout, false, true },
         { "/static/lmk.css", false, "GET", ROLE_NONE, web_css },
         { "/jobs", false, "GET", ROLE_ADMIN, web_jobs, false, true },
@@ -71,7 +76,8 @@ void reply_done(Reply *r) {
         json_object_put(r->json);
         free(r->text);
         free(r->location);
-        free(r->set_cookie);
+        for (size_t i = 0; i < ELEMENTSOF(r->set_cookie); i++)
+                free(r->set_cookie[i]);
         *r = (Reply) {};
 }
 
@@ -275,8 +281,8 @@ static enum MHD_Result send_reply(Server *s, Ctx *ctx, Reply *r) {
                 MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, r->allow);
         if (r->location)
                 MHD_add_response_header(resp, MHD_HTTP_HEADER_LOCATION, r->location);
-        if (r->set_cookie)
-                MHD_add_response_header(resp, MHD_HTTP_HEADER_SET_COOKIE, r->set_cookie);
+        for (size_t i = 0; i < ELEMENTSOF(r->set_cookie) && r->set_cookie[i]; i++)
+                MHD_add_response_header(resp, MHD_HTTP_HEADER_SET_COOKIE, r->set_cookie[i]);
         if (r->content_disposition)
                 MHD_add_response_header(resp, "Content-Disposition", r->content_disposition);
         if (r->content_type && strncmp(r->content_type, "text/html", 9) == 0) {
@@ -405,6 +411,31 @@ static bool authenticate_munge(Server *s, Ctx *ctx, const char *cred, Reply *rep
         return person_admit(s, ctx, reply);
 }
 
+typedef struct HeaderCount {
+        const char *name;
+        unsigned n;
+} HeaderCount;
+
+static enum MHD_Result count_header(void *cls, enum MHD_ValueKind kind, const char *key, const char *value) {
+        HeaderCount *h = cls;
+
+        h->n += strcasecmp(key, h->name) == 0;
+        return MHD_YES;
+}
+
+/* An identity header sent twice is refused, not read as its first copy:
+ * a client's own copy would otherwise come before the one a proxy adds. */
+static bool header_once(Server *s, Ctx *ctx, const char *name, Reply *reply) {
+        HeaderCount h = { .name = name };
+
+        MHD_get_connection_values(ctx->req.connection, MHD_HEADER_KIND, count_header, &h);
+        if (h.n <= 1)
+                return true;
+        server_denied(s, &ctx->req, "repeated-header");
+        reply_error(reply, MHD_HTTP_BAD_REQUEST, NULL, "%s is sent %u times: one request, one identity", name, h.n);
+        return false;
+}
+
 /* A user named by a trusted reverse proxy (single sign-on): 1 when the
  * request came from one with the header, 0 when not (other ways apply),
  * -1 when it was answered. */
@@ -423,6 +454,8 @@ static int authenticate_proxy(Server *s, Ctx *ctx, Reply *reply) {
                 log_debug("Ignoring %s from an address that is not a trusted proxy.", s->config.user_header);
                 return 0;
         }
+        if (!header_once(s, ctx, s->config.user_header, reply))
+                return -1;
         if (!person_route(s, ctx, reply))
                 return -1;
         if (!identity_user_valid(user)) {
@@ -448,17 +481,39 @@ static int session_cookie(Server *s, Ctx *ctx, SessionClaims *ret) {
         return session_verify(s->config.session_key, SESSION_COOKIE_KIND, v, (int64_t) time(NULL), ret) < 0 ? -1 : 1;
 }
 
+static bool session_refused(Server *s, Ctx *ctx, Reply *reply, const char *msg) {
+        server_denied(s, &ctx->req, "bad-session");
+        reply_error(reply, MHD_HTTP_UNAUTHORIZED, NULL, "%s", msg);
+        reply->www_authenticate = true;
+        return false;
+}
+
+/* A session is who it names, with what today's configuration gives them:
+ * an admin token's session lasts while that token is in the token file, a
+ * person is an admin or a lead while --admin-users or the leads say so. */
 static bool authenticate_session(Server *s, Ctx *ctx, const SessionClaims *c, Reply *reply) {
+        bool token_current;
+
         if (!person_route(s, ctx, reply))
                 return false;
+        if (ctx->route->credential)
+                return session_refused(s, ctx, reply, "a session cannot sign in another browser or itself "
+                                       "again: run \"lmk web\" (MUNGE), or use a token");
+        if (c->admin) {
+                pthread_rwlock_rdlock(&s->tokens_lock);
+                token_current = s->tokens && token_set_has_admin_ref(s->tokens, c->ref);
+                pthread_rwlock_unlock(&s->tokens_lock);
+                if (!token_current)
+                        return session_refused(s, ctx, reply, "the admin token this session was signed in with is "
+                                               "no longer valid");
+                ctx->req.identity.admin = ctx->req.identity.by_token = true;
+                memcpy(ctx->req.identity.token_ref, c->ref, TOKEN_REF_SIZE);
+        }
         ctx->req.identity.uid = c->uid >= 0 ? (uid_t) c->uid : (uid_t) -1;
-        ctx->req.identity.admin = c->admin;
         if (!(ctx->req.identity.user = strdup(c->user))) {
                 reply_oom(reply);
                 return false;
         }
-        /* an admin token's session stays an admin's; a person's is checked
-         * again against today's admins and leads */
         return c->admin ? true : person_admit(s, ctx, reply);
 }
 
@@ -481,6 +536,9 @@ static bool authenticate_header(Server *s, Ctx *ctx, const char *h, Reply *reply
 
         pthread_rwlock_rdlock(&s->tokens_lock);
         role = s->tokens ? token_set_lookup(s->tokens, token, &node) : ROLE_NONE;
+        /* which admin token: a session it signs in lasts as long as it does */
+        if (role == ROLE_ADMIN)
+                ctx->req.identity.by_token = token_set_admin_ref(s->tokens, token, ctx->req.identity.token_ref);
         if (node && !(ctx->req.token_node = strdup(node))) {
                 pthread_rwlock_unlock(&s->tokens_lock);
                 reply_oom(reply);
@@ -505,8 +563,8 @@ static bool authenticate_header(Server *s, Ctx *ctx, const char *h, Reply *reply
 }
 
 static bool same_person(const SessionClaims *c, const Identity *id) {
-        if (c->admin || id->admin)
-                return c->admin && id->admin && (!id->user || streq(c->user, id->user));
+        if (c->admin || id->by_token)
+                return c->admin && id->by_token && memeql_sec(c->ref, id->token_ref, TOKEN_REF_SIZE);
         return id->user && streq(c->user, id->user);
 }
 
@@ -519,6 +577,8 @@ static bool authenticate(Server *s, Ctx *ctx, Reply *reply) {
         SessionClaims c;
         int r, cookie;
 
+        if (h && !header_once(s, ctx, MHD_HTTP_HEADER_AUTHORIZATION, reply))
+                return false;
         cookie = session_cookie(s, ctx, &c);
         if (!h) {
                 r = authenticate_proxy(s, ctx, reply);
@@ -581,8 +641,24 @@ static bool check_body_headers(Server *s, Ctx *ctx, Reply *reply) {
         return true;
 }
 
+/* A route that takes no body refuses one before it arrives, rather than
+ * read and drop it (200 MiB to /healthz): the connection then closes. */
+static bool check_no_body(Ctx *ctx, Reply *reply) {
+        struct MHD_Connection *c = ctx->req.connection;
+        const char *len = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+        uint64_t n;
+
+        if (!MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING) &&
+            (!len || (safe_atou64(len, 10, &n) >= 0 && n == 0)))
+                return true;
+        reply_error(reply, MHD_HTTP_CONTENT_TOO_LARGE, NULL, "%s %s takes no body", ctx->route->method,
+                    ctx->route->path);
+        return false;
+}
+
 static bool route_request(Server *s, Ctx *ctx, const char *url, const char *method, Reply *reply) {
         const Route *path_match = NULL;
+        unsigned methods = 0;
 
         for (size_t i = 0; i < ELEMENTSOF(routes); i++) {
                 const Route *rt = &routes[i];
@@ -591,6 +667,7 @@ static bool route_request(Server *s, Ctx *ctx, const char *url, const char *meth
                 if (rt->prefix ? strncmp(url, rt->path, n) != 0 || !url[n] : !streq(url, rt->path))
                         continue;
                 path_match = rt;
+                methods++;
                 /* HEAD is GET without the body, which libmicrohttpd drops. */
                 if (streq(method, rt->method) || (streq(rt->method, "GET") && streq(method, "HEAD"))) {
                         ctx->route = rt;
@@ -601,7 +678,9 @@ static bool route_request(Server *s, Ctx *ctx, const char *url, const char *meth
         }
         if (path_match) {
                 reply_error(reply, MHD_HTTP_METHOD_NOT_ALLOWED, NULL, "%s is not allowed on %s", method, url);
-                reply->allow = streq(path_match->method, "GET") ? "GET, HEAD" : path_match->method;
+                /* /login alone has two: its page and its confirmation */
+                reply->allow = methods > 1 ? "GET, HEAD, POST" :
+                               streq(path_match->method, "GET") ? "GET, HEAD" : path_match->method;
         } else
                 reply_error(reply, MHD_HTTP_NOT_FOUND, NULL, "no such resource: %s", url);
         return false;
@@ -661,7 +740,7 @@ static bool request_start(Server *s, Ctx *ctx, const char *url, const char *meth
                 return false;
         if (ctx->route->csv && !check_format(ctx, reply))
                 return false;
-        if (streq(ctx->route->method, "POST") && !check_body_headers(s, ctx, reply))
+        if (ctx->route->body ? !check_body_headers(s, ctx, reply) : !check_no_body(ctx, reply))
                 return false;
         return true;
 }
@@ -679,8 +758,6 @@ static bool append_body(Server *s, Ctx *ctx, const char *data, size_t size, Repl
         size_t need, na;
         char *nb;
 
-        if (!streq(ctx->route->method, "POST"))
-                return true; /* a body on a GET means nothing to us */
         if (size > s->config.max_body || ctx->req.body_size > s->config.max_body - size) {
                 reply_error(reply, MHD_HTTP_CONTENT_TOO_LARGE, NULL,
                             "body is over the limit of %zu bytes", s->config.max_body);
@@ -848,7 +925,11 @@ int server_start(Server *s) {
         pthread_rwlock_init(&s->tokens_lock, NULL);
         pthread_rwlock_init(&s->findings_lock, NULL);
         pthread_rwlock_init(&s->leads_lock, NULL);
-        session_used_init(&s->tickets_used);
+        if (s->tokens)
+                token_set_derive_refs(s->tokens, s->config.session_key, sizeof(s->config.session_key));
+        r = session_mints_new(&s->mints);
+        if (r < 0)
+                return r;
         s->metrics.start_time = (int64_t) time(NULL);
         s->findings_cache = findings_cache_new();
         if (!s->findings_cache)
@@ -913,6 +994,7 @@ void server_stop(Server *s, unsigned timeout_s) {
         if (!s->mhd) {
                 free_findings(s); /* handed over, never served */
                 s->node_health = node_health_free(s->node_health);
+                s->mints = session_mints_free(s->mints);
                 return;
         }
         fd = MHD_quiesce_daemon(s->mhd);
@@ -935,7 +1017,7 @@ void server_stop(Server *s, unsigned timeout_s) {
         s->node_health = node_health_free(s->node_health);
         pthread_rwlock_destroy(&s->findings_lock);
         pthread_rwlock_destroy(&s->leads_lock);
-        session_used_done(&s->tickets_used);
+        s->mints = session_mints_free(s->mints);
 }
 
 void server_set_findings(Server *s, FindingsConfig *findings, LibFamilies *families) {
@@ -960,6 +1042,7 @@ void server_set_findings(Server *s, FindingsConfig *findings, LibFamilies *famil
 void server_set_tokens(Server *s, TokenSet *tokens) {
         TokenSet *old;
 
+        token_set_derive_refs(tokens, s->config.session_key, sizeof(s->config.session_key));
         pthread_rwlock_wrlock(&s->tokens_lock);
         old = s->tokens;
         s->tokens = tokens;

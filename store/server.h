@@ -68,7 +68,7 @@ typedef struct Server {
 
         atomic_size_t buffered;
 
-        SessionUsed tickets_used;
+        SessionMints *mints; /* login tickets minted per identity */
 } Server;
 
 /* What a handler answers: a JSON body (or text for /metrics, HTML for the
@@ -80,11 +80,11 @@ typedef struct Reply {
         size_t text_size;
         const char *content_type;
         char *location;         /* for 303 */
-        char *set_cookie;
+        char *set_cookie[2];    /* the session and its mark (session.h), or NULL */
         const char *allow;      /* for 405 */
         const char *content_disposition; /* a CSV answer's file name */
         const char *reject_reason; /* an ingest not taken: why (metrics.h); NULL: from the status */
-        unsigned retry_after;   /* for 503 */
+        unsigned retry_after;   /* for 503 and 429 */
         bool www_authenticate;  /* for 401 */
 } Reply;
 
@@ -172,6 +172,9 @@ void api_sessions(Server *s, Request *req, Reply *reply);
 /* The web pages (web.c and web-*.c) */
 void web_root(Server *s, Request *req, Reply *reply);
 void web_login(Server *s, Request *req, Reply *reply);
+/* POST /login: the browser's confirmation that it follows a login link for
+ * someone else than who it is signed in as. */
+void web_login_confirm(Server *s, Request *req, Reply *reply);
 void web_logout(Server *s, Request *req, Reply *reply);
 void web_css(Server *s, Request *req, Reply *reply);
 void web_jobs(Server *s, Request *req, Reply *reply);

@@ -5,15 +5,17 @@
 #include <nettle/hmac.h>
 #include <nettle/memops.h>
 #include <nettle/sha2.h>
+#include <pthread.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 
+#include "hashmap.h"
 #include "identity.h"
 #include "session.h"
 #include "util.h"
 
 #define KEY_FILE_MAX 4096
-#define PAYLOAD_MAX 160
+#define PAYLOAD_MAX 192
 
 int session_key_load(const char *path, uint8_t key[static SESSION_KEY_SIZE]) {
         _cleanup_close_ int fd = -EBADF;
@@ -95,17 +97,18 @@ static int hex_decode(const char *s, size_t len, uint8_t *out, size_t n) {
         return 0;
 }
 
-int session_sign(const uint8_t key[static SESSION_KEY_SIZE], SessionClaims *c, char **ret) {
-        char payload[PAYLOAD_MAX], *t;
+int session_seal(const uint8_t key[static SESSION_KEY_SIZE], const SessionClaims *c, char **ret) {
+        char payload[PAYLOAD_MAX], ref[2 * TOKEN_REF_SIZE + 1] = "-", *t;
         uint8_t m[SHA256_DIGEST_SIZE];
         int n;
 
-        if (!identity_user_valid(c->user) || (c->kind != SESSION_TICKET && c->kind != SESSION_COOKIE_KIND))
+        if (!identity_user_valid(c->user) ||
+            (c->kind != SESSION_TICKET && c->kind != SESSION_COOKIE_KIND && c->kind != SESSION_MARK))
                 return -EINVAL;
-        if (getrandom(&c->nonce, sizeof(c->nonce), 0) != sizeof(c->nonce))
-                return -EIO;
-        n = snprintf(payload, sizeof(payload), "1:%c:%c:%" PRId64 ":%" PRId64 ":%016" PRIx64 ":%s",
-                     (char) c->kind, c->admin ? 'a' : 'u', c->uid, c->expires, c->nonce, c->user);
+        if (c->admin)
+                hex_encode(c->ref, TOKEN_REF_SIZE, ref);
+        n = snprintf(payload, sizeof(payload), "2:%c:%c:%" PRId64 ":%" PRId64 ":%016" PRIx64 ":%s:%s",
+                     (char) c->kind, c->admin ? 'a' : 'u', c->uid, c->expires, c->nonce, ref, c->user);
         if (n < 0 || (size_t) n >= sizeof(payload))
                 return -EINVAL;
         mac(key, payload, (size_t) n, m);
@@ -119,20 +122,31 @@ int session_sign(const uint8_t key[static SESSION_KEY_SIZE], SessionClaims *c, c
         return 0;
 }
 
-/* "1:K:R:UID:EXPIRES:NONCE:USER", all of it checked. */
+int session_sign(const uint8_t key[static SESSION_KEY_SIZE], SessionClaims *c, char **ret) {
+        if (getrandom(&c->nonce, sizeof(c->nonce), 0) != sizeof(c->nonce))
+                return -EIO;
+        return session_seal(key, c, ret);
+}
+
+/* "2:K:R:UID:EXPIRES:NONCE:REF:USER", all of it checked; REF is "-" for a
+ * person. Version 1 named an admin without saying which token, or since
+ * when a person was one: those are refused. */
 static int parse_payload(const char *p, SessionClaims *c) {
-        char kind, role;
+        char kind, role, ref[2 * TOKEN_REF_SIZE + 1];
         int64_t uid, expires;
         uint64_t nonce;
         int used = 0;
 
-        if (sscanf(p, "1:%c:%c:%" SCNd64 ":%" SCNd64 ":%16" SCNx64 ":%n", &kind, &role, &uid, &expires, &nonce,
-                   &used) != 5 || used == 0)
+        if (sscanf(p, "2:%c:%c:%" SCNd64 ":%" SCNd64 ":%16" SCNx64 ":%32[-0-9a-f]:%n", &kind, &role, &uid,
+                   &expires, &nonce, ref, &used) != 6 || used == 0)
                 return -EBADMSG;
-        if ((kind != SESSION_TICKET && kind != SESSION_COOKIE_KIND) || (role != 'a' && role != 'u') ||
-            uid < -1 || !identity_user_valid(p + used) || strlen(p + used) >= sizeof(c->user))
+        if ((kind != SESSION_TICKET && kind != SESSION_COOKIE_KIND && kind != SESSION_MARK) ||
+            (role != 'a' && role != 'u') || uid < -1 || !identity_user_valid(p + used) ||
+            strlen(p + used) >= sizeof(c->user))
                 return -EBADMSG;
         *c = (SessionClaims) { .kind = kind, .admin = role == 'a', .uid = uid, .expires = expires, .nonce = nonce };
+        if (c->admin ? hex_decode(ref, strlen(ref), c->ref, TOKEN_REF_SIZE) < 0 : !streq(ref, "-"))
+                return -EBADMSG;
         strcpy(c->user, p + used);
         return 0;
 }
@@ -173,38 +187,133 @@ int session_verify(const uint8_t key[static SESSION_KEY_SIZE], SessionKind kind,
         return 0;
 }
 
-void session_used_init(SessionUsed *u) {
-        pthread_mutex_init(&u->lock, NULL);
-        u->n = 0;
+bool session_same_identity(const SessionClaims *a, const SessionClaims *b) {
+        if (a->admin || b->admin)
+                return a->admin && b->admin && memeql_sec(a->ref, b->ref, TOKEN_REF_SIZE);
+        return streq(a->user, b->user);
 }
 
-void session_used_done(SessionUsed *u) {
-        pthread_mutex_destroy(&u->lock);
+void session_confirm_code(const uint8_t key[static SESSION_KEY_SIZE], const SessionClaims *ticket,
+                          const SessionClaims *current, char ret[static SESSION_CONFIRM_SIZE + 1]) {
+        char what[64];
+        uint8_t m[SHA256_DIGEST_SIZE];
+        int n;
+
+        n = snprintf(what, sizeof(what), "confirm:%016" PRIx64 ":%016" PRIx64, ticket->nonce, current->nonce);
+        mac(key, what, (size_t) n, m);
+        hex_encode(m, SESSION_CONFIRM_SIZE / 2, ret);
 }
 
-int session_used_take(SessionUsed *u, uint64_t nonce, int64_t expires, int64_t now) {
+bool session_confirm_check(const uint8_t key[static SESSION_KEY_SIZE], const SessionClaims *ticket,
+                           const SessionClaims *current, const char *code) {
+        char want[SESSION_CONFIRM_SIZE + 1];
+
+        if (!code || strlen(code) != SESSION_CONFIRM_SIZE)
+                return false;
+        session_confirm_code(key, ticket, current, want);
+        return memeql_sec(want, code, SESSION_CONFIRM_SIZE);
+}
+
+/* The times an identity minted its last tickets, a ring. */
+typedef struct Mints {
+        int64_t at[SESSION_TICKETS_MAX];
+        unsigned next;
+        char who[]; /* the key */
+} Mints;
+
+struct SessionMints {
+        pthread_mutex_t lock;
+        Hashmap *by_who;
+        int64_t swept; /* when entries past their window were last dropped */
+};
+
+int session_mints_new(SessionMints **ret) {
+        SessionMints *m = calloc(1, sizeof(SessionMints));
+
+        if (!m)
+                return -ENOMEM;
+        m->by_who = hashmap_new(&string_hash_ops);
+        if (!m->by_who) {
+                free(m);
+                return -ENOMEM;
+        }
+        pthread_mutex_init(&m->lock, NULL);
+        *ret = m;
+        return 0;
+}
+
+SessionMints *session_mints_free(SessionMints *m) {
+        Mints *e;
+        size_t i;
+
+        if (!m)
+                return NULL;
+        HASHMAP_FOREACH(e, m->by_who, i)
+                free(e);
+        hashmap_free(m->by_who);
+        pthread_mutex_destroy(&m->lock);
+        free(m);
+        return NULL;
+}
+
+static int64_t newest(const Mints *e) {
+        return e->at[(e->next + SESSION_TICKETS_MAX - 1) % SESSION_TICKETS_MAX];
+}
+
+/* Drops the identities whose last ticket has expired, once per ticket
+ * lifetime: the map holds those that minted lately, however many came
+ * before. */
+static void sweep(SessionMints *m, int64_t now) {
+        _cleanup_free_ Mints **old = NULL;
+        size_t n = 0, i;
+        Mints *e;
+
+        if (now - m->swept < SESSION_TICKET_TTL || hashmap_size(m->by_who) == 0)
+                return;
+        old = calloc(hashmap_size(m->by_who), sizeof(Mints *));
+        if (!old)
+                return; /* next time */
+        m->swept = now;
+        HASHMAP_FOREACH(e, m->by_who, i)
+                if (now - newest(e) >= SESSION_TICKET_TTL)
+                        old[n++] = e;
+        for (i = 0; i < n; i++) {
+                hashmap_remove(m->by_who, old[i]->who);
+                free(old[i]);
+        }
+}
+
+int session_mints_take(SessionMints *m, const char *who, int64_t now, unsigned *ret_retry_after) {
+        Mints *e;
         int r = 0;
 
-        pthread_mutex_lock(&u->lock);
-        for (size_t i = 0; i < u->n;) {
-                if (u->items[i].expires <= now) {
-                        u->items[i] = u->items[--u->n];
-                        continue;
-                }
-                if (u->items[i].nonce == nonce) {
-                        r = -EALREADY;
+        pthread_mutex_lock(&m->lock);
+        sweep(m, now);
+        e = hashmap_get(m->by_who, who);
+        if (!e) {
+                e = calloc(1, sizeof(Mints) + strlen(who) + 1);
+                if (!e) {
+                        r = -ENOMEM;
                         goto out;
                 }
-                i++;
+                strcpy(e->who, who);
+                for (size_t i = 0; i < SESSION_TICKETS_MAX; i++)
+                        e->at[i] = INT64_MIN / 2;
+                r = hashmap_put(m->by_who, e->who, e);
+                if (r < 0) {
+                        free(e);
+                        goto out;
+                }
         }
-        if (u->n == SESSION_USED_MAX) {
-                r = -ENOSPC;
+        /* the oldest of the last SESSION_TICKETS_MAX is next to be replaced */
+        if (now - e->at[e->next] < SESSION_TICKET_TTL) {
+                *ret_retry_after = (unsigned) (SESSION_TICKET_TTL - (now - e->at[e->next]));
+                r = -EUSERS;
                 goto out;
         }
-        u->items[u->n].nonce = nonce;
-        u->items[u->n].expires = expires;
-        u->n++;
+        e->at[e->next] = now;
+        e->next = (e->next + 1) % SESSION_TICKETS_MAX;
 out:
-        pthread_mutex_unlock(&u->lock);
+        pthread_mutex_unlock(&m->lock);
         return r;
 }

@@ -504,6 +504,10 @@ typedef struct StorageOps {
         int (*stats)(Storage *s, StorageStats *ret);
         /* A cheap read that fails when the database cannot serve queries. */
         int (*check)(Storage *s);
+        /* A login ticket (store/session.h) is being used at now: 0 the
+         * first time, -EALREADY when it was before, through this store or
+         * another on the database. Kept until it expires. */
+        int (*use_ticket)(Storage *s, uint64_t nonce, int64_t expires, int64_t now);
 } StorageOps;
 
 /* The StorageOps of each driver differ only in the driver their open()

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
+#include <nettle/hmac.h>
+#include <nettle/memops.h>
 #include <string.h>
 
 #include "hashmap.h"
@@ -8,12 +10,15 @@
 typedef struct Token {
         Role role;
         char *node;
+        uint8_t ref[TOKEN_REF_SIZE]; /* admin tokens, once derived */
         char token[]; /* the hashmap key */
 } Token;
 
 struct TokenSet {
         Hashmap *by_token;
         size_t n_node, n_admin;
+        Token **admins; /* n_admin of them, for the lookup by ref */
+        bool refs;      /* derived */
 };
 
 const char *role_to_string(Role r) {
@@ -39,6 +44,7 @@ TokenSet *token_set_free(TokenSet *s) {
                 free(t);
         }
         hashmap_free(s->by_token);
+        free(s->admins);
         free(s);
         return NULL;
 }
@@ -113,8 +119,14 @@ int token_set_load(FILE *f, TokenSet **ret, unsigned *ret_line) {
                 }
                 if (role == ROLE_NODE)
                         s->n_node++;
-                else
-                        s->n_admin++;
+                else {
+                        Token **a = reallocarray(s->admins, s->n_admin + 1, sizeof(Token *));
+
+                        if (!a)
+                                return -ENOMEM;
+                        s->admins = a;
+                        s->admins[s->n_admin++] = t;
+                }
         }
         if (ferror(f))
                 return -EIO;
@@ -167,4 +179,35 @@ Role token_set_lookup(const TokenSet *s, const char *token, const char **ret_nod
         if (ret_node)
                 *ret_node = t->node;
         return t->role;
+}
+
+void token_set_derive_refs(TokenSet *s, const uint8_t *key, size_t key_size) {
+        for (size_t i = 0; i < s->n_admin; i++) {
+                struct hmac_sha256_ctx h;
+
+                hmac_sha256_set_key(&h, key_size, key);
+                hmac_sha256_update(&h, sizeof("lmk admin token"), (const uint8_t *) "lmk admin token");
+                hmac_sha256_update(&h, strlen(s->admins[i]->token), (const uint8_t *) s->admins[i]->token);
+                hmac_sha256_digest(&h, TOKEN_REF_SIZE, s->admins[i]->ref);
+                explicit_bzero(&h, sizeof(h));
+        }
+        s->refs = true;
+}
+
+bool token_set_admin_ref(const TokenSet *s, const char *token, uint8_t ret[static TOKEN_REF_SIZE]) {
+        Token *t = hashmap_get(s->by_token, token);
+
+        if (!t || t->role != ROLE_ADMIN || !s->refs)
+                return false;
+        memcpy(ret, t->ref, TOKEN_REF_SIZE);
+        return true;
+}
+
+bool token_set_has_admin_ref(const TokenSet *s, const uint8_t ref[static TOKEN_REF_SIZE]) {
+        bool found = false;
+
+        /* every one compared, in constant time: a few admin tokens */
+        for (size_t i = 0; s->refs && i < s->n_admin; i++)
+                found |= memeql_sec(s->admins[i]->ref, ref, TOKEN_REF_SIZE);
+        return found;
 }

@@ -181,3 +181,5 @@ int sql_prune(Storage *base, int64_t before, unsigned max_rows, PruneResult *ret
 int sql_prune_rollups(Storage *base, int64_t before, unsigned max_rows, PruneResult *ret);
 int sql_prune_jobs(Storage *base, int64_t before, unsigned max_rows, PruneResult *ret);
 int sql_partitions(Storage *base, int64_t now, int64_t raw_before, int64_t rollup_before, PartitionResult *ret);
+/* tickets.c */
+int sql_use_ticket(Storage *base, uint64_t nonce, int64_t expires, int64_t now);

@@ -604,6 +604,9 @@ static const char *const stmt_sql[_STMT_MAX] = {
         [STMT_MIX_KEY] =
                 "SELECT k.app, k.app_object, k.user_name, k.account, k.partition_name FROM mix_keys k WHERE k.id = ?",
         [STMT_CHECK] = "SELECT count(*) FROM schema_version",
+        [STMT_TICKET_PRUNE] = "DELETE FROM used_tickets WHERE expires < ?",
+        /* changes one row the first time, none after */
+        [STMT_TICKET_USE] = "INSERT INTO used_tickets (nonce, expires) VALUES (?, ?) ON CONFLICT (nonce) DO NOTHING",
 };
 
 /* What PostgreSQL spells differently; NULL: as stmt_sql[]. */

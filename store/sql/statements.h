@@ -160,6 +160,10 @@ typedef enum Stmt {
         STMT_OBJECT_PACKAGE,
         STMT_MIX_KEY,
         STMT_CHECK,
+        /* login tickets used (schema/0019): outside any ingest, each
+         * statement a transaction of its own (store/sql/tickets.c) */
+        STMT_TICKET_PRUNE,
+        STMT_TICKET_USE,
         _STMT_MAX,
 } Stmt;
 

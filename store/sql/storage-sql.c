@@ -264,6 +264,7 @@ static int sql_open_sqlite(const char *location, const StorageOptions *opts, Sto
                 .partitions = part,                             \
                 .stats = sql_stats,                          \
                 .check = sql_check,                          \
+                .use_ticket = sql_use_ticket,                \
         }
 
 const StorageOps storage_sqlite_ops = SQL_STORAGE_OPS("sqlite", sql_open_sqlite, NULL);

@@ -15,6 +15,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static const uint8_t key[SESSION_KEY_SIZE] = "lmk fuzz key, not a secret.....";
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+        static const SessionKind kinds[] = { SESSION_TICKET, SESSION_COOKIE_KIND, SESSION_MARK };
         char *token = malloc(size + 1);
         SessionClaims c, again;
         char *signed_token = NULL;
@@ -24,22 +25,27 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 return 0;
         memcpy(token, data, size);
         token[size] = '\0';
-        for (int kind = 0; kind < 2; kind++) {
-                r = session_verify(key, kind ? SESSION_TICKET : SESSION_COOKIE_KIND, token, 1800000000, &c);
-                if (r >= 0 && (c.expires <= 1800000000 || !*c.user))
-                        abort(); /* accepted past its time, or without a user */
+        for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+                r = session_verify(key, kinds[k], token, 1800000000, &c);
+                if (r >= 0 && (c.expires <= 1800000000 || !*c.user || c.kind != kinds[k]))
+                        abort(); /* accepted past its time, without a user, or of another kind */
                 if (r < 0 && r != -EBADMSG && r != -EKEYEXPIRED && r != -EMEDIUMTYPE)
                         abort();
         }
         /* what the store signs, it takes back unchanged */
         memset(&c, 0, sizeof(c));
-        c.kind = size % 2 ? SESSION_TICKET : SESSION_COOKIE_KIND;
+        c.kind = kinds[size % 3];
         c.expires = 1900000000;
         c.uid = size > 0 ? data[0] : -1;
+        c.admin = size > 1 && data[1] & 1;
+        if (c.admin)
+                memcpy(c.ref, data, size < TOKEN_REF_SIZE ? size : TOKEN_REF_SIZE);
         memcpy(c.user, token, strnlen(token, sizeof(c.user) - 1));
         if (session_sign(key, &c, &signed_token) >= 0) {
                 if (session_verify(key, c.kind, signed_token, 1800000000, &again) < 0 ||
-                    strcmp(again.user, c.user) != 0 || again.uid != c.uid || again.nonce != c.nonce)
+                    strcmp(again.user, c.user) != 0 || again.uid != c.uid || again.nonce != c.nonce ||
+                    again.admin != c.admin || memcmp(again.ref, c.ref, TOKEN_REF_SIZE) != 0 ||
+                    !session_same_identity(&again, &c))
                         abort();
                 free(signed_token);
         }
