@@ -51,6 +51,7 @@ static const char *const ingest_reject_reasons[] = {
         "unauthorized", /* 401: no token or an unknown one */
         "forbidden",    /* 403: not a node token, or one bound to another node */
         "busy",         /* 503: database busy, too many uploads */
+        "disk-full",    /* 507: the database's disk is full */
         "error",        /* 500: database error, out of memory */
         "other",
 };
@@ -59,6 +60,12 @@ void metrics_count_ingest_rejected(Metrics *m, const char *reason, unsigned stat
         size_t i;
 
         _Static_assert(ELEMENTSOF(ingest_reject_reasons) <= ELEMENTSOF(m->ingest_rejected), "reasons");
+        /* not a bad batch: another batch was stored under its key */
+        if (reason && streq(reason, "conflict")) {
+                atomic_fetch_add_explicit(&m->batches_conflicting, 1, memory_order_relaxed);
+                return;
+        }
+        atomic_fetch_add_explicit(&m->batches_rejected, 1, memory_order_relaxed);
         if (!reason)
                 reason = status == 400 ? "invalid" : status == 401 ? "unauthorized" : status == 403 ? "forbidden" :
                          status == 413 ? "too-large" : status == 415 ? "media-type" : status == 503 ? "busy" :
@@ -84,10 +91,13 @@ void metrics_write(const Metrics *m, int64_t db_bytes, FILE *f) {
         }
 
         fprintf(f,
-                "# HELP lmk_store_batches_total Batches received, by outcome.\n"
+                "# HELP lmk_store_batches_total Batches received, by outcome: stored, duplicate (stored "
+                "before: a retry), conflict (its key was stored before with other content: refused, 409), "
+                "rejected (any other answer but 200).\n"
                 "# TYPE lmk_store_batches_total counter\n"
                 "lmk_store_batches_total{result=\"stored\"} %" PRIu64 "\n"
                 "lmk_store_batches_total{result=\"duplicate\"} %" PRIu64 "\n"
+                "lmk_store_batches_total{result=\"conflict\"} %" PRIu64 "\n"
                 "lmk_store_batches_total{result=\"rejected\"} %" PRIu64 "\n"
                 "# HELP lmk_store_rows_stored_total Rows of stored batches.\n"
                 "# TYPE lmk_store_rows_stored_total counter\n"
@@ -96,12 +106,13 @@ void metrics_write(const Metrics *m, int64_t db_bytes, FILE *f) {
                 "first claim and were not stored.\n"
                 "# TYPE lmk_store_job_metadata_conflicts_total counter\n"
                 "lmk_store_job_metadata_conflicts_total %" PRIu64 "\n",
-                LOAD(m->batches_stored), LOAD(m->batches_duplicate), LOAD(m->batches_rejected),
+                LOAD(m->batches_stored), LOAD(m->batches_duplicate), LOAD(m->batches_conflicting),
+                LOAD(m->batches_rejected),
                 LOAD(m->rows_stored), LOAD(m->metadata_conflicts));
 
         fputs("# HELP lmk_store_ingest_rejected_total Batches not taken, by why: not-json, invalid (a field "
               "missing, of the wrong type or out of range), version, overflow, too-large, media-type, "
-              "unauthorized, forbidden, busy, error, other.\n"
+              "unauthorized, forbidden, busy, disk-full, error, other.\n"
               "# TYPE lmk_store_ingest_rejected_total counter\n", f);
         for (size_t i = 0; i < ELEMENTSOF(ingest_reject_reasons); i++)
                 fprintf(f, "lmk_store_ingest_rejected_total{reason=\"%s\"} %" PRIu64 "\n", ingest_reject_reasons[i],

@@ -14,7 +14,7 @@
 
 typedef struct Metrics {
         atomic_uint_fast64_t requests[600]; /* by HTTP status */
-        atomic_uint_fast64_t batches_stored, batches_duplicate, batches_rejected;
+        atomic_uint_fast64_t batches_stored, batches_duplicate, batches_conflicting, batches_rejected;
         atomic_uint_fast64_t rows_stored;
         atomic_uint_fast64_t metadata_conflicts; /* job claims refused since start */
         atomic_uint_fast64_t ingest_latency[METRICS_LATENCY_BUCKETS + 1]; /* last: +Inf */
@@ -47,10 +47,12 @@ void metrics_count_request(Metrics *m, unsigned status);
 void metrics_observe_ingest(Metrics *m, uint64_t usec);
 /* reason: no-identity, bad-token, bad-credential, wrong-role, site-view, not-yours */
 void metrics_count_denied(Metrics *m, const char *reason);
-/* A batch not taken. reason: one of INGEST_REJECT_REASONS; NULL: from the
- * HTTP status. */
+/* A batch not taken (any answer but 200). reason: "conflict" (its key was
+ * stored with other content: batches_total{result="conflict"}), else one
+ * of INGEST_REJECT_REASONS (batches_total{result="rejected"}); NULL: from
+ * the HTTP status. */
 #define INGEST_REJECT_REASONS "not-json, invalid, version, overflow, too-large, media-type, unauthorized, " \
-        "forbidden, busy, error, other"
+        "forbidden, busy, disk-full, error, other"
 void metrics_count_ingest_rejected(Metrics *m, const char *reason, unsigned status);
 
 /* Writes the exposition text; db_bytes < 0 leaves the size out. */

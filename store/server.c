@@ -300,10 +300,8 @@ static enum MHD_Result send_reply(Server *s, Ctx *ctx, Reply *r) {
         ret = MHD_queue_response(ctx->req.connection, r->status, resp);
         MHD_destroy_response(resp);
         metrics_count_request(&s->metrics, r->status);
-        if (ctx->route && ctx->route->handler == api_ingest && r->status != MHD_HTTP_OK) {
-                atomic_fetch_add(&s->metrics.batches_rejected, 1);
+        if (ctx->route && ctx->route->handler == api_ingest && r->status != MHD_HTTP_OK)
                 metrics_count_ingest_rejected(&s->metrics, r->reject_reason, r->status);
-        }
         if (r->status >= 500)
                 log_warning("%s %s: %u", ctx->route ? ctx->route->method : "-",
                             ctx->route ? ctx->route->path : "-", r->status);

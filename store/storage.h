@@ -30,7 +30,11 @@ typedef struct StorageOptions {
 } StorageOptions;
 
 typedef struct IngestResult {
+        /* Nothing of the batch was stored when either is set: its key
+         * (node, boot id, spool, seq) was stored before, with the same
+         * content (a retry), or with other content. */
         bool duplicate;
+        bool conflicting;
         uint64_t rows;
         /* Job claims of this batch whose metadata differed from the first
          * claim, which was kept; the first of them described for the log. */
@@ -418,6 +422,10 @@ typedef struct PruneResult {
         bool more;              /* older rows remain: call again */
 } PruneResult;
 
+static inline bool ingest_result_kept_nothing(const IngestResult *r) {
+        return r->duplicate || r->conflicting;
+}
+
 /* PostgreSQL's time-partitioned tables (docs/postgresql.md). */
 typedef enum PartitionedTable {
         PARTITIONED_BATCHES,
@@ -449,8 +457,9 @@ typedef struct StorageOps {
         int (*migrate)(Storage *s, unsigned *ret_from, unsigned *ret_to);
         void (*close)(Storage *s);
 
-        /* Stores a batch in one transaction, or nothing of it. A batch that
-         * was stored before is a no-op with ret->duplicate set. -EOVERFLOW
+        /* Stores a batch in one transaction, or nothing of it. A batch whose
+         * key was stored before is a no-op with ret->duplicate set (the same
+         * digest) or ret->conflicting (another). -EOVERFLOW
          * (err says which sum) when adding the batch would take a stored sum
          * past INT64_MAX or a derived value out of the finite range. */
         int (*ingest)(Storage *s, const Batch *b, int64_t now, IngestResult *ret, BatchError *err);

@@ -79,9 +79,11 @@ typedef struct SqlStorage {
          * prunes): only its first step settles live jobs gone quiet, not
          * each of its many short steps. */
         bool pruning_raw, pruning_jobs;
-        /* retention's walk over the batches' (node, boot) groups */
+        /* retention's walk over the batches' (node, boot, spool) groups;
+         * a boot id has at most 64 bytes (batch-parse.c, MAX_ID) */
         int64_t prune_node;
-        char prune_boot[64];
+        char prune_boot[64 + 1];
+        char prune_spool[BATCH_SPOOL_ID_LEN + 1];
 
         pthread_mutex_t readers_lock;
         pthread_cond_t readers_cond;
