@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include "batch-parse.h"
+#include "db.h"
 #include "inflate.h"
 #include "json-out.h"
 #include "log.h"
@@ -77,6 +78,36 @@ static void reply_conflict(Reply *reply, const Batch *b) {
         log_conflict(b);
 }
 
+/* How long a node is asked to wait before it pushes again while the
+ * database's disk is full (lmkd backs off by itself). */
+#define DISK_FULL_RETRY_AFTER_S 60
+
+/* The database refused the batch for a full disk: 507, a 5xx, so that lmkd
+ * keeps the batch and pushes it again. The episode is logged when it
+ * starts and when it ends (note_written()), not once per push. */
+static void reply_disk_full(Server *s, Reply *reply) {
+        const char *msg = db_error_last();
+
+        if (metrics_disk_full(&s->metrics, (int64_t) time(NULL)))
+                log_error("Database disk full: batches are refused (507) until a write goes through again%s%s",
+                          msg ? ": " : ".", msg ?: "");
+        db_error_clear();
+        reply_error(reply, MHD_HTTP_INSUFFICIENT_STORAGE, NULL, "database disk full, try again later");
+        reply->retry_after = DISK_FULL_RETRY_AFTER_S;
+        reply->reject_reason = "disk-full";
+        reply->quiet = true;
+}
+
+/* A batch was written: the end of a full disk, if there was one. */
+static void note_written(Server *s) {
+        uint64_t refused;
+        int64_t seconds;
+
+        if (metrics_disk_ok(&s->metrics, (int64_t) time(NULL), &seconds, &refused))
+                log_notice("Database writes resumed after %" PRId64 " s of full disk; %" PRIu64 " batches were "
+                           "refused meanwhile, to be pushed again by their nodes.", seconds, refused);
+}
+
 /* Rejections are counted in server.c, where every answer passes, so that
  * those decided before the body arrived count too. */
 void api_ingest(Server *s, Request *req, Reply *reply) {
@@ -135,6 +166,10 @@ void api_ingest(Server *s, Request *req, Reply *reply) {
                 reply->reject_reason = "overflow";
                 return;
         }
+        if (r == -ENOSPC) {
+                reply_disk_full(s, reply);
+                return;
+        }
         if (r < 0) {
                 reply_storage_error(reply, r);
                 return;
@@ -158,6 +193,7 @@ void api_ingest(Server *s, Request *req, Reply *reply) {
         else {
                 atomic_fetch_add(&s->metrics.batches_stored, 1);
                 atomic_fetch_add(&s->metrics.rows_stored, res.rows);
+                note_written(s);
         }
 
         o = json_object_new_object();

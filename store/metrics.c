@@ -76,6 +76,30 @@ void metrics_count_ingest_rejected(Metrics *m, const char *reason, unsigned stat
         atomic_fetch_add_explicit(&m->ingest_rejected[i], 1, memory_order_relaxed);
 }
 
+bool metrics_disk_full(Metrics *m, int64_t now) {
+        int_fast64_t none = 0;
+
+        atomic_fetch_add(&m->disk_full_refused, 1);
+        if (!atomic_compare_exchange_strong(&m->disk_full_since, &none, MAX(now, (int64_t) 1)))
+                return false;
+        atomic_fetch_add(&m->disk_full_episodes, 1);
+        return true;
+}
+
+bool metrics_disk_ok(Metrics *m, int64_t now, int64_t *ret_seconds, uint64_t *ret_refused) {
+        int64_t since;
+
+        /* the common case: no episode, nothing written */
+        if (atomic_load_explicit(&m->disk_full_since, memory_order_relaxed) == 0)
+                return false;
+        since = atomic_exchange(&m->disk_full_since, 0);
+        if (since == 0)
+                return false;
+        *ret_seconds = MAX(now - since, (int64_t) 0);
+        *ret_refused = atomic_exchange(&m->disk_full_refused, 0);
+        return true;
+}
+
 #define LOAD(x) ((uint64_t) atomic_load_explicit(&(x), memory_order_relaxed))
 
 void metrics_write(const Metrics *m, int64_t db_bytes, FILE *f) {
@@ -152,6 +176,15 @@ void metrics_write(const Metrics *m, int64_t db_bytes, FILE *f) {
                 fprintf(f, "lmk_store_denied_total{reason=\"%s\"} %" PRIu64 "\n", denied_reasons[i],
                         LOAD(m->denied[i]));
 
+        fprintf(f,
+                "# HELP lmk_store_db_disk_full Whether the database's disk is full: 1 from a write it refused "
+                "(batches are answered 507) to the next write that goes through.\n"
+                "# TYPE lmk_store_db_disk_full gauge\n"
+                "lmk_store_db_disk_full %d\n"
+                "# HELP lmk_store_db_disk_full_episodes_total Times the database's disk was found full.\n"
+                "# TYPE lmk_store_db_disk_full_episodes_total counter\n"
+                "lmk_store_db_disk_full_episodes_total %" PRIu64 "\n",
+                atomic_load(&m->disk_full_since) != 0, LOAD(m->disk_full_episodes));
         fprintf(f,
                 "# HELP lmk_store_http_in_flight Requests being received or answered.\n"
                 "# TYPE lmk_store_http_in_flight gauge\n"

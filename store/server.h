@@ -84,7 +84,8 @@ typedef struct Reply {
         const char *allow;      /* for 405 */
         const char *content_disposition; /* a CSV answer's file name */
         const char *reject_reason; /* an ingest not taken: why (metrics.h); NULL: from the status */
-        unsigned retry_after;   /* for 503 */
+        unsigned retry_after;   /* for 503 and 507 */
+        bool quiet;             /* a 5xx whose cause the handler logged (once per episode): no line per answer */
         bool www_authenticate;  /* for 401 */
 } Reply;
 
