@@ -39,7 +39,7 @@ static void note_node_health(Server *s, Request *req, const char *node) {
                 return;
         if (spool && node_health_parse_spool(spool, &batches, &bytes) < 0)
                 log_debug("Node %s sent an Lmk-Spool header the store does not read: %.64s", node, spool);
-        if (node_health_pushed(s->node_health, node, (int64_t) time(NULL), batches, bytes) < 0)
+        if (node_health_pushed(s->node_health, node, batches, bytes) < 0)
                 log_debug("Out of memory noting node %s's health.", node);
 }
 

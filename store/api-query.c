@@ -627,6 +627,13 @@ void api_nodes(Server *s, Request *req, Reply *reply) {
         for (size_t i = 0; r >= 0 && i < l.n; i++) {
                 const NodeInfo *n = &l.items[i];
                 json_object *e = json_object_new_object();
+                int64_t age;
+
+                /* measured on this store's monotonic clock where it took
+                 * the node's pushes (node-health.h): a step of the wall
+                 * clock makes no node younger or older */
+                if (!s->node_health || node_health_age(s->node_health, n->name, &age) < 0)
+                        age = MAX(now - n->last_push, INT64_C(0));
 
                 if ((r = json_append(a, e)) < 0 ||
                     (r = json_add(e, "node", json_object_new_string(n->name))) < 0 ||
@@ -641,7 +648,7 @@ void api_nodes(Server *s, Request *req, Reply *reply) {
                     (r = json_add(e, "first_seen", json_number(n->first_seen, TIME_DECIMALS))) < 0 ||
                     (r = json_add(e, "last_seen", json_number(n->last_seen, TIME_DECIMALS))) < 0 ||
                     (r = json_add(e, "last_push", json_object_new_int64(n->last_push))) < 0 ||
-                    (r = json_add(e, "last_push_age_seconds", json_object_new_int64(now - n->last_push))) < 0 ||
+                    (r = json_add(e, "last_push_age_seconds", json_object_new_int64(age))) < 0 ||
                     (r = json_add(e, "node_type", api_node_type_json(&n->type))) < 0 ||
                     (r = json_add(e, "kernel", json_string_or_null(n->kernel))) < 0 ||
                     (r = json_add(e, "memory_bytes", n->memory_bytes > 0 ? json_object_new_int64(n->memory_bytes)
@@ -669,7 +676,7 @@ void api_metrics(Server *s, Request *req, Reply *reply) {
         }
         metrics_write(&s->metrics, s->storage->ops->stats(s->storage, &st) >= 0 ? (int64_t) st.db_bytes : -1, f);
         if (s->node_health)
-                (void) node_health_write_metrics(s->node_health, (int64_t) time(NULL), f);
+                (void) node_health_write_metrics(s->node_health, f);
         if (fclose(f) != 0) {
                 free(reply->text);
                 reply->text = NULL;
