@@ -145,8 +145,11 @@ void api_scaling(Server *s, Request *req, Reply *reply);
 /* The application mix (api-apps.c). */
 void api_apps(Server *s, Request *req, Reply *reply);
 /* The cluster, partition and account a site answer is narrowed to
- * (query parameters; pointers into req). */
-JobScope api_scope(Request *req);
+ * (query parameters; pointers into req). false when the reply holds a 403:
+ * a person may narrow to an account only when they lead it
+ * (api_account_allowed()). */
+bool api_scope(Server *s, Request *req, JobScope *ret, Reply *reply);
+bool api_account_allowed(Server *s, Request *req, const char *account, Reply *reply);
 /* "day", "hour", or "jobs" for a scope's prorated jobs (ObjectList.grain). */
 const char *api_grain_name(int64_t grain);
 /* "share" of part in total and what it rests on (docs/uncertainty.md). */

@@ -172,7 +172,8 @@ int read_job_measured(Conn *c, int64_t job_id, JobMeasured *ret);
 /* StorageOps, one file each (storage-sql.c has the table) */
 int sql_ingest(Storage *base, const Batch *b, int64_t now, IngestResult *ret, BatchError *err);
 int sql_list_jobs(Storage *base, const JobFilter *f, JobList *ret);
-int sql_get_job(Storage *base, const char *job, const char *cluster, JobSummary *ret);
+int sql_get_job(Storage *base, const char *job, const char *cluster, const JobViewer *viewer,
+                JobSummary *ret);
 int sql_list_job_summaries(Storage *base, const JobFilter *f, JobWant want, void *userdata, JobSummaryList *ret);
 int sql_list_objects(Storage *base, const ObjectFilter *f, ObjectList *ret);
 int sql_list_packages(Storage *base, const PackageFilter *f, PackageList *ret);

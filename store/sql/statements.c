@@ -495,7 +495,9 @@ static const char *const stmt_sql[_STMT_MAX] = {
         EXPIRE_ROWS(STMT_EXPIRE_JOB_TASKS, "job_tasks", "task_id"),
 #undef EXPIRE_ROWS
 
-        [STMT_JOB_FIND] = "SELECT " JOB_COLUMNS " FROM jobs j WHERE j.job = ? LIMIT 2",
+        /* every cluster's job of the id: those the viewer may not see are
+         * skipped (sql_get_job()) */
+        [STMT_JOB_FIND] = "SELECT " JOB_COLUMNS " FROM jobs j WHERE j.job = ?",
         [STMT_JOB_FIND_CLUSTER] = "SELECT " JOB_COLUMNS " FROM jobs j WHERE j.job = ? AND j.cluster = ?",
         [STMT_JOB_KINDS] =
                 "SELECT o.kind, sum(jo.samples), sum(jo.cpu_seconds), sum(jo.cpu_time_ns), "
