@@ -78,10 +78,6 @@ static void reply_conflict(Reply *reply, const Batch *b) {
         log_conflict(b);
 }
 
-/* How long a node is asked to wait before it pushes again while the
- * database's disk is full (lmkd backs off by itself). */
-#define DISK_FULL_RETRY_AFTER_S 60
-
 /* The database refused the batch for a full disk: 507, a 5xx, so that lmkd
  * keeps the batch and pushes it again. The episode is logged when it
  * starts and when it ends (note_written()), not once per push. */

@@ -128,7 +128,7 @@ void reply_storage_error(Reply *r, int error) {
         }
         if (error == -ENOSPC) {
                 reply_error(r, MHD_HTTP_INSUFFICIENT_STORAGE, NULL, "database disk full, try again later");
-                r->retry_after = 60;
+                r->retry_after = DISK_FULL_RETRY_AFTER_S;
                 return;
         }
         reply_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR, NULL, "database error");

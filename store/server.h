@@ -124,6 +124,9 @@ void reply_error(Reply *r, unsigned status, const char *field, const char *fmt, 
 void reply_json(Reply *r, unsigned status, json_object *o);
 void reply_done(Reply *r); /* frees what a reply holds */
 void reply_oom(Reply *r);
+/* -ENOSPC is a full disk: 507 with this Retry-After (lmkd backs off by
+ * itself too). */
+#define DISK_FULL_RETRY_AFTER_S 60
 void reply_storage_error(Reply *r, int error);
 
 /* Query arguments: api handlers name the ones they accept; any other gives
