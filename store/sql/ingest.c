@@ -7,6 +7,7 @@
  * beyond samples (node type, energy, exact figures, counters, named
  * events, bursts). */
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 
@@ -133,8 +134,11 @@ static int batch_key_stored(IngestCtx *x, BatchKey *ret) {
                 db_reset(st);
                 /* the insert found the key, under the node's lock: it is
                  * there */
-                if (none)
+                if (none) {
+                        db_error_note("batch %s/%s/%s/%" PRId64 ": its key was stored, yet no row of it is found",
+                                      b->node, b->boot_id, b->spool ?: "", b->seq);
                         return -EIO;
+                }
                 *ret = same ? BATCH_KEY_SAME : BATCH_KEY_OTHER;
                 return 0;
         }
