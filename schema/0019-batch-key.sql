@@ -11,8 +11,9 @@
 -- SQLite cannot change a table's key in place: batches and sample_packs
 -- (whose key holds the batch's) are copied into tables with the new key,
 -- their new columns last as ALTER TABLE adds them on PostgreSQL. The copy
--- writes each row once more: minutes for a database of some GB, and the
--- database needs room for a second copy of the two tables meanwhile.
+-- writes each row once more (7 s for a database of 420 MB, 200,000 batches
+-- and as many packs of 1.5 kB, on a busy 2-CPU VM), and the disk needs room
+-- for a second copy of the two tables meanwhile.
 CREATE TABLE batches_0019 (
         node_id INTEGER NOT NULL,
         boot_id TEXT NOT NULL,
