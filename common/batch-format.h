@@ -8,6 +8,10 @@
 #define LMK_BATCH_FORMAT "lmk-batch"
 #define LMK_BATCH_VERSION 1
 
+/* batch.spool: the id lmkd draws when it makes a spool, 128 random bits as
+ * lower-case hex, so that a new spool's batch keys never meet an old one's. */
+#define LMK_BATCH_SPOOL_ID_LEN 32
+
 /* What kind of code a sample ran in: a row's "kind". */
 typedef enum CodeKind {
         CODE_EXE,               /* the process's main executable */

@@ -26,7 +26,7 @@ struct Spool {
         char *dir;
         int dir_fd;
         int lock_fd;            /* flock()ed for the spool's life */
-        char id[SPOOL_ID_LENGTH + 1];
+        char id[LMK_BATCH_SPOOL_ID_LEN + 1];
         bool id_saved;          /* in "id"; else written before the next number */
         size_t max_bytes;
         uint64_t next_seq;
@@ -329,9 +329,9 @@ static int read_state_file(Spool *s, const char *name, char **ret, char **ret_er
 }
 
 static bool id_valid(const char *id) {
-        if (strlen(id) != SPOOL_ID_LENGTH)
+        if (strlen(id) != LMK_BATCH_SPOOL_ID_LEN)
                 return false;
-        for (size_t i = 0; i < SPOOL_ID_LENGTH; i++)
+        for (size_t i = 0; i < LMK_BATCH_SPOOL_ID_LEN; i++)
                 if (!((id[i] >= '0' && id[i] <= '9') || (id[i] >= 'a' && id[i] <= 'f')))
                         return false;
         return true;
@@ -343,8 +343,8 @@ static bool id_valid(const char *id) {
  * numbers it uses again never meet the old ones at the store. */
 static int read_state(Spool *s, char **ret_error) {
         _cleanup_free_ char *seq = NULL, *id = NULL;
-        unsigned char raw[SPOOL_ID_LENGTH / 2];
-        char line[SPOOL_ID_LENGTH + 2];
+        unsigned char raw[LMK_BATCH_SPOOL_ID_LEN / 2];
+        char line[LMK_BATCH_SPOOL_ID_LEN + 2];
         uint64_t v;
         int r;
 
@@ -573,7 +573,7 @@ const char *spool_id(const Spool *s) {
 }
 
 int spool_next_seq(Spool *s, uint64_t *ret) {
-        char buf[SPOOL_ID_LENGTH + 2];
+        char buf[LMK_BATCH_SPOOL_ID_LEN + 2];
         uint64_t seq;
         int r = 0;
 

@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "batch-format.h"
 #include "macro.h"
 
 /* Batches waiting for the store, one file each ("<seq>.json.gz", written to
@@ -45,9 +46,6 @@ typedef struct SpoolCorrupt {
         char name[32];
         char reason[160];
 } SpoolCorrupt;
-
-/* The spool id: 128 random bits as lower-case hex. */
-#define SPOOL_ID_LENGTH 32
 
 /* Opens (creating it if need be), locks and checks the spool: it must be
  * writable (a probe file is written, fsync'd and removed) unless its file

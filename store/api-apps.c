@@ -268,6 +268,9 @@ void api_apps(Server *s, Request *req, Reply *reply) {
                             req->identity.user ?: "?");
                 return;
         }
+        /* the applications of one account: its leads' (and admins') */
+        if (!api_account_allowed(s, req, request_arg(req, "account"), reply))
+                return;
         if (until < since) {
                 reply_error(reply, MHD_HTTP_BAD_REQUEST, "until", "until is before since");
                 return;

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdatomic.h>
 #include <time.h>
 
 #include "batch-parse.h"
+#include "db.h"
 #include "inflate.h"
 #include "json-out.h"
 #include "log.h"
@@ -37,8 +39,69 @@ static void note_node_health(Server *s, Request *req, const char *node) {
                 return;
         if (spool && node_health_parse_spool(spool, &batches, &bytes) < 0)
                 log_debug("Node %s sent an Lmk-Spool header the store does not read: %.64s", node, spool);
-        if (node_health_pushed(s->node_health, node, (int64_t) time(NULL), batches, bytes) < 0)
+        if (node_health_pushed(s->node_health, node, batches, bytes) < 0)
                 log_debug("Out of memory noting node %s's health.", node);
+}
+
+/* At most one line a minute says so: a node that keeps pushing batches
+ * under stored keys (an older lmkd on a wiped spool, a stolen shared
+ * token) would write one per push. */
+#define CONFLICT_LOG_INTERVAL_NS (60 * UINT64_C(1000000000))
+
+static void log_conflict(const Batch *b) {
+        static atomic_uint_fast64_t next_ns, held;
+        uint64_t now = now_ns(CLOCK_MONOTONIC), next = atomic_load(&next_ns), more;
+
+        if (now < next || !atomic_compare_exchange_strong(&next_ns, &next, now + CONFLICT_LOG_INTERVAL_NS)) {
+                atomic_fetch_add(&held, 1);
+                return;
+        }
+        more = atomic_exchange(&held, 0);
+        if (more > 0)
+                log_warning("Refused batch %s/%s/%s/%" PRId64 ": its key was stored before with other content; "
+                            "%" PRIu64 " more refused so since the last such message.", b->node, b->boot_id,
+                            b->spool ?: "", b->seq, more);
+        else
+                log_warning("Refused batch %s/%s/%s/%" PRId64 ": its key was stored before with other content "
+                            "(a spool made anew by an older lmkd, or a token pushing as another node).", b->node,
+                            b->boot_id, b->spool ?: "", b->seq);
+}
+
+/* 409: nothing of the batch was stored; lmkd sets it aside for good. */
+static void reply_conflict(Reply *reply, const Batch *b) {
+        reply_error(reply, MHD_HTTP_CONFLICT, "batch.seq",
+                    "batch %s/%s/%s/%" PRId64 " was already stored with other content", b->node, b->boot_id,
+                    b->spool ?: "", b->seq);
+        reply->reject_reason = "conflict";
+        if (reply->json)
+                json_object_object_add(reply->json, "conflict", json_object_new_boolean(true));
+        log_conflict(b);
+}
+
+/* The database refused the batch for a full disk: 507, a 5xx, so that lmkd
+ * keeps the batch and pushes it again. The episode is logged when it
+ * starts and when it ends (note_written()), not once per push. */
+static void reply_disk_full(Server *s, Reply *reply) {
+        const char *msg = db_error_last();
+
+        if (metrics_disk_full(&s->metrics, (int64_t) time(NULL)))
+                log_error("Database disk full: batches are refused (507) until a write goes through again%s%s",
+                          msg ? ": " : ".", msg ?: "");
+        db_error_clear();
+        reply_error(reply, MHD_HTTP_INSUFFICIENT_STORAGE, NULL, "database disk full, try again later");
+        reply->retry_after = DISK_FULL_RETRY_AFTER_S;
+        reply->reject_reason = "disk-full";
+        reply->quiet = true;
+}
+
+/* A batch was written: the end of a full disk, if there was one. */
+static void note_written(Server *s) {
+        uint64_t refused;
+        int64_t seconds;
+
+        if (metrics_disk_ok(&s->metrics, (int64_t) time(NULL), &seconds, &refused))
+                log_notice("Database writes resumed after %" PRId64 " s of full disk; %" PRIu64 " batches were "
+                           "refused meanwhile, to be pushed again by their nodes.", seconds, refused);
 }
 
 /* Rejections are counted in server.c, where every answer passes, so that
@@ -99,8 +162,16 @@ void api_ingest(Server *s, Request *req, Reply *reply) {
                 reply->reject_reason = "overflow";
                 return;
         }
+        if (r == -ENOSPC) {
+                reply_disk_full(s, reply);
+                return;
+        }
         if (r < 0) {
                 reply_storage_error(reply, r);
+                return;
+        }
+        if (res.conflicting) {
+                reply_conflict(reply, b);
                 return;
         }
         if (res.metadata_conflicts > 0) {
@@ -118,6 +189,7 @@ void api_ingest(Server *s, Request *req, Reply *reply) {
         else {
                 atomic_fetch_add(&s->metrics.batches_stored, 1);
                 atomic_fetch_add(&s->metrics.rows_stored, res.rows);
+                note_written(s);
         }
 
         o = json_object_new_object();

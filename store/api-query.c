@@ -140,6 +140,14 @@ void api_viewer(const Request *req, JobFilter *f) {
         f->viewer_accounts = req->identity.accounts;
 }
 
+/* A person who is no admin, with no name (which lmk-store never lets
+ * through), sees no job rather than every one. */
+static JobViewer job_viewer(const Request *req) {
+        if (req->identity.admin)
+                return (JobViewer) {};
+        return (JobViewer) { .user = req->identity.user ?: "", .accounts = req->identity.accounts };
+}
+
 static const char *const jobs_args[] = { "user", "cluster", "account", "partition", "app", "name", "node_type",
                                         "state", "since", "until", "sort", "order", "limit", "offset", NULL };
 
@@ -462,17 +470,27 @@ static const char *const job_args[] = { "cluster", NULL };
 void api_job(Server *s, Request *req, Reply *reply) {
         _cleanup_(json_object_putp) json_object *o = NULL;
         const char *id = req->path_arg;
+        JobViewer viewer = job_viewer(req);
         JobSummary js = {};
         int r;
 
         if (!request_check_args(req, job_args, reply))
                 return;
         if (strlen(id) > 64 || strchr(id, '/')) {
+                if (!req->identity.admin)
+                        server_denied(s, req, "not-yours");
                 reply_error(reply, MHD_HTTP_NOT_FOUND, NULL, "no such job: %.64s", id);
                 return;
         }
-        r = s->storage->ops->get_job(s->storage, id, request_arg(req, "cluster"), &js);
-        if (r == -ENOENT) {
+        /* Only the jobs the asker may see are looked at: someone else's job
+         * is answered as one that does not exist, and an id on several
+         * clusters is ambiguous only among the asker's own. */
+        r = s->storage->ops->get_job(s->storage, id, request_arg(req, "cluster"), &viewer, &js);
+        if (r == -ENOENT || r == -EACCES) {
+                /* counted for people whether or not the job exists:
+                 * /metrics, open to all, must not tell either */
+                if (!req->identity.admin)
+                        server_denied(s, req, "not-yours");
                 reply_error(reply, MHD_HTTP_NOT_FOUND, NULL, "no such job: %s", id);
                 return;
         }
@@ -483,13 +501,6 @@ void api_job(Server *s, Request *req, Reply *reply) {
         }
         if (r < 0) {
                 reply_storage_error(reply, r);
-                return;
-        }
-        /* someone else's job: as if it did not exist */
-        if (!identity_may_see(&req->identity, js.info.user, js.info.account)) {
-                job_summary_free(&js);
-                server_denied(s, req, "not-yours");
-                reply_error(reply, MHD_HTTP_NOT_FOUND, NULL, "no such job: %s", id);
                 return;
         }
 
@@ -521,12 +532,24 @@ static const char *const objects_args[] = { "since", "until", "kind", "limit", "
 const CsvTable api_objects_csv = CSV_TABLE("objects", NULL, "lmk-objects.csv",
         { "object" }, { "kind" }, { "samples" }, CSV_SHARE_COLUMNS, { "cpu_seconds" });
 
-JobScope api_scope(Request *req) {
-        return (JobScope) {
+bool api_account_allowed(Server *s, Request *req, const char *account, Reply *reply) {
+        /* an admin, or a lead of the account (a job of nobody in it) */
+        if (!account || identity_may_see(&req->identity, NULL, account))
+                return true;
+        /* the same answer whether the account exists or not */
+        server_denied(s, req, "not-yours");
+        reply_error(reply, MHD_HTTP_FORBIDDEN, "account",
+                    "a site view narrowed to an account is for admins and the account's leads");
+        return false;
+}
+
+bool api_scope(Server *s, Request *req, JobScope *ret, Reply *reply) {
+        *ret = (JobScope) {
                 .cluster = request_arg(req, "cluster"),
                 .partition = request_arg(req, "partition"),
                 .account = request_arg(req, "account"),
         };
+        return api_account_allowed(s, req, ret->account, reply);
 }
 
 const char *api_grain_name(int64_t grain) {
@@ -537,12 +560,13 @@ void api_objects(Server *s, Request *req, Reply *reply) {
         _cleanup_(json_object_putp) json_object *o = NULL;
         json_object *a;
         int64_t now = (int64_t) time(NULL);
-        ObjectFilter f = { .until = now, .kind = -1, .limit = DEFAULT_LIMIT, .scope = api_scope(req) };
+        ObjectFilter f = { .until = now, .kind = -1, .limit = DEFAULT_LIMIT };
         const char *kind = request_arg(req, "kind");
         ObjectList l = {};
         int r;
 
         if (!request_check_args(req, objects_args, reply) ||
+            !api_scope(s, req, &f.scope, reply) ||
             !arg_time(req, "since", OBJECTS_DEFAULT_SINCE, now, &f.since, reply) ||
             !arg_time(req, "until", NULL, now, &f.until, reply) ||
             !arg_uint(req, "limit", 1, MAX_LIMIT, &f.limit, reply))
@@ -627,21 +651,32 @@ void api_nodes(Server *s, Request *req, Reply *reply) {
         for (size_t i = 0; r >= 0 && i < l.n; i++) {
                 const NodeInfo *n = &l.items[i];
                 json_object *e = json_object_new_object();
+                /* A batch's key (node, boot id, spool, seq) is for admins:
+                 * whoever holds a node token and knows it could push the
+                 * node's next batch first. */
+                bool keys = req->identity.admin;
+                int64_t age;
+
+                /* measured on this store's monotonic clock where it took
+                 * the node's pushes (node-health.h): a step of the wall
+                 * clock makes no node younger or older */
+                if (!s->node_health || node_health_age(s->node_health, n->name, &age) < 0)
+                        age = MAX(now - n->last_push, INT64_C(0));
 
                 if ((r = json_append(a, e)) < 0 ||
                     (r = json_add(e, "node", json_object_new_string(n->name))) < 0 ||
                     (r = json_add(e, "hostname", json_string_or_null(n->hostname))) < 0 ||
                     (r = json_add(e, "cluster", json_string_or_null(n->cluster))) < 0 ||
                     (r = json_add(e, "cpus", json_object_new_int64(n->cpus))) < 0 ||
-                    (r = json_add(e, "boot_id", json_string_or_null(n->boot_id))) < 0 ||
-                    (r = json_add(e, "last_seq", json_object_new_int64(n->last_seq))) < 0 ||
+                    (r = json_add(e, "boot_id", json_string_or_null(keys ? n->boot_id : NULL))) < 0 ||
+                    (r = json_add(e, "last_seq", keys ? json_object_new_int64(n->last_seq) : json_null())) < 0 ||
                     (r = json_add(e, "batches", json_object_new_int64(n->batches))) < 0 ||
                     (r = json_add(e, "samples", json_object_new_int64(n->samples))) < 0 ||
                     (r = json_add(e, "samples_lost", json_object_new_int64(n->samples_lost))) < 0 ||
                     (r = json_add(e, "first_seen", json_number(n->first_seen, TIME_DECIMALS))) < 0 ||
                     (r = json_add(e, "last_seen", json_number(n->last_seen, TIME_DECIMALS))) < 0 ||
                     (r = json_add(e, "last_push", json_object_new_int64(n->last_push))) < 0 ||
-                    (r = json_add(e, "last_push_age_seconds", json_object_new_int64(now - n->last_push))) < 0 ||
+                    (r = json_add(e, "last_push_age_seconds", json_object_new_int64(age))) < 0 ||
                     (r = json_add(e, "node_type", api_node_type_json(&n->type))) < 0 ||
                     (r = json_add(e, "kernel", json_string_or_null(n->kernel))) < 0 ||
                     (r = json_add(e, "memory_bytes", n->memory_bytes > 0 ? json_object_new_int64(n->memory_bytes)
@@ -669,7 +704,7 @@ void api_metrics(Server *s, Request *req, Reply *reply) {
         }
         metrics_write(&s->metrics, s->storage->ops->stats(s->storage, &st) >= 0 ? (int64_t) st.db_bytes : -1, f);
         if (s->node_health)
-                (void) node_health_write_metrics(s->node_health, (int64_t) time(NULL), f);
+                (void) node_health_write_metrics(s->node_health, f);
         if (fclose(f) != 0) {
                 free(reply->text);
                 reply->text = NULL;
@@ -680,20 +715,29 @@ void api_metrics(Server *s, Request *req, Reply *reply) {
         reply->content_type = "text/plain; version=0.0.4; charset=utf-8";
 }
 
+/* 200 only when the store takes batches: its database answers a read, and
+ * its disk took the last write tried (a full one refuses every batch while
+ * reads still work). */
 void api_healthz(Server *s, Request *req, Reply *reply) {
         _cleanup_(json_object_putp) json_object *o = NULL;
+        int64_t full_since = atomic_load(&s->metrics.disk_full_since);
+        const char *status;
         int r;
 
         if (!request_check_args(req, no_args, reply))
                 return;
         r = s->storage->ops->check(s->storage);
+        status = r < 0 ? "database unavailable" : full_since != 0 ? "database disk full" : "ok";
         o = json_object_new_object();
         if (!o ||
-            json_add(o, "status", json_object_new_string(r >= 0 ? "ok" : "database unavailable")) < 0 ||
+            json_add(o, "status", json_object_new_string(status)) < 0 ||
             json_add(o, "version", json_object_new_string(PACKAGE_VERSION)) < 0 ||
-            json_add(o, "storage", json_object_new_string(s->storage->ops->name)) < 0) {
+            json_add(o, "storage", json_object_new_string(s->storage->ops->name)) < 0 ||
+            (full_since != 0 && json_add(o, "disk_full_since", json_object_new_int64(full_since)) < 0)) {
                 reply_oom(reply);
                 return;
         }
-        reply_json(reply, r >= 0 ? MHD_HTTP_OK : MHD_HTTP_SERVICE_UNAVAILABLE, TAKE_PTR(o));
+        reply_json(reply, streq(status, "ok") ? MHD_HTTP_OK : MHD_HTTP_SERVICE_UNAVAILABLE, TAKE_PTR(o));
+        /* the episode was logged when it began */
+        reply->quiet = full_since != 0 && r >= 0;
 }

@@ -33,7 +33,7 @@ static int by_use(const void *a, const void *b) {
 void api_packages(Server *s, Request *req, Reply *reply) {
         _cleanup_(json_object_putp) json_object *o = NULL;
         int64_t now = (int64_t) time(NULL);
-        PackageFilter f = { .until = now, .scope = api_scope(req) };
+        PackageFilter f = { .until = now };
         const char *unused = request_arg(req, "unused"), *manager = request_arg(req, "manager");
         unsigned limit = DEFAULT_LIMIT;
         PackageList l = {};
@@ -42,6 +42,7 @@ void api_packages(Server *s, Request *req, Reply *reply) {
         int r;
 
         if (!request_check_args(req, packages_args, reply) ||
+            !api_scope(s, req, &f.scope, reply) ||
             !arg_time(req, "since", "30d", now, &f.since, reply) ||
             !arg_time(req, "until", NULL, now, &f.until, reply) ||
             !arg_uint(req, "limit", 1, MAX_LIMIT, &limit, reply))
@@ -135,7 +136,7 @@ const CsvTable api_families_csv = CSV_TABLE("families", NULL, "lmk-families.csv"
 void api_families(Server *s, Request *req, Reply *reply) {
         _cleanup_(json_object_putp) json_object *o = NULL;
         int64_t now = (int64_t) time(NULL);
-        ObjectFilter f = { .until = now, .kind = -1, .limit = UINT32_MAX, .scope = api_scope(req) };
+        ObjectFilter f = { .until = now, .kind = -1, .limit = UINT32_MAX };
         const char *purpose = request_arg(req, "purpose");
         FamilyUse *u = NULL;
         size_t n = 0;
@@ -144,6 +145,7 @@ void api_families(Server *s, Request *req, Reply *reply) {
         int r;
 
         if (!request_check_args(req, families_args, reply) ||
+            !api_scope(s, req, &f.scope, reply) ||
             !arg_time(req, "since", "7d", now, &f.since, reply) ||
             !arg_time(req, "until", NULL, now, &f.until, reply))
                 return;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
 #include <math.h>
+#include <nettle/sha2.h>
 #include <stdarg.h>
 #include <stdio.h>
 
@@ -300,8 +301,10 @@ static const char *const top_fields[] = {
         [TOP_ENERGY] = "energy", [TOP_RANKS] = "ranks",
 };
 
-enum { BATCH_NODE, BATCH_BOOT_ID, BATCH_SEQ };
-static const char *const batch_fields[] = { [BATCH_NODE] = "node", [BATCH_BOOT_ID] = "boot_id", [BATCH_SEQ] = "seq" };
+enum { BATCH_NODE, BATCH_BOOT_ID, BATCH_SPOOL, BATCH_SEQ };
+static const char *const batch_fields[] = {
+        [BATCH_NODE] = "node", [BATCH_BOOT_ID] = "boot_id", [BATCH_SPOOL] = "spool", [BATCH_SEQ] = "seq",
+};
 
 enum { NODE_HOSTNAME, NODE_CPUS, NODE_CLUSTER, NODE_INSTALLED, NODE_TYPE };
 static const char *const node_fields[] = {
@@ -492,8 +495,14 @@ static int parse_header(const Fields *top, Arena *arena, Batch *b, BatchError *e
         BIND(o, batch_fields, &f);
         if ((r = get_string(&f, BATCH_NODE, IN("batch"), REQUIRED | IDENT, 1, MAX_NAME, &b->node, err)) < 0 ||
             (r = get_string(&f, BATCH_BOOT_ID, IN("batch"), REQUIRED | IDENT, 1, MAX_ID, &b->boot_id, err)) < 0 ||
+            (r = get_string(&f, BATCH_SPOOL, IN("batch"), NULLABLE | IDENT, LMK_BATCH_SPOOL_ID_LEN, LMK_BATCH_SPOOL_ID_LEN,
+                            &b->spool, err)) < 0 ||
             (r = get_int(&f, BATCH_SEQ, IN("batch"), REQUIRED, 0, INT64_MAX - 1, &b->seq, err)) < 0)
                 return r;
+        /* part of the batch's key (docs/batch-format.md): one spelling only */
+        if (b->spool && strspn(b->spool, "0123456789abcdef") != LMK_BATCH_SPOOL_ID_LEN)
+                return fail(err, -EINVAL, IN("batch"), "spool", "must be %u lower-case hex digits",
+                            LMK_BATCH_SPOOL_ID_LEN);
 
         if ((r = get_object(top, TOP_NODE, TOP, true, &o, err)) < 0)
                 return r;
@@ -1231,6 +1240,14 @@ static int parse_inventory(const Fields *top, Arena *arena, Batch *b, BatchError
         return 0;
 }
 
+void batch_digest(const char *data, size_t size, uint8_t ret[static BATCH_DIGEST_SIZE]) {
+        struct sha256_ctx ctx;
+
+        sha256_init(&ctx);
+        sha256_update(&ctx, size, (const uint8_t *) data);
+        sha256_digest(&ctx, BATCH_DIGEST_SIZE, ret);
+}
+
 int batch_parse(const char *data, size_t size, Batch **ret, BatchError *err) {
         _cleanup_(arena_freep) Arena *arena = NULL;
         const JsonValue *root;
@@ -1263,6 +1280,7 @@ int batch_parse(const char *data, size_t size, Batch **ret, BatchError *err) {
         b = arena_calloc(arena, 1, sizeof(Batch));
         if (!b)
                 return -ENOMEM;
+        batch_digest(data, size, b->digest);
         if (!is_type(root, JSON_OBJECT))
                 return fail(err, -EINVAL, TOP, "", "a batch must be a JSON object");
         BIND(root, top_fields, &top);

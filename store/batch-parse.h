@@ -28,6 +28,7 @@
  * occur in one interval (2^53 cycles is 35 days of one CPU at 3 GHz). */
 #define BATCH_MAX_COUNTER (UINT64_C(1) << 53)
 #define BATCH_NULL INT64_C(-1) /* a counter that lmkd did not have */
+#define BATCH_DIGEST_SIZE 32u   /* SHA-256 */
 
 /* Numbers a node can produce (docs/batch-format.md, "Limits"). Sampling
  * below once in 1000 s tells nothing; above 100 kHz perf itself throttles. */
@@ -203,7 +204,11 @@ typedef struct BatchInventory {
 
 typedef struct Batch {
         const char *node, *boot_id;
+        const char *spool;              /* LMK_BATCH_SPOOL_ID_LEN lower-case hex digits; NULL: not sent (an older lmkd) */
         int64_t seq;
+        /* SHA-256 of the text parsed: what tells a retry of a batch (the
+         * same text) from other content under the same key */
+        uint8_t digest[BATCH_DIGEST_SIZE];
         const char *hostname, *cluster; /* NULL when absent */
         int64_t cpus;
         double start, end;
@@ -259,8 +264,11 @@ typedef struct BatchError {
  *   -EPROTONOSUPPORT a format or version this store does not know
  *   -E2BIG           more rows, jobs, markers or ranks than allowed
  *   -ENOMEM
- * with err filled in for every error but -ENOMEM. */
+ * with err filled in for every error but -ENOMEM. The Batch's digest is the
+ * SHA-256 of the size bytes at data. */
 int batch_parse(const char *data, size_t size, Batch **ret, BatchError *err);
+/* The SHA-256 of size bytes at data: a Batch's digest. */
+void batch_digest(const char *data, size_t size, uint8_t ret[static BATCH_DIGEST_SIZE]);
 
 /* The per-row maxima for b's node.cpus, frequency_hz and interval. */
 void batch_limits(const Batch *b, BatchLimits *ret);

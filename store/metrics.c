@@ -52,6 +52,7 @@ static const char *const ingest_reject_reasons[] = {
         "unauthorized", /* 401: no token or an unknown one */
         "forbidden",    /* 403: not a node token, or one bound to another node */
         "busy",         /* 503: database busy, too many uploads */
+        "disk-full",    /* 507: the database's disk is full */
         "error",        /* 500: database error, out of memory */
         "other",
 };
@@ -60,6 +61,12 @@ void metrics_count_ingest_rejected(Metrics *m, const char *reason, unsigned stat
         size_t i;
 
         _Static_assert(ELEMENTSOF(ingest_reject_reasons) <= ELEMENTSOF(m->ingest_rejected), "reasons");
+        /* not a bad batch: another batch was stored under its key */
+        if (reason && streq(reason, "conflict")) {
+                atomic_fetch_add_explicit(&m->batches_conflicting, 1, memory_order_relaxed);
+                return;
+        }
+        atomic_fetch_add_explicit(&m->batches_rejected, 1, memory_order_relaxed);
         if (!reason)
                 reason = status == 400 ? "invalid" : status == 401 ? "unauthorized" : status == 403 ? "forbidden" :
                          status == 413 ? "too-large" : status == 415 ? "media-type" : status == 503 ? "busy" :
@@ -68,6 +75,30 @@ void metrics_count_ingest_rejected(Metrics *m, const char *reason, unsigned stat
                 if (streq(reason, ingest_reject_reasons[i]))
                         break;
         atomic_fetch_add_explicit(&m->ingest_rejected[i], 1, memory_order_relaxed);
+}
+
+bool metrics_disk_full(Metrics *m, int64_t now) {
+        int_fast64_t none = 0;
+
+        atomic_fetch_add(&m->disk_full_refused, 1);
+        if (!atomic_compare_exchange_strong(&m->disk_full_since, &none, MAX(now, (int64_t) 1)))
+                return false;
+        atomic_fetch_add(&m->disk_full_episodes, 1);
+        return true;
+}
+
+bool metrics_disk_ok(Metrics *m, int64_t now, int64_t *ret_seconds, uint64_t *ret_refused) {
+        int64_t since;
+
+        /* the common case: no episode, nothing written */
+        if (atomic_load_explicit(&m->disk_full_since, memory_order_relaxed) == 0)
+                return false;
+        since = atomic_exchange(&m->disk_full_since, 0);
+        if (since == 0)
+                return false;
+        *ret_seconds = MAX(now - since, (int64_t) 0);
+        *ret_refused = atomic_exchange(&m->disk_full_refused, 0);
+        return true;
 }
 
 #define LOAD(x) ((uint64_t) atomic_load_explicit(&(x), memory_order_relaxed))
@@ -85,10 +116,13 @@ void metrics_write(const Metrics *m, int64_t db_bytes, FILE *f) {
         }
 
         fprintf(f,
-                "# HELP lmk_store_batches_total Batches received, by outcome.\n"
+                "# HELP lmk_store_batches_total Batches received, by outcome: stored, duplicate (stored "
+                "before: a retry), conflict (its key was stored before with other content: refused, 409), "
+                "rejected (any other answer but 200).\n"
                 "# TYPE lmk_store_batches_total counter\n"
                 "lmk_store_batches_total{result=\"stored\"} %" PRIu64 "\n"
                 "lmk_store_batches_total{result=\"duplicate\"} %" PRIu64 "\n"
+                "lmk_store_batches_total{result=\"conflict\"} %" PRIu64 "\n"
                 "lmk_store_batches_total{result=\"rejected\"} %" PRIu64 "\n"
                 "# HELP lmk_store_rows_stored_total Rows of stored batches.\n"
                 "# TYPE lmk_store_rows_stored_total counter\n"
@@ -97,12 +131,13 @@ void metrics_write(const Metrics *m, int64_t db_bytes, FILE *f) {
                 "first claim and were not stored.\n"
                 "# TYPE lmk_store_job_metadata_conflicts_total counter\n"
                 "lmk_store_job_metadata_conflicts_total %" PRIu64 "\n",
-                LOAD(m->batches_stored), LOAD(m->batches_duplicate), LOAD(m->batches_rejected),
+                LOAD(m->batches_stored), LOAD(m->batches_duplicate), LOAD(m->batches_conflicting),
+                LOAD(m->batches_rejected),
                 LOAD(m->rows_stored), LOAD(m->metadata_conflicts));
 
         fputs("# HELP lmk_store_ingest_rejected_total Batches not taken, by why: not-json, invalid (a field "
               "missing, of the wrong type or out of range), version, overflow, too-large, media-type, "
-              "unauthorized, forbidden, busy, error, other.\n"
+              "unauthorized, forbidden, busy, disk-full, error, other.\n"
               "# TYPE lmk_store_ingest_rejected_total counter\n", f);
         for (size_t i = 0; i < ELEMENTSOF(ingest_reject_reasons); i++)
                 fprintf(f, "lmk_store_ingest_rejected_total{reason=\"%s\"} %" PRIu64 "\n", ingest_reject_reasons[i],
@@ -143,6 +178,15 @@ void metrics_write(const Metrics *m, int64_t db_bytes, FILE *f) {
                 fprintf(f, "lmk_store_denied_total{reason=\"%s\"} %" PRIu64 "\n", denied_reasons[i],
                         LOAD(m->denied[i]));
 
+        fprintf(f,
+                "# HELP lmk_store_db_disk_full Whether the database's disk is full: 1 from a write it refused "
+                "(batches are answered 507) to the next write that goes through.\n"
+                "# TYPE lmk_store_db_disk_full gauge\n"
+                "lmk_store_db_disk_full %d\n"
+                "# HELP lmk_store_db_disk_full_episodes_total Times the database's disk was found full.\n"
+                "# TYPE lmk_store_db_disk_full_episodes_total counter\n"
+                "lmk_store_db_disk_full_episodes_total %" PRIu64 "\n",
+                atomic_load(&m->disk_full_since) != 0, LOAD(m->disk_full_episodes));
         fprintf(f,
                 "# HELP lmk_store_http_in_flight Requests being received or answered.\n"
                 "# TYPE lmk_store_http_in_flight gauge\n"

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -14,7 +15,7 @@
 
 typedef struct Metrics {
         atomic_uint_fast64_t requests[600]; /* by HTTP status */
-        atomic_uint_fast64_t batches_stored, batches_duplicate, batches_rejected;
+        atomic_uint_fast64_t batches_stored, batches_duplicate, batches_conflicting, batches_rejected;
         atomic_uint_fast64_t rows_stored;
         atomic_uint_fast64_t metadata_conflicts; /* job claims refused since start */
         atomic_uint_fast64_t ingest_latency[METRICS_LATENCY_BUCKETS + 1]; /* last: +Inf */
@@ -28,6 +29,11 @@ typedef struct Metrics {
         atomic_uint_fast64_t denied[12];
         atomic_uint in_flight;
         int64_t start_time;
+        /* The database's disk full (a write refused with -ENOSPC): since
+         * when (Unix time; 0: not full now), the episodes so far, and the
+         * batches refused in the current one. */
+        atomic_int_fast64_t disk_full_since;
+        atomic_uint_fast64_t disk_full_episodes, disk_full_refused;
         /* retention (retention.h): rows deleted from batches, samples, the
          * per-batch time line and sample_packs; the horizon and the last
          * pass (Unix time) */
@@ -47,11 +53,21 @@ void metrics_count_request(Metrics *m, unsigned status);
 void metrics_observe_ingest(Metrics *m, uint64_t usec);
 /* reason: no-identity, bad-token, bad-credential, wrong-role, site-view, not-yours */
 void metrics_count_denied(Metrics *m, const char *reason);
-/* A batch not taken. reason: one of INGEST_REJECT_REASONS; NULL: from the
- * HTTP status. */
+/* A batch not taken (any answer but 200). reason: "conflict" (its key was
+ * stored with other content: batches_total{result="conflict"}), else one
+ * of INGEST_REJECT_REASONS (batches_total{result="rejected"}); NULL: from
+ * the HTTP status. */
 #define INGEST_REJECT_REASONS "not-json, invalid, version, overflow, too-large, media-type, unauthorized, " \
-        "forbidden, busy, error, other"
+        "forbidden, busy, disk-full, error, other"
 void metrics_count_ingest_rejected(Metrics *m, const char *reason, unsigned status);
+
+/* A full disk is an episode, from the first write it refuses to the next
+ * that succeeds. metrics_disk_full(): a write was refused for it at now
+ * (the batch is counted as refused); true when this begins an episode.
+ * metrics_disk_ok(): a write went through at now; when that ends an
+ * episode, true, with how long it lasted and the batches it refused. */
+bool metrics_disk_full(Metrics *m, int64_t now);
+bool metrics_disk_ok(Metrics *m, int64_t now, int64_t *ret_seconds, uint64_t *ret_refused);
 
 /* Writes the exposition text; db_bytes < 0 leaves the size out. */
 void metrics_write(const Metrics *m, int64_t db_bytes, FILE *f);

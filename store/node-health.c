@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "hashmap.h"
 #include "node-health.h"
@@ -14,17 +15,44 @@
 #define MAX_SPOOL_BATCHES (INT64_C(1) << 40)
 #define MAX_SPOOL_BYTES (INT64_C(1) << 50)
 
+#define NS_PER_S INT64_C(1000000000)
+/* Before any push: far enough back to be stale, near enough that an age
+ * from it fits an int64 for a century of uptime. */
+#define NEVER_NS (INT64_MIN / 2)
+
 typedef struct Node {
         char *name;
-        int64_t last_push;
+        int64_t pushed_ns;  /* CLOCK_MONOTONIC of the last push; seeded ones may lie before its 0 */
         int64_t spool_batches, spool_bytes; /* -1: not said */
+        /* for the gauges, worked out when they are written */
+        int64_t age, last_push;
 } Node;
 
 struct NodeHealth {
         pthread_mutex_t lock;
         Hashmap *nodes; /* name → Node */
         uint64_t untracked; /* pushes of nodes past NODE_HEALTH_MAX_NODES */
+        NodeHealthClock clock;
+        void *clock_userdata;
 };
+
+static NodeHealthNow real_clock(void *userdata) {
+        return (NodeHealthNow) { .wall = (int64_t) time(NULL), .mono_ns = (int64_t) now_ns(CLOCK_MONOTONIC) };
+}
+
+void node_health_set_clock(NodeHealth *h, NodeHealthClock clock, void *userdata) {
+        h->clock = clock;
+        h->clock_userdata = userdata;
+}
+
+static NodeHealthNow node_health_now(const NodeHealth *h) {
+        return h->clock(h->clock_userdata);
+}
+
+/* Whole seconds since the push; never less than 0. */
+static int64_t age_of(const Node *n, NodeHealthNow now) {
+        return MAX(now.mono_ns - n->pushed_ns, INT64_C(0)) / NS_PER_S;
+}
 
 /* The stale gauges' thresholds: ten missed pushes at lmkd's default of a
  * minute, an hour, a day. */
@@ -44,6 +72,7 @@ int node_health_new(NodeHealth **ret) {
                 return -ENOMEM;
         }
         pthread_mutex_init(&h->lock, NULL);
+        h->clock = real_clock;
         *ret = h;
         return 0;
 }
@@ -81,18 +110,20 @@ static Node *node_get(NodeHealth *h, const char *name) {
                 free(n);
                 return NULL;
         }
+        n->pushed_ns = NEVER_NS;
         n->spool_batches = n->spool_bytes = -1;
         return n;
 }
 
-int node_health_pushed(NodeHealth *h, const char *node, int64_t now, int64_t spool_batches, int64_t spool_bytes) {
+int node_health_pushed(NodeHealth *h, const char *node, int64_t spool_batches, int64_t spool_bytes) {
+        NodeHealthNow now = node_health_now(h);
         Node *n;
         int r = 0;
 
         pthread_mutex_lock(&h->lock);
         n = node_get(h, node);
         if (n) {
-                n->last_push = MAX(n->last_push, now);
+                n->pushed_ns = now.mono_ns;
                 n->spool_batches = spool_batches;
                 n->spool_bytes = spool_bytes;
         } else if (hashmap_size(h->nodes) < NODE_HEALTH_MAX_NODES)
@@ -102,14 +133,30 @@ int node_health_pushed(NodeHealth *h, const char *node, int64_t now, int64_t spo
 }
 
 int node_health_seed(NodeHealth *h, const char *node, int64_t last_push) {
+        NodeHealthNow now = node_health_now(h);
+        /* a push the wall clock puts ahead of now came from a clock that was
+         * ahead then: as recent as can be, not hours into the future */
+        int64_t age = MIN(MAX(now.wall - last_push, INT64_C(0)), INT64_MAX / NS_PER_S / 2);
         Node *n;
 
         pthread_mutex_lock(&h->lock);
         n = node_get(h, node);
         if (n)
-                n->last_push = MAX(n->last_push, last_push);
+                n->pushed_ns = MAX(n->pushed_ns, now.mono_ns - age * NS_PER_S);
         pthread_mutex_unlock(&h->lock);
         return n ? 0 : -ENOMEM;
+}
+
+int node_health_age(NodeHealth *h, const char *node, int64_t *ret_seconds) {
+        NodeHealthNow now = node_health_now(h);
+        Node *n;
+
+        pthread_mutex_lock(&h->lock);
+        n = hashmap_get(h->nodes, node);
+        if (n)
+                *ret_seconds = age_of(n, now);
+        pthread_mutex_unlock(&h->lock);
+        return n ? 0 : -ENOENT;
 }
 
 int node_health_parse_spool(const char *value, int64_t *ret_batches, int64_t *ret_bytes) {
@@ -169,21 +216,23 @@ static void write_node_gauge(FILE *f, const char *name, const char *help, Node *
         }
 }
 
-static int by_last_push(const void *a, const void *b) {
+static int by_age(const void *a, const void *b) {
         const Node *x = *(const Node *const *) a, *y = *(const Node *const *) b;
 
-        if (x->last_push != y->last_push)
-                return x->last_push > y->last_push ? -1 : 1;
+        if (x->age != y->age)
+                return x->age < y->age ? -1 : 1;
         return strcmp(x->name, y->name);
 }
 
-int node_health_write_metrics(NodeHealth *h, int64_t now, FILE *f) {
+int node_health_write_metrics(NodeHealth *h, FILE *f) {
         _cleanup_free_ Node **v = NULL;
         size_t n = 0, listed, i;
         uint64_t stale[ELEMENTSOF(stale_after)] = {}, untracked;
+        NodeHealthNow now;
         Node *x;
 
         pthread_mutex_lock(&h->lock);
+        now = node_health_now(h);
         v = malloc(MAX(hashmap_size(h->nodes), (size_t) 1) * sizeof(Node *));
         if (!v) {
                 pthread_mutex_unlock(&h->lock);
@@ -197,7 +246,8 @@ int node_health_write_metrics(NodeHealth *h, int64_t now, FILE *f) {
                         free(c);
                         break;
                 }
-                c->last_push = x->last_push;
+                c->age = age_of(x, now);
+                c->last_push = now.wall - c->age;
                 c->spool_batches = x->spool_batches;
                 c->spool_bytes = x->spool_bytes;
                 v[n++] = c;
@@ -205,13 +255,13 @@ int node_health_write_metrics(NodeHealth *h, int64_t now, FILE *f) {
         untracked = h->untracked;
         pthread_mutex_unlock(&h->lock);
 
-        qsort(v, n, sizeof(*v), by_last_push);
+        qsort(v, n, sizeof(*v), by_age);
         for (i = 0; i < n; i++)
                 for (size_t k = 0; k < ELEMENTSOF(stale_after); k++)
-                        if (now - v[i]->last_push > stale_after[k].seconds)
+                        if (v[i]->age > stale_after[k].seconds)
                                 stale[k]++;
         for (listed = 0; listed < n && listed < NODE_HEALTH_MAX_SERIES; listed++)
-                if (now - v[listed]->last_push > NODE_HEALTH_SERIES_WINDOW_S)
+                if (v[listed]->age > NODE_HEALTH_SERIES_WINDOW_S)
                         break;
 
         fprintf(f, "# HELP lmk_store_nodes_known Nodes that ever pushed a batch.\n"
@@ -227,8 +277,9 @@ int node_health_write_metrics(NodeHealth *h, int64_t now, FILE *f) {
                 "lmk_store_nodes_untracked_pushes_total %" PRIu64 "\n", NODE_HEALTH_MAX_NODES, untracked);
 
         write_node_gauge(f, "lmk_store_node_last_push_timestamp_seconds",
-                         "When the node's last batch came (the store's clock, Unix time); nodes that pushed "
-                         "within 7 days.", v, listed, offsetof(Node, last_push));
+                         "When the node's last batch came (Unix time: the store's clock now, less the time "
+                         "since, which no step of that clock moves); nodes that pushed within 7 days.", v, listed,
+                         offsetof(Node, last_push));
         write_node_gauge(f, "lmk_store_node_spool_batches",
                          "Batches waiting in the node's spool behind the one it last pushed, as it said then.",
                          v, listed, offsetof(Node, spool_batches));

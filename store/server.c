@@ -132,6 +132,11 @@ void reply_storage_error(Reply *r, int error) {
                 r->retry_after = 5;
                 return;
         }
+        if (error == -ENOSPC) {
+                reply_error(r, MHD_HTTP_INSUFFICIENT_STORAGE, NULL, "database disk full, try again later");
+                r->retry_after = DISK_FULL_RETRY_AFTER_S;
+                return;
+        }
         reply_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR, NULL, "database error");
 }
 
@@ -306,11 +311,9 @@ static enum MHD_Result send_reply(Server *s, Ctx *ctx, Reply *r) {
         ret = MHD_queue_response(ctx->req.connection, r->status, resp);
         MHD_destroy_response(resp);
         metrics_count_request(&s->metrics, r->status);
-        if (ctx->route && ctx->route->handler == api_ingest && r->status != MHD_HTTP_OK) {
-                atomic_fetch_add(&s->metrics.batches_rejected, 1);
+        if (ctx->route && ctx->route->handler == api_ingest && r->status != MHD_HTTP_OK)
                 metrics_count_ingest_rejected(&s->metrics, r->reject_reason, r->status);
-        }
-        if (r->status >= 500)
+        if (r->status >= 500 && !r->quiet)
                 log_warning("%s %s: %u", ctx->route ? ctx->route->method : "-",
                             ctx->route ? ctx->route->path : "-", r->status);
 

@@ -84,7 +84,8 @@ typedef struct Reply {
         const char *allow;      /* for 405 */
         const char *content_disposition; /* a CSV answer's file name */
         const char *reject_reason; /* an ingest not taken: why (metrics.h); NULL: from the status */
-        unsigned retry_after;   /* for 503 and 429 */
+        unsigned retry_after;   /* for 503, 507 and 429 */
+        bool quiet;             /* a 5xx whose cause the handler logged (once per episode): no line per answer */
         bool www_authenticate;  /* for 401 */
 } Reply;
 
@@ -123,6 +124,9 @@ void reply_error(Reply *r, unsigned status, const char *field, const char *fmt, 
 void reply_json(Reply *r, unsigned status, json_object *o);
 void reply_done(Reply *r); /* frees what a reply holds */
 void reply_oom(Reply *r);
+/* -ENOSPC is a full disk: 507 with this Retry-After (lmkd backs off by
+ * itself too). */
+#define DISK_FULL_RETRY_AFTER_S 60
 void reply_storage_error(Reply *r, int error);
 
 /* Query arguments: api handlers name the ones they accept; any other gives
@@ -144,8 +148,11 @@ void api_scaling(Server *s, Request *req, Reply *reply);
 /* The application mix (api-apps.c). */
 void api_apps(Server *s, Request *req, Reply *reply);
 /* The cluster, partition and account a site answer is narrowed to
- * (query parameters; pointers into req). */
-JobScope api_scope(Request *req);
+ * (query parameters; pointers into req). false when the reply holds a 403:
+ * a person may narrow to an account only when they lead it
+ * (api_account_allowed()). */
+bool api_scope(Server *s, Request *req, JobScope *ret, Reply *reply);
+bool api_account_allowed(Server *s, Request *req, const char *account, Reply *reply);
 /* "day", "hour", or "jobs" for a scope's prorated jobs (ObjectList.grain). */
 const char *api_grain_name(int64_t grain);
 /* "share" of part in total and what it rests on (docs/uncertainty.md). */

@@ -22,6 +22,17 @@ int storage_ops_for(const char *db, const StorageOps **ret_ops, const char **ret
         return 0;
 }
 
+bool job_viewer_may_see(const JobViewer *v, const char *user, const char *account) {
+        if (!v || !v->user)
+                return true;
+        if (user && streq(user, v->user))
+                return true;
+        for (char *const *a = v->accounts; account && a && *a; a++)
+                if (streq(*a, account))
+                        return true;
+        return false;
+}
+
 static const char *const job_state_names[_JOB_STATE_MAX] = {
         [JOB_STATE_RUNNING] = "running",
         [JOB_STATE_ENDED] = "ended",

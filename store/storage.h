@@ -30,7 +30,11 @@ typedef struct StorageOptions {
 } StorageOptions;
 
 typedef struct IngestResult {
+        /* Nothing of the batch was stored when either is set: its key
+         * (node, boot id, spool, seq) was stored before, with the same
+         * content (a retry), or with other content. */
         bool duplicate;
+        bool conflicting;
         uint64_t rows;
         /* Job claims of this batch whose metadata differed from the first
          * claim, which was kept; the first of them described for the log. */
@@ -247,6 +251,16 @@ typedef struct JobSummaryList {
  * and revision (StoredJob): true to have its summary read. */
 typedef bool (*JobWant)(int64_t row_id, int64_t revision, void *userdata);
 
+/* Who asks for a job (store/identity.h): user NULL sees every job (an
+ * admin); else the user's own jobs and those of the accounts in accounts
+ * (NULL-terminated, or NULL for none). */
+typedef struct JobViewer {
+        const char *user;
+        char *const *accounts;
+} JobViewer;
+
+bool job_viewer_may_see(const JobViewer *v, const char *user, const char *account);
+
 typedef struct JobFilter {
         /* Each NULL: any; else an exact match. */
         const char *user;
@@ -418,6 +432,10 @@ typedef struct PruneResult {
         bool more;              /* older rows remain: call again */
 } PruneResult;
 
+static inline bool ingest_result_kept_nothing(const IngestResult *r) {
+        return r->duplicate || r->conflicting;
+}
+
 /* PostgreSQL's time-partitioned tables (docs/postgresql.md). */
 typedef enum PartitionedTable {
         PARTITIONED_BATCHES,
@@ -449,16 +467,21 @@ typedef struct StorageOps {
         int (*migrate)(Storage *s, unsigned *ret_from, unsigned *ret_to);
         void (*close)(Storage *s);
 
-        /* Stores a batch in one transaction, or nothing of it. A batch that
-         * was stored before is a no-op with ret->duplicate set. -EOVERFLOW
+        /* Stores a batch in one transaction, or nothing of it. A batch whose
+         * key was stored before is a no-op with ret->duplicate set (the same
+         * digest) or ret->conflicting (another). -EOVERFLOW
          * (err says which sum) when adding the batch would take a stored sum
          * past INT64_MAX or a derived value out of the finite range. */
         int (*ingest)(Storage *s, const Batch *b, int64_t now, IngestResult *ret, BatchError *err);
 
         int (*list_jobs)(Storage *s, const JobFilter *f, JobList *ret);
-        /* -ENOENT: no such job; -ENOTUNIQ: the id exists on several clusters
-         * and cluster is NULL. */
-        int (*get_job)(Storage *s, const char *job, const char *cluster, JobSummary *ret);
+        /* Only the jobs viewer may see count (NULL: every job): -ENOENT
+         * when there is no such job, -EACCES when there is but not one the
+         * viewer may see (for the refusals' count: callers answer both
+         * alike), -ENOTUNIQ when cluster is NULL and the viewer may see the
+         * id on several clusters. */
+        int (*get_job)(Storage *s, const char *job, const char *cluster, const JobViewer *viewer,
+                       JobSummary *ret);
         /* The summaries of a page of the job list (f as for list_jobs; no
          * count), for rules that judge many jobs at once (the findings):
          * each with its info, kinds, objects, nodes and markers as get_job

@@ -7,6 +7,7 @@
  * beyond samples (node type, energy, exact figures, counters, named
  * events, bursts). */
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 
@@ -106,8 +107,46 @@ static int ingest_node(IngestCtx *x, int64_t now) {
         return db_execute(st, 0);
 }
 
-/* Returns 1 when the batch is new, 0 when it was stored before. */
-static int ingest_batch_row(IngestCtx *x, int64_t now) {
+/* What the batch's key (node, boot id, spool, seq) found. */
+typedef enum BatchKey {
+        BATCH_KEY_NEW,
+        BATCH_KEY_SAME,         /* stored before with the same digest (a retry), or before digests */
+        BATCH_KEY_OTHER,        /* stored before with other content */
+} BatchKey;
+
+static int batch_key_stored(IngestCtx *x, BatchKey *ret) {
+        const Batch *b = x->b;
+        DbStmt *st;
+        int r, rc;
+
+        if ((r = conn_stmt(&x->s->writer, STMT_BATCH_SAME, &st)) < 0 ||
+            (r = db_bind_blob(st, 1, b->digest, sizeof(b->digest))) < 0 ||
+            (r = db_bind_int(st, 2, x->node_id)) < 0 ||
+            (r = bind_nullable_text(st, 3, b->boot_id)) < 0 ||
+            (r = db_bind_text(st, 4, b->spool ?: "")) < 0 ||
+            (r = db_bind_int(st, 5, b->seq)) < 0)
+                return r;
+        rc = db_step(st);
+        if (rc == 1) {
+                bool none = db_column_null(st, 0);
+                int64_t same = db_column_int(st, 0);
+
+                db_reset(st);
+                /* the insert found the key, under the node's lock: it is
+                 * there */
+                if (none) {
+                        db_error_note("batch %s/%s/%s/%" PRId64 ": its key was stored, yet no row of it is found",
+                                      b->node, b->boot_id, b->spool ?: "", b->seq);
+                        return -EIO;
+                }
+                *ret = same ? BATCH_KEY_SAME : BATCH_KEY_OTHER;
+                return 0;
+        }
+        db_reset(st);
+        return rc < 0 ? step_errno(rc) : -EIO;
+}
+
+static int ingest_batch_row(IngestCtx *x, int64_t now, BatchKey *ret) {
         const Batch *b = x->b;
         int64_t changed;
         DbStmt *st;
@@ -127,17 +166,26 @@ static int ingest_batch_row(IngestCtx *x, int64_t now) {
             (r = db_bind_int(st, 11, b->total_samples)) < 0 ||
             (r = bind_nullable_double(st, 12, b->energy ? b->energy->joules : NAN)) < 0 ||
             (r = bind_nullable_double(st, 13, batch_dram_joules(b))) < 0 ||
-            (r = bind_nullable_double(st, 14, b->energy ? b->energy->unattributed_joules : NAN)) < 0)
+            (r = bind_nullable_double(st, 14, b->energy ? b->energy->unattributed_joules : NAN)) < 0 ||
+            (r = db_bind_text(st, 15, b->spool ?: "")) < 0 ||
+            (r = db_bind_blob(st, 16, b->digest, sizeof(b->digest))) < 0)
                 return r;
-        /* Most batches are new; one stored before inserts no row. */
+        /* Most batches are new; one stored before inserts no row, and is
+         * stored again in order, which then asks what was stored. */
         if (answers_later(x)) {
                 r = db_execute(st, 1);
-                return r < 0 ? r : 1;
+                if (r >= 0)
+                        *ret = BATCH_KEY_NEW;
+                return r;
         }
         r = step_changes(st, &changed);
         if (r < 0)
                 return r;
-        return changed > 0;
+        if (changed > 0) {
+                *ret = BATCH_KEY_NEW;
+                return 0;
+        }
+        return batch_key_stored(x, ret);
 }
 
 /* Each row into its job's pack (or that of work outside jobs) and the
@@ -206,10 +254,11 @@ static int bind_pack_row(DbStmt *st, int k, size_t i, void *userdata) {
             (r = db_bind_int(st, k + 1, x->bucket)) < 0 ||
             (r = db_bind_int(st, k + 2, x->node_id)) < 0 ||
             (r = bind_nullable_text(st, k + 3, b->boot_id)) < 0 ||
-            (r = db_bind_int(st, k + 4, b->seq)) < 0 ||
-            (r = db_bind_int(st, k + 5, p->n_rows)) < 0 ||
-            (r = db_bind_int(st, k + 6, p->samples)) < 0 ||
-            (r = db_bind_blob(st, k + 7, p->data, p->len)) < 0)
+            (r = db_bind_text(st, k + 4, b->spool ?: "")) < 0 ||
+            (r = db_bind_int(st, k + 5, b->seq)) < 0 ||
+            (r = db_bind_int(st, k + 6, p->n_rows)) < 0 ||
+            (r = db_bind_int(st, k + 7, p->samples)) < 0 ||
+            (r = db_bind_blob(st, k + 8, p->data, p->len)) < 0)
                 return r;
         return 0;
 }
@@ -415,16 +464,18 @@ static int ingest_ranks(IngestCtx *x) {
 }
 
 int ingest_locked(IngestCtx *x, int64_t now, IngestResult *ret) {
+        BatchKey key = BATCH_KEY_NEW;
         int r;
 
         r = ingest_node(x, now);
         if (r < 0)
                 return r;
-        r = ingest_batch_row(x, now);
+        r = ingest_batch_row(x, now, &key);
         if (r < 0)
                 return r;
-        if (r == 0) {
-                *ret = (IngestResult) { .duplicate = true, .rows = x->b->n_rows };
+        if (key != BATCH_KEY_NEW) {
+                *ret = (IngestResult) { .duplicate = key == BATCH_KEY_SAME, .conflicting = key == BATCH_KEY_OTHER,
+                                        .rows = x->b->n_rows };
                 return 0;
         }
         if ((r = ingest_jobs(x)) < 0 ||

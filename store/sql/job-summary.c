@@ -259,11 +259,13 @@ static int read_timeline(Conn *c, int64_t job_id, JobSummary *js) {
         return 0;
 }
 
-int sql_get_job(Storage *base, const char *job, const char *cluster, JobSummary *ret) {
+int sql_get_job(Storage *base, const char *job, const char *cluster, const JobViewer *viewer,
+                JobSummary *ret) {
         SqlStorage *s = (SqlStorage *) base;
         JobSummary js = {};
+        bool found = false, hidden = false;
         DbStmt *st;
-        int64_t id;
+        int64_t id = 0;
         Conn *c;
         int r, rc;
 
@@ -278,17 +280,33 @@ int sql_get_job(Storage *base, const char *job, const char *cluster, JobSummary 
         if (r < 0 || (r = bind_nullable_text(st, 1, job)) < 0 ||
             (cluster && (r = bind_nullable_text(st, 2, cluster)) < 0))
                 goto finish;
-        rc = db_step(st);
-        if (rc != 1) {
-                r = rc == 0 ? -ENOENT : step_errno(rc);
-                goto finish;
+        /* The rows of the id the viewer may not see count for nothing: the
+         * answer must not tell whether they exist. */
+        while ((rc = db_step(st)) == 1) {
+                StoredJob j;
+                int64_t jid;
+
+                r = read_job_info(st, &j, &jid);
+                if (r < 0) {
+                        stored_job_free(&j);
+                        goto finish;
+                }
+                if (!job_viewer_may_see(viewer, j.user, j.account)) {
+                        stored_job_free(&j);
+                        hidden = true;
+                        continue;
+                }
+                if (found) {
+                        stored_job_free(&j);
+                        r = -ENOTUNIQ;
+                        goto finish;
+                }
+                js.info = j;
+                id = jid;
+                found = true;
         }
-        r = read_job_info(st, &js.info, &id);
-        if (r < 0)
-                goto finish;
-        rc = db_step(st);
-        if (rc == 1) {
-                r = -ENOTUNIQ;
+        if (rc < 0 || !found) {
+                r = rc < 0 ? step_errno(rc) : hidden ? -EACCES : -ENOENT;
                 goto finish;
         }
         if ((r = read_shares(c, STMT_JOB_KINDS, id, 0, false, &js.kinds)) < 0 ||

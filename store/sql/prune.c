@@ -172,9 +172,10 @@ static int prune_outside_jobs(PruneStep *p) {
         return 1;
 }
 
-/* The receipts of batches received before the horizon: per (node, boot),
- * whose sequence numbers grow with time, the oldest prefix. The walk over
- * the groups goes on where the last step left it. 1: a whole walk done. */
+/* The receipts of batches received before the horizon: per (node, boot,
+ * spool), whose sequence numbers grow with time, the oldest prefix. The
+ * walk over the groups goes on where the last step left it. 1: a whole
+ * walk done. */
 static int prune_batches(PruneStep *p) {
         SqlStorage *s = p->s;
         Conn *c = &s->writer;
@@ -183,27 +184,31 @@ static int prune_batches(PruneStep *p) {
 
         while (p->budget > 0) {
                 int64_t last = -1, node;
-                char boot[sizeof(s->prune_boot)];
-                const unsigned char *t;
+                char boot[sizeof(s->prune_boot)], spool[sizeof(s->prune_spool)];
+                const unsigned char *t, *sp;
 
                 if ((r = conn_stmt(c, STMT_PRUNE_BATCH_GROUP, &st)) < 0 ||
                     (r = db_bind_int(st, 1, s->prune_node)) < 0 ||
-                    (r = bind_nullable_text(st, 2, s->prune_boot)) < 0)
+                    (r = bind_nullable_text(st, 2, s->prune_boot)) < 0 ||
+                    (r = bind_nullable_text(st, 3, s->prune_spool)) < 0)
                         return r;
                 rc = db_step(st);
                 if (rc != 1) {
                         db_reset(st);
                         s->prune_node = 0;
-                        s->prune_boot[0] = 0;
+                        s->prune_boot[0] = s->prune_spool[0] = 0;
                         return rc == 0 ? 1 : step_errno(rc);
                 }
                 t = db_column_text(st, 1);
+                sp = db_column_text(st, 2);
                 node = db_column_int(st, 0);
                 snprintf(boot, sizeof(boot), "%s", t ? (const char *) t : "");
+                snprintf(spool, sizeof(spool), "%s", sp ? (const char *) sp : "");
                 db_reset(st);
 
                 if ((r = conn_stmt(c, STMT_PRUNE_BATCH_SEQS, &st)) < 0 || (r = db_bind_int(st, 1, node)) < 0 ||
-                    (r = bind_nullable_text(st, 2, boot)) < 0 || (r = db_bind_int(st, 3, p->budget)) < 0)
+                    (r = bind_nullable_text(st, 2, boot)) < 0 || (r = bind_nullable_text(st, 3, spool)) < 0 ||
+                    (r = db_bind_int(st, 4, p->budget)) < 0)
                         return r;
                 while ((rc = db_step(st)) == 1 && db_column_int(st, 1) < p->before)
                         last = db_column_int(st, 0);
@@ -213,7 +218,8 @@ static int prune_batches(PruneStep *p) {
                 if (last >= 0 && ((r = conn_stmt(c, STMT_PRUNE_BATCHES, &st)) < 0 ||
                                   (r = db_bind_int(st, 1, node)) < 0 ||
                                   (r = bind_nullable_text(st, 2, boot)) < 0 ||
-                                  (r = db_bind_int(st, 3, last)) < 0 ||
+                                  (r = bind_nullable_text(st, 3, spool)) < 0 ||
+                                  (r = db_bind_int(st, 4, last)) < 0 ||
                                   (r = prune_exec(p, st, &p->res->batches)) < 0))
                         return r;
                 /* the group's old prefix may go on beyond what was read: the
@@ -222,6 +228,7 @@ static int prune_batches(PruneStep *p) {
                         break;
                 s->prune_node = node;
                 memcpy(s->prune_boot, boot, sizeof(boot));
+                memcpy(s->prune_spool, spool, sizeof(spool));
         }
         return 0;
 }

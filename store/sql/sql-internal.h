@@ -79,9 +79,11 @@ typedef struct SqlStorage {
          * prunes): only its first step settles live jobs gone quiet, not
          * each of its many short steps. */
         bool pruning_raw, pruning_jobs;
-        /* retention's walk over the batches' (node, boot) groups */
+        /* retention's walk over the batches' (node, boot, spool) groups;
+         * a boot id has at most 64 bytes (batch-parse.c, MAX_ID) */
         int64_t prune_node;
-        char prune_boot[64];
+        char prune_boot[64 + 1];
+        char prune_spool[LMK_BATCH_SPOOL_ID_LEN + 1];
 
         pthread_mutex_t readers_lock;
         pthread_cond_t readers_cond;
@@ -170,7 +172,8 @@ int read_job_measured(Conn *c, int64_t job_id, JobMeasured *ret);
 /* StorageOps, one file each (storage-sql.c has the table) */
 int sql_ingest(Storage *base, const Batch *b, int64_t now, IngestResult *ret, BatchError *err);
 int sql_list_jobs(Storage *base, const JobFilter *f, JobList *ret);
-int sql_get_job(Storage *base, const char *job, const char *cluster, JobSummary *ret);
+int sql_get_job(Storage *base, const char *job, const char *cluster, const JobViewer *viewer,
+                JobSummary *ret);
 int sql_list_job_summaries(Storage *base, const JobFilter *f, JobWant want, void *userdata, JobSummaryList *ret);
 int sql_list_objects(Storage *base, const ObjectFilter *f, ObjectList *ret);
 int sql_list_packages(Storage *base, const PackageFilter *f, PackageList *ret);

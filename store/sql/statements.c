@@ -73,6 +73,15 @@
  * min() are PostgreSQL's greatest() and least(), SQLite's "IS NOT" of two
  * values PostgreSQL's "IS DISTINCT FROM". */
 #define SQL_NODE_INSTALLED(is_not) "UPDATE nodes SET installed = ?2 WHERE id = ?1 AND installed " is_not " ?2"
+/* A batch's receipt (schema/0001, 0020): its key (node, boot id, spool,
+ * seq) and its digest. */
+#define BATCH_COLUMNS_PARAMS "?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16"
+#define SQL_BATCH_INSERT(values)                                                                \
+        "INSERT INTO batches (node_id, boot_id, seq, received_at, interval_start, "             \
+        "interval_end, event, frequency_hz, samples_lost, n_rows, samples, "                    \
+        "energy_joules, dram_joules, unattributed_joules, spool, digest) "                      \
+        values " ON CONFLICT DO NOTHING"
+
 #define SQL_JOB_BATCH_UPSERT(max)                                                               \
         "INSERT INTO job_timeline (job_id, grain, node_id, t, seconds, samples, cpu_seconds) "  \
         "VALUES (?, 0, ?, ?, ?, ?, ?) "                                                         \
@@ -183,11 +192,14 @@ static const char *const stmt_sql[_STMT_MAX] = {
                 "WHERE " FITS("nodes", "samples") " AND " FITS("nodes", "samples_lost") " "
                 "AND nodes.batches < " INT64_MAX_SQL " "
                 "RETURNING id",
-        [STMT_BATCH_INSERT] =
-                "INSERT INTO batches (node_id, boot_id, seq, received_at, interval_start, "
-                "interval_end, event, frequency_hz, samples_lost, n_rows, samples, "
-                "energy_joules, dram_joules, unattributed_joules) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+        /* a batch whose key was stored before inserts no row (batches'
+         * key): a retry or other content, STMT_BATCH_SAME tells which */
+        [STMT_BATCH_INSERT] = SQL_BATCH_INSERT("VALUES (" BATCH_COLUMNS_PARAMS ")"),
+        /* 1: stored with this digest, or before digests were kept
+         * (schema/0020); 0: with another; NULL: not stored */
+        [STMT_BATCH_SAME] =
+                "SELECT max(CASE WHEN digest IS NULL OR digest = ? THEN 1 ELSE 0 END) FROM batches "
+                "WHERE node_id = ? AND boot_id = ? AND spool = ? AND seq = ?",
         [STMT_JOB_UPSERT] =
                 "INSERT INTO jobs (job, cluster, user_name, account, partition_name, name, "
                 "nodes_alloc, tasks, ended, first_seen, last_seen, samples, cpu_seconds, "
@@ -235,8 +247,8 @@ static const char *const stmt_sql[_STMT_MAX] = {
         [STMT_TASK_INSERT] = "INSERT INTO tasks (step, user_name, comm) VALUES (?, ?, ?) ON CONFLICT DO NOTHING RETURNING id",
         /* a batch is stored once (batches' key): its packs are new */
         [STMT_SAMPLE_PACK_INSERT] =
-                "INSERT INTO sample_packs (job_id, bucket, node_id, boot_id, seq, n_rows, samples, packed) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO sample_packs (job_id, bucket, node_id, boot_id, spool, seq, n_rows, samples, packed) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [STMT_JOB_TASK_UPSERT] =
                 "INSERT INTO job_tasks (job_id, task_id, samples) VALUES (?, ?, ?) "
                 "ON CONFLICT (job_id, task_id) DO UPDATE SET " ADD("job_tasks", "samples") " "
@@ -433,11 +445,15 @@ static const char *const stmt_sql[_STMT_MAX] = {
         PRUNE_RAW(STMT_PRUNE_JOB_PACKS, STMT_PRUNE_IDLE_PACKS, "sample_packs"),
         PRUNE_RAW(STMT_PRUNE_JOB_SAMPLES, STMT_PRUNE_IDLE_SAMPLES, "samples"),
 #undef PRUNE_RAW
+        /* a spool's sequence numbers grow with time; two spools' do not
+         * say which batch is older */
         [STMT_PRUNE_BATCH_GROUP] =
-                "SELECT node_id, boot_id FROM batches WHERE (node_id, boot_id) > (?, ?) ORDER BY node_id, boot_id LIMIT 1",
+                "SELECT node_id, boot_id, spool FROM batches WHERE (node_id, boot_id, spool) > (?, ?, ?) "
+                "ORDER BY node_id, boot_id, spool LIMIT 1",
         [STMT_PRUNE_BATCH_SEQS] =
-                "SELECT seq, received_at FROM batches WHERE node_id = ? AND boot_id = ? ORDER BY seq LIMIT ?",
-        [STMT_PRUNE_BATCHES] = "DELETE FROM batches WHERE node_id = ? AND boot_id = ? AND seq <= ?",
+                "SELECT seq, received_at FROM batches WHERE node_id = ? AND boot_id = ? AND spool = ? "
+                "ORDER BY seq LIMIT ?",
+        [STMT_PRUNE_BATCHES] = "DELETE FROM batches WHERE node_id = ? AND boot_id = ? AND spool = ? AND seq <= ?",
 #define PRUNE_ROLLUP(id, table, col)                                                     \
         [id##_NEXT] = "SELECT min(" col ") FROM " table " WHERE " col " < ?",           \
         [id] = "DELETE FROM " table " WHERE " col " = ?"
@@ -479,7 +495,9 @@ static const char *const stmt_sql[_STMT_MAX] = {
         EXPIRE_ROWS(STMT_EXPIRE_JOB_TASKS, "job_tasks", "task_id"),
 #undef EXPIRE_ROWS
 
-        [STMT_JOB_FIND] = "SELECT " JOB_COLUMNS " FROM jobs j WHERE j.job = ? LIMIT 2",
+        /* every cluster's job of the id: those the viewer may not see are
+         * skipped (sql_get_job()) */
+        [STMT_JOB_FIND] = "SELECT " JOB_COLUMNS " FROM jobs j WHERE j.job = ?",
         [STMT_JOB_FIND_CLUSTER] = "SELECT " JOB_COLUMNS " FROM jobs j WHERE j.job = ? AND j.cluster = ?",
         [STMT_JOB_KINDS] =
                 "SELECT o.kind, sum(jo.samples), sum(jo.cpu_seconds), sum(jo.cpu_time_ns), "
@@ -611,6 +629,13 @@ static const char *const stmt_sql[_STMT_MAX] = {
 
 /* What PostgreSQL spells differently; NULL: as stmt_sql[]. */
 static const char *const stmt_sql_postgresql[_STMT_MAX] = {
+        /* batches' key holds interval_start (the partitions'), which the
+         * batch's key does not: one of the same key is looked for in every
+         * partition. The writer holds the node's lock (write-queue.c), so
+         * no other writer stores a batch of the node meanwhile. */
+        [STMT_BATCH_INSERT] = SQL_BATCH_INSERT(
+                "SELECT " BATCH_COLUMNS_PARAMS " WHERE NOT EXISTS (SELECT 1 FROM batches "
+                "WHERE node_id = ?1 AND boot_id = ?2 AND spool = ?15 AND seq = ?3)"),
         [STMT_EXPIRE_JOB_NEXT] = SQL_EXPIRE_JOB_NEXT(""),
         [STMT_NODE_INSTALLED] = SQL_NODE_INSTALLED("IS DISTINCT FROM"),
         [STMT_JOB_BATCH_UPSERT] = SQL_JOB_BATCH_UPSERT("greatest"),

@@ -9,6 +9,7 @@ typedef enum Stmt {
         /* writer */
         STMT_NODE_UPSERT,
         STMT_BATCH_INSERT,
+        STMT_BATCH_SAME,
         STMT_JOB_UPSERT,
         STMT_JOBS_SETTLE,
         STMT_NOTE_UPSERT,

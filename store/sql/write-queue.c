@@ -75,7 +75,7 @@ static int ingest_again_in_order(SqlStorage *s, Pending *p, bool site_locked) {
         db_set_deferring(c->db, false);
         r = ingest_locked(p->ctx, p->now, &p->res);
         db_set_deferring(c->db, true);
-        if (r >= 0 && !p->res.duplicate)
+        if (r >= 0 && !ingest_result_kept_nothing(&p->res))
                 r = conn_exec(c, "RELEASE batch");
         return r;
 }
@@ -240,11 +240,11 @@ static int write_group_once(SqlStorage *s, Pending *group) {
                         p->r = ingest_locked(p->ctx, p->now, &p->res);
                 /* A driver that pipelines reports what the batch's writes
                  * did by here at the latest. */
-                if (p->r >= 0 && !p->res.duplicate)
+                if (p->r >= 0 && !ingest_result_kept_nothing(&p->res))
                         p->r = conn_exec(c, "RELEASE batch");
                 if (p->r == -EOVERFLOW && !p->ctx->err.field[0])
                         p->r = ingest_again_in_order(s, p, site_locked);
-                if (p->r < 0 || p->res.duplicate) {
+                if (p->r < 0 || ingest_result_kept_nothing(&p->res)) {
                         (void) conn_exec(c, "ROLLBACK TO batch");
                         (void) conn_exec(c, "RELEASE batch");
                         c->site_locked = site_locked;

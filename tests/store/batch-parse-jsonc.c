@@ -405,8 +405,14 @@ static int parse_header(json_object *root, Batch *b, BatchError *err) {
         if ((r = get_object(root, TOP, "batch", true, &o, err)) < 0 ||
             (r = get_string(o, IN("batch"), "node", REQUIRED | IDENT, 1, MAX_NAME, &b->node, err)) < 0 ||
             (r = get_string(o, IN("batch"), "boot_id", REQUIRED | IDENT, 1, MAX_ID, &b->boot_id, err)) < 0 ||
+            (r = get_string(o, IN("batch"), "spool", NULLABLE | IDENT, LMK_BATCH_SPOOL_ID_LEN, LMK_BATCH_SPOOL_ID_LEN,
+                            &b->spool, err)) < 0 ||
             (r = get_int(o, IN("batch"), "seq", REQUIRED, 0, INT64_MAX - 1, &b->seq, err)) < 0)
                 return r;
+        for (const char *p = b->spool; p && *p; p++)
+                if (!strchr("0123456789abcdef", *p))
+                        return fail(err, -EINVAL, IN("batch"), "spool", "must be %u lower-case hex digits",
+                                    LMK_BATCH_SPOOL_ID_LEN);
 
         if ((r = get_object(root, TOP, "node", true, &o, err)) < 0 ||
             (r = get_string(o, IN("node"), "hostname", NULLABLE | IDENT, 1, MAX_NAME, &b->hostname, err)) < 0 ||
@@ -1111,6 +1117,7 @@ int batch_parse_jsonc(const char *data, size_t size, Batch **ret, BatchError *er
                 return -ENOMEM;
         }
         b->memory = root;
+        batch_digest(data, size, b->digest);
         if (!json_object_is_type(root, json_type_object))
                 return fail(err, -EINVAL, TOP, "", "a batch must be a JSON object");
 

@@ -143,7 +143,8 @@ static void inventory_same(const Batch *a, const Batch *b) {
 
 static void batches_same(const Batch *x, const Batch *y) {
         where = "";
-        S(node, 0); S(boot_id, 0); I(seq, 0); S(hostname, 0); S(cluster, 0); I(cpus, 0);
+        S(node, 0); S(boot_id, 0); S(spool, 0); I(seq, 0);
+        SAME(memcmp(x->digest, y->digest, sizeof(x->digest)) == 0, "digest", 0); S(hostname, 0); S(cluster, 0); I(cpus, 0);
         D(start, 0); D(end, 0); S(event, 0); D(frequency_hz, 0); I(samples_lost, 0);
         I(has_installed, 0); I(n_installed, 0);
         for (size_t i = 0; i < x->n_installed; i++) {

@@ -743,6 +743,53 @@ TEST(measured_refused) {
 #undef BAD
 }
 
+#define SPOOL_BATCH(spool)                                                              \
+        "{\"format\":\"lmk-batch\",\"version\":1,"                                       \
+        "\"batch\":{\"node\":\"cn001\",\"boot_id\":\"b1\"" spool ",\"seq\":17},"        \
+        "\"node\":{\"cpus\":48},"                                                        \
+        "\"interval\":{\"start\":1795550400.0,\"end\":1795550460.0},"                   \
+        "\"sampling\":{\"event\":\"cpu-clock\",\"frequency_hz\":1},\"rows\":[]}"
+
+/* batch.spool, part of the batch's key: absent or null from an older lmkd,
+ * else exactly 32 lower-case hex digits; and the digest of the text. */
+TEST(spool_and_digest) {
+        static const uint8_t empty_sha256[BATCH_DIGEST_SIZE] = {
+                0xe3, 0xb0, 0xc4, 0x42, 0x98, 0xfc, 0x1c, 0x14, 0x9a, 0xfb, 0xf4, 0xc8, 0x99, 0x6f, 0xb9, 0x24,
+                0x27, 0xae, 0x41, 0xe4, 0x64, 0x9b, 0x93, 0x4c, 0xa4, 0x95, 0x99, 0x1b, 0x78, 0x52, 0xb8, 0x55,
+        };
+        const char *a = SPOOL_BATCH(",\"spool\":\"0123456789abcdef0123456789abcdef\""),
+                   *b = SPOOL_BATCH(",\"spool\":\"0123456789abcdef0123456789abcdee\"");
+        uint8_t d[BATCH_DIGEST_SIZE];
+        Batch *x, *y;
+
+        batch_digest("", 0, d);
+        ASSERT_TRUE(memcmp(d, empty_sha256, sizeof(d)) == 0);
+
+        x = parse_ok(SPOOL_BATCH(""));
+        ASSERT_NULL(x->spool);
+        batch_free(x);
+        x = parse_ok(SPOOL_BATCH(",\"spool\":null"));
+        ASSERT_NULL(x->spool);
+        batch_free(x);
+
+        x = parse_ok(a);
+        y = parse_ok(b);
+        ASSERT_STREQ(x->spool, "0123456789abcdef0123456789abcdef");
+        batch_digest(a, strlen(a), d);
+        ASSERT_TRUE(memcmp(x->digest, d, sizeof(d)) == 0);
+        /* one byte apart: other content */
+        ASSERT_TRUE(memcmp(x->digest, y->digest, sizeof(d)) != 0);
+        batch_free(x);
+        batch_free(y);
+
+        EXPECT_ERROR(SPOOL_BATCH(",\"spool\":\"0123456789ABCDEF0123456789abcdef\""), EINVAL, "batch.spool");
+        EXPECT_ERROR(SPOOL_BATCH(",\"spool\":\"0123456789abcdef0123456789abcde\""), EINVAL, "batch.spool");
+        EXPECT_ERROR(SPOOL_BATCH(",\"spool\":\"0123456789abcdef0123456789abcdef0\""), EINVAL, "batch.spool");
+        EXPECT_ERROR(SPOOL_BATCH(",\"spool\":\"0123456789abcdef-123456789abcdef\""), EINVAL, "batch.spool");
+        EXPECT_ERROR(SPOOL_BATCH(",\"spool\":\"\""), EINVAL, "batch.spool");
+        EXPECT_ERROR(SPOOL_BATCH(",\"spool\":17"), EINVAL, "batch.spool");
+}
+
 int main(void) {
         RUN(utf8_every_string);
         RUN(control_in_identifiers);
@@ -765,5 +812,6 @@ int main(void) {
         RUN(ranks);
         RUN(too_many_ranks);
         RUN(sql_is_data);
+        RUN(spool_and_digest);
         return 0;
 }

@@ -221,7 +221,7 @@ TEST(ingest_and_summary) {
                 ASSERT_EQ(count_rows("samples"), 0); /* written no more */
         }
 
-        ASSERT_OK(s->ops->get_job(s, "42", NULL, &js));
+        ASSERT_OK(s->ops->get_job(s, "42", NULL, NULL, &js));
         ASSERT_STREQ(js.info.user, "alice");
         ASSERT_STREQ(js.info.cluster, "c1");
         ASSERT_EQ(js.info.samples, 200);
@@ -254,8 +254,8 @@ TEST(ingest_and_summary) {
         ASSERT_EQ(js.markers[0].batches, 2);
         job_summary_free(&js);
 
-        ASSERT_ERROR(s->ops->get_job(s, "43", NULL, &js), ENOENT);
-        ASSERT_ERROR(s->ops->get_job(s, "42", "other", &js), ENOENT);
+        ASSERT_ERROR(s->ops->get_job(s, "43", NULL, NULL, &js), ENOENT);
+        ASSERT_ERROR(s->ops->get_job(s, "42", "other", NULL, &js), ENOENT);
 
         batch_free(b1);
         batch_free(b2);
@@ -329,11 +329,20 @@ TEST(clusters) {
 
         ASSERT_OK(batch_parse(other, strlen(other), &b, &err));
         ASSERT_OK(s->ops->ingest(s, b, 1795550500, &res, &err));
-        ASSERT_ERROR(s->ops->get_job(s, "42", NULL, &js), ENOTUNIQ);
-        ASSERT_OK(s->ops->get_job(s, "42", "c2", &js));
+        ASSERT_ERROR(s->ops->get_job(s, "42", NULL, NULL, &js), ENOTUNIQ);
+        ASSERT_OK(s->ops->get_job(s, "42", "c2", NULL, &js));
         ASSERT_EQ(js.info.samples, 7);
         ASSERT_NULL(js.info.user);
         job_summary_free(&js);
+        /* A person sees only the ids they may see: alice's job 42 is hers
+         * whatever other clusters have a 42; bob's answer is the same for
+         * ids that exist and ids that do not, but for the refusals' count. */
+        ASSERT_OK(s->ops->get_job(s, "42", NULL, &(JobViewer) { .user = "alice" }, &js));
+        ASSERT_STREQ(js.info.user, "alice");
+        job_summary_free(&js);
+        ASSERT_ERROR(s->ops->get_job(s, "42", NULL, &(JobViewer) { .user = "bob" }, &js), EACCES);
+        ASSERT_ERROR(s->ops->get_job(s, "42", "c2", &(JobViewer) { .user = "bob" }, &js), EACCES);
+        ASSERT_ERROR(s->ops->get_job(s, "4242", NULL, &(JobViewer) { .user = "bob" }, &js), ENOENT);
         batch_free(b);
         s->ops->close(s);
 }
@@ -385,7 +394,7 @@ TEST(concurrent_retries) {
                 stored += race_stored[t];
         }
         ASSERT_EQ(stored, RACE_BATCHES);
-        ASSERT_OK(race_storage->ops->get_job(race_storage, "77", NULL, &js));
+        ASSERT_OK(race_storage->ops->get_job(race_storage, "77", NULL, NULL, &js));
         ASSERT_EQ(js.info.samples, RACE_BATCHES * (RACE_BATCHES + 1) / 2);
         ASSERT_EQ(js.objects.n, 7);
         job_summary_free(&js);
@@ -547,7 +556,7 @@ TEST(summaries_as_get_job) {
                 const JobSummary *x = &l.items[i];
                 JobSummary y;
 
-                ASSERT_OK(s->ops->get_job(s, x->info.job, x->info.cluster, &y));
+                ASSERT_OK(s->ops->get_job(s, x->info.job, x->info.cluster, NULL, &y));
                 ASSERT_EQ(x->info.samples, y.info.samples);
                 ASSERT_EQ(x->info.n_nodes, y.info.n_nodes);
                 ASSERT_TRUE(same_str(x->info.app, y.info.app));
@@ -733,7 +742,7 @@ TEST(metadata_first_claim) {
                 batch_free(b[i]);
         }
         ASSERT_TRUE(strstr(res.conflict, "4711") && strstr(res.conflict, "notes"));
-        ASSERT_OK(s->ops->get_job(s, "4711", "c1", &js));
+        ASSERT_OK(s->ops->get_job(s, "4711", "c1", NULL, &js));
         ASSERT_STREQ(js.info.user, "alice");
         ASSERT_STREQ(js.info.name, "lulesh");
         ASSERT_EQ(js.info.nodes_alloc, 2);
@@ -905,8 +914,8 @@ TEST(prune_jobs) {
                 ASSERT_EQ(p.jobs, 1);
                 ASSERT_TRUE(p.more);
         }
-        ASSERT_ERROR(s->ops->get_job(s, "p-old1", NULL, &js), ENOENT);
-        ASSERT_OK(s->ops->get_job(s, "p-old2", NULL, &js));
+        ASSERT_ERROR(s->ops->get_job(s, "p-old1", NULL, NULL, &js), ENOENT);
+        ASSERT_OK(s->ops->get_job(s, "p-old2", NULL, NULL, &js));
         job_summary_free(&js);
         ASSERT_TRUE(orphan_rows() > 0);
         ASSERT_EQ(count_rows("retention WHERE name = 'expire_job_left'"), 1);
@@ -914,9 +923,9 @@ TEST(prune_jobs) {
         s = open_db(NULL);
         /* steps of two rows: a job takes several */
         ASSERT_EQ(prune_jobs_all(s, before, 2), 1);
-        ASSERT_ERROR(s->ops->get_job(s, "p-old1", NULL, &js), ENOENT);
-        ASSERT_ERROR(s->ops->get_job(s, "p-old2", NULL, &js), ENOENT);
-        ASSERT_OK(s->ops->get_job(s, "p-young", NULL, &js));
+        ASSERT_ERROR(s->ops->get_job(s, "p-old1", NULL, NULL, &js), ENOENT);
+        ASSERT_ERROR(s->ops->get_job(s, "p-old2", NULL, NULL, &js), ENOENT);
+        ASSERT_OK(s->ops->get_job(s, "p-young", NULL, NULL, &js));
         ASSERT_EQ(js.info.samples, 5);
         ASSERT_EQ(js.objects.n, 2);
         ASSERT_EQ(js.n_notes, 1);
@@ -948,7 +957,7 @@ TEST(prune_jobs) {
                 batch_free(b);
                 ASSERT_EQ(prune_jobs_all(s, before, 5000), 1);
         }
-        ASSERT_ERROR(s->ops->get_job(s, "p-late", NULL, &js), ENOENT);
+        ASSERT_ERROR(s->ops->get_job(s, "p-late", NULL, NULL, &js), ENOENT);
         ASSERT_EQ(orphan_rows(), 0);
         s->ops->close(s);
 }

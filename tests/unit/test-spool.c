@@ -255,17 +255,17 @@ static void fresh_dir(const char *name, char *d, size_t size) {
 /* The id is made with the spool, kept across restarts, and a new one comes
  * wherever the numbering is not known: the store keys batches on it. */
 TEST(spool_id) {
-        char d[256], text[64], id[SPOOL_ID_LENGTH + 1], cmd[600];
+        char d[256], text[64], id[LMK_BATCH_SPOOL_ID_LEN + 1], cmd[600];
         uint64_t seq;
         Spool *s;
 
         fresh_dir("spool-id", d, sizeof(d));
         ASSERT_OK(spool_open(d, 1 << 20, &s, NULL));
         snprintf(id, sizeof(id), "%s", spool_id(s));
-        ASSERT_EQ(strlen(id), SPOOL_ID_LENGTH);
-        ASSERT_EQ(strspn(id, "0123456789abcdef"), SPOOL_ID_LENGTH);
+        ASSERT_EQ(strlen(id), LMK_BATCH_SPOOL_ID_LEN);
+        ASSERT_EQ(strspn(id, "0123456789abcdef"), LMK_BATCH_SPOOL_ID_LEN);
         read_text(d, "id", text, sizeof(text));
-        ASSERT_TRUE(strncmp(text, id, SPOOL_ID_LENGTH) == 0 && streq(text + SPOOL_ID_LENGTH, "\n"));
+        ASSERT_TRUE(strncmp(text, id, LMK_BATCH_SPOOL_ID_LEN) == 0 && streq(text + LMK_BATCH_SPOOL_ID_LEN, "\n"));
         put(s, "{\"n\":1}", &seq);
         spool_free(s);
 
@@ -287,7 +287,7 @@ TEST(spool_id) {
         /* a damaged id: a new one, the numbering goes on */
         write_text(d, "id", "not an id\n");
         ASSERT_OK(spool_open(d, 1 << 20, &s, NULL));
-        ASSERT_TRUE(!streq(spool_id(s), id) && strlen(spool_id(s)) == SPOOL_ID_LENGTH);
+        ASSERT_TRUE(!streq(spool_id(s), id) && strlen(spool_id(s)) == LMK_BATCH_SPOOL_ID_LEN);
         put(s, "{\"n\":2}", &seq);
         ASSERT_EQ(seq, 1);
         spool_free(s);
