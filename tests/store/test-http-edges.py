@@ -79,7 +79,7 @@ def bodies(s):
     for headers in ([], [("Content-Length", "0")]):
         status, _, body = rawhttp.request(s.port, "GET", "/healthz", headers)
         check_eq(status, 200, f"GET /healthz with {headers}: {body}")
-    check_eq(s.ingest(make_batch(rows=[row("7001", "/apps/x", "exe", 10)]))[0], 200, "a batch beside them")
+    check_eq(s.ingest(make_batch(seq=1, rows=[row("7001", "/apps/x", "exe", 10)]))[0], 200, "a batch beside them")
 
 
 def repeated(s):
