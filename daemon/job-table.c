@@ -157,7 +157,7 @@ Job *jobs_resolve(JobTable *t, Process *p, uint32_t uid, double now) {
 
         if (p->job_state == JOB_UNRESOLVED && p->exit_time == 0) {
                 /* cgroup first: a process cannot leave its job's cgroup */
-                r = job_cgroup_read((pid_t) p->pid, &ref);
+                r = job_cgroup_read("/proc", (pid_t) p->pid, &ref);
                 /* anyone can name a process slurmstepd and set its title: only
                  * root's is Slurm's */
                 if (r <= 0 && uid == 0 && streq(p->comm, "slurmstepd"))
@@ -166,7 +166,7 @@ Job *jobs_resolve(JobTable *t, Process *p, uint32_t uid, double now) {
                 if (in_cgroup)
                         p->job = ref;
                 p->cgroup_read = p->cgroup_read || r >= 0;
-                r = job_environ_read((pid_t) p->pid, &env);
+                r = job_environ_read("/proc", (pid_t) p->pid, &env);
                 /* the environment is the process's to change: believe its job
                  * only where nothing better says, and only for the job's own user */
                 if (r > 0 && env.job[0]) {
@@ -216,7 +216,7 @@ static void learn_cgroup(Process *p) {
         JobRef ref;
         int r;
 
-        r = job_cgroup_read((pid_t) p->pid, &ref);
+        r = job_cgroup_read("/proc", (pid_t) p->pid, &ref);
         if (r < 0)
                 return; /* gone: nothing to learn */
         p->cgroup_read = true;
