@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -281,15 +282,16 @@ int job_cgroup_parse(const char *buf, size_t len, JobRef *ret) {
         return 1;
 }
 
-int job_cgroup_read(pid_t pid, JobRef *ret) {
+int job_cgroup_read(const char *proc_root, pid_t pid, JobRef *ret) {
         _cleanup_free_ char *buf = NULL;
-        char path[64];
+        char path[PATH_MAX];
         size_t size;
         int r;
 
         if (pid <= 0)
                 return -EINVAL;
-        snprintf(path, sizeof(path), "/proc/%d/cgroup", (int) pid);
+        if (snprintf(path, sizeof(path), "%s/%d/cgroup", proc_root, (int) pid) >= (int) sizeof(path))
+                return -ENAMETOOLONG;
         r = read_full_file(path, JOB_CGROUP_READ_MAX, &buf, &size);
         if (r < 0)
                 return r;
@@ -733,15 +735,16 @@ int job_environ_parse(const char *buf, size_t len, JobInfo *ret) {
         return 1;
 }
 
-int job_environ_read(pid_t pid, JobInfo *ret) {
+int job_environ_read(const char *proc_root, pid_t pid, JobInfo *ret) {
         _cleanup_free_ char *buf = NULL;
         _cleanup_close_ int fd = -EBADF;
-        char path[64];
+        char path[PATH_MAX];
         size_t size = 0;
 
         if (pid <= 0)
                 return -EINVAL;
-        snprintf(path, sizeof(path), "/proc/%d/environ", (int) pid);
+        if (snprintf(path, sizeof(path), "%s/%d/environ", proc_root, (int) pid) >= (int) sizeof(path))
+                return -ENAMETOOLONG;
         fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
         if (fd < 0)
                 return -errno;

@@ -111,9 +111,10 @@ int job_cgroup_parse(const char *buf, size_t len, JobRef *ret);
  * it does not; -EBADMSG when malformed. */
 int job_cgroup_path_parse(const char *path, size_t len, JobRef *ret, size_t *ret_job_end);
 
-/* Reads /proc/<pid>/cgroup (at most JOB_CGROUP_READ_MAX) and parses it.
- * -ENOENT/-ESRCH when the process is gone. */
-int job_cgroup_read(pid_t pid, JobRef *ret);
+/* Reads <proc_root>/<pid>/cgroup (proc_root is "/proc", or a fake tree in
+ * tests; at most JOB_CGROUP_READ_MAX) and parses it. -ENOENT/-ESRCH when
+ * the process is gone. */
+int job_cgroup_read(const char *proc_root, pid_t pid, JobRef *ret);
 
 /* Parses an environment block as in /proc/<pid>/environ: NUL-terminated
  * NAME=value entries; a last entry without its NUL (a cut read) is ignored.
@@ -135,9 +136,10 @@ int job_cgroup_read(pid_t pid, JobRef *ret);
  * there is none (not a Slurm process; *ret untouched). */
 int job_environ_parse(const char *buf, size_t len, JobInfo *ret);
 
-/* Reads at most JOB_ENVIRON_READ_MAX bytes of /proc/<pid>/environ and parses
- * them. Needs the right to ptrace-read the process (root). */
-int job_environ_read(pid_t pid, JobInfo *ret);
+/* Reads at most JOB_ENVIRON_READ_MAX bytes of <proc_root>/<pid>/environ and
+ * parses them. Needs the right to ptrace-read the process (root). What it
+ * says is the process owner's claim (docs/slurm.md, "Trust"). */
+int job_environ_read(const char *proc_root, pid_t pid, JobInfo *ret);
 
 /* Parses LMK_NOTES ("key=value:key=value"): keys [A-Za-z0-9_.-]{1,64},
  * values printable ASCII without ':' (may contain '='), at most

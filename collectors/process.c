@@ -65,6 +65,7 @@ static Process *process_new(ProcessTable *pt, uint32_t pid) {
         if (!p)
                 return NULL;
         p->pid = pid;
+        p->job.uid = JOB_UNSET;
         p->rank = JOB_UNSET;
         if (hashmap_replace(pt->procs, INT_TO_KEY(pid), p, (void **) &old) < 0) {
                 free(p);
@@ -178,6 +179,7 @@ int process_table_fork(ProcessTable *pt, uint32_t pid, uint32_t ppid, uint32_t t
         child->partial = parent->partial;
         /* a child starts in its parent's job; /proc may say more later */
         child->job = parent->job;
+        memcpy(child->claim, parent->claim, sizeof(child->claim));
         child->cgroup_read = parent->cgroup_read;
         child->rank = parent->rank;
         if (pt->inherit && parent->userdata)

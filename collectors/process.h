@@ -35,6 +35,11 @@ typedef struct Process {
          * the cgroup says. Inherited on fork, as the cgroup is, so a
          * process outside jobs that forks often is read once. */
         bool cgroup_read;
+        /* The job its environment names while lmkd does not know that
+         * job's user to be the process's ("" when none): outside any job
+         * until a trusted source says so (jobs_resolve()). Inherited on
+         * fork, as the environment is. */
+        char claim[JOB_ID_SIZE];
         /* The job that counts it among its live processes (Job.live),
          * "" when none: an exec re-reads its job, and must not count it
          * twice. */

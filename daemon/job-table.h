@@ -10,12 +10,25 @@
 #include "lmk-bpf.h"
 #include "process.h"
 
-/* The batch jobs seen on this node: metadata merged from the job's
- * processes (cgroup, environ) and Prolog/Epilog notices, and their life
- * here (first/last seen, ended). A job is forgotten after the interval in
- * which it was reported ended. */
+/* How lmkd knows a job's user (info.uid). Never from an environment: a
+ * process's environment is its owner's claim (docs/slurm.md, "Trust"). */
+typedef enum JobUidTrust {
+        JOB_UID_UNKNOWN,
+        /* a non-root process Slurm placed in the job: in its cgroup (v2
+         * paths name no uid), below its slurmstepd, or forked by one */
+        JOB_UID_MEMBER,
+        /* root's word: a Prolog/Epilog notice, or the cgroup/v1 path uid_<u> */
+        JOB_UID_SLURM,
+} JobUidTrust;
+
+/* The batch jobs seen on this node: metadata merged from Prolog/Epilog
+ * notices, cgroup paths, slurmstepd's process tree and the environment of
+ * the job's own user's processes, and their life here (first/last seen,
+ * ended). A job is forgotten after the interval in which it was reported
+ * ended. */
 typedef struct Job {
         JobInfo info;                   /* info.job is the key */
+        JobUidTrust uid_trust;          /* how info.uid is known */
         char display[JOB_ID_SIZE];      /* "4711", "4711_3", "4711+1" */
         double first_seen, last_seen;   /* Unix time */
         unsigned live;                  /* processes known to be in it */
@@ -41,6 +54,7 @@ typedef struct Job {
 
 typedef struct JobTable {
         Hashmap *jobs;                  /* info.job → Job* */
+        const char *proc_root;          /* "/proc", or a fake tree in tests */
         uint64_t notices, bad_notices;
 } JobTable;
 
@@ -53,12 +67,20 @@ void jobs_done(JobTable *t);
 
 Job *jobs_get(JobTable *t, const char *id);
 
-/* Works out the job of a live process of uid (cgroup; root's slurmstepd's
- * title; environ, for the job's own user only) and its MPI rank (p->rank,
- * from the environment when that names the same job; never for a
- * launcher) and files its metadata. Returns the job or
- * NULL for work outside jobs. */
+/* Works out the job of a live process of (real) uid, once per process and
+ * exec: its cgroup; root's slurmstepd's title; the job it inherited at its
+ * fork; root's slurmstepd above it (when its environment names a job);
+ * else the job its environment names, but only when lmkd knows from a
+ * trusted source that the job's user is uid (jobs_trusts()). A claim not
+ * trusted yet is kept (p->claim) and accepted once trust exists: until
+ * then the process is outside any job. Its MPI rank (p->rank) and the
+ * job's metadata come from its environment only when that names its job
+ * and uid is the job's user, and never a launcher's rank. Returns the job
+ * or NULL for work outside jobs. */
 Job *jobs_resolve(JobTable *t, Process *p, uint32_t uid, double now);
+
+/* Whether lmkd knows from a trusted source that uid is the job's user. */
+bool jobs_trusts(const Job *j, uint32_t uid);
 
 /* A process forked (its record arrived): when its parent's cgroup was not
  * read yet, it is read now and the child starts where the parent is, so
@@ -90,5 +112,3 @@ void jobs_apply_notice(JobTable *t, const JobNotice *n, double now);
 /* After a flush: forget jobs reported ended, clear "seen". */
 void jobs_end_interval(JobTable *t);
 
-/* Parses slurmstepd's process title "slurmstepd: [4711.batch]". */
-int jobs_parse_stepd_title(const char *cmdline, size_t len, JobRef *ret);

@@ -39,7 +39,8 @@ def main():
 
     # each run lingers 1.5 s after its work, alive through a drain of
     # lmkd's rings (1 s apart), so that lmkd reads its SLURM_JOB_ID (the
-    # runs have no parent in the job to inherit it from): a run missing
+    # runs have no parent in the job to inherit it from; the job's notice
+    # before it, as a Prolog's, makes lmkd take that word): a run missing
     # from the store is lost, save where the machine held lmkd back
     check(s["left_out"] <= RUNS // 50, f"{s['left_out']} of {RUNS} runs are not in the store")
     check(0.9 <= s["samples_vs_cpu_time"] <= 1.15,

@@ -16,6 +16,7 @@ import http.client
 import http.server
 import json
 import os
+import pwd
 import re
 import socketserver
 import subprocess
@@ -25,7 +26,7 @@ import time
 import storetest
 from browser import Browser, browser_available
 from e2etest import Lmkd
-from lmktest import build_path, check, log, require_bpf, skip, tmpdir
+from lmktest import build_path, check, job_notice, log, require_bpf, skip, tmpdir
 
 JOB = "9001"
 HOSTILE = "<script>alert('lmk')</script> & <b>bold</b>"
@@ -140,12 +141,25 @@ def main():
     os.makedirs(shots, exist_ok=True)
     # a user as a single-sign-on proxy names them: the pages as a person sees them
     with storetest.Store(extra=["--user-header", "X-Remote-User", "--trusted-proxies", "127.0.0.1"]) as store:
-        lmkd = Lmkd(d, store, interval=2, hz=99).start()
+        sock = os.path.join(d, "lmkd.sock")
+        lmkd = Lmkd(d, store, interval=2, hz=99, notify_socket=sock).start()
+        # the job is nobody's: root's notice says so, as a site's Prolog
+        # does, and its program runs as nobody, whose environment then
+        # names the job and its metadata
+        nobody = pwd.getpwnam("nobody")
+        job_notice(sock, "job-start", JOB, uid=nobody.pw_uid)
         env = {**os.environ, "LD_LIBRARY_PATH": build_path("liblmk"), "SLURM_JOB_ID": JOB,
-               "SLURM_JOB_NAME": HOSTILE, "SLURM_JOB_USER": "nobody", "SLURM_JOB_ACCOUNT": "webtest",
+               "SLURM_JOB_NAME": HOSTILE, "SLURM_JOB_ACCOUNT": "webtest",
                "SLURM_JOB_PARTITION": "batch", "SLURM_CPUS_ON_NODE": "2",
                "LMK_NOTES": "app=<i>marked</i>:size=64"}
-        subprocess.run([build_path("tests", "phases", "lmk-marked"), "2", "4"], env=env, check=True, timeout=60)
+
+        def as_nobody():
+            os.setgid(nobody.pw_gid)
+            os.setgroups([])
+            os.setuid(nobody.pw_uid)
+        subprocess.run([build_path("tests", "phases", "lmk-marked"), "2", "4"], env=env, check=True, timeout=60,
+                       preexec_fn=as_nobody, cwd="/")
+        job_notice(sock, "job-end", JOB, uid=nobody.pw_uid)
         time.sleep(3)
         lmkd.stop()
         api = store.get_ok(f"/api/v1/jobs/{JOB}")

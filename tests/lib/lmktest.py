@@ -90,6 +90,22 @@ def lmkd_oneshot(frequency, duration, output, extra=(), env=None):
     return subprocess.Popen(cmd, env=env)
 
 
+def job_notice(sock, event, job, uid=None):
+    """Tells lmkd (on its --notify-socket) that a job starts or ends on
+    this node, as root's Prolog and Epilog do at a site: with lmk-notify
+    and the job's id, uid (default: ours) and user name in its environment
+    (slurm/lmk-prolog). lmkd takes a job id from a process's environment
+    only for the uid such a notice (or Slurm's cgroups and process tree)
+    names as the job's (docs/slurm.md, "Trust"). Run as root."""
+    import pwd
+    pw = pwd.getpwuid(os.getuid() if uid is None else uid)
+    env = {"PATH": "/usr/bin:/bin", "SLURM_JOB_ID": str(job), "SLURM_JOB_UID": str(pw.pw_uid),
+           "SLURM_JOB_USER": pw.pw_name}
+    r = subprocess.run([build_path("slurm", "lmk-notify"), "--socket", sock, event], env=env,
+                       capture_output=True, text=True, timeout=10)
+    check(r.returncode == 0, f"lmk-notify {event} of job {job} to {sock}: {r.returncode} {r.stderr}")
+
+
 def wait_ready(path, timeout=20.0, proc=None):
     """lmkd writes --ready-file once sampling runs; wait for it."""
     end = time.monotonic() + timeout

@@ -6,19 +6,22 @@ import signal
 import subprocess
 import time
 
-from lmktest import build_path, check, load_json, log, tmpdir, wait_ready
+from lmktest import build_path, check, job_notice, load_json, log, tmpdir, wait_ready
 
 LIBLMK = build_path("liblmk", "liblmk.so.1")
 
 
 def start_lmkd(d, hz=199, extra=()):
+    """lmkd, told (as a job's Prolog would) that this test's job runs here."""
     out = os.path.join(d, "lmkd.json")
     ready = os.path.join(d, "ready")
+    sock = os.path.join(d, "lmkd.sock")
     cmd = [build_path("daemon", "lmkd"), "-F", str(hz), "--jitter", "20", "--events", "none",
-           "--liblmk", LIBLMK, "-o", out, "--ready-file", ready, *extra]
+           "--liblmk", LIBLMK, "--notify-socket", sock, "-o", out, "--ready-file", ready, *extra]
     log("+", " ".join(cmd))
     p = subprocess.Popen(cmd)
     wait_ready(ready, proc=p)
+    job_notice(sock, "job-start", JOB)
     return p, out
 
 
@@ -31,7 +34,9 @@ def stop_lmkd(p, out):
 
 # The workload runs as a job of its own, named by this test's pid: lmkd
 # samples every CPU, and any other lmk-marked still running (another
-# test's Slurm job, a user's) must not count as this test's.
+# test's Slurm job, a user's) must not count as this test's. Its
+# SLURM_JOB_ID counts because start_lmkd() sends the job's notice, as a
+# site's Prolog does.
 JOB = str(os.getpid())
 
 

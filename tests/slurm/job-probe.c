@@ -2,7 +2,8 @@
 /* job-probe: what lmk's job parsers make of live processes and of notices,
  * as JSON, for the Slurm integration tests.
  *
- *   job-probe PID...     one line per process: {"pid", "cgroup", "environ"}
+ *   job-probe PID...     one line per process: {"pid", "cgroup", "environ",
+ *                        "stepd" (root's slurmstepd above it: job_stepd_find())}
  *   job-probe --notice   parses the notice on stdin: {"rc", "event", "info"} */
 #include <json-c/json.h>
 #include <stdio.h>
@@ -10,6 +11,7 @@
 
 #include "job-notify.h"
 #include "job-slurm.h"
+#include "job-stepd.h"
 #include "macro.h"
 #include "util.h"
 
@@ -53,7 +55,8 @@ static json_object *info_to_json(const JobInfo *info) {
 
 static int probe_pid(const char *arg) {
         _cleanup_(json_object_putp) json_object *o = json_object_new_object();
-        json_object *cg = json_object_new_object(), *env = json_object_new_object();
+        json_object *cg = json_object_new_object(), *env = json_object_new_object(),
+                *stepd = json_object_new_object();
         JobRef ref;
         JobInfo info;
         int pid, r;
@@ -64,7 +67,7 @@ static int probe_pid(const char *arg) {
         }
         json_object_object_add(o, "pid", json_object_new_int(pid));
 
-        r = job_cgroup_read(pid, &ref);
+        r = job_cgroup_read("/proc", pid, &ref);
         json_object_object_add(cg, "rc", json_object_new_int(r));
         if (r > 0) {
                 add_str(cg, "job", ref.job);
@@ -74,11 +77,19 @@ static int probe_pid(const char *arg) {
         }
         json_object_object_add(o, "cgroup", cg);
 
-        r = job_environ_read(pid, &info);
+        r = job_environ_read("/proc", pid, &info);
         json_object_object_add(env, "rc", json_object_new_int(r));
         if (r > 0)
                 json_object_object_add(env, "info", info_to_json(&info));
         json_object_object_add(o, "environ", env);
+
+        r = job_stepd_find("/proc", (uint32_t) pid, &ref);
+        json_object_object_add(stepd, "rc", json_object_new_int(r));
+        if (r > 0) {
+                add_str(stepd, "job", ref.job);
+                add_str(stepd, "step", ref.step);
+        }
+        json_object_object_add(o, "stepd", stepd);
 
         puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
         return 0;

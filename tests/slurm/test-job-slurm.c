@@ -306,9 +306,9 @@ TEST(cgroup_path) {
 TEST(cgroup_read_self) {
         /* The test itself runs outside any job, unless someone runs it
          * inside Slurm: either way the live file parses. */
-        ASSERT_TRUE(job_cgroup_read(getpid(), &ref) >= 0);
-        ASSERT_ERROR(job_cgroup_read(0, &ref), EINVAL);
-        ASSERT_TRUE(job_cgroup_read(INT32_MAX, &ref) < 0);
+        ASSERT_TRUE(job_cgroup_read("/proc", getpid(), &ref) >= 0);
+        ASSERT_ERROR(job_cgroup_read("/proc", 0, &ref), EINVAL);
+        ASSERT_TRUE(job_cgroup_read("/proc", INT32_MAX, &ref) < 0);
 }
 
 /* ---- environ ----------------------------------------------------------- */
@@ -612,7 +612,7 @@ TEST(environ_text) {
 TEST(environ_read_self) {
         /* Our own environment: the parse must agree with getenv(). */
         const char *job = getenv("SLURM_JOB_ID");
-        int r = job_environ_read(getpid(), &info);
+        int r = job_environ_read("/proc", getpid(), &info);
 
         ASSERT_OK(r);
         if (job && job_id_valid(job, strlen(job))) {
@@ -620,7 +620,7 @@ TEST(environ_read_self) {
                 ASSERT_STREQ(info.job, job);
         } else
                 ASSERT_EQ(r, 0);
-        ASSERT_ERROR(job_environ_read(-1, &info), EINVAL);
+        ASSERT_ERROR(job_environ_read("/proc", -1, &info), EINVAL);
 }
 
 /* ---- LMK_NOTES --------------------------------------------------------- */

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""lmk's job parsers (collectors/job-slurm.c, through job-probe) on the live
-/proc/<pid>/cgroup and /proc/<pid>/environ of processes a real Slurm runs.
+"""lmk's job parsers (collectors/job-slurm.c, collectors/job-stepd.c, through
+job-probe) on the live /proc/<pid>/cgroup and /proc/<pid>/environ of
+processes a real Slurm runs, and the root slurmstepd above each.
 
 Slurm's own word is the reference: 'scontrol listpids' says which job and
 step every process on the node belongs to. Covered: two concurrent jobs of
@@ -99,6 +100,11 @@ class Checker:
                 check(cg["uid"] == uid, f"{what}: cgroup says uid {cg['uid']}")
             else:
                 check(cg["rc"] == 0, f"{what}: linuxproc jobs have no cgroup, parse gave {cg}")
+            # root's slurmstepd above it: how lmkd knows the job of a
+            # process outside job cgroups whose environment names one
+            sd = o["stepd"]
+            check(sd["rc"] == 1 and sd["job"] == job and sd["step"] == step,
+                  f"{what}: root's slurmstepd above it gave {sd}")
             check(env["rc"] == 1, f"{what}: environ parse gave {env['rc']}, expected the job")
             info = env["info"]
             check(info["job"] == job, f"{what}: environ says job {info['job']}")
@@ -142,6 +148,7 @@ def main():
             o = probe(job_probe, [outside.pid])[outside.pid]
             check(o["cgroup"]["rc"] == 0, f"process outside Slurm: cgroup parse gave {o['cgroup']}")
             check(o["environ"]["rc"] == 0, f"process outside Slurm: environ parse gave {o['environ']}")
+            check(o["stepd"]["rc"] == 0, f"process outside Slurm: below a slurmstepd: {o['stepd']}")
 
             # Two jobs at once, of two users, running different programs.
             a = s.sbatch("#!/bin/sh\nsleep 300 &\nwait\n", args=["-J", "lmk sleeper"])
