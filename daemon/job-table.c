@@ -316,6 +316,16 @@ void jobs_apply_notice(JobTable *t, const JobNotice *n, double now) {
         }
 }
 
+void jobs_clock_stepped(JobTable *t, double delta) {
+        Job *j;
+        size_t i;
+
+        HASHMAP_FOREACH(j, t->jobs, i) {
+                j->first_seen += delta;
+                j->last_seen += delta;
+        }
+}
+
 void jobs_end_interval(JobTable *t) {
         char *victims[256];
         size_t n;

@@ -109,6 +109,11 @@ void jobs_release(JobTable *t, Process *p, double now);
 
 void jobs_apply_notice(JobTable *t, const JobNotice *n, double now);
 
+/* The wall clock stepped by delta seconds (interval-clock.h): the times of
+ * the jobs lmkd holds were read on the old clock and move with it, so that
+ * a job's last_seen never falls before its first_seen. */
+void jobs_clock_stepped(JobTable *t, double delta);
+
 /* After a flush: forget jobs reported ended, clear "seen". */
 void jobs_end_interval(JobTable *t);
 

@@ -169,4 +169,5 @@ void pushing_check_clock(Pushing *p, Monitor *m, const LmkdConfig *o) {
         log_warning("The wall clock stepped by %+.3f s: lmkd ends the interval here and begins the next at the new "
                     "time (lmkd_clock_steps_total).", (double) step / 1e9);
         pushing_flush(p, m, o);
+        jobs_clock_stepped(monitor_jobs(m), (double) step / 1e9);
 }

@@ -487,6 +487,28 @@ TEST(exec_counts_once) {
         jobs_done(&t);
 }
 
+/* A step of the wall clock between two samples of a job (NTP setting back
+ * a node that ran 2 h ahead): the job's times move with the clock, so the
+ * next batch does not say it was last seen before it was first seen. */
+TEST(clock_step) {
+        JobTable t;
+        Process p = { .pid = 100, .job_state = JOB_RESOLVED, .job = { .uid = JOB_UNSET } };
+        Job *j;
+
+        ASSERT_OK(jobs_init(&t));
+        snprintf(p.job.job, sizeof(p.job.job), "4713");
+        j = jobs_resolve(&t, &p, 1000, 1795557600.0);
+        ASSERT_NOT_NULL(j);
+        ASSERT_TRUE(jobs_resolve(&t, &p, 1000, 1795557630.0) == j);
+        jobs_end_interval(&t);
+        jobs_clock_stepped(&t, -7200.0);
+        ASSERT_TRUE(jobs_resolve(&t, &p, 1000, 1795550460.0) == j);
+        ASSERT_TRUE(j->first_seen == 1795550400.0);
+        ASSERT_TRUE(j->last_seen == 1795550460.0);
+        ASSERT_TRUE(j->last_seen >= j->first_seen);
+        jobs_done(&t);
+}
+
 int main(void) {
         RUN(stepd_title);
         RUN(proc_stat);
@@ -495,5 +517,6 @@ int main(void) {
         RUN(trust_placed);
         RUN(life);
         RUN(exec_counts_once);
+        RUN(clock_step);
         return 0;
 }
