@@ -118,7 +118,7 @@ static int build_url(CURL *c, const char *base, const char *path, const char *co
 }
 
 /* Without a token, the user proves who they are with a MUNGE credential
- * made for this one request (store/identity.h): its payload names the
+ * made for this one request (store/auth/identity.h): its payload names the
  * method and the path as the store sees it, %-decoded. */
 static int munge_header(Cli *cli, const char *method, const char *path, char **ret) {
 #if HAVE_MUNGE

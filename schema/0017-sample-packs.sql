@@ -1,7 +1,7 @@
 -- SPDX-License-Identifier: GPL-2.0-or-later
 -- The raw detail packed: one row per batch and job holds that batch's rows
 -- of the job (object, phase, task, samples and counters) in a compact
--- binary form (store/sql/sample-pack.h), instead of one upsert per raw row
+-- binary form (store/db/sql/sample-pack.h), instead of one upsert per raw row
 -- into samples. Ingest then writes a handful of rows per batch, and a
 -- batch's rows cost a few bytes each; nothing reads them per query (the
 -- API answers from the rollups), only retention, which deletes them by

@@ -15,12 +15,12 @@
 #include <systemd/sd-daemon.h>
 #endif
 
-#include "db.h"
+#include "db/db.h"
 #include "log.h"
-#include "migrate.h"
+#include "migrate/migrate.h"
 #include "retention.h"
-#include "server.h"
-#include "storage.h"
+#include "http/server.h"
+#include "db/storage.h"
 #include "store-config.h"
 #include "util.h"
 

@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "storage.h"
+#include "db/storage.h"
 
 /* The store's own health, for /metrics (Prometheus text format 0.0.4).
  * Updated lock-free from the HTTP worker threads. */

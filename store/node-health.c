@@ -191,7 +191,7 @@ int node_health_parse_spool(const char *value, int64_t *ret_batches, int64_t *re
 }
 
 /* A label value in Prometheus' text format. Node names are identifiers
- * (no control characters: store/batch-parse.c), but may hold \ or ". */
+ * (no control characters: store/batch/batch-parse.c), but may hold \ or ". */
 static void write_label(FILE *f, const char *s) {
         for (; *s; s++) {
                 if (*s == '\\' || *s == '"')

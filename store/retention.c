@@ -5,7 +5,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "db.h"
+#include "db/db.h"
 #include "log.h"
 #include "retention.h"
 #include "util.h"

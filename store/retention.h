@@ -5,7 +5,7 @@
 #include <stdbool.h>
 
 #include "metrics.h"
-#include "storage.h"
+#include "db/storage.h"
 
 /* Retention (docs/lmk-store.md): a thread that deletes the raw detail older
  * than keep_raw_days and, when keep_rollup_days is set, the site-wide

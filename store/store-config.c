@@ -4,8 +4,8 @@
 #include <netdb.h>
 #include <netinet/in.h>
 
-#include "identity.h"
-#include "session.h"
+#include "auth/identity.h"
+#include "auth/session.h"
 #include "store-config.h"
 #include "macro.h"
 #include "utf8.h"

@@ -29,7 +29,7 @@
 #include <stdio.h>
 #include <time.h>
 
-#include "storage.h"
+#include "db/storage.h"
 #include "util.h"
 
 #define N_USERS 500

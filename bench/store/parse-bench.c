@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The batch parser alone, on the batches bench/store/loadgen pushes:
- * lmk-store's (store/batch-parse.c on store/json-tree.c) against the json-c
+ * lmk-store's (store/batch/batch-parse.c on store/batch/json-tree.c) against the json-c
  * DOM parser it replaced (tests/store/batch-parse-jsonc.c), each batch
  * parsed and freed by one then the other, the order swapped every round so
  * that neither always finds the caches warm. Times are this thread's CPU

@@ -6,7 +6,7 @@
 -- --bare-jobs). A job is stored live (1) and leaves live for good a few
 -- minutes after its last batch (STMT_JOBS_SETTLE, run by the writer); the
 -- list's indexes hold only jobs that are not live, and the job list asks
--- for the live ones apart (store/sql/job-list.c), a few thousand at most,
+-- for the live ones apart (store/db/sql/job-list.c), a few thousand at most,
 -- through jobs_live. Whatever live says, the list holds every job: it
 -- decides only which index finds it. Time ranges (retention, site scopes)
 -- ask for the two apart too; retention moves quiet jobs out of live first.

@@ -5,7 +5,7 @@
 -- keys' indexes are rebuilt. batches' key must hold its partition key
 -- (interval_start), so it cannot by itself find a batch of the same key
 -- whose body says another interval: the ingest looks for one first
--- (store/sql/statements.c, STMT_BATCH_INSERT), under its node's lock.
+-- (store/db/sql/statements.c, STMT_BATCH_INSERT), under its node's lock.
 ALTER TABLE batches ADD COLUMN spool TEXT COLLATE "C" NOT NULL DEFAULT '';
 ALTER TABLE batches ADD COLUMN digest BYTEA;
 ALTER TABLE batches DROP CONSTRAINT batches_pkey;

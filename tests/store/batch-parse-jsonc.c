@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* lmk-store's batch parser as it was on json-c's DOM, until the streaming
- * parser (store/batch-parse.c, store/json-tree.c) replaced it. Kept only as
+ * parser (store/batch/batch-parse.c, store/batch/json-tree.c) replaced it. Kept only as
  * a referee: fuzz-ingest-differential feeds both the same input and wants
  * the same answer, and bench/store/parse-bench times both. Fix nothing
  * here that the store's parser does not also change. */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
-#include "batch-parse.h"
+#include "batch/batch-parse.h"
 
 /* The json-c parser lmk-store had before its own (batch-parse-jsonc.c):
  * the same contract as batch_parse() and batch_free(). */

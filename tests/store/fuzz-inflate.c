@@ -14,7 +14,7 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "inflate.h"
+#include "batch/inflate.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "batch-parse.h"
-#include "inflate.h"
+#include "batch/batch-parse.h"
+#include "batch/inflate.h"
 #include "utf8.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -130,7 +130,7 @@ def sql_read(db, query, args=()):
 
 
 def unpack_samples(packed):
-    """The rows of a sample_packs.packed value (store/sql/sample-pack.h), as
+    """The rows of a sample_packs.packed value (store/db/sql/sample-pack.h), as
     (object_id, phase_id, task_id, samples, cpu_seconds, cpu_time_ns,
     cycles, instructions) with None for a NULL counter."""
     data = bytes(packed)

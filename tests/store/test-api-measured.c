@@ -3,8 +3,8 @@
  * the names, rates from the sums, null for what is not known. */
 #include <math.h>
 
-#include "api-measured.h"
-#include "json-out.h"
+#include "api/measured.h"
+#include "http/json-out.h"
 #include "tests.h"
 
 static json_object *get(json_object *o, const char *path) {

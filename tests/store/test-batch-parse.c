@@ -3,7 +3,7 @@
  * the error code and the field it names. */
 #include <math.h>
 
-#include "batch-parse.h"
+#include "batch/batch-parse.h"
 #include "tests.h"
 
 #define HEADER                                                                          \

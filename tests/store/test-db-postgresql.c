@@ -10,8 +10,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "db-postgresql.h"
-#include "db.h"
+#include "db/postgresql/db-postgresql.h"
+#include "db/db.h"
 #include "migrations.h"
 #include "tests.h"
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""Runs test-db-postgresql (the C test of store/postgresql/db-postgresql.c,
+"""Runs test-db-postgresql (the C test of store/db/postgresql/db-postgresql.c,
 given as the argument) against a private PostgreSQL server, and restarts,
 halts or resumes that server when the C side asks through a pipe: what a
 client sees of a server going away cannot be arranged from inside one

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <zlib.h>
 
-#include "inflate.h"
+#include "batch/inflate.h"
 #include "tests.h"
 
 /* gzip-compresses n bytes of c into a new buffer. */

@@ -359,7 +359,7 @@ def main():
         return
     if os.environ.get("LMK_PG_QUERIES") != "1":
         # Issue 14: the queries' SQL is not yet all in PostgreSQL's dialect
-        # (store/sql/statements.c); LMK_PG_QUERIES=1 runs this part.
+        # (store/db/sql/statements.c); LMK_PG_QUERIES=1 runs this part.
         log("SKIP (part): the store's queries on PostgreSQL are not finished (issue 14), so GET "
             "/api/v1/jobs/<id> on the migrated store was not compared; LMK_PG_QUERIES=1 compares it. "
             "Everything else above passed, including the schema made by lmk-store's own PostgreSQL migrations.")

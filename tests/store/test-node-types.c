@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The store's node types: memory rounded to the installed size, and the
  * name that is a type's key. */
-#include "node-types.h"
+#include "batch/node-types.h"
 #include "tests.h"
 
 #define GIB (INT64_C(1) << 30)

@@ -90,7 +90,7 @@ def test_ranges(store):
 
 
 def test_many_objects():
-    """More objects than one naming query holds (store/sql/objects.c names
+    """More objects than one naming query holds (store/db/sql/objects.c names
     them 256 to a query): each still under its own path."""
     n = 600
     rows = [obj_row(f"/opt/lib{i:03d}.so", "lib", 1000 + i) for i in range(n)]

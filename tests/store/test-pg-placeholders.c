@@ -2,8 +2,8 @@
 /* The PostgreSQL driver's parts that need no server: '?' renumbered to $n
  * outside literals, identifiers and comments, and SQLSTATEs mapped to
  * db.h's errors. */
-#include "placeholders.h"
-#include "sqlstate.h"
+#include "db/postgresql/placeholders.h"
+#include "db/postgresql/sqlstate.h"
 #include "tests.h"
 
 static void check(const char *sql, const char *want, unsigned want_n) {

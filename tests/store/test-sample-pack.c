@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The packed raw rows (store/sql/sample-pack.h): what goes in comes out,
+/* The packed raw rows (store/db/sql/sample-pack.h): what goes in comes out,
  * byte for byte as the format says, and what is not a whole pack is
  * refused, never read past its end. */
 #include <stdint.h>
 
-#include "sql/sample-pack.h"
-#include "storage.h"
+#include "db/sql/sample-pack.h"
+#include "db/storage.h"
 #include "tests.h"
 
 static const SampleRow rows[] = {

@@ -3,7 +3,7 @@
 #include <stdbool.h>
 
 #include "macro.h"
-#include "scaling-fit.h"
+#include "analysis/scaling-fit.h"
 #include "tests.h"
 
 #define ASSERT_NEAR(a, b, eps)                                                          \

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Browser sessions' parts without a server (store/session.h): the count of
+/* Browser sessions' parts without a server (store/auth/session.h): the count of
  * tickets per identity with a clock the test sets, the mark that keeps its
  * session's nonce, the code that confirms a switch, who is the same
  * identity, and admin tokens' refs. */
-#include "session.h"
+#include "auth/session.h"
 #include "tests.h"
 #include "util.h"
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <math.h>
 
-#include "share-interval.h"
+#include "analysis/share-interval.h"
 #include "tests.h"
 
 static void check(int64_t k, int64_t n, double low, double high, double eps) {

@@ -2,7 +2,7 @@
 /* Multi-row statements (stmt_text_rows()): the one VALUES tuple repeated,
  * nothing else touched, and statements whose parameters would land in the
  * wrong place refused. */
-#include "sql/statements.h"
+#include "db/sql/statements.h"
 #include "tests.h"
 
 static void expect(const char *sql, size_t rows, const char *want, unsigned want_cols) {

@@ -9,7 +9,7 @@
 #include <stdbool.h>
 
 #include "macro.h"
-#include "sql/statements.h"
+#include "db/sql/statements.h"
 #include "tests.h"
 
 /* Rows that batches of any node and job change: under the site lock. */
@@ -34,7 +34,7 @@ static const char *const alone_tables[] = {
 
 /* Changed outside the ingest, a row at a time by statements that are
  * transactions of their own, with no writers' lock: the login tickets used
- * (store/sql/tickets.c), which no batch touches. */
+ * (store/db/sql/tickets.c), which no batch touches. */
 static const char *const own_tables[] = {
         "used_tickets",
 };

@@ -10,9 +10,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "db.h"
-#include "sql/sample-pack.h"
-#include "storage.h"
+#include "db/db.h"
+#include "db/sql/sample-pack.h"
+#include "db/storage.h"
 #include "tests.h"
 
 static char dir[] = "/tmp/lmk-test-storage-XXXXXX";
@@ -673,7 +673,7 @@ TEST(many_rows_overflow) {
         s->ops->close(s);
 }
 
-/* The writer's WAL is checkpointed beside it (store/sqlite/wal-checkpoint.c):
+/* The writer's WAL is checkpointed beside it (store/db/sqlite/wal-checkpoint.c):
  * after some 16 MiB went to the WAL, the database file fills, with no
  * checkpoint in the writer's commits (SQLite's own is off, and the
  * writer's limit is far off); closing the store folds the WAL back in. */

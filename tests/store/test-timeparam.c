@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "tests.h"
-#include "timeparam.h"
+#include "api/timeparam.h"
 
 #define NOW INT64_C(1795550400)
 

@@ -3,7 +3,7 @@
 #include <sys/stat.h>
 
 #include "tests.h"
-#include "tokens.h"
+#include "auth/tokens.h"
 #include "util.h"
 
 static int load(const char *text, TokenSet **ret, unsigned *ret_line) {

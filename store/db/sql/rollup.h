@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include "batch/batch-parse.h"
+#include "hashmap.h"
+#include "db/storage.h"
+
+/* Sums for one rollup key, accumulated in memory over a batch so that each
+ * rollup row is written once per batch, not once per input row. */
+typedef struct Acc {
+        int64_t a, b; /* the key: (job, object), (job, phase), (object, 0) */
+        int64_t samples;
+        double cpu_seconds;
+        int64_t cpu_time_ns, cycles, instructions;
+        int64_t multiplexed_samples;
+} Acc;
+
+/* The keys of a batch, at most max (its rows). */
+typedef struct AccMap {
+        Hashmap *map;
+        Acc *pool;
+        size_t n, max;
+} AccMap;
+
+int acc_map_init(AccMap *m, size_t max);
+void acc_map_done(AccMap *m);
+/* Forgets the sums, for the batch to be summed again. */
+void acc_map_reset(AccMap *m);
+int acc_add(AccMap *m, int64_t a, int64_t b, const BatchRow *row, double cpu_seconds);
+/* Adds a nullable counter (STORAGE_NULL) to a nullable sum. */
+void add_counter(int64_t *sum, int64_t v);
