@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""Turns schema/NNNN-name.sql files into a C array (schema_migrations[]) so
+"""Turns schema/{sqlite,postgresql}/NNNN-name.sql files into a C array (schema_migrations[]) so
 that lmk-store carries its schema inside the binary. Fails the build when the
 numbers are not 1, 2, 3, ... without gaps, so a migration cannot be skipped.
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
-/* The schema migrations, embedded at build time from schema/NNNN-name.sql.
+/* The schema migrations, embedded at build time from schema/sqlite/NNNN-name.sql and schema/postgresql/NNNN-name.sql.
  * schema_migrations[i].version == i + 1. */
 typedef struct SchemaMigration {
         unsigned version;

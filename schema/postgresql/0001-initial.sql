@@ -1,6 +1,6 @@
 -- SPDX-License-Identifier: GPL-2.0-or-later
 -- lmk-store schema, version 1, PostgreSQL dialect: the same tables, columns
--- and keys as schema/0001-initial.sql (whose comments say what each is for),
+-- and keys as schema/sqlite/0001-initial.sql (whose comments say what each is for),
 -- checked by tests/store/test-schema-parity.py. Integers are BIGINT (SQLite's
 -- INTEGER is 64-bit), ids are identities, and what grows with time is
 -- partitioned by time (docs/postgresql.md): batches by interval_start,

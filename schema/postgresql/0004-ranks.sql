@@ -1,5 +1,5 @@
 -- SPDX-License-Identifier: GPL-2.0-or-later
--- PostgreSQL dialect of schema/0004-ranks.sql.
+-- PostgreSQL dialect of schema/sqlite/0004-ranks.sql.
 CREATE TABLE job_ranks (
         job_id BIGINT NOT NULL,
         step TEXT NOT NULL,

@@ -1,5 +1,5 @@
 -- SPDX-License-Identifier: GPL-2.0-or-later
--- PostgreSQL dialect of schema/0005-timeline.sql. Not partitioned: 0009
+-- PostgreSQL dialect of schema/sqlite/0005-timeline.sql. Not partitioned: 0009
 -- replaces this table with job_timeline, which is.
 CREATE TABLE job_intervals (
         job_id BIGINT NOT NULL,

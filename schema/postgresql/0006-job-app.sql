@@ -1,5 +1,5 @@
 -- SPDX-License-Identifier: GPL-2.0-or-later
--- PostgreSQL dialect of schema/0006-job-app.sql: jobs.app, filled in for
+-- PostgreSQL dialect of schema/sqlite/0006-job-app.sql: jobs.app, filled in for
 -- the jobs stored before, and the job list's indexes. The executable's file
 -- name is its path without everything up to the last '/' (SQLite has no
 -- regexp_replace, hence its rtrim/replace trick). Ties are broken by the

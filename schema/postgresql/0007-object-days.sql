@@ -1,5 +1,5 @@
 -- SPDX-License-Identifier: GPL-2.0-or-later
--- PostgreSQL dialect of schema/0007-object-days.sql. sum() of BIGINT is
+-- PostgreSQL dialect of schema/sqlite/0007-object-days.sql. sum() of BIGINT is
 -- NUMERIC here, exact, so capping it needs no detour through a float.
 -- Small (objects x days), so not partitioned.
 CREATE TABLE object_days (

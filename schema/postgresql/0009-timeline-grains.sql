@@ -1,5 +1,5 @@
 -- SPDX-License-Identifier: GPL-2.0-or-later
--- PostgreSQL dialect of schema/0009-timeline-grains.sql. Grain 0 (a row per
+-- PostgreSQL dialect of schema/sqlite/0009-timeline-grains.sql. Grain 0 (a row per
 -- batch) grows with time like samples and is kept as long; the coarser
 -- grains are kept like the job's other summaries. So job_timeline is
 -- partitioned by grain, and its grain-0 partition by t (docs/postgresql.md).

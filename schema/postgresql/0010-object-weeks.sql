@@ -1,5 +1,5 @@
 -- SPDX-License-Identifier: GPL-2.0-or-later
--- PostgreSQL dialect of schema/0010-object-weeks.sql.
+-- PostgreSQL dialect of schema/sqlite/0010-object-weeks.sql.
 CREATE TABLE object_weeks (
         week BIGINT NOT NULL,
         object_id BIGINT NOT NULL,

@@ -1,5 +1,5 @@
 -- SPDX-License-Identifier: GPL-2.0-or-later
--- PostgreSQL dialect of schema/0011-inventory.sql. objects.last_seen is
+-- PostgreSQL dialect of schema/sqlite/0011-inventory.sql. objects.last_seen is
 -- filled in with one pass over object_hours (whose key starts with the
 -- bucket, so a lookup per object would read all of it each time).
 CREATE TABLE packages (

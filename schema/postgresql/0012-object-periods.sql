@@ -1,5 +1,5 @@
 -- SPDX-License-Identifier: GPL-2.0-or-later
--- PostgreSQL dialect of schema/0012-object-periods.sql.
+-- PostgreSQL dialect of schema/sqlite/0012-object-periods.sql.
 CREATE TABLE object_periods (
         period BIGINT NOT NULL,
         object_id BIGINT NOT NULL,

@@ -1,5 +1,5 @@
 -- SPDX-License-Identifier: GPL-2.0-or-later
--- PostgreSQL dialect of schema/0013-app-mix.sql: the application mix per
+-- PostgreSQL dialect of schema/sqlite/0013-app-mix.sql: the application mix per
 -- day and key, the key each job counts under, the command that names a job
 -- none of whose executables had a sample, and the jobs stored before.
 -- Ties between executables are broken by the path in byte order, as

@@ -1,5 +1,5 @@
 -- SPDX-License-Identifier: GPL-2.0-or-later
--- PostgreSQL dialect of schema/0014-retention.sql. (PostgreSQL drops whole
+-- PostgreSQL dialect of schema/sqlite/0014-retention.sql. (PostgreSQL drops whole
 -- time partitions instead, docs/postgresql.md; the watermark serves the
 -- job-keyed tables, which are not partitioned by time.)
 CREATE TABLE retention (

@@ -1,5 +1,5 @@
 -- SPDX-License-Identifier: GPL-2.0-or-later
--- PostgreSQL dialect of schema/0015-measured.sql (whose comments say what
+-- PostgreSQL dialect of schema/sqlite/0015-measured.sql (whose comments say what
 -- each is for). batches is partitioned: its new columns reach every
 -- partition.
 CREATE TABLE node_types (

@@ -1,5 +1,5 @@
 -- SPDX-License-Identifier: GPL-2.0-or-later
--- PostgreSQL dialect of schema/0017-sample-packs.sql (whose comments say
+-- PostgreSQL dialect of schema/sqlite/0017-sample-packs.sql (whose comments say
 -- what each is for). sample_packs grows with time, like samples did, and
 -- is partitioned by day of its bucket (store/db/sql/partitions.c), so that
 -- retention drops whole days.

@@ -1,5 +1,5 @@
 -- SPDX-License-Identifier: GPL-2.0-or-later
--- PostgreSQL dialect of schema/0019-used-tickets.sql.
+-- PostgreSQL dialect of schema/sqlite/0019-used-tickets.sql.
 CREATE TABLE used_tickets (
         nonce BIGINT NOT NULL,
         expires BIGINT NOT NULL,

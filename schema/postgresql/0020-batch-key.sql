@@ -1,6 +1,6 @@
 -- SPDX-License-Identifier: GPL-2.0-or-later
 -- The batch key gets the spool id and each batch its digest, as in
--- schema/0020-batch-key.sql (whose comments say why). PostgreSQL changes
+-- schema/sqlite/0020-batch-key.sql (whose comments say why). PostgreSQL changes
 -- the keys in place: the new columns reach every partition, and only the
 -- keys' indexes are rebuilt. batches' key must hold its partition key
 -- (interval_start), so it cannot by itself find a batch of the same key

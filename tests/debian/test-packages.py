@@ -41,7 +41,7 @@ PACKAGES = {
              "usr/share/man/man8/lmkd.8.gz", "usr/share/man/man5/lmkd.conf.5.gz", "var/lib/lmk",
              "usr/share/doc/lmkd/copyright"],
     "lmk-store": ["usr/bin/lmk-store", "lib/systemd/system/lmk-store.service", "etc/lmk/lmk-store.conf",
-                  "usr/libexec/lmk/lmk-leads-sync", "usr/share/lmk/schema/0001-initial.sql",
+                  "usr/libexec/lmk/lmk-leads-sync", "usr/share/lmk/schema/sqlite/0001-initial.sql",
                   "usr/share/lmk/schema/postgresql/0001-initial.sql", "usr/share/man/man8/lmk-store.8.gz"],
     "lmk": ["usr/bin/lmk", "usr/share/man/man1/lmk.1.gz"],
     "liblmk1": [f"usr/lib/{MULTIARCH}/liblmk.so.1", f"usr/lib/{MULTIARCH}/liblmk.so.1.0.0"],

@@ -41,7 +41,7 @@ def test_migration():
     d = workdir()
     db = os.path.join(d, "old.db")
     con = sqlite3.connect(db)
-    for path in sorted(glob.glob(os.path.join(SOURCE_ROOT, "schema", "00*.sql"))):
+    for path in sorted(glob.glob(os.path.join(SOURCE_ROOT, "schema", "sqlite", "00*.sql"))):
         name = os.path.basename(path)[:-4]
         if int(name[:4]) > 12:
             continue

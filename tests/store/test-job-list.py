@@ -259,7 +259,7 @@ def test_migration():
     d = workdir()
     db = os.path.join(d, "old.db")
     con = sqlite3.connect(db)
-    for path in sorted(glob.glob(os.path.join(SOURCE_ROOT, "schema", "000[1-5]-*.sql"))):
+    for path in sorted(glob.glob(os.path.join(SOURCE_ROOT, "schema", "sqlite", "000[1-5]-*.sql"))):
         name = os.path.basename(path)[:-4]
         with open(path) as f:
             con.executescript(f.read())

@@ -109,7 +109,7 @@ def test_migration():
     con = sqlite3.connect(db)
     con.execute("CREATE TABLE schema_version (version INTEGER PRIMARY KEY, name TEXT NOT NULL, "
                 "applied_at INTEGER NOT NULL)")
-    for path in sorted(glob.glob(os.path.join(SOURCE_ROOT, "schema", "000[1-6]-*.sql"))):
+    for path in sorted(glob.glob(os.path.join(SOURCE_ROOT, "schema", "sqlite", "000[1-6]-*.sql"))):
         name = os.path.basename(path)[:-4]
         with open(path) as f:
             con.executescript(f.read())

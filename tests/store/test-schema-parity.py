@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """Both backends' migrations make the same logical tables (issue 14).
 
-Applies schema/NNNN-*.sql to a fresh SQLite database and
+Applies schema/sqlite/NNNN-*.sql to a fresh SQLite database and
 schema/postgresql/NNNN-*.sql to a private PostgreSQL server, each migration
 in a transaction of its own, and compares per table: the columns in order
 with a normalised type class (integer, real, text, blob), NOT NULL, default,
@@ -34,8 +34,9 @@ import tempfile
 import lmktest
 import pgserver
 
-SCHEMA = os.path.join(lmktest.SOURCE_ROOT, "schema")
-PG_SCHEMA = os.path.join(SCHEMA, "postgresql")
+SCHEMA_ROOT = os.path.join(lmktest.SOURCE_ROOT, "schema")
+SCHEMA = os.path.join(SCHEMA_ROOT, "sqlite")
+PG_SCHEMA = os.path.join(SCHEMA_ROOT, "postgresql")
 # What docs/postgresql.md says grows with time, hence is partitioned by time.
 PARTITIONED = {"batches", "samples", "sample_packs", "object_hours", "job_timeline"}
 # Migrations after which the data fixture is stored (the schema it fits).
@@ -97,7 +98,7 @@ def check_files(sqlite_m, pg_m):
     names = ([n for _, n, _ in sqlite_m], [n for _, n, _ in pg_m])
     lmktest.check(names[0] == names[1],
                   f"the backends' migrations differ: SQLite {names[0]}, PostgreSQL {names[1]} "
-                  "(every schema/NNNN-name.sql needs its schema/postgresql/NNNN-name.sql)")
+                  "(every schema/sqlite/NNNN-name.sql needs its schema/postgresql/NNNN-name.sql)")
     # The store wraps each migration in its own transaction (with the
     # schema_version row, under an advisory lock on PostgreSQL): a file must
     # not end it, nor hold what cannot run inside one.
@@ -110,7 +111,7 @@ def check_files(sqlite_m, pg_m):
         text = re.sub(r"\$(\w*)\$.*?\$\1\$", "", text, flags=re.DOTALL)
         m = bad.search(text)
         lmktest.check(not m, f"{path}: '{m and m.group(0).strip()}' cannot be inside the migration's transaction")
-    embed = os.path.join(SCHEMA, "embed-migrations.py")
+    embed = os.path.join(SCHEMA_ROOT, "embed-migrations.py")
     with tempfile.TemporaryDirectory() as d:
         for ms in (sqlite_m, pg_m):
             p = subprocess.run([sys.executable, embed, os.path.join(d, "m.c")] + [m[2] for m in ms],

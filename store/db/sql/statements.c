@@ -57,7 +57,7 @@
 
 /* The file name of a path: rtrim() strips the trailing characters that are
  * not '/', leaving the directories, which replace() removes (they cannot
- * occur again after the last '/'). schema/0006-job-app.sql spells the same. */
+ * occur again after the last '/'). schema/sqlite/0006-job-app.sql spells the same. */
 #define SQL_FILE_NAME(p) "nullif(replace(" p ", rtrim(" p ", replace(" p ", '/', '')), ''), '')"
 
 /* A mix key's four single-dimension rows (schema/0013): k a mix_keys row,
