@@ -9,8 +9,8 @@
 
 #include "http/conn-guard.h"
 #include "http/csv-out.h"
-#include "metrics.h"
-#include "node-health.h"
+#include "metrics/metrics.h"
+#include "metrics/node-health.h"
 #include "db/storage.h"
 #include "analysis/findings-cache.h"
 #include "analysis/findings.h"
