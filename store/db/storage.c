@@ -1,26 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
-#include "db/db.h"
 #include "db/storage.h"
-
-int storage_ops_for(const char *db, const StorageOps **ret_ops, const char **ret_location) {
-        const DbDriver *driver;
-        int r;
-
-        r = db_driver_for(db, &driver, ret_location);
-        if (r < 0)
-                return r;
-#if HAVE_LIBPQ
-        if (driver == &db_postgresql_driver) {
-                *ret_ops = &storage_postgresql_ops;
-                return 0;
-        }
-#endif
-        *ret_ops = &storage_sqlite_ops;
-        return 0;
-}
 
 bool job_viewer_may_see(const JobViewer *v, const char *user, const char *account) {
         if (!v || !v->user)
