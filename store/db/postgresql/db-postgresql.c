@@ -707,17 +707,6 @@ static int bind_number_text(PgStmt *st, int i, const char *fmt, ...) {
         return 0;
 }
 
-static int pg_bind_null(DbStmt *dst, int i) {
-        PgStmt *st = (PgStmt *) dst;
-        int r = bind_check(st, i);
-
-        if (r < 0)
-                return r;
-        st->values[i - 1] = NULL;
-        st->formats[i - 1] = 0;
-        return 0;
-}
-
 static int pg_bind_int(DbStmt *dst, int i, int64_t v) {
         PgStmt *st = (PgStmt *) dst;
         int r = bind_check(st, i);
@@ -768,6 +757,11 @@ static int pg_bind_text(DbStmt *dst, int i, const char *v) {
         st->values[i - 1] = v;
         st->formats[i - 1] = 0;
         return 0;
+}
+
+/* libpq reads a parameter without a value as SQL NULL. */
+static int pg_bind_null(DbStmt *dst, int i) {
+        return pg_bind_text(dst, i, NULL);
 }
 
 static int pg_bind_blob(DbStmt *dst, int i, const void *v, size_t n) {
