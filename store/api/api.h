@@ -42,7 +42,7 @@ struct Server {
 
 #define TIME_DECIMALS 3
 
-/* The handlers, one file each (api/NAME.c) but the job's (job.c). */
+/* The handlers, each in the file of its resource (/api/v1/jobs: jobs.c). */
 void api_ingest(Server *s, Request *req, Reply *reply);
 void api_jobs(Server *s, Request *req, Reply *reply);
 void api_job(Server *s, Request *req, Reply *reply);
