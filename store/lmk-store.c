@@ -16,11 +16,11 @@
 #endif
 
 #include "db/db.h"
+#include "db/storage.h"
 #include "log.h"
 #include "migrate/migrate.h"
 #include "retention.h"
-#include "http/server.h"
-#include "db/storage.h"
+#include "server.h"
 #include "store-config.h"
 #include "util.h"
 
@@ -343,13 +343,13 @@ static int run(Server *s, const StoreConfig *c, const sigset_t *mask) {
 
                         notify("RELOADING=1");
                         if (load_tokens(c->token_file, &t) >= 0) {
-                                server_set_tokens(s, t);
+                                auth_set_tokens(&s->auth, t);
                                 log_info("Reloaded tokens from %s.", c->token_file);
                         } else
                                 log_warning("Keeping the previous tokens.");
                         Leads *leads = NULL;
                         if (load_leads(c, &leads) >= 0)
-                                server_set_leads(s, leads);
+                                auth_set_leads(&s->auth, leads);
                         else
                                 log_warning("Keeping the previous account leads.");
                         if (load_findings(c, &fc, &lf) >= 0)
@@ -497,6 +497,7 @@ int main(int argc, char **argv) {
         const StorageOps *ops;
         const char *location;
         StorageOptions sopts;
+        HttpConfig http;
         Server s = {};
         Storage *storage = NULL;
         TokenSet *tokens = NULL;
@@ -527,7 +528,8 @@ int main(int argc, char **argv) {
         pthread_sigmask(SIG_BLOCK, &mask, NULL);
         signal(SIGPIPE, SIG_IGN);
 
-        s.config = (ServerConfig) {
+        server_init(&s);
+        http = (HttpConfig) {
                 .threads = c.threads,
                 .connection_timeout_s = c.connection_timeout,
                 .header_timeout_s = c.header_timeout,
@@ -536,29 +538,31 @@ int main(int argc, char **argv) {
                 .max_connections = c.max_connections,
                 .max_connections_per_ip = c.max_connections_per_ip,
                 .max_body = c.max_body,
-                .max_inflated = c.max_body,
                 .max_buffered = c.max_buffered,
+        };
+        s.max_inflated = c.max_body;
+        s.auth.config = (AuthConfig) {
                 .munge_socket = c.munge_socket,
                 .user_header = c.user_header,
                 .site_views_admin_only = c.site_views_admin_only,
                 .session_ttl_s = c.session_ttl,
         };
-        if (c.admin_users && !(s.config.admin_users = split_users(c.admin_users)))
+        if (c.admin_users && !(s.auth.config.admin_users = split_users(c.admin_users)))
                 return log_oom(), EXIT_FAILURE;
-        if (load_session_key(&c, s.config.session_key) < 0)
+        if (load_session_key(&c, s.auth.config.session_key) < 0)
                 return EXIT_FAILURE;
-        if (c.trusted_proxies && trusted_proxies_parse(c.trusted_proxies, &s.config.trusted_proxies) < 0)
+        if (c.trusted_proxies && trusted_proxies_parse(c.trusted_proxies, &s.auth.config.trusted_proxies) < 0)
                 return log_error("Invalid --trusted-proxies %s.", c.trusted_proxies), EXIT_FAILURE;
         if (!c.user_header != !c.trusted_proxies)
                 return log_error("--user-header and --trusted-proxies go together: the header counts "
                                  "only from the proxies."), EXIT_FAILURE;
-        r = parse_listen(c.listen, &s.config.listen, NULL);
+        r = parse_listen(c.listen, &http.listen, NULL);
         if (r < 0)
                 return log_error_errno(r, "Invalid listen address %s: %m", c.listen), EXIT_FAILURE;
 
         if (load_tokens(c.token_file, &tokens) < 0)
                 return EXIT_FAILURE;
-        if (load_findings(&c, &s.findings, &s.families) < 0 || load_leads(&c, &s.leads) < 0) {
+        if (load_findings(&c, &s.findings, &s.families) < 0 || load_leads(&c, &s.auth.leads) < 0) {
                 token_set_free(tokens);
                 server_stop(&s, 0);
                 return EXIT_FAILURE;
@@ -575,17 +579,17 @@ int main(int argc, char **argv) {
         if (r <= 0) {
                 token_set_free(tokens);
                 server_stop(&s, 0);
-                free_users(s.config.admin_users);
+                free_users(s.auth.config.admin_users);
                 return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
         }
         s.storage = storage;
-        s.tokens = TAKE_PTR(tokens);
-        r = server_start(&s);
+        s.auth.tokens = TAKE_PTR(tokens);
+        r = server_start(&s, &http);
         if (r < 0) {
                 log_error_errno(r, "Failed to listen on %s: %m", c.listen);
                 goto fail;
         }
-        format_address(&s.config.listen, server_port(&s), addr, sizeof(addr));
+        format_address(&http.listen, server_port(&s), addr, sizeof(addr));
         log_info("Listening on http://%s/ with database %s (%s, schema version %u).",
                  addr, location, ops->name, to);
         retention = (Retention) {
@@ -604,16 +608,14 @@ int main(int argc, char **argv) {
         retention_stop(&retention);
         server_stop(&s, STOP_TIMEOUT_S);
         ops->close(storage);
-        free_users(s.config.admin_users);
-        explicit_bzero(s.config.session_key, sizeof(s.config.session_key));
+        free_users(s.auth.config.admin_users);
+        explicit_bzero(s.auth.config.session_key, sizeof(s.auth.config.session_key));
         log_info("Stopped.");
         return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
 
 fail:
         server_stop(&s, 0);
-        free_users(s.config.admin_users);
-        token_set_free(tokens);
-        token_set_free(s.tokens);
+        free_users(s.auth.config.admin_users);
         ops->close(storage);
         return EXIT_FAILURE;
 }

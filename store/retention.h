@@ -4,7 +4,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 
-#include "metrics.h"
+#include "metrics/metrics.h"
 #include "db/storage.h"
 
 /* Retention (docs/lmk-store.md): a thread that deletes the raw detail older

@@ -8,8 +8,8 @@
 #include <errno.h>
 #include <time.h>
 
+#include "api/api.h"
 #include "http/json-out.h"
-#include "http/server.h"
 #include "util.h"
 
 #define DEFAULT_TOP 10
@@ -260,12 +260,12 @@ void api_apps(Server *s, Request *req, Reply *reply) {
         /* Site views show applications, accounts and partitions to people;
          * other people's names and use only to admins. */
         user = request_arg(req, "user");
-        if (!req->identity.admin &&
-            (by == APP_MIX_BY_USER || (user && (!req->identity.user || !streq(user, req->identity.user))))) {
-                server_denied(s, req, "not-yours");
+        if (!req->identity->admin &&
+            (by == APP_MIX_BY_USER || (user && (!req->identity->user || !streq(user, req->identity->user))))) {
+                auth_denied(&s->auth, req, "not-yours");
                 reply_error(reply, MHD_HTTP_FORBIDDEN, by == APP_MIX_BY_USER ? "by" : "user",
                             "time per user is for admins: a person may ask only for their own (user=%s)",
-                            req->identity.user ?: "?");
+                            req->identity->user ?: "?");
                 return;
         }
         /* the applications of one account: its leads' (and admins') */

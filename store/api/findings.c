@@ -10,8 +10,8 @@
 
 #include "analysis/findings-cache.h"
 #include "analysis/findings.h"
+#include "api/api.h"
 #include "http/json-out.h"
-#include "http/server.h"
 #include "util.h"
 
 #define FINDINGS_DEFAULT_LIMIT 100
@@ -39,14 +39,6 @@ static int finding_json(const Finding *f, json_object **ret) {
         return 0;
 }
 
-static int array_append(json_object *a, json_object *v) {
-        if (json_object_array_add(a, v) < 0) {
-                json_object_put(v);
-                return -ENOMEM;
-        }
-        return 0;
-}
-
 /* The caller holds findings_lock for reading: SIGHUP may swap the rules,
  * and a finding's advice points into them. */
 static int evaluate(Server *s, FamilyMemo *memo, const JobSummary *js, FindingList *ret) {
@@ -68,7 +60,7 @@ static int job_findings(Server *s, const JobSummary *js, json_object *o) {
 
                 r = finding_json(&l.items[i], &e);
                 if (r >= 0)
-                        r = array_append(a, e);
+                        r = json_append(a, e);
         }
         return r;
 }
@@ -243,7 +235,7 @@ void api_findings(Server *s, Request *req, Reply *reply) {
                         json_object_put(e);
                         break;
                 }
-                r = array_append(a, e);
+                r = json_append(a, e);
         }
         pthread_rwlock_unlock(&s->findings_lock);
         if (r < 0) {

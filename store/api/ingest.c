@@ -4,12 +4,11 @@
 #include <stdatomic.h>
 #include <time.h>
 
+#include "api/api.h"
 #include "batch/batch-parse.h"
-#include "db/db.h"
 #include "batch/inflate.h"
-#include "http/json-out.h"
+#include "db/db.h"
 #include "log.h"
-#include "http/server.h"
 #include "util.h"
 
 static void reply_rejected(Reply *reply, int r, const BatchError *err) {
@@ -104,8 +103,8 @@ static void note_written(Server *s) {
                            "refused meanwhile, to be pushed again by their nodes.", seconds, refused);
 }
 
-/* Rejections are counted in server.c, where every answer passes, so that
- * those decided before the body arrived count too. */
+/* Rejections are counted in api_ingest_replied(), which sees every answer
+ * of the route, so that those decided before the body arrived count too. */
 void api_ingest(Server *s, Request *req, Reply *reply) {
         _cleanup_(batch_freep) Batch *b = NULL;
         _cleanup_free_ char *inflated = NULL;
@@ -118,10 +117,10 @@ void api_ingest(Server *s, Request *req, Reply *reply) {
         int r;
 
         if (req->gzip) {
-                r = inflate_bounded(data, size, s->config.max_inflated, &inflated, &size);
+                r = inflate_bounded(data, size, s->max_inflated, &inflated, &size);
                 if (r == -EFBIG) {
                         reply_error(reply, MHD_HTTP_CONTENT_TOO_LARGE, NULL,
-                                    "body inflates to more than the limit of %zu bytes", s->config.max_inflated);
+                                    "body inflates to more than the limit of %zu bytes", s->max_inflated);
                         return;
                 }
                 if (r == -ENOMEM) {
@@ -134,9 +133,9 @@ void api_ingest(Server *s, Request *req, Reply *reply) {
                         return;
                 }
                 data = inflated;
-        } else if (size > s->config.max_inflated) {
+        } else if (size > s->max_inflated) {
                 reply_error(reply, MHD_HTTP_CONTENT_TOO_LARGE, NULL,
-                            "body is over the limit of %zu bytes", s->config.max_inflated);
+                            "body is over the limit of %zu bytes", s->max_inflated);
                 return;
         }
 
@@ -149,9 +148,9 @@ void api_ingest(Server *s, Request *req, Reply *reply) {
         /* The parsed batch holds what it needs; the text can go now. */
         free(TAKE_PTR(inflated));
 
-        if (req->token_node && !streq(req->token_node, b->node)) {
+        if (req->identity->node && !streq(req->identity->node, b->node)) {
                 reply_error(reply, MHD_HTTP_FORBIDDEN, "batch.node",
-                            "this token may only push batches of node %s", req->token_node);
+                            "this token may only push batches of node %s", req->identity->node);
                 return;
         }
 
@@ -205,4 +204,10 @@ void api_ingest(Server *s, Request *req, Reply *reply) {
                 reply_json(reply, MHD_HTTP_OK, TAKE_PTR(o));
         /* A batch stored without an answer is not lost: the node's retry
          * is answered as a duplicate. */
+}
+
+/* The route's Route.replied. */
+void api_ingest_replied(Server *s, const Reply *reply) {
+        if (reply->status != MHD_HTTP_OK)
+                metrics_count_ingest_rejected(&s->metrics, reply->reject_reason, reply->status);
 }

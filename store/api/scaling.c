@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "http/json-out.h"
 #include "analysis/scaling-fit.h"
-#include "http/server.h"
+#include "api/api.h"
+#include "http/json-out.h"
 #include "util.h"
 
 /* The most recently seen runs of the application that are looked at. */

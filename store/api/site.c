@@ -5,8 +5,8 @@
 #include <errno.h>
 #include <time.h>
 
+#include "api/api.h"
 #include "http/json-out.h"
-#include "http/server.h"
 #include "util.h"
 
 #define DEFAULT_LIMIT 100

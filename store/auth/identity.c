@@ -13,8 +13,8 @@
 
 #include <arpa/inet.h>
 
-#include "http/conn-guard.h"
 #include "auth/identity.h"
+#include "http/conn-guard.h"
 #include "macro.h"
 #include "util.h"
 
@@ -25,7 +25,14 @@ void identity_done(Identity *id) {
         for (char **a = id->accounts; a && *a; a++)
                 free(*a);
         free(id->accounts);
+        free(id->node);
         *id = (Identity) {};
+}
+
+Identity *identity_free(Identity *id) {
+        identity_done(id);
+        free(id);
+        return NULL;
 }
 
 bool identity_may_see(const Identity *id, const char *user, const char *account) {

@@ -29,9 +29,12 @@ typedef struct Identity {
         uid_t uid;
         char *user;             /* the uid's name on the store's host, else the number */
         char **accounts;        /* the accounts the user leads, NULL-terminated, or NULL */
+        char *node;             /* a node token's: the node it is bound to, or NULL */
 } Identity;
 
 void identity_done(Identity *id);
+/* identity_done() and free(); accepts NULL. */
+Identity *identity_free(Identity *id);
 
 /* Whether the identity may see a job of user and account. */
 bool identity_may_see(const Identity *id, const char *user, const char *account);

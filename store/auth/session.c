@@ -9,9 +9,9 @@
 #include <sys/random.h>
 #include <sys/stat.h>
 
-#include "hashmap.h"
 #include "auth/identity.h"
 #include "auth/session.h"
+#include "hashmap.h"
 #include "util.h"
 
 #define KEY_FILE_MAX 4096
@@ -316,4 +316,15 @@ int session_mints_take(SessionMints *m, const char *who, int64_t now, unsigned *
 out:
         pthread_mutex_unlock(&m->lock);
         return r;
+}
+
+bool session_next_valid(const char *n) {
+        if (!n || strlen(n) > 512 || strstr(n, "//") || strstr(n, ".."))
+                return false;
+        if (strncmp(n, "jobs", 4) != 0 && strncmp(n, "site", 4) != 0)
+                return false;
+        for (const char *p = n; *p; p++)
+                if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~/?=&%+", *p))
+                        return false;
+        return true;
 }

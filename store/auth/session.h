@@ -99,3 +99,8 @@ SessionMints *session_mints_free(SessionMints *m);
  * minted SESSION_TICKETS_MAX within SESSION_TICKET_TTL, with the seconds
  * until the next may be minted in *ret_retry_after; -ENOMEM. */
 int session_mints_take(SessionMints *m, const char *who, int64_t now, unsigned *ret_retry_after);
+
+/* Where a login link may lead (its next=): one of the store's pages,
+ * relative, nothing that could leave the store (no scheme, no "//", no
+ * ".."). */
+bool session_next_valid(const char *next);

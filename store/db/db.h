@@ -5,8 +5,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "db/options.h"
 #include "macro.h"
-#include "db/storage.h"
 
 /* The small SQL interface that lmk-store's storage code (store/db/sql/) is
  * written against, so that a backend is only its connection handling and

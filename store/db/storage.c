@@ -1,26 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
-#include "db/db.h"
 #include "db/storage.h"
-
-int storage_ops_for(const char *db, const StorageOps **ret_ops, const char **ret_location) {
-        const DbDriver *driver;
-        int r;
-
-        r = db_driver_for(db, &driver, ret_location);
-        if (r < 0)
-                return r;
-#if HAVE_LIBPQ
-        if (driver == &db_postgresql_driver) {
-                *ret_ops = &storage_postgresql_ops;
-                return 0;
-        }
-#endif
-        *ret_ops = &storage_sqlite_ops;
-        return 0;
-}
 
 bool job_viewer_may_see(const JobViewer *v, const char *user, const char *account) {
         if (!v || !v->user)
@@ -91,6 +74,40 @@ void job_list_free(JobList *l) {
                 stored_job_free(&l->items[i]);
         free(l->items);
         *l = (JobList) {};
+}
+
+void node_type_info_free(NodeTypeInfo *t) {
+        free(t->name);
+        free(t->cpu_model);
+        free(t->gpus);
+        *t = (NodeTypeInfo) {};
+}
+
+static void event_sums_free(EventSum *v, size_t n) {
+        for (size_t i = 0; i < n; i++) {
+                free(v[i].name);
+                free(v[i].role);
+        }
+        free(v);
+}
+
+void job_measured_free(JobMeasured *m) {
+        for (size_t i = 0; i < m->n_counters; i++) {
+                free(m->counters[i].role);
+                free(m->counters[i].event);
+        }
+        free(m->counters);
+        event_sums_free(m->events, m->n_events);
+        event_sums_free(m->object_events, m->n_object_events);
+        event_sums_free(m->phase_events, m->n_phase_events);
+        for (size_t i = 0; i < m->n_bursts; i++) {
+                free(m->bursts[i].object);
+                free(m->bursts[i].phase);
+                free(m->bursts[i].role);
+        }
+        free(m->bursts);
+        node_type_info_free(&m->node_type);
+        *m = (JobMeasured) {};
 }
 
 void job_summary_free(JobSummary *s) {

@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "batch/batch-parse.h"
+#include "db/options.h"
 #include "macro.h"
 
 /* The storage interface between lmk-store's HTTP side (ingest, queries) and a
@@ -21,13 +22,6 @@
 #define STORAGE_NULL INT64_C(-1)
 
 typedef struct Storage Storage;
-
-typedef struct StorageOptions {
-        unsigned readers;        /* read connections for concurrent queries */
-        unsigned writers;        /* write connections where the database lets them write
-                                  * side by side (PostgreSQL); 0 or 1: one */
-        unsigned busy_timeout_ms;
-} StorageOptions;
 
 typedef struct IngestResult {
         /* Nothing of the batch was stored when either is set: its key

@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
-#include "metrics.h"
+#include "metrics/metrics.h"
 
 /* Keeps slow clients from holding connection slots (docs/lmk-store.md,
  * "Limits"). libmicrohttpd's idle timeout only closes silent connections,

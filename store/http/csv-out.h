@@ -36,11 +36,6 @@ typedef struct CsvTable {
                 .n_columns = sizeof((const CsvColumn[]) { __VA_ARGS__ }) / sizeof(CsvColumn),   \
         }
 
-/* The columns of api_add_share() (store/http/server.h). */
-#define CSV_SHARE_COLUMNS                                                                       \
-        { "share" }, { "share_ci95_low", "share_ci95[0]" }, { "share_ci95_high", "share_ci95[1]" }, \
-        { "share_of_samples" }, { "share_reliable" }
-
 /* One field: quoted when it holds a comma, a quote, CR or LF (quotes
  * doubled). A text that a spreadsheet would take for a formula (it starts
  * with = + - @, TAB or CR) gets a leading apostrophe, as OWASP advises:

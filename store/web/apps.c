@@ -5,8 +5,8 @@
 #include <math.h>
 #include <time.h>
 
-#include "web/web.h"
 #include "util.h"
+#include "web/web.h"
 
 #define PAGE_TOP_MAX 20
 #define COLORS 10
@@ -214,7 +214,7 @@ void web_site_apps(Server *s, Request *req, Reply *reply) {
         html_raw(&h, "<h1>Application mix</h1><form class=\"filters\" method=\"get\" action=\"apps\"><label>By<select "
                      "name=\"by\">");
         for (size_t i = 0; bys[i]; i++) {
-                if (streq(bys[i], "user") && !req->identity.admin)
+                if (streq(bys[i], "user") && !req->identity->admin)
                         continue;
                 html_rawf(&h, "<option value=\"%s\"%s>%s</option>", bys[i], streq(by, bys[i]) ? " selected" : "",
                           streq(bys[i], "app") ? "application" : bys[i]);
@@ -226,7 +226,7 @@ void web_site_apps(Server *s, Request *req, Reply *reply) {
         text_input(&h, "Account", "account", request_arg(req, "account"), "any");
         text_input(&h, "Partition", "partition", request_arg(req, "partition"), "any");
         text_input(&h, "Application", "app", request_arg(req, "app"), "any");
-        if (req->identity.admin)
+        if (req->identity->admin)
                 text_input(&h, "User", "user", request_arg(req, "user"), "any");
         html_raw(&h, "<button type=\"submit\">Show</button></form><p class=\"note\">From ");
         html_time(&h, jnum(o, "since"));

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <time.h>
 
+#include "http/http.h"
 #include "web/html.h"
 
 static void append(Html *h, const char *s, size_t n) {
@@ -79,17 +80,14 @@ void html_textf(Html *h, const char *fmt, ...) {
 }
 
 void html_url_part(Html *h, const char *s) {
-        static const char hex[] = "0123456789ABCDEF";
+        /* nothing it keeps needs escaping in HTML */
+        _cleanup_free_ char *e = url_encode_part(s);
 
-        for (const unsigned char *p = (const unsigned char *) s; p && *p; p++) {
-                char e[4] = { '%', hex[*p >> 4], hex[*p & 15], '\0' };
-
-                if ((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') ||
-                    *p == '-' || *p == '.' || *p == '_' || *p == '~')
-                        append(h, (const char *) p, 1);
-                else
-                        html_raw(h, e);
+        if (!e) {
+                h->oom = true;
+                return;
         }
+        html_raw(h, e);
 }
 
 void html_number(Html *h, double v, int decimals) {

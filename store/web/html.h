@@ -22,8 +22,8 @@ _printf_(2, 3) void html_rawf(Html *h, const char *fmt, ...);
 /* Escapes & < > " ' : safe in element content and quoted attributes. */
 void html_text(Html *h, const char *s);
 _printf_(2, 3) void html_textf(Html *h, const char *fmt, ...);
-/* Percent-encodes for a URL's path segment or query value (RFC 3986
- * unreserved characters kept), then escapes for an attribute. */
+/* Percent-encodes for a URL's path segment or query value
+ * (url_encode_part(), http/http.h), which is safe in an attribute too. */
 void html_url_part(Html *h, const char *s);
 /* A number with a fixed count of decimals, or "–" when not finite. */
 void html_number(Html *h, double v, int decimals);

@@ -2,8 +2,8 @@
 /* The job page, /jobs/{id}: GET /api/v1/jobs/{id} drawn for people. */
 #include <math.h>
 
-#include "web/web.h"
 #include "util.h"
+#include "web/web.h"
 
 /* Time by kind as a stacked bar, the kinds in the API's order. */
 static const char *const kinds[] = { "exe", "lib", "kernel", "anon", "unknown", "idle" };

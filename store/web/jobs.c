@@ -4,8 +4,8 @@
  * jobs and their accounts'; an admin every job. */
 #include <math.h>
 
-#include "web/web.h"
 #include "util.h"
+#include "web/web.h"
 
 #define PAGE_DEFAULT_LIMIT 50
 
@@ -162,7 +162,7 @@ void web_jobs(Server *s, Request *req, Reply *reply) {
         n = jobs ? json_object_array_length(jobs) : 0;
 
         web_begin(&h, s, req, "Jobs");
-        if (user && !(req->identity.user && streq(user, req->identity.user))) {
+        if (user && !(req->identity->user && streq(user, req->identity->user))) {
                 html_raw(&h, "<h1>Jobs of ");
                 html_text(&h, user);
                 html_raw(&h, "</h1>");
@@ -171,8 +171,8 @@ void web_jobs(Server *s, Request *req, Reply *reply) {
                 html_text(&h, account);
                 html_raw(&h, "</h1>");
         } else
-                html_raw(&h, req->identity.admin ? "<h1>Jobs</h1>" : "<h1>My jobs</h1>");
-        if (!req->identity.admin)
+                html_raw(&h, req->identity->admin ? "<h1>Jobs</h1>" : "<h1>My jobs</h1>");
+        if (!req->identity->admin)
                 html_raw(&h, "<p class=\"note\">Your own jobs and those of the accounts you lead.</p>");
         filters(&h, req);
         html_raw(&h, "<table class=\"jobs\"><thead><tr><th>Job</th><th>Name</th><th>Application</th><th>User</th>"

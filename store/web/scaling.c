@@ -5,8 +5,8 @@
  * count, the fits, the prediction and the runs off the curve. */
 #include <math.h>
 
-#include "web/web.h"
 #include "util.h"
+#include "web/web.h"
 
 #define CH_WIDTH 640.0
 #define CH_HEIGHT 280.0

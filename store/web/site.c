@@ -5,8 +5,8 @@
  * (GET /api/v1/findings; a person sees only their own there). */
 #include <math.h>
 
-#include "web/web.h"
 #include "util.h"
+#include "web/web.h"
 
 #define SITE_TOP 25
 /* a node silent for longer has probably stopped pushing */
@@ -177,7 +177,7 @@ void web_site(Server *s, Request *req, Reply *reply) {
         html_rawf(&h, " sampled in %" PRId64 " samples, jobs and system together.</p>", jint(exes, "total_samples", 0));
         objects_table(&h, exes, "Executables", "No executables sampled in this range.");
         objects_table(&h, libs, "Libraries", "No libraries sampled in this range.");
-        findings_table(&h, root, findings, req->identity.admin);
+        findings_table(&h, root, findings, req->identity->admin);
         nodes_table(&h, nodes);
         html_rawf(&h, "<p class=\"links\"><a href=\"%ssite/software?since=", root);
         html_url_part(&h, since);

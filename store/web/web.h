@@ -1,19 +1,41 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
-#include "web/html.h"
+#include "api/api.h"
+#include "http/json-in.h"
 #include "http/json-out.h"
-#include "http/server.h"
+#include "web/html.h"
 
-/* What the pages share (docs/web.md): the frame, reading the API's JSON,
- * and the small pictures. Every figure a page shows comes from the JSON the
- * API answers for the same query (web_api()), so the two cannot disagree.
- * Links are relative, so the pages work behind a proxy at a sub-path. */
+/* The web pages (docs/web.md), one file per page, and what they share
+ * (web.c): the frame, the error page, and the small pictures. Every figure
+ * a page shows comes from the JSON the API answers for the same query
+ * (web_api(); http/json-in.h reads it), so the two cannot disagree. Links
+ * are relative, so the pages work behind a proxy at a sub-path. */
+
+void web_root(Server *s, Request *req, Reply *reply);
+void web_css(Server *s, Request *req, Reply *reply);
+void web_login(Server *s, Request *req, Reply *reply);
+/* POST /login: the browser's confirmation that it follows a login link for
+ * someone else than who it is signed in as. */
+void web_login_confirm(Server *s, Request *req, Reply *reply);
+void web_logout(Server *s, Request *req, Reply *reply);
+void web_jobs(Server *s, Request *req, Reply *reply);
+void web_job(Server *s, Request *req, Reply *reply);
+void web_site(Server *s, Request *req, Reply *reply);
+void web_site_software(Server *s, Request *req, Reply *reply);
+void web_site_scaling(Server *s, Request *req, Reply *reply);
+void web_site_apps(Server *s, Request *req, Reply *reply);
+/* A page route's Route.error_page: an error reply (JSON) as a page, with
+ * the same status and message. */
+void web_error_page(Server *s, Request *req, Reply *reply);
 
 /* "./", "../", ... : from the request's path back to the store's root. */
 const char *web_root_prefix(const Request *req);
 
 void web_begin(Html *h, Server *s, const Request *req, const char *title);
+/* The same for a page that goes on at once to refresh, a page of ours
+ * (relative). */
+void web_begin_refresh(Html *h, Server *s, const Request *req, const char *title, const char *refresh);
 void web_end(Html *h, const Request *req);
 /* Ends the page into reply (status 200); ENOMEM answered as such. */
 void web_reply(Reply *reply, Html *h);
@@ -22,15 +44,8 @@ void web_reply(Reply *reply, Html *h);
  * NULL: the page's own query). On
  * its success, its JSON in *ret (to put); else false with its error in
  * reply (web_error_page() makes it a page). */
-bool web_api(Server *s, Request *req, void (*handler)(Server *, Request *, Reply *), const RequestArg *args,
-             size_t n_args, Reply *reply, json_object **ret);
-
-/* Reading the API's JSON: absent and null read as NULL, NAN, or dflt. */
-json_object *jget(json_object *o, const char *key);
-const char *jstr(json_object *o, const char *key);
-double jnum(json_object *o, const char *key);
-int64_t jint(json_object *o, const char *key, int64_t dflt);
-bool jbool(json_object *o, const char *key);
+bool web_api(Server *s, Request *req, Handler handler, const RequestArg *args, size_t n_args, Reply *reply,
+             json_object **ret);
 
 /* A share cell: "37.2%" and its 95% interval, or "~60% (n=12)" when
  * rough (docs/uncertainty.md), from an entry with share, share_ci95,

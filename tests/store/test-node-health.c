@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "node-health.h"
+#include "metrics/node-health.h"
 #include "tests.h"
 
 #define NS INT64_C(1000000000)

@@ -687,18 +687,22 @@ static int bind_binary(PgStmt *st, int i, uint64_t v, unsigned n) {
 
         for (unsigned k = 0; k < n; k++)
                 p[k] = (uint8_t) (v >> (8 * (n - 1 - k)));
+        st->values[i - 1] = st->numbuf[i - 1];
         st->lengths[i - 1] = (int) n;
         st->formats[i - 1] = 1;
         return 0;
 }
 
-static int pg_bind_null(DbStmt *dst, int i) {
-        PgStmt *st = (PgStmt *) dst;
-        int r = bind_check(st, i);
+/* Parameter i as a number in text: the server converts it, or says why it
+ * cannot (out of range for its column). */
+_printf_(3, 4)
+static int bind_number_text(PgStmt *st, int i, const char *fmt, ...) {
+        va_list ap;
 
-        if (r < 0)
-                return r;
-        st->values[i - 1] = NULL;
+        va_start(ap, fmt);
+        vsnprintf(st->numbuf[i - 1], sizeof(st->numbuf[i - 1]), fmt, ap);
+        va_end(ap);
+        st->values[i - 1] = st->numbuf[i - 1];
         st->formats[i - 1] = 0;
         return 0;
 }
@@ -709,7 +713,6 @@ static int pg_bind_int(DbStmt *dst, int i, int64_t v) {
 
         if (r < 0)
                 return r;
-        st->values[i - 1] = st->numbuf[i - 1];
         switch (st->types ? st->types[i - 1] : 0) {
         case PG_INT8OID:
                 return bind_binary(st, i, (uint64_t) v, 8);
@@ -722,37 +725,27 @@ static int pg_bind_int(DbStmt *dst, int i, int64_t v) {
                         return bind_binary(st, i, (uint64_t) v, 2);
                 break;
         }
-        /* as text: the server converts it, or says why it cannot (out of
-         * range for its column) */
-        snprintf(st->numbuf[i - 1], sizeof(st->numbuf[i - 1]), "%" PRId64, v);
-        st->formats[i - 1] = 0;
-        return 0;
+        return bind_number_text(st, i, "%" PRId64, v);
 }
 
 static int pg_bind_double(DbStmt *dst, int i, double v) {
         PgStmt *st = (PgStmt *) dst;
         int r = bind_check(st, i);
+        uint64_t bits;
 
         if (r < 0)
                 return r;
         if (st->types && st->types[i - 1] == PG_FLOAT8OID) {
-                uint64_t bits;
-
                 memcpy(&bits, &v, sizeof(bits));
-                st->values[i - 1] = st->numbuf[i - 1];
                 return bind_binary(st, i, bits, 8);
         }
         /* %.17g round-trips every double; the special values in the
          * spelling float8in documents. */
         if (isnan(v))
-                snprintf(st->numbuf[i - 1], sizeof(st->numbuf[i - 1]), "NaN");
-        else if (isinf(v))
-                snprintf(st->numbuf[i - 1], sizeof(st->numbuf[i - 1]), "%sInfinity", v < 0 ? "-" : "");
-        else
-                snprintf(st->numbuf[i - 1], sizeof(st->numbuf[i - 1]), "%.17g", v);
-        st->values[i - 1] = st->numbuf[i - 1];
-        st->formats[i - 1] = 0;
-        return 0;
+                return bind_number_text(st, i, "NaN");
+        if (isinf(v))
+                return bind_number_text(st, i, "%sInfinity", v < 0 ? "-" : "");
+        return bind_number_text(st, i, "%.17g", v);
 }
 
 static int pg_bind_text(DbStmt *dst, int i, const char *v) {
@@ -764,6 +757,11 @@ static int pg_bind_text(DbStmt *dst, int i, const char *v) {
         st->values[i - 1] = v;
         st->formats[i - 1] = 0;
         return 0;
+}
+
+/* libpq reads a parameter without a value as SQL NULL. */
+static int pg_bind_null(DbStmt *dst, int i) {
+        return pg_bind_text(dst, i, NULL);
 }
 
 static int pg_bind_blob(DbStmt *dst, int i, const void *v, size_t n) {

@@ -230,9 +230,7 @@ int sql_list_app_mix(Storage *base, const AppMixFilter *f, AppMixList *ret) {
         if (r >= 0)
                 r = f->user || f->account || f->partition || f->app ? mix_read_keys(c, f, packages, &l)
                                                                      : mix_read_dim(c, f, packages, &l);
-        reader_release_stmts(c);
-        (void) conn_exec(c, "COMMIT");
-        reader_release(s, c);
+        reader_end_read(s, c);
         package_cache_free(packages);
         if (r < 0) {
                 app_mix_list_free(&l);

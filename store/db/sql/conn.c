@@ -255,7 +255,7 @@ int reader_acquire(SqlStorage *s, Conn **ret) {
 
 /* Resets the statements, which ends an implicit read transaction now, so the
  * WAL can be checkpointed past it. */
-void reader_release_stmts(Conn *c) {
+static void reader_release_stmts(Conn *c) {
         for (size_t i = 0; i < _STMT_MAX; i++)
                 if (c->stmts[i])
                         db_reset(c->stmts[i]);
@@ -267,6 +267,12 @@ void reader_release(SqlStorage *s, Conn *c) {
         c->busy = false;
         pthread_cond_signal(&s->readers_cond);
         pthread_mutex_unlock(&s->readers_lock);
+}
+
+void reader_end_read(SqlStorage *s, Conn *c) {
+        reader_release_stmts(c);
+        (void) conn_exec(c, "COMMIT");
+        reader_release(s, c);
 }
 
 int grow(void **items, size_t n, size_t *alloc, size_t size) {

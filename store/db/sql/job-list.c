@@ -331,8 +331,10 @@ int sql_list_jobs(Storage *base, const JobFilter *f, JobList *ret) {
         reader_acquire(s, &c);
         /* one read transaction, so that the count and the page agree */
         r = conn_begin_read(c);
-        if (r < 0)
-                goto release;
+        if (r < 0) {
+                reader_release(s, c);
+                return r;
+        }
         r = job_query_prepare(c, &q, sql, page, ELEMENTSOF(page), &st);
         if (r < 0)
                 goto finish;
@@ -366,9 +368,7 @@ int sql_list_jobs(Storage *base, const JobFilter *f, JobList *ret) {
 
 finish:
         db_finalize(st);
-        (void) conn_exec(c, "COMMIT");
-release:
-        reader_release(s, c);
+        reader_end_read(s, c);
         if (r < 0) {
                 job_list_free(&l);
                 return r;

@@ -274,8 +274,10 @@ int sql_get_job(Storage *base, const char *job, const char *cluster, const JobVi
         /* One read transaction for the job row and its rollups, so that the
          * parts add up to the total even while batches arrive. */
         r = conn_begin_read(c);
-        if (r < 0)
-                goto release;
+        if (r < 0) {
+                reader_release(s, c);
+                return r;
+        }
         r = conn_stmt(c, cluster ? STMT_JOB_FIND_CLUSTER : STMT_JOB_FIND, &st);
         if (r < 0 || (r = bind_nullable_text(st, 1, job)) < 0 ||
             (cluster && (r = bind_nullable_text(st, 2, cluster)) < 0))
@@ -329,10 +331,7 @@ int sql_get_job(Storage *base, const char *job, const char *cluster, const JobVi
         }
 
 finish:
-        reader_release_stmts(c);
-        (void) conn_exec(c, "COMMIT");
-release:
-        reader_release(s, c);
+        reader_end_read(s, c);
         if (r < 0) {
                 job_summary_free(&js);
                 return r;

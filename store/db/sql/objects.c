@@ -291,9 +291,7 @@ int sql_list_objects(Storage *base, const ObjectFilter *f, ObjectList *ret) {
                 r = sum_objects(c, &ol, kind, &f->scope, &v, &n, &ol);
         if (r >= 0)
                 r = name_objects(c, v, n);
-        reader_release_stmts(c);
-        (void) conn_exec(c, "COMMIT");
-        reader_release(s, c);
+        reader_end_read(s, c);
         if (r < 0)
                 goto finish;
 
@@ -420,9 +418,7 @@ int sql_list_packages(Storage *base, const PackageFilter *f, PackageList *ret) {
         }
         if (r >= 0 && rc != 0)
                 r = step_errno(rc);
-        reader_release_stmts(c);
-        (void) conn_exec(c, "COMMIT");
-        reader_release(s, c);
+        reader_end_read(s, c);
         for (size_t i = 0; i < n; i++) {
                 free(v[i].path);
                 free(v[i].kind);

@@ -36,9 +36,7 @@ int sql_get_run_figures(Storage *base, const int64_t *row_ids, size_t n, RunFigu
         r = conn_begin_read(c);
         for (size_t i = 0; r >= 0 && i < n; i++)
                 r = read_run(c, row_ids[i], &ret[i]);
-        reader_release_stmts(c);
-        (void) conn_exec(c, "COMMIT");
-        reader_release(s, c);
+        reader_end_read(s, c);
         if (r < 0)
                 run_figures_free(ret, n);
         return r;

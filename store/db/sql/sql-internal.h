@@ -125,8 +125,10 @@ typedef int (*ReadRow)(DbStmt *st, void *userdata);
  * read: one round trip to the server where there were n. */
 int conn_read_rows(Conn *c, Stmt id, size_t n, BindRow bind, ReadRow read, void *userdata);
 int reader_acquire(SqlStorage *s, Conn **ret);
-void reader_release_stmts(Conn *c);
 void reader_release(SqlStorage *s, Conn *c);
+/* Ends the read transaction conn_begin_read() began on a reader and
+ * hands the reader back. */
+void reader_end_read(SqlStorage *s, Conn *c);
 int step_errno(int rc);
 /* NULL, STORAGE_NULL and NAN are bound as SQL NULL */
 int bind_nullable_text(DbStmt *s, int i, const char *v);

@@ -276,3 +276,20 @@ static int sql_open_postgresql(const char *location, const StorageOptions *opts,
 
 const StorageOps storage_postgresql_ops = SQL_STORAGE_OPS("postgresql", sql_open_postgresql, sql_partitions);
 #endif
+
+int storage_ops_for(const char *db, const StorageOps **ret_ops, const char **ret_location) {
+        const DbDriver *driver;
+        int r;
+
+        r = db_driver_for(db, &driver, ret_location);
+        if (r < 0)
+                return r;
+#if HAVE_LIBPQ
+        if (driver == &db_postgresql_driver) {
+                *ret_ops = &storage_postgresql_ops;
+                return 0;
+        }
+#endif
+        *ret_ops = &storage_sqlite_ops;
+        return 0;
+}

@@ -303,8 +303,10 @@ int sql_list_job_summaries(Storage *base, const JobFilter *f, JobWant want, void
         reader_acquire(s, &x.c);
         /* one read transaction: the parts of each summary add up */
         r = conn_begin_read(x.c);
-        if (r < 0)
-                goto release;
+        if (r < 0) {
+                reader_release(s, x.c);
+                goto free;
+        }
         r = summary_page(&x, &q, f, want, userdata, &ids);
         if (r >= 0)
                 r = summary_stmt(&x, STMT_SUMMARY_JOBS, ids, &st);
@@ -325,10 +327,7 @@ int sql_list_job_summaries(Storage *base, const JobFilter *f, JobWant want, void
         }
         for (int part = 0; r >= 0 && l.n > 0 && part < _PART_MAX; part++)
                 r = read_summary_part(&x, ids, part);
-        reader_release_stmts(x.c);
-        (void) conn_exec(x.c, "COMMIT");
-release:
-        reader_release(s, x.c);
+        reader_end_read(s, x.c);
         for (size_t i = 0; r >= 0 && i < l.n; i++)
                 r = finish_summary(&l.items[i]);
 free:

@@ -8,7 +8,7 @@
 #include <time.h>
 
 #include "hashmap.h"
-#include "node-health.h"
+#include "metrics/node-health.h"
 #include "util.h"
 
 /* Far beyond any spool (lmkd's is bounded by spool_max_mb, at most 1 TiB). */

@@ -3,7 +3,7 @@
 #include <stddef.h>
 
 #include "macro.h"
-#include "metrics.h"
+#include "metrics/metrics.h"
 #include "util.h"
 
 /* Upper bounds in microseconds: a batch of a few hundred rows takes about a

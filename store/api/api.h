@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <json-c/json.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "analysis/findings-cache.h"
+#include "analysis/findings.h"
+#include "auth/auth.h"
+#include "db/storage.h"
+#include "http/csv-out.h"
+#include "http/http.h"
+#include "http/json-out.h"
+#include "metrics/metrics.h"
+#include "metrics/node-health.h"
+
+/* The JSON API (docs/api.md), one file per resource: what its handlers
+ * share. A handler reads its query (args.c), asks the storage, and
+ * answers a Reply (http/http.h); shares and ratios are computed here, from
+ * the sums the storage returns. */
+
+/* The store's state, which every handler answers from: set up and torn
+ * down by the program (store/server.c), handed to handlers by http/. */
+struct Server {
+        HttpServer *http;
+        Auth auth;
+        Storage *storage;
+        Metrics metrics;
+        NodeHealth *node_health;
+        size_t max_inflated;    /* an ingest body's bytes after decompression */
+
+        /* the findings' rules and the library families they use; SIGHUP
+         * swaps both under the write lock */
+        pthread_rwlock_t findings_lock;
+        FindingsConfig *findings;
+        LibFamilies *families;
+        FindingsCache *findings_cache; /* the site list's, cleared with the rules */
+};
+
+#define TIME_DECIMALS 3
+
+/* The handlers, each in the file of its resource (/api/v1/jobs: jobs.c). */
+void api_ingest(Server *s, Request *req, Reply *reply);
+void api_jobs(Server *s, Request *req, Reply *reply);
+void api_job(Server *s, Request *req, Reply *reply);
+void api_objects(Server *s, Request *req, Reply *reply);
+void api_nodes(Server *s, Request *req, Reply *reply);
+void api_findings(Server *s, Request *req, Reply *reply);
+/* Site answers (site.c): installed software and its use, library families. */
+void api_packages(Server *s, Request *req, Reply *reply);
+void api_families(Server *s, Request *req, Reply *reply);
+/* Scaling across runs of one application (scaling.c, docs/scaling.md). */
+void api_scaling(Server *s, Request *req, Reply *reply);
+/* The application mix (apps.c). */
+void api_apps(Server *s, Request *req, Reply *reply);
+/* POST /api/v1/sessions: a login ticket for a browser (sessions.c,
+ * auth/session.h). */
+void api_sessions(Server *s, Request *req, Reply *reply);
+
+/* Sees every answer of the ingest route: counts the batches not taken
+ * (metrics.h). */
+void api_ingest_replied(Server *s, const Reply *reply);
+
+/* The columns of the list answers as CSV (?format=csv), beside their handlers. */
+extern const CsvTable api_jobs_csv, api_objects_csv, api_nodes_csv, api_findings_csv, api_packages_csv,
+        api_families_csv, api_scaling_csv, api_apps_csv;
+
+/* Query parameters (args.c): a time (Unix seconds, "now" or an age;
+ * fallback when absent, NULL: leave *ret), an integer in [min, max], a
+ * word of a closed list (from_string() < 0 for any other, expected says
+ * which). false when the reply holds a 400. */
+bool arg_time(Request *req, const char *key, const char *fallback, int64_t now, int64_t *ret, Reply *reply);
+bool arg_uint(Request *req, const char *key, unsigned min, unsigned max, unsigned *ret, Reply *reply);
+bool arg_word(Request *req, const char *key, int (*from_string)(const char *), const char *expected, int *ret,
+              Reply *reply);
+/* Narrows a job filter to what the request's identity may see (the filter
+ * then points into req). */
+void api_viewer(const Request *req, JobFilter *f);
+/* The same for one job: a person who is no admin, with no name (which
+ * lmk-store never lets through), sees no job rather than every one. */
+JobViewer api_job_viewer(const Request *req);
+/* The cluster, partition and account a site answer is narrowed to
+ * (query parameters; pointers into req). false when the reply holds a 403:
+ * a person may narrow to an account only when they lead it
+ * (api_account_allowed()). */
+bool api_scope(Server *s, Request *req, JobScope *ret, Reply *reply);
+bool api_account_allowed(Server *s, Request *req, const char *account, Reply *reply);
+
+/* -ENOSPC is a full disk: 507 with this Retry-After (lmkd backs off by
+ * itself too). */
+#define DISK_FULL_RETRY_AFTER_S 60
+/* A storage error as the client may learn it (storage-error.c): the
+ * database's own words go to the log only. */
+void reply_storage_error(Reply *r, int error);
+
+/* "share" of part in total and what it rests on (share.c,
+ * docs/uncertainty.md). */
+int api_add_share(json_object *e, int64_t part, int64_t total);
+/* Its columns in a CSV answer. */
+#define CSV_SHARE_COLUMNS                                                                       \
+        { "share" }, { "share_ci95_low", "share_ci95[0]" }, { "share_ci95_high", "share_ci95[1]" }, \
+        { "share_of_samples" }, { "share_reliable" }
+/* "day", "hour", or "jobs" for a scope's prorated jobs (ObjectList.grain). */
+const char *api_grain_name(int64_t grain);
+
+/* A job's row in the list, which heads its own answer too (jobs.c). */
+int api_add_job_info(json_object *o, const StoredJob *j);
+/* Adds "findings" to a job's summary (findings.c). */
+int api_job_findings(Server *s, const JobSummary *js, json_object *o);
