@@ -8,8 +8,8 @@
 #include "macro.h"
 
 /* Loads the sampling programs (sampler.bpf.c) and liblmk's probes
- * (markers.bpf.c) and hands over their fds; sampler.c attaches and drives
- * them. */
+ * (markers.bpf.c) and hands over their fds; lmkd's sampler
+ * (daemon/sampler.c) attaches and drives them. */
 
 typedef struct SamplerParams {
         uint64_t ring_bytes;    /* the ring buffer: a power of two */
