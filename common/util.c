@@ -135,46 +135,6 @@ int read_one_line(const char *path, char **ret) {
         return 0;
 }
 
-int parse_cpu_list(const char *s, uint64_t *ret, size_t nbits) {
-        int n = 0;
-
-        memset(ret, 0, ALIGN_TO(nbits, 64) / 8);
-        while (*s && *s != '\n') {
-                unsigned long lo, hi;
-                char *end;
-
-                if (!isdigit((unsigned char) *s))
-                        return -EINVAL;
-                errno = 0;
-                lo = strtoul(s, &end, 10);
-                if (errno != 0)
-                        return -EINVAL;
-                hi = lo;
-                s = end;
-                if (*s == '-') {
-                        s++;
-                        if (!isdigit((unsigned char) *s))
-                                return -EINVAL;
-                        hi = strtoul(s, &end, 10);
-                        if (errno != 0 || hi < lo)
-                                return -EINVAL;
-                        s = end;
-                }
-                if (hi >= nbits)
-                        return -ERANGE;
-                for (unsigned long c = lo; c <= hi; c++) {
-                        if (!(ret[c / 64] & (UINT64_C(1) << (c % 64))))
-                                n++;
-                        ret[c / 64] |= UINT64_C(1) << (c % 64);
-                }
-                if (*s == ',')
-                        s++;
-                else if (*s && *s != '\n')
-                        return -EINVAL;
-        }
-        return n;
-}
-
 uint64_t now_ns(clockid_t clock) {
         struct timespec ts;
 

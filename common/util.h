@@ -21,10 +21,6 @@ int read_full_fd(int fd, size_t max, char **ret, size_t *ret_size);
 /* Reads a sysfs/proc file that holds one line, without the newline. */
 int read_one_line(const char *path, char **ret);
 
-/* Parses a CPU list as in /sys/devices/system/cpu/online ("0-3,8,10-11").
- * Sets bits in ret (an array of nbits bits) and returns the number of CPUs. */
-int parse_cpu_list(const char *s, uint64_t *ret, size_t nbits);
-
 uint64_t now_ns(clockid_t clock);
 
 /* Writes all of buf or fails. */
