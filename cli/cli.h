@@ -40,6 +40,51 @@ int cli_error(const Cli *cli, int error, const char *fmt, ...);
 /* Handles a common option; 1 if it was one, 0 if not, <0 on error. */
 int cli_common_option(Cli *cli, int opt, const char *arg);
 
+/* A subcommand's own options, one table per command (options.c reads
+ * argv with it): each entry an option's name, the query parameter it sets
+ * and how. The query's parameters come in the table's order. */
+typedef enum CliOptionKind {
+        CLI_QUERY,      /* --name VALUE: param=VALUE (value: the default, NULL: none) */
+        CLI_QUERY_AS,   /* --name: param=value; options setting one param exclude each other */
+        CLI_FLAG,       /* --name: *flag = true */
+        CLI_STRING,     /* --name VALUE: *string = VALUE, for the command */
+        CLI_FIXED,      /* no option: param=value, or what the command sets (cli_query_set) */
+} CliOptionKind;
+
+typedef struct CliOption {
+        const char *name;       /* --name; NULL for CLI_FIXED */
+        char short_name;        /* -x, or 0 */
+        CliOptionKind kind;
+        const char *param;
+        const char *value;
+        bool *flag;
+        const char **string;
+} CliOption;
+
+#define CLI_OPTIONS_MAX 24
+
+/* The query a command sends: parameter, value pairs ending in NULL, as
+ * cli_get() takes them (pairs); a NULL value is left out. */
+typedef struct CliQuery {
+        const char *pairs[2 * CLI_OPTIONS_MAX + 1];
+        size_t n;
+} CliQuery;
+
+const char *cli_query_get(const CliQuery *q, const char *param);
+/* param must be one of the table's. */
+void cli_query_set(CliQuery *q, const char *param, const char *value);
+
+/* Reads argv (argv[0] the command's name) with the table and the common
+ * options. Returns the index of the first argument that is no option, or
+ * <0 after reporting an unknown option or two that exclude each other. */
+int cli_parse_(Cli *cli, const char *command, const CliOption *options, size_t n, int argc, char **argv,
+               CliQuery *ret_query);
+#define cli_parse(cli, command, options, argc, argv, ret_query)                                                 \
+        ({                                                                                                      \
+                _Static_assert(ELEMENTSOF(options) <= CLI_OPTIONS_MAX, "more options than CLI_OPTIONS_MAX");   \
+                cli_parse_(cli, command, options, ELEMENTSOF(options), argc, argv, ret_query);                  \
+        })
+
 /* GET path?query from the store; the answer's JSON on 200, an error
  * (already reported) otherwise. query is a list of key, value pairs ending
  * in NULL; NULL values are left out. */
@@ -48,10 +93,12 @@ int cli_get(Cli *cli, const char *path, const char *const *query, json_object **
 int cli_request(Cli *cli, const char *method, const char *path, const char *const *query, json_object *body,
                 json_object **ret);
 
-/* --csv: GET path?query&format=csv and copy the store's CSV to standard
- * output as it came. Only list commands call it; cli_request() refuses
- * --csv, so a command without a list says so. */
-int cli_get_csv(Cli *cli, const char *path, const char *const *query);
+/* A list command's answer: with --csv the store's CSV (GET
+ * path?query&format=csv) copied to standard output as it came, with --json
+ * its JSON printed, and 0; else 1 and the answer in *ret, for the caller's
+ * table. Only list commands call it; cli_request() refuses --csv, so a
+ * command without a list says so. */
+int cli_get_list(Cli *cli, const char *path, const char *const *query, json_object **ret);
 
 /* Prints the store's answer as --json output. */
 void cli_print_json(json_object *o);
