@@ -76,13 +76,14 @@ void cli_query_set(CliQuery *q, const char *param, const char *value);
 
 /* Reads argv (argv[0] the command's name) with the table and the common
  * options. Returns the index of the first argument that is no option, or
- * <0 after reporting an unknown option or two that exclude each other. */
-int cli_parse_(Cli *cli, const char *command, const CliOption *options, size_t n, int argc, char **argv,
-               CliQuery *ret_query);
-#define cli_parse(cli, command, options, argc, argv, ret_query)                                                 \
+ * <0 after reporting an unknown option, two that exclude each other, or
+ * more than max_args arguments. */
+int cli_parse_(Cli *cli, const char *command, const CliOption *options, size_t n, int max_args, int argc,
+               char **argv, CliQuery *ret_query);
+#define cli_parse(cli, command, options, max_args, argc, argv, ret_query)                                       \
         ({                                                                                                      \
                 _Static_assert(ELEMENTSOF(options) <= CLI_OPTIONS_MAX, "more options than CLI_OPTIONS_MAX");   \
-                cli_parse_(cli, command, options, ELEMENTSOF(options), argc, argv, ret_query);                  \
+                cli_parse_(cli, command, options, ELEMENTSOF(options), max_args, argc, argv, ret_query);        \
         })
 
 /* GET path?query from the store; the answer's JSON on 200, an error

@@ -47,11 +47,9 @@ int do_apps(Cli *cli, int argc, char **argv) {
         CliQuery query;
         int r;
 
-        r = cli_parse(cli, "apps", options, argc, argv, &query);
+        r = cli_parse(cli, "apps", options, 0, argc, argv, &query);
         if (r < 0)
                 return r;
-        if (r < argc)
-                return cli_error(cli, EINVAL, "apps: unexpected argument %s", argv[r]);
 
         r = cli_get_list(cli, "/api/v1/apps", query.pairs, &o);
         if (r <= 0)

@@ -63,11 +63,9 @@ int do_flagged(Cli *cli, int argc, char **argv) {
         CliQuery query;
         int r;
 
-        r = cli_parse(cli, "flagged", options, argc, argv, &query);
+        r = cli_parse(cli, "flagged", options, 0, argc, argv, &query);
         if (r < 0)
                 return r;
-        if (r < argc)
-                return cli_error(cli, EINVAL, "flagged: unexpected argument %s", argv[r]);
 
         r = cli_get_list(cli, "/api/v1/findings", query.pairs, &o);
         if (r <= 0)

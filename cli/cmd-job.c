@@ -4,6 +4,7 @@
  * jobs the POP efficiency metrics. */
 #include <curl/curl.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 
@@ -328,7 +329,7 @@ int do_job(Cli *cli, int argc, char **argv) {
         char *id;
         int r;
 
-        r = cli_parse(cli, "job", options, argc, argv, &query);
+        r = cli_parse(cli, "job", options, INT_MAX, argc, argv, &query);
         if (r < 0)
                 return r;
         if (r + 1 != argc)

@@ -30,11 +30,9 @@ int do_jobs(Cli *cli, int argc, char **argv) {
         CliQuery query;
         int r;
 
-        r = cli_parse(cli, "jobs", options, argc, argv, &query);
+        r = cli_parse(cli, "jobs", options, 0, argc, argv, &query);
         if (r < 0)
                 return r;
-        if (r < argc)
-                return cli_error(cli, EINVAL, "jobs: unexpected argument %s", argv[r]);
 
         r = cli_get_list(cli, "/api/v1/jobs", query.pairs, &o);
         if (r <= 0)

@@ -67,11 +67,9 @@ int do_nodes(Cli *cli, int argc, char **argv) {
         CliQuery query;
         int r;
 
-        r = cli_parse(cli, "nodes", options, argc, argv, &query);
+        r = cli_parse(cli, "nodes", options, 0, argc, argv, &query);
         if (r < 0)
                 return r;
-        if (r < argc)
-                return cli_error(cli, EINVAL, "nodes: unexpected argument %s", argv[r]);
 
         r = cli_get_list(cli, "/api/v1/nodes", NULL, &o);
         if (r <= 0)

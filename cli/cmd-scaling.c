@@ -3,6 +3,7 @@
  * size, executable and node type, with the fitted forms and a prediction
  * (GET /api/v1/scaling, docs/scaling.md). */
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 
@@ -94,7 +95,7 @@ int do_scaling(Cli *cli, int argc, char **argv) {
         CliQuery query;
         int r;
 
-        r = cli_parse(cli, "scaling", options, argc, argv, &query);
+        r = cli_parse(cli, "scaling", options, INT_MAX, argc, argv, &query);
         if (r < 0)
                 return r;
         if (r + 1 != argc)

@@ -75,11 +75,9 @@ int do_top(Cli *cli, int argc, char **argv) {
         CliQuery query;
         int r;
 
-        r = cli_parse(cli, "top", options, argc, argv, &query);
+        r = cli_parse(cli, "top", options, 0, argc, argv, &query);
         if (r < 0)
                 return r;
-        if (r < argc)
-                return cli_error(cli, EINVAL, "top: unexpected argument %s", argv[r]);
         kind = cli_query_get(&query, "kind");
 
         if ((families || packages) && (kind || (families && packages)))

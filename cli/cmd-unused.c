@@ -42,7 +42,7 @@ int do_unused(Cli *cli, int argc, char **argv) {
         CliQuery query;
         int r;
 
-        r = cli_parse(cli, "unused", options, argc, argv, &query);
+        r = cli_parse(cli, "unused", options, 0, argc, argv, &query);
         if (r < 0)
                 return r;
         if (limit_arg) {
@@ -52,8 +52,6 @@ int do_unused(Cli *cli, int argc, char **argv) {
                         return cli_error(cli, EINVAL, "unused: --limit takes a positive number");
                 limit = (size_t) k;
         }
-        if (r < argc)
-                return cli_error(cli, EINVAL, "unused: unexpected argument %s", argv[r]);
 
         r = cli_get_list(cli, "/api/v1/packages", query.pairs, &o);
         if (r <= 0)

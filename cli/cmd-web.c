@@ -148,17 +148,15 @@ int do_web(Cli *cli, int argc, char **argv) {
         };
         _cleanup_(json_object_putp) json_object *body = NULL, *o = NULL;
         _cleanup_free_ char *next = NULL, *url = NULL;
-        CliQuery unused_query;
+        CliQuery query; /* web POSTs: no query */
         size_t n;
         int r;
 
-        r = cli_parse(cli, "web", options, argc, argv, &unused_query);
+        r = cli_parse(cli, "web", options, 1, argc, argv, &query);
         if (r < 0)
                 return r;
         if (r < argc)
-                job = argv[r++];
-        if (r < argc)
-                return cli_error(cli, EINVAL, "web: unexpected argument %s", argv[r]);
+                job = argv[r];
         if (job && site)
                 return cli_error(cli, EINVAL, "web: a job or --site, not both");
         if (cluster && !job)

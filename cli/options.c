@@ -91,8 +91,8 @@ static int apply(Cli *cli, const char *command, const CliOption *options, size_t
         return 0;
 }
 
-int cli_parse_(Cli *cli, const char *command, const CliOption *options, size_t n, int argc, char **argv,
-              CliQuery *ret_query) {
+int cli_parse_(Cli *cli, const char *command, const CliOption *options, size_t n, int max_args, int argc,
+               char **argv, CliQuery *ret_query) {
         struct option long_options[ELEMENTSOF(common_options) + CLI_OPTIONS_MAX + 1] = {};
         char short_options[3 + 2 * CLI_OPTIONS_MAX + 1] = "hj";
         bool given[CLI_OPTIONS_MAX] = {};
@@ -138,6 +138,8 @@ int cli_parse_(Cli *cli, const char *command, const CliOption *options, size_t n
                 if (r < 0)
                         return r;
         }
+        if (argc - optind > max_args)
+                return cli_error(cli, EINVAL, "%s: unexpected argument %s", command, argv[optind + max_args]);
         *ret_query = q;
         return optind;
 }

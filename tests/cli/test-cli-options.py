@@ -113,6 +113,9 @@ def main():
                       (["top", "--families", "--libs"], "top: --families and --packages go alone"),
                       (["jobs", "--bogus"], "jobs: unknown option --bogus"),
                       (["apps", "extra"], "apps: unexpected argument extra"),
+                      (["nodes", "x"], "nodes: unexpected argument x"),
+                      (["web", "4711", "4712"], "web: unexpected argument 4712"),
+                      (["scaling", "a", "b"], "scaling: give one application"),
                       (["scaling"], "scaling: give one application"),
                       (["job"], "job: expected one job id"),
                       (["web", "--cluster", "c"], "web: --cluster names a job's cluster")]:
