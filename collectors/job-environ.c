@@ -230,7 +230,7 @@ int job_environ_read(const char *proc_root, pid_t pid, JobInfo *ret) {
         _cleanup_free_ char *buf = NULL;
         _cleanup_close_ int fd = -EBADF;
         char path[PATH_MAX];
-        size_t size = 0;
+        ssize_t n;
 
         if (pid <= 0)
                 return -EINVAL;
@@ -244,17 +244,8 @@ int job_environ_read(const char *proc_root, pid_t pid, JobInfo *ret) {
                 return -ENOMEM;
         /* Unlike read_full_fd(), a long environment is not an error: what
          * fits is used and a cut last entry dropped by the parser. */
-        while (size < JOB_ENVIRON_READ_MAX) {
-                ssize_t n = read(fd, buf + size, JOB_ENVIRON_READ_MAX - size);
-
-                if (n < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return -errno;
-                }
-                if (n == 0)
-                        break;
-                size += (size_t) n;
-        }
-        return job_environ_parse(buf, size, ret);
+        n = loop_read(fd, buf, JOB_ENVIRON_READ_MAX);
+        if (n < 0)
+                return (int) n;
+        return job_environ_parse(buf, (size_t) n, ret);
 }

@@ -69,11 +69,31 @@ int safe_atod(const char *s, double *ret) {
         return 0;
 }
 
+ssize_t loop_read(int fd, void *buf, size_t n) {
+        char *p = buf;
+        size_t done = 0;
+
+        while (done < n) {
+                ssize_t k = read(fd, p + done, n - done);
+
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if (k == 0)
+                        break;
+                done += (size_t) k;
+        }
+        return (ssize_t) done;
+}
+
 int read_full_fd(int fd, size_t max, char **ret, size_t *ret_size) {
         _cleanup_free_ char *buf = NULL;
         size_t size = 0, alloc = 0;
 
         for (;;) {
+                size_t want;
                 ssize_t n;
 
                 if (alloc - size < 2) {
@@ -90,17 +110,15 @@ int read_full_fd(int fd, size_t max, char **ret, size_t *ret_size) {
                         buf = nb;
                         alloc = na;
                 }
-                n = read(fd, buf + size, alloc - size - 1);
-                if (n < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return -errno;
-                }
-                if (n == 0)
-                        break;
+                want = alloc - size - 1;
+                n = loop_read(fd, buf + size, want);
+                if (n < 0)
+                        return (int) n;
                 size += (size_t) n;
                 if (size > max)
                         return -EFBIG;
+                if ((size_t) n < want)
+                        break; /* the end of the file */
         }
         if (!buf) {
                 buf = malloc(1);

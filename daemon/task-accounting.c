@@ -13,6 +13,7 @@
 
 #include "macro.h"
 #include "sampler-internal.h"
+#include "util.h"
 
 /* The thread's own field that counts what a software event counts, for
  * both the kernel's and the user's side (no :u or :k modifier). */
@@ -92,6 +93,7 @@ static int read_threads(Sampler *s, size_t *ret_n) {
         if (fd < 0)
                 return -errno;
         for (;;) {
+                size_t room;
                 ssize_t k;
 
                 /* room for at least one more record */
@@ -107,15 +109,13 @@ static int read_threads(Sampler *s, size_t *ret_n) {
                         s->acct.threads = v;
                         s->acct.alloc_threads = na;
                 }
-                k = read(fd, (char *) s->acct.threads + off, s->acct.alloc_threads * sizeof(*s->acct.threads) - off);
-                if (k < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return -errno;
-                }
-                if (k == 0)
-                        break;
+                room = s->acct.alloc_threads * sizeof(*s->acct.threads) - off;
+                k = loop_read(fd, (char *) s->acct.threads + off, room);
+                if (k < 0)
+                        return (int) k;
                 off += (size_t) k;
+                if ((size_t) k < room)
+                        break; /* the iterator's end */
         }
         *ret_n = off / sizeof(*s->acct.threads);
         return 0;
