@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The inventory: packages as the sources find them, which package each
- * ELF file belongs to, and the report with its digest. The sources are in
- * inventory-dpkg.c, inventory-rpm.c, inventory-spack.c, inventory-trees.c
- * and inventory-modules.c. */
+ * ELF file belongs to, and the report with its digest. The sources are
+ * beside it: dpkg.c, rpm.c, spack.c, trees.c and modules.c. */
 #include <errno.h>
 #include <fcntl.h>
 #include <json-c/json.h>
@@ -16,7 +15,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "inventory-internal.h"
+#include "internal.h"
 #include "json-text.h"
 #include "utf8.h"
 #include "util.h"

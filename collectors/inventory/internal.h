@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
-/* Shared by the inventory's sources (inventory-*.c) and reached by the unit
- * tests and fuzz targets; not for other callers. */
+/* Shared by the inventory's sources (the files of collectors/inventory/)
+ * and reached by the unit tests and fuzz targets; not for other callers. */
 
 #include <stdbool.h>
 #include <stddef.h>
