@@ -401,17 +401,15 @@ static int scan_finish(Scan *s) {
         return 0;
 }
 
-static void scan_done(Scan *s) {
-        Claim *c;
-        size_t i;
+static void claim_free(void *p) {
+        Claim *c = p;
 
-        if (s->claims) {
-                HASHMAP_FOREACH(c, s->claims, i) {
-                        free(c->path);
-                        free(c);
-                }
-                hashmap_free(s->claims);
-        }
+        free(c->path);
+        free(c);
+}
+
+static void scan_done(Scan *s) {
+        hashmap_free_free(s->claims, claim_free);
         for (size_t p = 0; p < s->n_packages; p++)
                 package_done(&s->packages[p]);
         free(s->packages);
