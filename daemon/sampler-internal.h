@@ -10,7 +10,9 @@
 /* What the sampler's three parts share, for them alone: sampler.c (the
  * per-CPU events, counters and the ring), sampler-usdt.c (liblmk's probes
  * and the processes that use it) and task-accounting.c (exact totals per
- * process from the task iterator and the exit program). */
+ * process from the task iterator and the exit program). sampler.c sets up
+ * and tears down the other two; they call only the loader below them
+ * (bpf/sampler-load.h), never back. */
 
 typedef struct SamplerCpu {
         int fd;                 /* the sampling event */
@@ -66,9 +68,6 @@ struct Sampler {
         SamplerUsdt usdt;
         TaskAccounting acct;
 };
-
-/* Attaches a tp_btf or iter program: returns the link's fd. */
-int sampler_attach_tracing(int prog_fd, bool iter);
 
 /* sampler-usdt.c: the fork and exec programs, attached before sampling
  * starts; done detaches them and liblmk's probes. */

@@ -21,8 +21,8 @@ int sampler_usdt_start(Sampler *s) {
         int r;
 
         /* a forked child inherits its parent's liblmk state, an exec drops it */
-        if ((r = s->usdt.fork_link = sampler_attach_tracing(s->fds.lmk_fork, false)) < 0 ||
-            (r = s->usdt.exec_link = sampler_attach_tracing(s->fds.lmk_exec, false)) < 0)
+        if ((r = s->usdt.fork_link = sampler_link_tracing(s->fds.lmk_fork, false)) < 0 ||
+            (r = s->usdt.exec_link = sampler_link_tracing(s->fds.lmk_exec, false)) < 0)
                 return r;
         return 0;
 }

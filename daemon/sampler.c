@@ -16,12 +16,6 @@
 #include "perf-ring.h"
 #include "sampler-internal.h"
 
-int sampler_attach_tracing(int prog_fd, bool iter) {
-        int fd = iter ? bpf_link_create(prog_fd, 0, BPF_TRACE_ITER, NULL) : bpf_raw_tracepoint_open(NULL, prog_fd);
-
-        return fd < 0 ? -errno : fd;
-}
-
 static int ring_cb(void *ctx, void *data, size_t size) {
         Sampler *s = ctx;
 
@@ -207,7 +201,7 @@ static void open_counters(Sampler *s, int cpu) {
         if (!sampler_switch_hook_attached(s) && s->cfg.exact_counters)
                 for (size_t i = 0; i < s->n_events; i++)
                         if (c->counter_fd[i] >= 0) {
-                                s->switch_link = sampler_attach_tracing(s->fds.lmk_switch, false);
+                                s->switch_link = sampler_link_tracing(s->fds.lmk_switch, false);
                                 break;
                         }
 }
@@ -361,15 +355,7 @@ int sampler_light_skeleton_error(const Sampler *s) {
 }
 
 int sampler_stats(Sampler *s, struct lmk_sample_stats *ret) {
-        int n = libbpf_num_possible_cpus();
-        uint32_t zero = 0;
-
-        /* the kernel fills one value per possible CPU */
-        if (n <= 0 || (unsigned) n != s->n_cpus)
-                return -EINVAL;
-        if (bpf_map_lookup_elem(s->fds.stats, &zero, ret) < 0)
-                return -errno;
-        return 0;
+        return sampler_stats_read(s->fds.stats, s->n_cpus, ret);
 }
 
 const EventSpec *sampler_events(const Sampler *s, size_t *ret_n) {

@@ -62,8 +62,8 @@ int task_accounting_start(Sampler *s) {
 
         /* exact totals from now on, before any sampling: threads that exit
          * leave their figures in task_acct, the live ones are iterated */
-        if ((r = s->acct.exit_link = sampler_attach_tracing(s->fds.lmk_exit, false)) < 0 ||
-            (r = s->acct.iter_link = sampler_attach_tracing(s->fds.lmk_tasks, true)) < 0)
+        if ((r = s->acct.exit_link = sampler_link_tracing(s->fds.lmk_exit, false)) < 0 ||
+            (r = s->acct.iter_link = sampler_link_tracing(s->fds.lmk_tasks, true)) < 0)
                 return r;
         return 0;
 }
@@ -157,7 +157,7 @@ static int read_exited(Sampler *s) {
                         return -ENOMEM;
         }
         /* the count first: an exit during the walk makes the next read walk again */
-        if (sampler_stats(s, s->acct.stats_buf) >= 0) {
+        if (sampler_stats_read(s->fds.stats, s->n_cpus, s->acct.stats_buf) >= 0) {
                 for (unsigned c = 0; c < s->n_cpus; c++)
                         exits += s->acct.stats_buf[c].thread_exits;
                 if (!s->acct.exited_stale && exits == s->acct.exits_seen)
