@@ -10,8 +10,10 @@
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(json_object *, json_object_put);
 
-/* The lmk command line tool: reads lmk-store's query API. main.c parses the
- * global options and dispatches to one file per subcommand. */
+/* The lmk command line tool: reads lmk-store's query API. lmk.c parses the
+ * global options and dispatches to one file per subcommand (cmd-*.c);
+ * options.c reads options, client.c asks the store, output.c prints and
+ * reports errors. */
 
 typedef struct Cli {
         const char *store;      /* base URL */
@@ -22,8 +24,9 @@ typedef struct Cli {
         bool csv;               /* --csv: a list command prints the store's CSV */
 } Cli;
 
-/* The one error path: prints {"error": ...} on stdout with --json, else
- * "lmk: ..." on stderr. Returns -abs(error) (or -EINVAL when error is 0). */
+/* The one error path (output.c): prints {"error": ...} on stdout with
+ * --json, else "lmk: ..." on stderr. Returns -abs(error) (or -EINVAL when
+ * error is 0). */
 _printf_(3, 4)
 int cli_error(const Cli *cli, int error, const char *fmt, ...);
 
@@ -37,6 +40,10 @@ int cli_error(const Cli *cli, int error, const char *fmt, ...);
         { "help", no_argument, NULL, 'h' }
 #define CLI_COMMON_SHORT "+hj"
 
+#define CLI_DEFAULT_STORE "http://localhost:8470"
+
+/* lmk --help (options.c). */
+void cli_help(void);
 /* Handles a common option; 1 if it was one, 0 if not, <0 on error. */
 int cli_common_option(Cli *cli, int opt, const char *arg);
 

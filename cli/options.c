@@ -1,11 +1,75 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* A subcommand's options from its table: getopt_long's table and short
- * options built from it, the common options handled, each option's value
- * put where its entry says. */
+/* The options: lmk --help, those every command takes, and a subcommand's
+ * own from its table (getopt_long's table and short options built from it,
+ * each option's value put where its entry says). */
 #include <errno.h>
 #include <stdio.h>
 
 #include "cli.h"
+
+void cli_help(void) {
+        printf("lmk [OPTIONS] COMMAND [ARGS]\n\n"
+               "Ask lmk-store what jobs ran, where their time went, and what the site runs.\n\n"
+               "Commands:\n"
+               "  jobs [--user U] [--account A] [--partition P] [--state running|ended]\n"
+               "       [--app A] [--name N] [--cluster C] [--node-type TYPE]\n"
+               "       [--since T] [--until T]\n"
+               "       [--sort last_seen|first_seen|cpu_seconds] [--order asc|desc]\n"
+               "       [--limit N] [--offset N]                         List jobs\n"
+               "  job ID [--cluster C]                                  Summary of one job\n"
+               "  top --libs|--exes|--kind K [--since T] [--until T] [--limit N]\n"
+               "                                                        Site-wide time per object\n"
+               "  top --families|--packages [--since T] [--account A] [--partition P] [--cluster C]\n"
+               "                                                        Site-wide time per library family\n"
+               "                                                        or installed package\n"
+               "  unused [--since T] [--manager M] [--limit N]          Installed software nobody used\n"
+               "  scaling APP [--size S] [--predict P] [--since T]      How an application scales across\n"
+               "                                                        its runs, with a prediction\n"
+               "  apps [--by app|user|account|partition] [--top N] [--since T] [--until T]\n"
+               "       [--user U] [--account A] [--partition P] [--app A] [--weekly]\n"
+               "                                                        The site's application mix\n"
+               "  nodes                                                 Nodes and their last push\n"
+               "  flagged [--since T] [--until T] [--user U] [--cluster C] [--rule R]\n"
+               "          [--severity S] [--limit N]                    Jobs that waste their allocation\n"
+               "  web [JOB [--cluster C] | --site] [--open]             A link that signs your browser in\n"
+               "                                                        to the store's pages (also: login)\n\n"
+               "Options (before or after the command):\n"
+               "  -j --json              Print the store's JSON answer\n"
+               "     --csv               Print a list as CSV (jobs, top, unused, scaling, apps,\n"
+               "                         nodes, flagged): a header and a row per entry\n"
+               "     --store URL         lmk-store to ask (env LMK_STORE, default %s)\n"
+               "     --token-file FILE   File with the admin token (env LMK_TOKEN_FILE); without\n"
+               "                         one, lmk proves who you are with MUNGE and the store\n"
+               "                         shows your jobs and those of the accounts you lead\n"
+               "     --munge-socket PATH munged's socket (env LMK_MUNGE_SOCKET)\n"
+               "  -h --help              Show this help\n"
+               "     --version           Show the version\n\n"
+               "T is Unix seconds or an age: 90m, 24h, 7d, 2w. See lmk(1).\n", CLI_DEFAULT_STORE);
+}
+
+int cli_common_option(Cli *cli, int opt, const char *arg) {
+        switch (opt) {
+        case 'j':
+                cli->json = true;
+                return 1;
+        case 'x':
+                cli->csv = true;
+                return 1;
+        case 's':
+                cli->store = arg;
+                return 1;
+        case 'm':
+                cli->munge_socket = arg;
+                return 1;
+        case 'k':
+                cli->token_file = arg;
+                return 1;
+        case 'h':
+                cli_help();
+                exit(EXIT_SUCCESS);
+        }
+        return 0;
+}
 
 static const struct option common_options[] = { CLI_COMMON_OPTIONS };
 
