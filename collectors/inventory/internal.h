@@ -23,6 +23,12 @@ typedef struct Scan {
         bool packages_full, files_full; /* said once */
 } Scan;
 
+/* inventory.c: a scan's start, its end (packages sorted, the digest
+ * taken) and what is left to free either way; scan.c runs them. */
+int scan_start(Scan *s, Inventory *inv);
+int scan_finish(Scan *s);
+void scan_done(Scan *s);
+
 int scan_problem(Scan *s, const char *format, ...) _printf_(2, 3);
 
 /* Adds a package; its index goes to ret_index. Strings are copied (NULL
