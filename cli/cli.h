@@ -125,6 +125,7 @@ const char *fmt_ipc(json_object *v, char *buf, size_t size);      /* "1.23" or "
 /* s cut to width columns, from the left for paths ("...lib/libm.so"). */
 const char *fmt_fit(const char *s, size_t width, bool keep_end, char *buf, size_t size);
 
+/* The answer's fields (output.c). */
 const char *jstr(json_object *o, const char *key);   /* NULL when absent or null */
 int64_t jint(json_object *o, const char *key);       /* -1 when absent or null */
 double jnum(json_object *o, const char *key);        /* NAN when absent or null */

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <curl/curl.h>
 #include <errno.h>
-#include <math.h>
 #include <stdio.h>
 
 #include "cli.h"
@@ -294,32 +293,4 @@ int cli_get_list(Cli *cli, const char *path, const char *const *query, json_obje
         }
         *ret = TAKE_PTR(o);
         return 1;
-}
-
-json_object *jget(json_object *o, const char *key) {
-        json_object *v = NULL;
-
-        if (!o || !json_object_object_get_ex(o, key, &v))
-                return NULL;
-        return v;
-}
-
-const char *jstr(json_object *o, const char *key) {
-        json_object *v = jget(o, key);
-
-        return json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
-}
-
-int64_t jint(json_object *o, const char *key) {
-        json_object *v = jget(o, key);
-
-        return v && (json_object_is_type(v, json_type_int) || json_object_is_type(v, json_type_double))
-                       ? json_object_get_int64(v) : -1;
-}
-
-double jnum(json_object *o, const char *key) {
-        json_object *v = jget(o, key);
-
-        return v && (json_object_is_type(v, json_type_int) || json_object_is_type(v, json_type_double))
-                       ? json_object_get_double(v) : NAN;
 }

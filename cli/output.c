@@ -26,6 +26,35 @@ int cli_error(const Cli *cli, int error, const char *fmt, ...) {
         return error ? -abs(error) : -EINVAL;
 }
 
+/* Reading the store's answer: absent and null alike give the default. */
+json_object *jget(json_object *o, const char *key) {
+        json_object *v = NULL;
+
+        if (!o || !json_object_object_get_ex(o, key, &v))
+                return NULL;
+        return v;
+}
+
+const char *jstr(json_object *o, const char *key) {
+        json_object *v = jget(o, key);
+
+        return json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+}
+
+int64_t jint(json_object *o, const char *key) {
+        json_object *v = jget(o, key);
+
+        return v && (json_object_is_type(v, json_type_int) || json_object_is_type(v, json_type_double))
+                       ? json_object_get_int64(v) : -1;
+}
+
+double jnum(json_object *o, const char *key) {
+        json_object *v = jget(o, key);
+
+        return v && (json_object_is_type(v, json_type_int) || json_object_is_type(v, json_type_double))
+                       ? json_object_get_double(v) : NAN;
+}
+
 const char *fmt_time(double t, char *buf, size_t size) {
         time_t tt = (time_t) t;
         struct tm tm;
