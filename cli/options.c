@@ -106,22 +106,20 @@ void cli_query_set(CliQuery *q, const char *param, const char *value) {
         q->pairs[2 * i + 1] = value;
 }
 
-/* "--libs, --exes, --kind": the options that set param. */
-static void options_of(const CliOption *options, size_t n, const char *param, char *buf, size_t size) {
-        size_t k = 0;
+/* How many options set param, and their names in buf ("--libs, --exes,
+ * --kind"). */
+static size_t options_of(const CliOption *options, size_t n, const char *param, char *buf, size_t size) {
+        size_t count = 0, k = 0;
 
         buf[0] = '\0';
-        for (size_t i = 0; i < n; i++)
-                if (options[i].name && options[i].param && streq(options[i].param, param) && k < size)
+        for (size_t i = 0; i < n; i++) {
+                if (!options[i].name || !options[i].param || !streq(options[i].param, param))
+                        continue;
+                count++;
+                if (k < size)
                         k += (size_t) snprintf(buf + k, size - k, "%s--%s", k ? ", " : "", options[i].name);
-}
-
-static size_t options_setting(const CliOption *options, size_t n, const char *param) {
-        size_t k = 0;
-
-        for (size_t i = 0; i < n; i++)
-                k += options[i].name && options[i].param && streq(options[i].param, param);
-        return k;
+        }
+        return count;
 }
 
 static int apply(Cli *cli, const char *command, const CliOption *options, size_t n, size_t i, const char *arg,
@@ -140,11 +138,11 @@ static int apply(Cli *cli, const char *command, const CliOption *options, size_t
         case CLI_QUERY_AS:
                 /* options that set one parameter exclude each other; one
                  * option given twice keeps its last value */
-                if (given[p] && options_setting(options, n, o->param) > 1) {
+                if (given[p]) {
                         char names[256];
 
-                        options_of(options, n, o->param, names, sizeof(names));
-                        return cli_error(cli, EINVAL, "%s: give one of %s", command, names);
+                        if (options_of(options, n, o->param, names, sizeof(names)) > 1)
+                                return cli_error(cli, EINVAL, "%s: give one of %s", command, names);
                 }
                 given[p] = true;
                 q->pairs[2 * p + 1] = o->kind == CLI_QUERY ? arg : o->value;

@@ -102,6 +102,12 @@ static uint32_t env_rank(const char *s, size_t len) {
         return v;
 }
 
+/* Of a variable and its other spelling, the one the environment has: the
+ * first when both are there, even if its value is bad. */
+static EnvVar either(const char *const val[static _ENV_MAX], EnvVar first, EnvVar second) {
+        return val[first] ? first : second;
+}
+
 static bool step_numbered(const char *step) {
         return step[0] >= '0' && step[0] <= '9';
 }
@@ -124,8 +130,7 @@ static void env_step(char ret[static JOB_STEP_SIZE], const char *s, size_t len) 
 int job_environ_parse(const char *buf, size_t len, JobInfo *ret) {
         const char *val[_ENV_MAX] = {};
         size_t vlen[_ENV_MAX] = {};
-        const char *job = NULL, *step = NULL;
-        size_t job_len = 0, step_len = 0;
+        EnvVar job, step, nodes;
         JobInfo info;
         size_t i = 0;
 
@@ -156,28 +161,16 @@ int job_environ_parse(const char *buf, size_t len, JobInfo *ret) {
                 }
         }
 
-        if (val[ENV_JOB_ID]) {
-                job = val[ENV_JOB_ID];
-                job_len = vlen[ENV_JOB_ID];
-        } else if (val[ENV_JOBID]) {
-                job = val[ENV_JOBID];
-                job_len = vlen[ENV_JOBID];
-        }
-        if (!job || !job_id_valid(job, job_len))
+        job = either(val, ENV_JOB_ID, ENV_JOBID);
+        if (!val[job] || !job_id_valid(val[job], vlen[job]))
                 return 0;
 
         job_info_init(&info);
-        job_copy_token(info.job, sizeof(info.job), job, job_len);
+        job_copy_token(info.job, sizeof(info.job), val[job], vlen[job]);
 
-        if (val[ENV_STEP_ID]) {
-                step = val[ENV_STEP_ID];
-                step_len = vlen[ENV_STEP_ID];
-        } else if (val[ENV_STEPID]) {
-                step = val[ENV_STEPID];
-                step_len = vlen[ENV_STEPID];
-        }
-        if (step)
-                env_step(info.step, step, step_len);
+        step = either(val, ENV_STEP_ID, ENV_STEPID);
+        if (val[step])
+                env_step(info.step, val[step], vlen[step]);
 
         if (val[ENV_ARRAY_JOB_ID] && val[ENV_ARRAY_TASK_ID]) {
                 info.array_job = env_u32(val[ENV_ARRAY_JOB_ID], vlen[ENV_ARRAY_JOB_ID], false);
@@ -193,10 +186,9 @@ int job_environ_parse(const char *buf, size_t len, JobInfo *ret) {
         }
         if (val[ENV_JOB_UID])
                 info.uid = env_u32(val[ENV_JOB_UID], vlen[ENV_JOB_UID], true);
-        if (val[ENV_JOB_NUM_NODES])
-                info.nodes = env_u32(val[ENV_JOB_NUM_NODES], vlen[ENV_JOB_NUM_NODES], false);
-        else if (val[ENV_NNODES])
-                info.nodes = env_u32(val[ENV_NNODES], vlen[ENV_NNODES], false);
+        nodes = either(val, ENV_JOB_NUM_NODES, ENV_NNODES);
+        if (val[nodes])
+                info.nodes = env_u32(val[nodes], vlen[nodes], false);
         if (val[ENV_NTASKS])
                 info.tasks = env_u32(val[ENV_NTASKS], vlen[ENV_NTASKS], false);
         if (val[ENV_CPUS_ON_NODE])
