@@ -9,9 +9,10 @@
  * The parsers are pure functions over a buffer, bounded and fuzzed; the
  * job_*_read() wrappers do the bounded /proc I/O. By file: job-cgroup.c
  * (cgroup paths), job-environ.c (environments), job-info.c (JobInfo and
- * LMK_NOTES), job-slurm.c (ids, steps, SLUIDs, text from outside). Everything is fixed-size
- * and stored inline: copying a JobInfo is a struct assignment, a parse never
- * allocates, and no value can grow past its field.
+ * LMK_NOTES), job-slurm.c (ids, steps, SLUIDs, text from outside).
+ * Everything is fixed-size and stored inline: copying a JobInfo is a struct
+ * assignment, a parse never allocates, and no value can grow past its
+ * field.
  *
  * Job ids: the cgroup path and SLURM_JOB_ID carry the same numeric id, also
  * for an array task (which has its own job id; "4711_3" is how squeue shows
