@@ -168,6 +168,24 @@ int sampler_objects_light_error(const SamplerObjects *o) {
         return o->light_error;
 }
 
+int sampler_link_tracing(int prog_fd, bool iter) {
+        int fd = iter ? bpf_link_create(prog_fd, 0, BPF_TRACE_ITER, NULL) : bpf_raw_tracepoint_open(NULL, prog_fd);
+
+        return fd < 0 ? -errno : fd;
+}
+
+int sampler_stats_read(int stats_fd, unsigned n_cpus, struct lmk_sample_stats *ret) {
+        int n = libbpf_num_possible_cpus();
+        uint32_t zero = 0;
+
+        /* the kernel fills one value per possible CPU */
+        if (n <= 0 || (unsigned) n != n_cpus)
+                return -EINVAL;
+        if (bpf_map_lookup_elem(stats_fd, &zero, ret) < 0)
+                return -errno;
+        return 0;
+}
+
 struct bpf_program *sampler_objects_liblmk_probe(SamplerObjects *o, int k) {
         struct bpf_program *progs[3] = { o->markers->progs.lmk_init, o->markers->progs.lmk_region,
                                          o->markers->progs.lmk_region_off };

@@ -8,8 +8,9 @@
 #include "macro.h"
 
 /* Loads the sampling programs (sampler.bpf.c) and liblmk's probes
- * (markers.bpf.c) and hands over their fds; sampler.c attaches and drives
- * them. */
+ * (markers.bpf.c), hands over their fds, and attaches a program or reads
+ * the programs' counters by fd; lmkd's sampler (daemon/sampler.c) decides
+ * what to attach when, and drives them. */
 
 typedef struct SamplerParams {
         uint64_t ring_bytes;    /* the ring buffer: a power of two */
@@ -45,3 +46,11 @@ int sampler_objects_light_error(const SamplerObjects *o);
 
 /* The probes of liblmk's USDT notes (libbpf attaches them by path). */
 struct bpf_program *sampler_objects_liblmk_probe(SamplerObjects *o, int k);
+
+/* Attaches a tp_btf or iter program by its fd (a light skeleton has no
+ * bpf_program): returns the link's fd, or -errno. */
+int sampler_link_tracing(int prog_fd, bool iter);
+
+/* Reads the programs' counters (the stats map) of each of the n_cpus
+ * possible CPUs into ret; -EINVAL when n_cpus is not the kernel's count. */
+int sampler_stats_read(int stats_fd, unsigned n_cpus, struct lmk_sample_stats *ret);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The maps that the sampling programs (sampler.bpf.c) and liblmk's probes
  * (markers.bpf.c) share. They are two objects because they are loaded two
- * ways (bpf/sampler.c says why); lmkd creates the maps with the sampler and
+ * ways (sampler-load.c says why); lmkd creates the maps with the sampler and
  * hands their fds to the probes' object, so each definition is written
  * once, here. */
 #pragma once

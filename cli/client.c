@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <curl/curl.h>
 #include <errno.h>
-#include <math.h>
 #include <stdio.h>
 
 #include "cli.h"
@@ -272,41 +271,26 @@ int cli_get(Cli *cli, const char *path, const char *const *query, json_object **
         return cli_request(cli, "GET", path, query, NULL, ret);
 }
 
-int cli_get_csv(Cli *cli, const char *path, const char *const *query) {
-        if (cli->json)
-                return cli_error(cli, EINVAL, "--csv and --json: choose one.");
-        return request(cli, "GET", path, query, NULL, true, NULL);
-}
-
 void cli_print_json(json_object *o) {
         printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
                                                          JSON_C_TO_STRING_NOSLASHESCAPE));
 }
 
-json_object *jget(json_object *o, const char *key) {
-        json_object *v = NULL;
+int cli_get_list(Cli *cli, const char *path, const char *const *query, json_object **ret) {
+        _cleanup_(json_object_putp) json_object *o = NULL;
+        int r;
 
-        if (!o || !json_object_object_get_ex(o, key, &v))
-                return NULL;
-        return v;
-}
-
-const char *jstr(json_object *o, const char *key) {
-        json_object *v = jget(o, key);
-
-        return json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
-}
-
-int64_t jint(json_object *o, const char *key) {
-        json_object *v = jget(o, key);
-
-        return v && (json_object_is_type(v, json_type_int) || json_object_is_type(v, json_type_double))
-                       ? json_object_get_int64(v) : -1;
-}
-
-double jnum(json_object *o, const char *key) {
-        json_object *v = jget(o, key);
-
-        return v && (json_object_is_type(v, json_type_int) || json_object_is_type(v, json_type_double))
-                       ? json_object_get_double(v) : NAN;
+        if (cli->csv && cli->json)
+                return cli_error(cli, EINVAL, "--csv and --json: choose one.");
+        if (cli->csv)
+                return request(cli, "GET", path, query, NULL, true, NULL);
+        r = cli_get(cli, path, query, &o);
+        if (r < 0)
+                return r;
+        if (cli->json) {
+                cli_print_json(o);
+                return 0;
+        }
+        *ret = TAKE_PTR(o);
+        return 1;
 }

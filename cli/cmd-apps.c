@@ -28,76 +28,32 @@ static void print_weekly(json_object *o, json_object *groups) {
 }
 
 int do_apps(Cli *cli, int argc, char **argv) {
-        static const struct option options[] = {
-                CLI_COMMON_OPTIONS,
-                { "by", required_argument, NULL, 'b' },
-                { "top", required_argument, NULL, 'n' },
-                { "since", required_argument, NULL, 'S' },
-                { "until", required_argument, NULL, 'U' },
-                { "user", required_argument, NULL, 'u' },
-                { "account", required_argument, NULL, 'A' },
-                { "partition", required_argument, NULL, 'P' },
-                { "app", required_argument, NULL, 'a' },
-                { "weekly", no_argument, NULL, 'w' },
-                {}
+        bool weekly = false;
+        const CliOption options[] = {
+                { "by", 0, CLI_QUERY, "by" },
+                { "top", 'n', CLI_QUERY, "top" },
+                { "since", 0, CLI_QUERY, "since", "30d" },
+                { "until", 0, CLI_QUERY, "until" },
+                { "user", 0, CLI_QUERY, "user" },
+                { "account", 0, CLI_QUERY, "account" },
+                { "partition", 0, CLI_QUERY, "partition" },
+                { "app", 0, CLI_QUERY, "app" },
+                { "weekly", 0, CLI_FLAG, .flag = &weekly },
         };
-        const char *query[] = { "by", NULL, "top", NULL, "since", "30d", "until", NULL, "user", NULL,
-                                "account", NULL, "partition", NULL, "app", NULL, NULL };
         _cleanup_(json_object_putp) json_object *o = NULL;
         json_object *groups, *other;
         char a[32], b[32], total[32];
-        bool weekly = false;
         const char *by;
-        int opt, r;
+        CliQuery query;
+        int r;
 
-        while ((opt = getopt_long(argc, argv, "hjn:", options, NULL)) >= 0) {
-                r = cli_common_option(cli, opt, optarg);
-                if (r != 0)
-                        continue;
-                switch (opt) {
-                case 'b':
-                        query[1] = optarg;
-                        break;
-                case 'n':
-                        query[3] = optarg;
-                        break;
-                case 'S':
-                        query[5] = optarg;
-                        break;
-                case 'U':
-                        query[7] = optarg;
-                        break;
-                case 'u':
-                        query[9] = optarg;
-                        break;
-                case 'A':
-                        query[11] = optarg;
-                        break;
-                case 'P':
-                        query[13] = optarg;
-                        break;
-                case 'a':
-                        query[15] = optarg;
-                        break;
-                case 'w':
-                        weekly = true;
-                        break;
-                default:
-                        return cli_error(cli, EINVAL, "apps: unknown option %s", argv[optind - 1]);
-                }
-        }
-        if (optind < argc)
-                return cli_error(cli, EINVAL, "apps: unexpected argument %s", argv[optind]);
-
-        if (cli->csv)
-                return cli_get_csv(cli, "/api/v1/apps", query);
-        r = cli_get(cli, "/api/v1/apps", query, &o);
+        r = cli_parse(cli, "apps", options, 0, argc, argv, &query);
         if (r < 0)
                 return r;
-        if (cli->json) {
-                cli_print_json(o);
-                return 0;
-        }
+
+        r = cli_get_list(cli, "/api/v1/apps", query.pairs, &o);
+        if (r <= 0)
+                return r;
         by = jstr(o, "by") ?: "app";
         printf("CPU time per %s, %s to %s: %.2f core-hours in %s samples, %" PRId64 " job%s started\n",
                streq(by, "app") ? "application" : by, fmt_time(jnum(o, "since"), a, sizeof(a)),

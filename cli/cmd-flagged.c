@@ -49,65 +49,27 @@ void print_findings(json_object *findings, bool advice) {
 }
 
 int do_flagged(Cli *cli, int argc, char **argv) {
-        static const struct option options[] = {
-                CLI_COMMON_OPTIONS,
-                { "user", required_argument, NULL, 'u' },
-                { "cluster", required_argument, NULL, 'c' },
-                { "since", required_argument, NULL, 'S' },
-                { "until", required_argument, NULL, 'U' },
-                { "rule", required_argument, NULL, 'r' },
-                { "severity", required_argument, NULL, 'e' },
-                { "limit", required_argument, NULL, 'n' },
-                {}
+        static const CliOption options[] = {
+                { "user", 'u', CLI_QUERY, "user" },
+                { "cluster", 0, CLI_QUERY, "cluster" },
+                { "since", 0, CLI_QUERY, "since" },
+                { "until", 0, CLI_QUERY, "until" },
+                { "rule", 0, CLI_QUERY, "rule" },
+                { "severity", 0, CLI_QUERY, "severity" },
+                { "limit", 'n', CLI_QUERY, "limit" },
         };
-        const char *query[] = { "user", NULL, "cluster", NULL, "since", NULL, "until", NULL,
-                                "rule", NULL, "severity", NULL, "limit", NULL, NULL };
         _cleanup_(json_object_putp) json_object *o = NULL;
         json_object *findings;
-        int opt, r;
+        CliQuery query;
+        int r;
 
-        while ((opt = getopt_long(argc, argv, "hju:n:", options, NULL)) >= 0) {
-                r = cli_common_option(cli, opt, optarg);
-                if (r != 0)
-                        continue;
-                switch (opt) {
-                case 'u':
-                        query[1] = optarg;
-                        break;
-                case 'c':
-                        query[3] = optarg;
-                        break;
-                case 'S':
-                        query[5] = optarg;
-                        break;
-                case 'U':
-                        query[7] = optarg;
-                        break;
-                case 'r':
-                        query[9] = optarg;
-                        break;
-                case 'e':
-                        query[11] = optarg;
-                        break;
-                case 'n':
-                        query[13] = optarg;
-                        break;
-                default:
-                        return cli_error(cli, EINVAL, "flagged: unknown option %s", argv[optind - 1]);
-                }
-        }
-        if (optind < argc)
-                return cli_error(cli, EINVAL, "flagged: unexpected argument %s", argv[optind]);
-
-        if (cli->csv)
-                return cli_get_csv(cli, "/api/v1/findings", query);
-        r = cli_get(cli, "/api/v1/findings", query, &o);
+        r = cli_parse(cli, "flagged", options, 0, argc, argv, &query);
         if (r < 0)
                 return r;
-        if (cli->json) {
-                cli_print_json(o);
-                return 0;
-        }
+
+        r = cli_get_list(cli, "/api/v1/findings", query.pairs, &o);
+        if (r <= 0)
+                return r;
         findings = jget(o, "findings");
         if (json_object_array_length(findings) == 0)
                 printf("No findings in %" PRId64 " jobs.\n", jint(o, "jobs_scanned"));

@@ -4,6 +4,7 @@
  * jobs the POP efficiency metrics. */
 #include <curl/curl.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 
@@ -318,38 +319,33 @@ static void print_notes_markers(json_object *j) {
 }
 
 int do_job(Cli *cli, int argc, char **argv) {
-        static const struct option options[] = {
-                CLI_COMMON_OPTIONS,
-                { "cluster", required_argument, NULL, 'c' },
-                {}
+        static const CliOption options[] = {
+                { "cluster", 0, CLI_QUERY, "cluster" },
         };
-        const char *query[] = { "cluster", NULL, NULL };
         _cleanup_(json_object_putp) json_object *o = NULL;
         _cleanup_free_ char *path = NULL;
+        const char *job;
+        CliQuery query;
         char *id;
-        int opt, r;
+        int r;
 
-        while ((opt = getopt_long(argc, argv, "hj", options, NULL)) >= 0) {
-                r = cli_common_option(cli, opt, optarg);
-                if (r != 0)
-                        continue;
-                if (opt != 'c')
-                        return cli_error(cli, EINVAL, "job: unknown option %s", argv[optind - 1]);
-                query[1] = optarg;
-        }
-        if (optind + 1 != argc)
+        r = cli_parse(cli, "job", options, INT_MAX, argc, argv, &query);
+        if (r < 0)
+                return r;
+        if (r + 1 != argc)
                 return cli_error(cli, EINVAL, "job: expected one job id, see lmk --help.");
-        if (strchr(argv[optind], '/') || !*argv[optind])
-                return cli_error(cli, EINVAL, "job: \"%s\" is not a job id.", argv[optind]);
+        job = argv[r];
+        if (strchr(job, '/') || !*job)
+                return cli_error(cli, EINVAL, "job: \"%s\" is not a job id.", job);
         /* Job ids like "4711+1" or "4711_3" travel in the path: escape them. */
-        id = curl_easy_escape(NULL, argv[optind], 0);
+        id = curl_easy_escape(NULL, job, 0);
         if (!id || asprintf(&path, "/api/v1/jobs/%s", id) < 0) {
                 curl_free(id);
                 return cli_error(cli, ENOMEM, "Out of memory.");
         }
         curl_free(id);
 
-        r = cli_get(cli, path, query, &o);
+        r = cli_get(cli, path, query.pairs, &o);
         if (r < 0)
                 return r;
         if (cli->json) {

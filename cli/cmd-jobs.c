@@ -6,65 +6,37 @@
 
 #include "cli.h"
 
-/* Each option sets the query parameter of its name. */
-static const char *const params[] = {
-        "user", "cluster", "account", "partition", "state", "app", "name",
-        "since", "until", "sort", "order", "limit", "offset", "node_type",
-};
-#define PARAM_OPT 0x100
-
 int do_jobs(Cli *cli, int argc, char **argv) {
-        static const struct option options[] = {
-                CLI_COMMON_OPTIONS,
-                { "user", required_argument, NULL, PARAM_OPT + 0 },
-                { "cluster", required_argument, NULL, PARAM_OPT + 1 },
-                { "account", required_argument, NULL, PARAM_OPT + 2 },
-                { "partition", required_argument, NULL, PARAM_OPT + 3 },
-                { "state", required_argument, NULL, PARAM_OPT + 4 },
-                { "app", required_argument, NULL, PARAM_OPT + 5 },
-                { "name", required_argument, NULL, PARAM_OPT + 6 },
-                { "since", required_argument, NULL, PARAM_OPT + 7 },
-                { "until", required_argument, NULL, PARAM_OPT + 8 },
-                { "sort", required_argument, NULL, PARAM_OPT + 9 },
-                { "order", required_argument, NULL, PARAM_OPT + 10 },
-                { "limit", required_argument, NULL, PARAM_OPT + 11 },
-                { "offset", required_argument, NULL, PARAM_OPT + 12 },
-                { "node-type", required_argument, NULL, PARAM_OPT + 13 },
-                {}
+        static const CliOption options[] = {
+                { "user", 'u', CLI_QUERY, "user" },
+                { "cluster", 0, CLI_QUERY, "cluster" },
+                { "account", 0, CLI_QUERY, "account" },
+                { "partition", 0, CLI_QUERY, "partition" },
+                { "state", 0, CLI_QUERY, "state" },
+                { "app", 0, CLI_QUERY, "app" },
+                { "name", 0, CLI_QUERY, "name" },
+                { "since", 0, CLI_QUERY, "since" },
+                { "until", 0, CLI_QUERY, "until" },
+                { "sort", 0, CLI_QUERY, "sort" },
+                { "order", 0, CLI_QUERY, "order" },
+                { "limit", 'n', CLI_QUERY, "limit" },
+                { "offset", 0, CLI_QUERY, "offset" },
+                { "node-type", 0, CLI_QUERY, "node_type" },
         };
-        const char *query[2 * ELEMENTSOF(params) + 1] = {};
         _cleanup_(json_object_putp) json_object *o = NULL;
         json_object *jobs;
         int64_t offset, n, total;
         char count[32];
-        int opt, r;
+        CliQuery query;
+        int r;
 
-        for (size_t i = 0; i < ELEMENTSOF(params); i++)
-                query[2 * i] = params[i];
-        while ((opt = getopt_long(argc, argv, "hju:n:", options, NULL)) >= 0) {
-                r = cli_common_option(cli, opt, optarg);
-                if (r != 0)
-                        continue;
-                if (opt == 'u')
-                        opt = PARAM_OPT + 0;
-                else if (opt == 'n')
-                        opt = PARAM_OPT + 11;
-                if (opt < PARAM_OPT || opt >= PARAM_OPT + (int) ELEMENTSOF(params))
-                        return cli_error(cli, EINVAL, "jobs: unknown option %s", argv[optind - 1]);
-                query[2 * (opt - PARAM_OPT) + 1] = optarg;
-        }
-        if (optind < argc)
-                return cli_error(cli, EINVAL, "jobs: unexpected argument %s", argv[optind]);
-
-        if (cli->csv)
-                return cli_get_csv(cli, "/api/v1/jobs", query);
-        r = cli_get(cli, "/api/v1/jobs", query, &o);
+        r = cli_parse(cli, "jobs", options, 0, argc, argv, &query);
         if (r < 0)
                 return r;
-        if (cli->json) {
-                cli_print_json(o);
-                return 0;
-        }
+
+        r = cli_get_list(cli, "/api/v1/jobs", query.pairs, &o);
+        if (r <= 0)
+                return r;
 
         jobs = jget(o, "jobs");
         n = (int64_t) json_object_array_length(jobs);

@@ -61,26 +61,19 @@ static void print_node_types(json_object *nodes) {
 }
 
 int do_nodes(Cli *cli, int argc, char **argv) {
-        static const struct option options[] = { CLI_COMMON_OPTIONS, {} };
+        static const CliOption options[] = {};
         _cleanup_(json_object_putp) json_object *o = NULL;
         json_object *nodes;
-        int opt, r;
+        CliQuery query;
+        int r;
 
-        while ((opt = getopt_long(argc, argv, "hj", options, NULL)) >= 0)
-                if (cli_common_option(cli, opt, optarg) == 0)
-                        return cli_error(cli, EINVAL, "nodes: unknown option %s", argv[optind - 1]);
-        if (optind < argc)
-                return cli_error(cli, EINVAL, "nodes: unexpected argument %s", argv[optind]);
-
-        if (cli->csv)
-                return cli_get_csv(cli, "/api/v1/nodes", NULL);
-        r = cli_get(cli, "/api/v1/nodes", NULL, &o);
+        r = cli_parse(cli, "nodes", options, 0, argc, argv, &query);
         if (r < 0)
                 return r;
-        if (cli->json) {
-                cli_print_json(o);
-                return 0;
-        }
+
+        r = cli_get_list(cli, "/api/v1/nodes", NULL, &o);
+        if (r <= 0)
+                return r;
 
         nodes = jget(o, "nodes");
         if (json_object_array_length(nodes) == 0) {

@@ -3,6 +3,7 @@
  * size, executable and node type, with the fitted forms and a prediction
  * (GET /api/v1/scaling, docs/scaling.md). */
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 
@@ -82,53 +83,28 @@ static void print_group(json_object *g) {
 }
 
 int do_scaling(Cli *cli, int argc, char **argv) {
-        static const struct option options[] = {
-                CLI_COMMON_OPTIONS,
-                { "size", required_argument, NULL, 'z' },
-                { "predict", required_argument, NULL, 'p' },
-                { "since", required_argument, NULL, 'S' },
-                { "until", required_argument, NULL, 'U' },
-                {}
+        static const CliOption options[] = {
+                { NULL, 0, CLI_FIXED, "app" },
+                { "size", 0, CLI_QUERY, "size" },
+                { "predict", 0, CLI_QUERY, "predict" },
+                { "since", 0, CLI_QUERY, "since" },
+                { "until", 0, CLI_QUERY, "until" },
         };
-        const char *query[] = { "app", NULL, "size", NULL, "predict", NULL, "since", NULL, "until", NULL, NULL };
         _cleanup_(json_object_putp) json_object *o = NULL;
         json_object *groups;
-        int opt, r;
+        CliQuery query;
+        int r;
 
-        while ((opt = getopt_long(argc, argv, "hj", options, NULL)) >= 0) {
-                r = cli_common_option(cli, opt, optarg);
-                if (r != 0)
-                        continue;
-                switch (opt) {
-                case 'z':
-                        query[3] = optarg;
-                        break;
-                case 'p':
-                        query[5] = optarg;
-                        break;
-                case 'S':
-                        query[7] = optarg;
-                        break;
-                case 'U':
-                        query[9] = optarg;
-                        break;
-                default:
-                        return cli_error(cli, EINVAL, "scaling: unknown option %s", argv[optind - 1]);
-                }
-        }
-        if (optind + 1 != argc)
-                return cli_error(cli, EINVAL, "scaling: give one application: lmk scaling APP [--size S] [--predict P]");
-        query[1] = argv[optind];
-
-        if (cli->csv)
-                return cli_get_csv(cli, "/api/v1/scaling", query);
-        r = cli_get(cli, "/api/v1/scaling", query, &o);
+        r = cli_parse(cli, "scaling", options, INT_MAX, argc, argv, &query);
         if (r < 0)
                 return r;
-        if (cli->json) {
-                cli_print_json(o);
-                return 0;
-        }
+        if (r + 1 != argc)
+                return cli_error(cli, EINVAL, "scaling: give one application: lmk scaling APP [--size S] [--predict P]");
+        cli_query_set(&query, "app", argv[r]);
+
+        r = cli_get_list(cli, "/api/v1/scaling", query.pairs, &o);
+        if (r <= 0)
+                return r;
         groups = jget(o, "groups");
         printf("Scaling of %s: %" PRId64 " runs with MPI ranks", jstr(o, "app") ?: "?", jint(o, "runs"));
         if (jint(o, "runs_without_ranks") > 0)

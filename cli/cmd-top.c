@@ -7,27 +7,24 @@
 #include "cli.h"
 
 /* Time per library family or per installed package, of the whole site or
- * of a cluster's, partition's or account's jobs (scope: their values). */
-static int top_groups(Cli *cli, bool families, const char *since, const char *until, const char *limit,
-                      const char *const *scope) {
-        const char *fq[] = { "since", since, "until", until, "cluster", scope[0], "partition", scope[1],
+ * of a cluster's, partition's or account's jobs (top's query: since,
+ * until, limit and the scope). */
+static int top_groups(Cli *cli, bool families, const CliQuery *q) {
+        const char *scope[] = { cli_query_get(q, "cluster"), cli_query_get(q, "partition"),
+                                cli_query_get(q, "account") };
+        const char *fq[] = { "since", cli_query_get(q, "since"), "until", cli_query_get(q, "until"),
+                             "cluster", scope[0], "partition", scope[1], "account", scope[2], NULL };
+        const char *pq[] = { "since", cli_query_get(q, "since"), "until", cli_query_get(q, "until"),
+                             "limit", cli_query_get(q, "limit"), "cluster", scope[0], "partition", scope[1],
                              "account", scope[2], NULL };
-        const char *pq[] = { "since", since, "until", until, "limit", limit, "cluster", scope[0],
-                             "partition", scope[1], "account", scope[2], NULL };
         _cleanup_(json_object_putp) json_object *o = NULL;
         char a[32], b[32], total[32];
         json_object *list;
         int r;
 
-        if (cli->csv)
-                return cli_get_csv(cli, families ? "/api/v1/families" : "/api/v1/packages", families ? fq : pq);
-        r = cli_get(cli, families ? "/api/v1/families" : "/api/v1/packages", families ? fq : pq, &o);
-        if (r < 0)
+        r = cli_get_list(cli, families ? "/api/v1/families" : "/api/v1/packages", families ? fq : pq, &o);
+        if (r <= 0)
                 return r;
-        if (cli->json) {
-                cli_print_json(o);
-                return 0;
-        }
         printf("Time per %s, %s to %s\n(shares of all %s samples in that time%s)\n",
                families ? "library family" : "installed package", fmt_time(jnum(o, "since"), a, sizeof(a)),
                fmt_time(jnum(o, "until"), b, sizeof(b)), fmt_count(jint(o, "total_samples"), total, sizeof(total)),
@@ -57,91 +54,42 @@ static int top_groups(Cli *cli, bool families, const char *since, const char *un
 }
 
 int do_top(Cli *cli, int argc, char **argv) {
-        static const struct option options[] = {
-                CLI_COMMON_OPTIONS,
-                { "libs", no_argument, NULL, 'l' },
-                { "exes", no_argument, NULL, 'e' },
-                { "kind", required_argument, NULL, 'K' },
-                { "since", required_argument, NULL, 'S' },
-                { "until", required_argument, NULL, 'U' },
-                { "limit", required_argument, NULL, 'n' },
-                { "families", no_argument, NULL, 'f' },
-                { "packages", no_argument, NULL, 'p' },
-                { "cluster", required_argument, NULL, 'C' },
-                { "partition", required_argument, NULL, 'P' },
-                { "account", required_argument, NULL, 'A' },
-                {}
-        };
         bool families = false, packages = false;
-        const char *query[] = { "kind", NULL, "since", "7d", "until", NULL, "limit", "20", "cluster", NULL,
-                                "partition", NULL, "account", NULL, NULL };
+        const CliOption options[] = {
+                { "libs", 0, CLI_QUERY_AS, "kind", "lib" },
+                { "exes", 0, CLI_QUERY_AS, "kind", "exe" },
+                { "kind", 0, CLI_QUERY, "kind" },
+                { "since", 0, CLI_QUERY, "since", "7d" },
+                { "until", 0, CLI_QUERY, "until" },
+                { "limit", 'n', CLI_QUERY, "limit", "20" },
+                { "families", 0, CLI_FLAG, .flag = &families },
+                { "packages", 0, CLI_FLAG, .flag = &packages },
+                { "cluster", 0, CLI_QUERY, "cluster" },
+                { "partition", 0, CLI_QUERY, "partition" },
+                { "account", 0, CLI_QUERY, "account" },
+        };
         _cleanup_(json_object_putp) json_object *o = NULL;
         char a[32], b[32], total[32];
         json_object *objects;
-        const char *what;
-        int opt, r;
+        const char *what, *kind;
+        CliQuery query;
+        int r;
 
-        while ((opt = getopt_long(argc, argv, "hjn:", options, NULL)) >= 0) {
-                r = cli_common_option(cli, opt, optarg);
-                if (r != 0)
-                        continue;
-                switch (opt) {
-                case 'l':
-                case 'e':
-                case 'K':
-                        if (query[1])
-                                return cli_error(cli, EINVAL, "top: give one of --libs, --exes, --kind");
-                        query[1] = opt == 'l' ? "lib" : opt == 'e' ? "exe" : optarg;
-                        break;
-                case 'S':
-                        query[3] = optarg;
-                        break;
-                case 'U':
-                        query[5] = optarg;
-                        break;
-                case 'n':
-                        query[7] = optarg;
-                        break;
-                case 'f':
-                        families = true;
-                        break;
-                case 'p':
-                        packages = true;
-                        break;
-                case 'C':
-                        query[9] = optarg;
-                        break;
-                case 'P':
-                        query[11] = optarg;
-                        break;
-                case 'A':
-                        query[13] = optarg;
-                        break;
-                default:
-                        return cli_error(cli, EINVAL, "top: unknown option %s", argv[optind - 1]);
-                }
-        }
-        if (optind < argc)
-                return cli_error(cli, EINVAL, "top: unexpected argument %s", argv[optind]);
-
-        if ((families || packages) && (query[1] || (families && packages)))
-                return cli_error(cli, EINVAL, "top: --families and --packages go alone, without a kind");
-        if (families || packages)
-                return top_groups(cli, families, query[3], query[5], query[7],
-                                  (const char *const[]) { query[9], query[11], query[13] });
-
-        if (cli->csv)
-                return cli_get_csv(cli, "/api/v1/objects", query);
-        r = cli_get(cli, "/api/v1/objects", query, &o);
+        r = cli_parse(cli, "top", options, 0, argc, argv, &query);
         if (r < 0)
                 return r;
-        if (cli->json) {
-                cli_print_json(o);
-                return 0;
-        }
+        kind = cli_query_get(&query, "kind");
 
-        what = !query[1] ? "object" : streq(query[1], "lib") ? "library" : streq(query[1], "exe") ? "executable"
-                                                                                                    : query[1];
+        if ((families || packages) && (kind || (families && packages)))
+                return cli_error(cli, EINVAL, "top: --families and --packages go alone, without a kind");
+        if (families || packages)
+                return top_groups(cli, families, &query);
+
+        r = cli_get_list(cli, "/api/v1/objects", query.pairs, &o);
+        if (r <= 0)
+                return r;
+
+        what = !kind ? "object" : streq(kind, "lib") ? "library" : streq(kind, "exe") ? "executable" : kind;
         printf("Time per %s, %s to %s\n(shares of all %s samples in that time)\n", what,
                fmt_time(jnum(o, "since"), a, sizeof(a)), fmt_time(jnum(o, "until"), b, sizeof(b)),
                fmt_count(jint(o, "total_samples"), total, sizeof(total)));

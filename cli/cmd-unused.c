@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "cli.h"
+#include "util.h"
 
 static const char *fmt_bytes(int64_t n, char *buf, size_t size) {
         if (n >= (INT64_C(1) << 30))
@@ -23,53 +24,38 @@ static int by_size(const void *a, const void *b) {
 }
 
 int do_unused(Cli *cli, int argc, char **argv) {
-        static const struct option options[] = {
-                CLI_COMMON_OPTIONS,
-                { "since", required_argument, NULL, 'S' },
-                { "manager", required_argument, NULL, 'M' },
-                { "limit", required_argument, NULL, 'n' },
-                {}
+        const char *limit_arg = NULL;
+        const CliOption options[] = {
+                { NULL, 0, CLI_FIXED, "unused", "true" },
+                { "since", 0, CLI_QUERY, "since", "90d" },
+                { "manager", 0, CLI_QUERY, "manager" },
+                /* the store lists them all, largest last: the rows shown */
+                { NULL, 0, CLI_FIXED, "limit", "100000" },
+                { "limit", 'n', CLI_STRING, .string = &limit_arg },
         };
-        const char *query[] = { "unused", "true", "since", "90d", "manager", NULL, "limit", "100000", NULL };
         _cleanup_(json_object_putp) json_object *o = NULL;
         _cleanup_free_ json_object **v = NULL;
         json_object *list;
         size_t n, limit = 50;
         int64_t total = 0;
         char since[32];
-        int opt, r;
+        CliQuery query;
+        int r;
 
-        while ((opt = getopt_long(argc, argv, "hjn:", options, NULL)) >= 0) {
-                r = cli_common_option(cli, opt, optarg);
-                if (r != 0)
-                        continue;
-                switch (opt) {
-                case 'S':
-                        query[3] = optarg;
-                        break;
-                case 'M':
-                        query[5] = optarg;
-                        break;
-                case 'n':
-                        if (sscanf(optarg, "%zu", &limit) != 1 || limit == 0)
-                                return cli_error(cli, EINVAL, "unused: --limit takes a positive number");
-                        break;
-                default:
-                        return cli_error(cli, EINVAL, "unused: unknown option %s", argv[optind - 1]);
-                }
-        }
-        if (optind < argc)
-                return cli_error(cli, EINVAL, "unused: unexpected argument %s", argv[optind]);
-
-        if (cli->csv)
-                return cli_get_csv(cli, "/api/v1/packages", query);
-        r = cli_get(cli, "/api/v1/packages", query, &o);
+        r = cli_parse(cli, "unused", options, 0, argc, argv, &query);
         if (r < 0)
                 return r;
-        if (cli->json) {
-                cli_print_json(o);
-                return 0;
+        if (limit_arg) {
+                uint64_t k;
+
+                if (safe_atou64(limit_arg, 10, &k) < 0 || k == 0 || k > SIZE_MAX)
+                        return cli_error(cli, EINVAL, "unused: --limit takes a positive number");
+                limit = (size_t) k;
         }
+
+        r = cli_get_list(cli, "/api/v1/packages", query.pairs, &o);
+        if (r <= 0)
+                return r;
         list = jget(o, "packages");
         n = json_object_array_length(list);
         printf("Installed software without a sample since %s (%zu packages)\n",

@@ -139,39 +139,24 @@ static void open_link(const char *url) {
 }
 
 int do_web(Cli *cli, int argc, char **argv) {
-        static const struct option options[] = {
-                CLI_COMMON_OPTIONS,
-                { "cluster", required_argument, NULL, 'c' },
-                { "site", no_argument, NULL, 'S' },
-                { "open", no_argument, NULL, 'o' },
-                {}
+        const char *job = NULL, *cluster = NULL, *login;
+        bool site = false, open_it = false;
+        const CliOption options[] = {
+                { "cluster", 0, CLI_STRING, .string = &cluster },
+                { "site", 0, CLI_FLAG, .flag = &site },
+                { "open", 0, CLI_FLAG, .flag = &open_it },
         };
         _cleanup_(json_object_putp) json_object *body = NULL, *o = NULL;
         _cleanup_free_ char *next = NULL, *url = NULL;
-        const char *job = NULL, *cluster = NULL, *login;
-        bool site = false, open_it = false;
+        CliQuery query; /* web POSTs: no query */
         size_t n;
-        int opt, r;
+        int r;
 
-        while ((opt = getopt_long(argc, argv, "hj", options, NULL)) >= 0)
-                switch (opt) {
-                case 'c':
-                        cluster = optarg;
-                        break;
-                case 'S':
-                        site = true;
-                        break;
-                case 'o':
-                        open_it = true;
-                        break;
-                default:
-                        if (cli_common_option(cli, opt, optarg) == 0)
-                                return cli_error(cli, EINVAL, "web: unknown option %s", argv[optind - 1]);
-                }
-        if (optind < argc)
-                job = argv[optind++];
-        if (optind < argc)
-                return cli_error(cli, EINVAL, "web: unexpected argument %s", argv[optind]);
+        r = cli_parse(cli, "web", options, 1, argc, argv, &query);
+        if (r < 0)
+                return r;
+        if (r < argc)
+                job = argv[r];
         if (job && site)
                 return cli_error(cli, EINVAL, "web: a job or --site, not both");
         if (cluster && !job)

@@ -1,9 +1,59 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <time.h>
 
 #include "cli.h"
+#include "log.h"
+
+int cli_error(const Cli *cli, int error, const char *fmt, ...) {
+        char msg[1024];
+        va_list ap;
+
+        va_start(ap, fmt);
+        vsnprintf(msg, sizeof(msg), fmt, ap);
+        va_end(ap);
+        if (cli && cli->json) {
+                json_object *o = json_object_new_object();
+
+                json_object_object_add(o, "error", json_object_new_string(msg));
+                printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
+                                                                 JSON_C_TO_STRING_NOSLASHESCAPE));
+                json_object_put(o);
+        } else
+                log_error("%s", msg);
+        return error ? -abs(error) : -EINVAL;
+}
+
+/* Reading the store's answer: absent and null alike give the default. */
+json_object *jget(json_object *o, const char *key) {
+        json_object *v = NULL;
+
+        if (!o || !json_object_object_get_ex(o, key, &v))
+                return NULL;
+        return v;
+}
+
+const char *jstr(json_object *o, const char *key) {
+        json_object *v = jget(o, key);
+
+        return json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+}
+
+int64_t jint(json_object *o, const char *key) {
+        json_object *v = jget(o, key);
+
+        return v && (json_object_is_type(v, json_type_int) || json_object_is_type(v, json_type_double))
+                       ? json_object_get_int64(v) : -1;
+}
+
+double jnum(json_object *o, const char *key) {
+        json_object *v = jget(o, key);
+
+        return v && (json_object_is_type(v, json_type_int) || json_object_is_type(v, json_type_double))
+                       ? json_object_get_double(v) : NAN;
+}
 
 const char *fmt_time(double t, char *buf, size_t size) {
         time_t tt = (time_t) t;

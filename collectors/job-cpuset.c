@@ -1,16 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
 #include <stdbool.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "cpu-list.h"
 #include "job-cpuset.h"
 #include "job-slurm.h"
 #include "macro.h"
 #include "util.h"
-
-#define CPU_LIST_MAX (1U << 20)
 
 /* The length of path up to and including its outermost job_<id> component,
  * or 0. */
@@ -82,55 +80,6 @@ int job_cpuset_path(const char *cgroup, size_t len, char *ret, size_t size) {
                 int n = snprintf(ret, size, "/sys/fs/cgroup%.*s/cpuset.cpus.effective", (int) v2_len, v2);
                 return n < 0 || (size_t) n >= size ? -ENAMETOOLONG : 1;
         }
-        return 0;
-}
-
-static bool read_uint(const char **p, const char *end, unsigned *ret) {
-        uint64_t v = 0;
-        const char *s = *p;
-
-        if (s >= end || *s < '0' || *s > '9')
-                return false;
-        while (s < end && *s >= '0' && *s <= '9') {
-                v = v * 10 + (unsigned) (*s - '0');
-                if (v > CPU_LIST_MAX)
-                        return false;
-                s++;
-        }
-        *p = s;
-        *ret = (unsigned) v;
-        return true;
-}
-
-int cpu_list_count(const char *s, size_t len, unsigned *ret) {
-        const char *p = s, *end = s + len;
-        uint64_t n = 0;
-
-        while (end > p && (end[-1] == '\n' || end[-1] == ' '))
-                end--;
-        if (p == end)
-                return -EINVAL;
-        for (;;) {
-                unsigned a, b;
-
-                if (!read_uint(&p, end, &a))
-                        return -EINVAL;
-                b = a;
-                if (p < end && *p == '-') {
-                        p++;
-                        if (!read_uint(&p, end, &b) || b < a)
-                                return -EINVAL;
-                }
-                n += (uint64_t) b - a + 1;
-                if (n > CPU_LIST_MAX)
-                        return -ERANGE;
-                if (p == end)
-                        break;
-                if (*p != ',')
-                        return -EINVAL;
-                p++;
-        }
-        *ret = (unsigned) n;
         return 0;
 }
 

@@ -11,7 +11,8 @@
  *   cgroup v2  0::/system.slice/slurmstepd.scope/job_<id>/step_<s>/…
  *              → /sys/fs/cgroup/system.slice/slurmstepd.scope/job_<id>/cpuset.cpus.effective
  *
- * The parsers are pure and bounded; job_cpuset_read() does the I/O. */
+ * The parser is pure and bounded (the list's is common/cpu-list.c);
+ * job_cpuset_read() does the I/O. */
 
 #include <stddef.h>
 #include <sys/types.h>
@@ -21,10 +22,6 @@
  * 0 when no cpuset hierarchy line names a job_<id> directory, -ENAMETOOLONG,
  * or -EBADMSG for a malformed line. */
 int job_cpuset_path(const char *cgroup, size_t len, char *ret, size_t size);
-
-/* Counts the CPUs of a kernel CPU list ("0-3,8,10-11\n" → 7). -EINVAL when
- * it is not one (empty, reversed range, junk), -ERANGE past 2^20 CPUs. */
-int cpu_list_count(const char *s, size_t len, unsigned *ret);
 
 /* The job's CPUs on this node for a process in it. -ENOENT when the
  * process or its cpuset is gone or it is in no job's cpuset. */

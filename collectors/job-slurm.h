@@ -7,9 +7,12 @@
  * its environment (/proc/<pid>/environ, which the user can change at will).
  *
  * The parsers are pure functions over a buffer, bounded and fuzzed; the
- * job_*_read() wrappers do the bounded /proc I/O. Everything is fixed-size
- * and stored inline: copying a JobInfo is a struct assignment, a parse never
- * allocates, and no value can grow past its field.
+ * job_*_read() wrappers do the bounded /proc I/O. By file: job-cgroup.c
+ * (cgroup paths), job-environ.c (environments), job-info.c (JobInfo and
+ * LMK_NOTES), job-slurm.c (ids, steps, SLUIDs, text from outside).
+ * Everything is fixed-size and stored inline: copying a JobInfo is a struct
+ * assignment, a parse never allocates, and no value can grow past its
+ * field.
  *
  * Job ids: the cgroup path and SLURM_JOB_ID carry the same numeric id, also
  * for an array task (which has its own job id; "4711_3" is how squeue shows
@@ -86,6 +89,8 @@ typedef struct JobInfo {
 /* The largest rank accepted (MPI ranks are C ints). */
 #define JOB_RANK_MAX (UINT32_C(0x7ffffffe))
 
+/* ---- job-cgroup.c ---- */
+
 /* Parses the contents of /proc/<pid>/cgroup (every hierarchy line, each
  * ending in '\n'). Recognised, also below a container's prefix:
  *   cgroup/v1  …/slurm/uid_<uid>/job_<id>[/step_<step>[/…]]
@@ -116,6 +121,8 @@ int job_cgroup_path_parse(const char *path, size_t len, JobRef *ret, size_t *ret
  * the process is gone. */
 int job_cgroup_read(const char *proc_root, pid_t pid, JobRef *ret);
 
+/* ---- job-environ.c ---- */
+
 /* Parses an environment block as in /proc/<pid>/environ: NUL-terminated
  * NAME=value entries; a last entry without its NUL (a cut read) is ignored.
  * Like getenv(), the first of duplicate names counts. Reads SLURM_JOB_ID,
@@ -140,6 +147,8 @@ int job_environ_parse(const char *buf, size_t len, JobInfo *ret);
  * parses them. Needs the right to ptrace-read the process (root). What it
  * says is the process owner's claim (docs/slurm.md, "Trust"). */
 int job_environ_read(const char *proc_root, pid_t pid, JobInfo *ret);
+
+/* ---- job-info.c ---- */
 
 /* Parses LMK_NOTES ("key=value:key=value"): keys [A-Za-z0-9_.-]{1,64},
  * values printable ASCII without ':' (may contain '='), at most
@@ -171,9 +180,12 @@ int job_info_merge(JobInfo *dst, const JobInfo *src);
  * heterogeneous job component, else the job id ("" if unknown). */
 void job_info_display_id(const JobInfo *info, char ret[static JOB_ID_SIZE]);
 
+/* ---- job-slurm.c ---- */
+
 /* Copies text from outside (names, user values) so that it is safe in JSON
  * and web pages: cut to size at a character boundary, control characters
- * and invalid UTF-8 replaced by '?'. size must be at least 1. */
+ * and invalid UTF-8 (as common/utf8.h tells it) replaced by '?'. size must
+ * be at least 1. */
 void job_text_copy(char *dst, size_t size, const char *src, size_t len);
 
 /* Whether s is a job id as Slurm writes it in cgroup paths and SLURM_JOB_ID

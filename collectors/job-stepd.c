@@ -137,6 +137,8 @@ static int read_stat(const char *proc_root, uint32_t pid, JobProcStat *ret) {
         size_t n;
         int r;
 
+        if (pid == 0)
+                return -EINVAL;
         r = read_proc_file(proc_root, pid, "stat", JOB_PROC_STAT_MAX, &buf, &n);
         if (r < 0)
                 return r;
@@ -205,8 +207,6 @@ int job_stepd_read(const char *proc_root, uint32_t pid, JobRef *ret) {
         JobProcStat st;
         int r;
 
-        if (pid == 0)
-                return -EINVAL;
         r = read_stat(proc_root, pid, &st);
         if (r < 0)
                 return r;
@@ -217,8 +217,6 @@ int job_stepd_find(const char *proc_root, uint32_t pid, JobRef *ret) {
         JobProcStat st, up;
         int r;
 
-        if (pid == 0)
-                return -EINVAL;
         r = read_stat(proc_root, pid, &st);
         if (r < 0)
                 return r;

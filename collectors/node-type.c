@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu-list.h"
 #include "node-type.h"
 #include "util.h"
 
@@ -152,7 +153,7 @@ static int read_topology(const char *root, NodeType *t) {
         bits = calloc(MAX_CPUS / 64, sizeof(uint64_t));
         if (!bits)
                 return -ENOMEM;
-        r = parse_cpu_list(online, bits, MAX_CPUS);
+        r = cpu_list_parse(online, strlen(online), bits, MAX_CPUS);
         if (r <= 0)
                 return 0;
         t->threads = (unsigned) r;

@@ -52,17 +52,17 @@ ObjectTable *object_table_new(void) {
         return t;
 }
 
-ObjectTable *object_table_free(ObjectTable *t) {
-        Object *o;
-        size_t i;
+static void object_free(void *p) {
+        Object *o = p;
 
+        free(o->path);
+        free(o);
+}
+
+ObjectTable *object_table_free(ObjectTable *t) {
         if (!t)
                 return NULL;
-        HASHMAP_FOREACH(o, t->files, i) {
-                free(o->path);
-                free(o);
-        }
-        hashmap_free(t->files);
+        hashmap_free_free(t->files, object_free);
         free(t);
         return NULL;
 }
@@ -84,8 +84,7 @@ Object *object_table_get_file(ObjectTable *t, uint64_t dev, uint64_t ino, const 
         o->path = strdup(path);
         o->refs = 1;
         if (!o->path || hashmap_put(t->files, o, o) < 0) {
-                free(o->path);
-                free(o);
+                object_free(o);
                 return NULL;
         }
         return o;
@@ -111,8 +110,7 @@ void object_unref(ObjectTable *t, Object *o) {
         if (--o->refs > 0)
                 return;
         hashmap_remove(t->files, o);
-        free(o->path);
-        free(o);
+        object_free(o);
 }
 
 ObjectKind object_kind_for_path(const char *path) {

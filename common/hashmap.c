@@ -204,6 +204,22 @@ void hashmap_clear(Hashmap *h) {
         h->n_entries = 0;
 }
 
+void hashmap_clear_free(Hashmap *h, void (*destroy)(void *value)) {
+        void *v;
+        size_t i;
+
+        if (!h)
+                return;
+        HASHMAP_FOREACH(v, h, i)
+                (destroy ?: free)(v);
+        hashmap_clear(h);
+}
+
+Hashmap *hashmap_free_free(Hashmap *h, void (*destroy)(void *value)) {
+        hashmap_clear_free(h, destroy);
+        return hashmap_free(h);
+}
+
 bool hashmap_iterate(const Hashmap *h, size_t *i, void **ret_value, const void **ret_key) {
         if (!h)
                 return false;

@@ -38,6 +38,12 @@ bool hashmap_get2(const Hashmap *h, const void *key, void **ret_value, const voi
 void *hashmap_remove(Hashmap *h, const void *key);
 size_t hashmap_size(const Hashmap *h);
 void hashmap_clear(Hashmap *h);
+/* For maps that own their values: empties h (NULL is fine), handing each
+ * value to destroy on the way (free() when NULL). A key that lives in its
+ * value is not looked at again. */
+void hashmap_clear_free(Hashmap *h, void (*destroy)(void *value));
+/* The same, then frees the map. */
+Hashmap *hashmap_free_free(Hashmap *h, void (*destroy)(void *value));
 
 /* Iteration: start with *i = 0. Removing the entry just returned is not
  * allowed during iteration; collect keys first. */

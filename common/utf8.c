@@ -6,43 +6,54 @@
 
 /* Table 3-7 of the Unicode Standard, row by row: the lead byte fixes the
  * length and the range of the second byte; later bytes are 80..BF. */
-long utf8_find_invalid(const char *str, size_t n) {
+size_t utf8_char_len(const char *str, size_t n) {
         const unsigned char *s = (const unsigned char *) str;
+        unsigned char c, lo = 0x80, hi = 0xBF;
+        size_t len;
+
+        if (n == 0)
+                return 0;
+        c = s[0];
+        if (c < 0x80)
+                return 1;
+        if (c >= 0xC2 && c <= 0xDF)
+                len = 2;
+        else if (c >= 0xE0 && c <= 0xEF) {
+                len = 3;
+                if (c == 0xE0)
+                        lo = 0xA0;      /* overlong below U+0800 */
+                else if (c == 0xED)
+                        hi = 0x9F;      /* surrogates U+D800..U+DFFF */
+        } else if (c >= 0xF0 && c <= 0xF4) {
+                len = 4;
+                if (c == 0xF0)
+                        lo = 0x90;      /* overlong below U+10000 */
+                else if (c == 0xF4)
+                        hi = 0x8F;      /* above U+10FFFF */
+        } else
+                return 0;               /* 80..C1 and F5..FF never lead */
+
+        if (n < len || s[1] < lo || s[1] > hi)
+                return 0;
+        for (size_t k = 2; k < len; k++)
+                if (s[k] < 0x80 || s[k] > 0xBF)
+                        return 0;
+        return len;
+}
+
+long utf8_find_invalid(const char *s, size_t n) {
         size_t i = 0;
 
         while (i < n) {
-                unsigned char c = s[i];
-                unsigned char lo = 0x80, hi = 0xBF;
                 size_t len;
 
-                if (c < 0x80) {
+                if ((unsigned char) s[i] < 0x80) {
                         i++;
                         continue;
                 }
-                if (c >= 0xC2 && c <= 0xDF)
-                        len = 2;
-                else if (c >= 0xE0 && c <= 0xEF) {
-                        len = 3;
-                        if (c == 0xE0)
-                                lo = 0xA0;      /* overlong below U+0800 */
-                        else if (c == 0xED)
-                                hi = 0x9F;      /* surrogates U+D800..U+DFFF */
-                } else if (c >= 0xF0 && c <= 0xF4) {
-                        len = 4;
-                        if (c == 0xF0)
-                                lo = 0x90;      /* overlong below U+10000 */
-                        else if (c == 0xF4)
-                                hi = 0x8F;      /* above U+10FFFF */
-                } else
-                        return (long) i;        /* 80..C1 and F5..FF never lead */
-
-                if (n - i < len)
+                len = utf8_char_len(s + i, n - i);
+                if (len == 0)
                         return (long) i;
-                if (s[i + 1] < lo || s[i + 1] > hi)
-                        return (long) i;
-                for (size_t k = 2; k < len; k++)
-                        if (s[i + k] < 0x80 || s[i + k] > 0xBF)
-                                return (long) i;
                 i += len;
         }
         return -1;

@@ -20,6 +20,10 @@ static inline bool utf8_is_valid(const char *s, size_t n) {
         return utf8_find_invalid(s, n) < 0;
 }
 
+/* The length (1 to 4) of the well-formed sequence that starts s (n bytes
+ * at most), 0 when none does: the step of every walk over UTF-8 text. */
+size_t utf8_char_len(const char *s, size_t n);
+
 /* A copy of s (n bytes) with every ill-formed sequence replaced by U+FFFD,
  * for names lmkd reports but does not choose (commands, paths, phases): the
  * store refuses ill-formed text, and one odd file name must not cost a

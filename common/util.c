@@ -69,11 +69,31 @@ int safe_atod(const char *s, double *ret) {
         return 0;
 }
 
+ssize_t loop_read(int fd, void *buf, size_t n) {
+        char *p = buf;
+        size_t done = 0;
+
+        while (done < n) {
+                ssize_t k = read(fd, p + done, n - done);
+
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if (k == 0)
+                        break;
+                done += (size_t) k;
+        }
+        return (ssize_t) done;
+}
+
 int read_full_fd(int fd, size_t max, char **ret, size_t *ret_size) {
         _cleanup_free_ char *buf = NULL;
         size_t size = 0, alloc = 0;
 
         for (;;) {
+                size_t want;
                 ssize_t n;
 
                 if (alloc - size < 2) {
@@ -90,17 +110,15 @@ int read_full_fd(int fd, size_t max, char **ret, size_t *ret_size) {
                         buf = nb;
                         alloc = na;
                 }
-                n = read(fd, buf + size, alloc - size - 1);
-                if (n < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return -errno;
-                }
-                if (n == 0)
-                        break;
+                want = alloc - size - 1;
+                n = loop_read(fd, buf + size, want);
+                if (n < 0)
+                        return (int) n;
                 size += (size_t) n;
                 if (size > max)
                         return -EFBIG;
+                if ((size_t) n < want)
+                        break; /* the end of the file */
         }
         if (!buf) {
                 buf = malloc(1);
@@ -133,46 +151,6 @@ int read_one_line(const char *path, char **ret) {
         buf[strcspn(buf, "\n")] = '\0';
         *ret = buf;
         return 0;
-}
-
-int parse_cpu_list(const char *s, uint64_t *ret, size_t nbits) {
-        int n = 0;
-
-        memset(ret, 0, ALIGN_TO(nbits, 64) / 8);
-        while (*s && *s != '\n') {
-                unsigned long lo, hi;
-                char *end;
-
-                if (!isdigit((unsigned char) *s))
-                        return -EINVAL;
-                errno = 0;
-                lo = strtoul(s, &end, 10);
-                if (errno != 0)
-                        return -EINVAL;
-                hi = lo;
-                s = end;
-                if (*s == '-') {
-                        s++;
-                        if (!isdigit((unsigned char) *s))
-                                return -EINVAL;
-                        hi = strtoul(s, &end, 10);
-                        if (errno != 0 || hi < lo)
-                                return -EINVAL;
-                        s = end;
-                }
-                if (hi >= nbits)
-                        return -ERANGE;
-                for (unsigned long c = lo; c <= hi; c++) {
-                        if (!(ret[c / 64] & (UINT64_C(1) << (c % 64))))
-                                n++;
-                        ret[c / 64] |= UINT64_C(1) << (c % 64);
-                }
-                if (*s == ',')
-                        s++;
-                else if (*s && *s != '\n')
-                        return -EINVAL;
-        }
-        return n;
 }
 
 uint64_t now_ns(clockid_t clock) {

@@ -17,13 +17,12 @@ int safe_atod(const char *s, double *ret);
  * a NUL-terminated buffer. Files longer than max give -EFBIG. */
 int read_full_file(const char *path, size_t max, char **ret, size_t *ret_size);
 int read_full_fd(int fd, size_t max, char **ret, size_t *ret_size);
+/* Reads until n bytes or the end of the file (a short read is no end):
+ * returns how many it read, or -errno. */
+ssize_t loop_read(int fd, void *buf, size_t n);
 
 /* Reads a sysfs/proc file that holds one line, without the newline. */
 int read_one_line(const char *path, char **ret);
-
-/* Parses a CPU list as in /sys/devices/system/cpu/online ("0-3,8,10-11").
- * Sets bits in ret (an array of nbits bits) and returns the number of CPUs. */
-int parse_cpu_list(const char *s, uint64_t *ret, size_t nbits);
 
 uint64_t now_ns(clockid_t clock);
 

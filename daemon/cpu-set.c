@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu-list.h"
 #include "cpu-set.h"
-#include "util.h"
 
 static size_t words(unsigned n) {
         return ((size_t) n + 63) / 64;
@@ -22,8 +22,7 @@ void cpu_set_done(CpuSet *set) {
 }
 
 int cpu_set_parse(CpuSet *set, const char *list) {
-        memset(set->bits, 0, words(set->n) * sizeof(uint64_t));
-        return parse_cpu_list(list, set->bits, set->n);
+        return cpu_list_parse(list, strlen(list), set->bits, set->n);
 }
 
 unsigned cpu_set_count(const CpuSet *set) {

@@ -19,17 +19,6 @@ typedef struct GoneIdent {
         char step[JOB_STEP_SIZE];
 } GoneIdent;
 
-static void free_all(Hashmap *h) {
-        void *v;
-        size_t i;
-
-        if (!h)
-                return;
-        HASHMAP_FOREACH(v, h, i)
-                free(v);
-        hashmap_clear(h);
-}
-
 int exact_totals_init(ExactTotals *x, const TotalsSource *source, ProcessTable *procs, JobTable *jobs,
                       Histogram *hist) {
         *x = (ExactTotals) { .source = *source, .procs = procs, .jobs = jobs, .hist = hist };
@@ -43,10 +32,8 @@ int exact_totals_init(ExactTotals *x, const TotalsSource *source, ProcessTable *
 }
 
 void exact_totals_done(ExactTotals *x) {
-        free_all(x->prev);
-        free_all(x->gone);
-        hashmap_free(x->prev);
-        hashmap_free(x->gone);
+        hashmap_free_free(x->prev, NULL);
+        hashmap_free_free(x->gone, NULL);
         free(x->forget);
         *x = (ExactTotals) {};
 }
@@ -158,6 +145,6 @@ void exact_totals_account(ExactTotals *x) {
                 x->source.forget(x->source.userdata, x->forget[i]);
                 free(hashmap_remove(x->prev, INT_TO_KEY(x->forget[i])));
         }
-        free_all(x->gone);
+        hashmap_clear_free(x->gone, NULL);
 }
 

@@ -86,26 +86,16 @@ Histogram *histogram_new(ObjectTable *objects, size_t max_rows) {
 
 void histogram_reset(Histogram *h) {
         HistRow *row;
-        TotalRow *t;
-        RankRow *r;
-        char *s;
         size_t i;
 
-        HASHMAP_FOREACH(row, h->rows, i) {
+        /* a row holds a reference to its object */
+        HASHMAP_FOREACH(row, h->rows, i)
                 object_unref(h->objects, row->key.obj);
-                free(row);
-        }
-        hashmap_clear(h->rows);
-        HASHMAP_FOREACH(t, h->totals, i)
-                free(t);
-        hashmap_clear(h->totals);
-        HASHMAP_FOREACH(r, h->ranks, i)
-                free(r);
-        hashmap_clear(h->ranks);
+        hashmap_clear_free(h->rows, NULL);
+        hashmap_clear_free(h->totals, NULL);
+        hashmap_clear_free(h->ranks, NULL);
         h->ranks_overflowed = 0;
-        HASHMAP_FOREACH(s, h->strings, i)
-                free(s);
-        hashmap_clear(h->strings);
+        hashmap_clear_free(h->strings, NULL);
         h->samples = 0;
         h->overflowed = 0;
 }

@@ -7,7 +7,7 @@
 #include <time.h>
 
 #include "inventory-watch.h"
-#include "inventory.h"
+#include "inventory/inventory.h"
 #include "log.h"
 #include "util.h"
 

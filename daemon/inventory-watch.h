@@ -5,7 +5,7 @@
 
 #include "lmkd-config.h"
 
-/* The software inventory (collectors/inventory.h) as lmkd reports it: a
+/* The software inventory (collectors/inventory/inventory.h) as lmkd reports it: a
  * thread scans at start and then every [inventory] interval, at the lowest
  * CPU and I/O priority, and when the report's digest differs from the last
  * one spooled, the next batch carries it (docs/batch-format.md,

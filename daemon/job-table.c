@@ -16,14 +16,7 @@ int jobs_init(JobTable *t) {
 }
 
 void jobs_done(JobTable *t) {
-        Job *j;
-        size_t i;
-
-        if (t->jobs) {
-                HASHMAP_FOREACH(j, t->jobs, i)
-                        free(j);
-                hashmap_free(t->jobs);
-        }
+        hashmap_free_free(t->jobs, NULL);
         *t = (JobTable) {};
 }
 

@@ -11,7 +11,7 @@
 #include <sys/resource.h>
 #include <time.h>
 
-#include "inventory.h"
+#include "inventory/inventory.h"
 #include "log.h"
 #include "util.h"
 

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "inventory.h"
+#include "inventory/inventory.h"
 #include "job-notify.h"
 #include "lmkd-config.h"
 #include "metrics-server.h"

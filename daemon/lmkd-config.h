@@ -5,7 +5,7 @@
 #include <stddef.h>
 
 #include "events.h"
-#include "inventory.h"
+#include "inventory/inventory.h"
 #include "sampler.h"
 
 /* lmkd's settings: defaults, then the config file (INI, parsed with inih),
@@ -37,7 +37,7 @@ typedef struct LmkdConfig {
         bool notify_socket_none;        /* "none" was given: no default either */
         /* [families] */
         char *families_file;            /* NULL: LMK_SYSCONF_DIR/families.conf if it exists */
-        /* [inventory] (collectors/inventory.h): debian, spack, easybuild, opt, rpm, module */
+        /* [inventory] (collectors/inventory/inventory.h): debian, spack, easybuild, opt, rpm, module */
         unsigned inventory_interval;    /* seconds between scans, 0: none */
         char **inventory_roots[_INVENTORY_MANAGER_MAX]; /* NULL: the defaults */
         bool inventory_off[_INVENTORY_MANAGER_MAX]; /* "none": that source not read */

@@ -14,13 +14,11 @@
 #include "job-counters.h"
 #include "log.h"
 #include "energy.h"
+#include "event-order.h"
 #include "monitor.h"
 #include "phases.h"
 #include "util.h"
 
-/* Samples and records younger than this stay queued until the next tick: a
- * record of an earlier mmap may still be on its way from another CPU. */
-#define ORDER_MARGIN_NS (20 * UINT64_C(1000000))
 /* An exited process stays this long for samples taken during its exit. */
 #define EXIT_GRACE_NS (UINT64_C(1000000000))
 /* The exact totals are read when an interval closes, and every few ticks
@@ -28,12 +26,6 @@
  * jobs are kept until then): a walk visits every thread on the node, which
  * costs more than a tick's samples at low rates. */
 #define TOTALS_EVERY_TICKS 5
-
-typedef union PendingEvent {
-        struct lmk_event_header h;
-        struct lmk_sample s;
-        struct lmk_region_event r;
-} PendingEvent;
 
 struct Monitor {
         MonitorConfig cfg;
@@ -52,8 +44,7 @@ struct Monitor {
         Energy energy;
         JobCounters job_counters;
 
-        PendingEvent *pending;          /* samples and region events, sorted by time at each tick */
-        size_t n_pending, alloc_pending;
+        EventQueue events;              /* samples and region events from the ring (event-order.h) */
 
         unsigned n_possible;
         CpuSet online;                  /* the CPUs we sample */
@@ -69,28 +60,6 @@ struct Monitor {
 
 static double wall_time(Monitor *m, uint64_t mono_ns) {
         return (double) ((int64_t) mono_ns + m->real_offset_ns) / 1e9;
-}
-
-static int queue_event(const struct lmk_event_header *e, size_t size, void *userdata) {
-        Monitor *m = userdata;
-        PendingEvent *slot;
-
-        if (((e->type == LMK_EVENT_SAMPLE || e->type == LMK_EVENT_BURST) && size < sizeof(struct lmk_sample)) ||
-            ((e->type == LMK_EVENT_REGION || e->type == LMK_EVENT_REGION_OFF) && size < sizeof(struct lmk_region_event)) ||
-            (e->type < LMK_EVENT_SAMPLE || e->type > LMK_EVENT_BURST))
-                return 0;
-        if (m->n_pending == m->alloc_pending) {
-                size_t na = MAX(m->alloc_pending * 2, (size_t) 1024);
-                PendingEvent *v = realloc(m->pending, na * sizeof(*v));
-
-                if (!v)
-                        return -ENOMEM;
-                m->pending = v;
-                m->alloc_pending = na;
-        }
-        slot = &m->pending[m->n_pending++];
-        memcpy(slot, e, MIN(size, sizeof(*slot)));
-        return 0;
 }
 
 /* The sampler behind the phases' and exact totals' hooks. */
@@ -197,7 +166,7 @@ int monitor_new(const MonitorConfig *cfg, Monitor **ret) {
         r = sideband_init(&m->sb, m->n_possible, cfg->sideband_ring_order ?: 7, m->epoll_fd);
         if (r < 0)
                 return r;
-        r = sampler_new(&cfg->sampler, m->n_possible, queue_event, m, &m->sampler);
+        r = sampler_new(&cfg->sampler, m->n_possible, event_queue_add, &m->events, &m->sampler);
         if (r < 0)
                 return r;
         if (epoll_ctl(m->epoll_fd, EPOLL_CTL_ADD, sampler_fd(m->sampler),
@@ -227,7 +196,7 @@ Monitor *monitor_free(Monitor *m) {
         energy_done(&m->energy);
         job_counters_done(&m->job_counters);
         cpu_set_done(&m->online);
-        free(m->pending);
+        event_queue_done(&m->events);
         free(m->bpf_stats);
         safe_close(m->epoll_fd);
         safe_close(m->online_fd);
@@ -383,7 +352,17 @@ int monitor_start(Monitor *m) {
         return 0;
 }
 
-static int apply_event(Monitor *m, const PendingEvent *e, uint64_t now) {
+/* What a tick hands to attribution: its monitor and its time. */
+typedef struct Tick {
+        Monitor *m;
+        uint64_t now;
+} Tick;
+
+static int apply_event(void *userdata, const PendingEvent *e) {
+        Tick *t = userdata;
+        Monitor *m = t->m;
+        uint64_t now = t->now;
+
         if (e->h.type == LMK_EVENT_REGION || e->h.type == LMK_EVENT_REGION_OFF) {
                 phases_apply_region(&m->phases, &e->r, now);
                 return 0;
@@ -396,7 +375,9 @@ static int apply_event(Monitor *m, const PendingEvent *e, uint64_t now) {
         return attribute_sample(&m->attribution, m->hist, &e->s, now, m->real_offset_ns);
 }
 
-static void apply_record(Monitor *m, const SbRecord *r) {
+static void apply_record(void *userdata, SbRecord *r) {
+        Monitor *m = ((Tick *) userdata)->m;
+
         switch (r->type) {
         case SB_MMAP:
                 (void) process_table_mmap(&m->procs, r->pid, r->addr, r->len, r->pgoff, r->maj, r->min, r->ino,
@@ -423,61 +404,16 @@ static void apply_record(Monitor *m, const SbRecord *r) {
         default:
                 break;
         }
-}
-
-static int event_cmp(const void *a, const void *b) {
-        const struct lmk_event_header *x = a, *y = b;
-
-        if (x->time_ns != y->time_ns)
-                return x->time_ns < y->time_ns ? -1 : 1;
-        return (int) x->cpu - (int) y->cpu;
-}
-
-static int record_cmp(const void *a, const void *b) {
-        const SbRecord *x = a, *y = b;
-
-        if (x->time != y->time)
-                return x->time < y->time ? -1 : 1;
-        return x->seq < y->seq ? -1 : x->seq > y->seq;
-}
-
-/* The ring hands samples over nearly in time order (CPUs interleave only by
- * the moments between reserving a record and stamping it): an insertion
- * sort is linear then, where qsort() paid n log n for every tick. A queue
- * far from order (many adjacent pairs reversed) goes to qsort(). */
-static void sort_events(PendingEvent *v, size_t n) {
-        size_t reversed = 0;
-
-        for (size_t i = 1; i < n; i++)
-                reversed += event_cmp(&v[i - 1], &v[i]) > 0;
-        if (reversed == 0)
-                return;
-        if (reversed > n / 16 + 8) {
-                qsort(v, n, sizeof(*v), event_cmp);
-                return;
-        }
-        for (size_t i = 1; i < n; i++) {
-                PendingEvent e;
-                size_t j = i;
-
-                if (event_cmp(&v[i - 1], &v[i]) <= 0)
-                        continue;
-                e = v[i];
-                while (j > 0 && event_cmp(&v[j - 1], &e) > 0) {
-                        v[j] = v[j - 1];
-                        j--;
-                }
-                v[j] = e;
-        }
+        sb_record_done(r);
 }
 
 int monitor_tick(Monitor *m, bool final) {
         uint64_t now = now_ns(CLOCK_MONOTONIC), point;
-        size_t i = 0, j = 0, k;
+        Tick tick = { .m = m, .now = now };
         int r;
 
         m->real_offset_ns = (int64_t) now_ns(CLOCK_REALTIME) - (int64_t) now;
-        point = final ? UINT64_MAX : (now > ORDER_MARGIN_NS ? now - ORDER_MARGIN_NS : 0);
+        point = event_order_point(now, final);
 
         /* Samples first: every record that precedes a drained sample is in
          * its ring by the time we drain the records. */
@@ -504,38 +440,13 @@ int monitor_tick(Monitor *m, bool final) {
                 }
         }
 
-        /* qsort() wants a valid pointer even for nothing: the queues start empty and NULL */
-        if (m->n_pending > 0)
-                sort_events(m->pending, m->n_pending);
-        if (m->sb.n_pending > 0)
-                qsort(m->sb.pending, m->sb.n_pending, sizeof(*m->sb.pending), record_cmp);
-
-        for (;;) {
-                bool rec_ready = i < m->sb.n_pending && m->sb.pending[i].time <= point;
-                bool smp_ready = j < m->n_pending && m->pending[j].h.time_ns <= point;
-
-                if (!rec_ready && !smp_ready)
-                        break;
-                if (rec_ready && (!smp_ready || m->sb.pending[i].time <= m->pending[j].h.time_ns)) {
-                        apply_record(m, &m->sb.pending[i]);
-                        sb_record_done(&m->sb.pending[i]);
-                        i++;
-                } else {
-                        r = apply_event(m, &m->pending[j], now);
-                        j++;
-                        if (r < 0)
-                                return log_error_errno(r, "Failed to attribute a sample: %m");
-                }
-        }
-
-        k = m->sb.n_pending - i;
-        if (k > 0 && i > 0)
-                memmove(m->sb.pending, m->sb.pending + i, k * sizeof(*m->sb.pending));
-        m->sb.n_pending = k;
-        k = m->n_pending - j;
-        if (k > 0 && j > 0)
-                memmove(m->pending, m->pending + j, k * sizeof(*m->pending));
-        m->n_pending = k;
+        r = event_order_apply(&m->events, m->sb.pending, &m->sb.n_pending, point, &(const EventOrderHandler) {
+                .record = apply_record,
+                .event = apply_event,
+                .userdata = &tick,
+        });
+        if (r < 0)
+                return log_error_errno(r, "Failed to attribute a sample: %m");
 
         if (!final)
                 sampler_rejitter(m->sampler);

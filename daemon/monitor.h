@@ -15,10 +15,10 @@
 #include "sideband.h"
 
 /* The node's view, kept in time order: the sampler's samples and the
- * kernel's process records are merged by time and handed to attribution
- * (attribution.c), phases (phases.c) and the process table; exact totals
- * (exact-totals.c) and idle time (idle.c) are settled when an interval
- * closes into an Interval (interval.h). */
+ * kernel's process records are merged by time (event-order.c) and handed
+ * to attribution (attribution.c), phases (phases.c) and the process table;
+ * exact totals (exact-totals.c) and idle time (idle.c) are settled when an
+ * interval closes into an Interval (interval.h). */
 
 typedef struct MonitorConfig {
         SamplerConfig sampler;

@@ -128,11 +128,6 @@ int sideband_parse(const void *rec, size_t size, SbRecord *ret) {
         return 1;
 }
 
-void sb_record_done(SbRecord *r) {
-        free(r->str);
-        r->str = NULL;
-}
-
 void sideband_attr(struct perf_event_attr *attr, size_t ring_bytes) {
         *attr = (struct perf_event_attr) {
                 .type = PERF_TYPE_SOFTWARE,

@@ -6,32 +6,11 @@
 #include <stdint.h>
 
 #include "perf-ring.h"
+#include "sb-record.h"
 
-/* The kernel's process records (mmap2, comm, fork, exit, cgroup, lost) from
- * one dummy perf event per CPU, timestamped with CLOCK_MONOTONIC like the
- * BPF samples, so lmkd can apply them in order with the samples. */
-
-typedef enum SbType {
-        SB_MMAP,
-        SB_COMM,
-        SB_FORK,
-        SB_EXIT,
-        SB_CGROUP,
-        SB_LOST,
-} SbType;
-
-typedef struct SbRecord {
-        uint64_t time;
-        uint64_t seq;           /* arrival order: breaks ties in time */
-        SbType type;
-        bool exec;              /* SB_COMM: the comm changed because of exec */
-        uint32_t pid, tid, ppid;
-        uint64_t addr, len, pgoff;
-        uint32_t maj, min, prot;
-        uint64_t ino;           /* SB_MMAP; SB_CGROUP: the cgroup id */
-        uint64_t lost;          /* SB_LOST: records the kernel dropped */
-        char *str;              /* path (mmap, cgroup) or comm; malloc'd */
-} SbRecord;
+/* The kernel's process records (sb-record.h) from one dummy perf event per
+ * CPU, timestamped with CLOCK_MONOTONIC like the BPF samples, so lmkd can
+ * apply them in order with the samples (event-order.h). */
 
 #define SIDEBAND_SAMPLE_TYPE (PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU)
 
@@ -39,7 +18,6 @@ typedef struct SbRecord {
  * Returns 1 and fills *ret for records lmkd uses, 0 for others, -EBADMSG
  * for malformed ones. */
 int sideband_parse(const void *rec, size_t size, SbRecord *ret);
-void sb_record_done(SbRecord *r);
 
 void sideband_attr(struct perf_event_attr *attr, size_t ring_bytes);
 

@@ -101,7 +101,7 @@ static void end_region(unsigned int id, bool off) {
 static int site_register(struct lmk_site *site) {
         if (!site->name)
                 return -EINVAL;
-        return lmk_region_register(site, site->name, SIZE_MAX, NULL);
+        return lmk_region_register(site, site->name, SIZE_MAX, NULL, lmk_setup());
 }
 
 /* The inline BEGIN counted this call already. */
@@ -136,7 +136,7 @@ _public_ void lmk__end_slow(struct lmk_site *site) {
 _public_ int lmk_site_register(struct lmk_site *site, const char *name, size_t name_len, const char *where) {
         if (!site)
                 return -EINVAL;
-        return lmk_region_register(site, name, name_len, where);
+        return lmk_region_register(site, name, name_len, where, lmk_setup());
 }
 
 /* A caller-owned handle is never on a region's site list (liblmk cannot know

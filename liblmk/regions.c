@@ -21,8 +21,6 @@ int __cxa_atexit(void (*func)(void *), void *arg, void *dso_handle);
 #define NAME_MAX_LEN (LMK_REGION_NAME_SIZE - 1)
 #define INDEX_SIZE (2 * LMK_REGIONS_MAX)  /* open addressing, load <= 1/2 */
 
-struct lmk_region lmk_regions[LMK_REGIONS_MAX];
-
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct lmk_site *region_sites[LMK_REGIONS_MAX];
 static uint16_t name_index[INDEX_SIZE];         /* region id, 0 = empty */
@@ -123,8 +121,8 @@ static unsigned int region_full(void) {
 
 /* Called with the lock held. Returns the region id of name, registering it
  * with the given place in the code if it is new. */
-static unsigned int region_find_or_add(const char *name, size_t len, const struct lmk_site *site, const char *where) {
-        const struct lmk_settings *s = lmk_setup();
+static unsigned int region_find_or_add(const char *name, size_t len, const struct lmk_site *site, const char *where,
+                                       const struct lmk_settings *s) {
         size_t slot = index_slot(name, len);
         struct lmk_region *r;
 
@@ -187,7 +185,8 @@ static int dso_track(void *dso) {
         return 0;
 }
 
-int lmk_region_register(struct lmk_site *site, const char *name, size_t name_len, const char *where) {
+int lmk_region_register(struct lmk_site *site, const char *name, size_t name_len, const char *where,
+                        const struct lmk_settings *settings) {
         unsigned int id;
         size_t len;
 
@@ -197,7 +196,6 @@ int lmk_region_register(struct lmk_site *site, const char *name, size_t name_len
         if (len == 0)
                 return -EINVAL;
 
-        lmk_setup();
         pthread_mutex_lock(&lock);
 
         /* Two threads may race to the same site's first use. */
@@ -205,7 +203,7 @@ int lmk_region_register(struct lmk_site *site, const char *name, size_t name_len
         if (id != 0)
                 goto done;
 
-        id = region_find_or_add(name, len, site, where);
+        id = region_find_or_add(name, len, site, where, settings);
         if (!site->name)
                 site->name = lmk_regions[id - 1].name;
         __atomic_store_n(&site->id, id, __ATOMIC_RELAXED);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* collectors/job-slurm.c: cgroup paths, environments, LMK_NOTES, merging. */
+/* collectors/job-cgroup.c, job-environ.c, job-info.c, job-slurm.c: cgroup
+ * paths, environments, LMK_NOTES, merging, ids and text. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""lmk's job parsers (collectors/job-slurm.c, collectors/job-stepd.c, through
-job-probe) on the live /proc/<pid>/cgroup and /proc/<pid>/environ of
+"""lmk's job parsers (collectors/job-cgroup.c, job-environ.c, job-stepd.c,
+through job-probe) on the live /proc/<pid>/cgroup and /proc/<pid>/environ of
 processes a real Slurm runs, and the root slurmstepd above each.
 
 Slurm's own word is the reference: 'scontrol listpids' says which job and

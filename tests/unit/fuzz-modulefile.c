@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "inventory-internal.h"
+#include "inventory/internal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

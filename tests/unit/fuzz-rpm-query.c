@@ -8,7 +8,7 @@
 
 #include "fuzz-cuts.h"
 #include "hashmap.h"
-#include "inventory-internal.h"
+#include "inventory/internal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

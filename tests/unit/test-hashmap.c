@@ -62,8 +62,36 @@ TEST(strings) {
         hashmap_free(h);
 }
 
+static unsigned destroyed;
+
+static void destroy_counted(void *p) {
+        destroyed++;
+        free(p);
+}
+
+/* A map that owns its values hands each to its destructor once, however
+ * full; the map stays usable after a clear. Leaks show under ASan. */
+TEST(free_values) {
+        Hashmap *h = hashmap_new(&uint64_hash_ops);
+
+        ASSERT_NOT_NULL(h);
+        for (uint64_t k = 0; k < 1000; k++)
+                ASSERT_OK(hashmap_put(h, INT_TO_KEY(k), malloc(16)));
+        hashmap_clear_free(h, destroy_counted);
+        ASSERT_EQ(destroyed, 1000);
+        ASSERT_EQ(hashmap_size(h), 0);
+        ASSERT_NULL(hashmap_get(h, INT_TO_KEY(5)));
+        for (uint64_t k = 0; k < 10; k++)
+                ASSERT_OK(hashmap_put(h, INT_TO_KEY(k), malloc(16)));
+        ASSERT_NULL(hashmap_free_free(h, NULL));
+        hashmap_clear_free(NULL, NULL);
+        ASSERT_NULL(hashmap_free_free(NULL, destroy_counted));
+        ASSERT_EQ(destroyed, 1000);
+}
+
 int main(void) {
         RUN(against_reference);
         RUN(strings);
+        RUN(free_values);
         return 0;
 }

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "hashmap.h"
-#include "inventory-internal.h"
+#include "inventory/internal.h"
 #include "tests.h"
 #include "util.h"
 

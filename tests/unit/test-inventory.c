@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "inventory-internal.h"
+#include "inventory/internal.h"
 #include "tests.h"
 #include "util.h"
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* A job's CPUs from its cgroup: the cpuset file named by /proc/<pid>/cgroup
- * as Slurm's cgroup/v1 and cgroup/v2 plugins lay it out, and the kernel's
- * CPU list format. */
+ * as Slurm's cgroup/v1 and cgroup/v2 plugins lay it out (the CPU list
+ * format is test-cpu-list.c's). */
 #include <errno.h>
 #include <string.h>
 
@@ -39,31 +39,7 @@ TEST(paths) {
         ASSERT_EQ(path_of("7:cpuset:/slurm_vm/uid_0/job_5/step_0\n", p, 20), -ENAMETOOLONG);
 }
 
-static int count(const char *s, unsigned *n) {
-        return cpu_list_count(s, strlen(s), n);
-}
-
-TEST(lists) {
-        unsigned n;
-
-        ASSERT_OK(count("0-3,8,10-11\n", &n));
-        ASSERT_EQ(n, 7);
-        ASSERT_OK(count("5", &n));
-        ASSERT_EQ(n, 1);
-        ASSERT_OK(count("0-1\n", &n));
-        ASSERT_EQ(n, 2);
-        ASSERT_ERROR(count("", &n), EINVAL);
-        ASSERT_ERROR(count("\n", &n), EINVAL);
-        ASSERT_ERROR(count("3-1", &n), EINVAL);
-        ASSERT_ERROR(count("1,,2", &n), EINVAL);
-        ASSERT_ERROR(count("1-", &n), EINVAL);
-        ASSERT_ERROR(count("a", &n), EINVAL);
-        ASSERT_ERROR(count("0-1048575,1048576-2000000", &n), EINVAL);
-        ASSERT_ERROR(count("0-1048575,1048575", &n), ERANGE);
-}
-
 int main(void) {
         RUN(paths);
-        RUN(lists);
         return 0;
 }

@@ -49,10 +49,15 @@ TEST(table_rows) {
                                 ASSERT_EQ(bad, -1);
                         else
                                 ASSERT_EQ(bad, 0);
+                        ASSERT_EQ(utf8_char_len(s, 4), len);
+                        /* cut short, no sequence is whole */
+                        if (len)
+                                ASSERT_EQ(utf8_char_len(s, len - 1), 0);
                 }
         for (unsigned a = 0; a < 0x80; a++) {
                 char c = (char) a;
                 ASSERT_TRUE(utf8_is_valid(&c, 1));
+                ASSERT_EQ(utf8_char_len(&c, 1), 1);
         }
 }
 

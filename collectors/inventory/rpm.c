@@ -20,7 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "inventory-internal.h"
+#include "internal.h"
 #include "util.h"
 
 /* rpm -qa on a node with 3,000 packages takes a few seconds and writes

@@ -2,7 +2,7 @@
 /* Environment-module trees: each modulefile ROOT/NAME/VERSION (Tcl, with
  * the #%Module cookie) or ROOT/NAME/VERSION.lua (Lmod) is a package
  * "NAME" "VERSION"; its files are the ELF files of the prefixes it puts
- * in PATH or LD_LIBRARY_PATH or names in *_ROOT (inventory-modulefile.c
+ * in PATH or LD_LIBRARY_PATH or names in *_ROOT (modulefile.c
  * reads those). Modules are the last source: a module only points at
  * software, and a file that dpkg, RPM, Spack, EasyBuild or an /opt tree
  * has is theirs, so a module keeps only files no other package has and a
@@ -23,7 +23,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "inventory-internal.h"
+#include "internal.h"
 #include "util.h"
 
 /* Lmod's hierarchies (Core/, Compiler/gcc/12/, MPI/gcc/12/openmpi/4/) are

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The inventory: packages as the sources find them, which package each
- * ELF file belongs to, and the report with its digest. The sources are in
- * inventory-dpkg.c, inventory-rpm.c, inventory-spack.c, inventory-trees.c
- * and inventory-modules.c. */
+ * ELF file belongs to, and the report with its digest. The sources are
+ * beside it (dpkg.c, rpm.c, spack.c, trees.c, modules.c) and call in
+ * here; scan.c runs them. */
 #include <errno.h>
 #include <fcntl.h>
 #include <json-c/json.h>
@@ -16,7 +16,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "inventory-internal.h"
+#include "internal.h"
 #include "json-text.h"
 #include "utf8.h"
 #include "util.h"
@@ -39,41 +39,6 @@ static const char *const manager_names[_INVENTORY_MANAGER_MAX] = {
         [INVENTORY_RPM] = "rpm",
         [INVENTORY_MODULE] = "module",
 };
-
-/* Spack's default install_tree root below its checkout in /opt/spack, and
- * EasyBuild installpaths sites commonly use; sites set theirs. */
-static const char *const default_debian[] = { "/var/lib/dpkg", NULL };
-static const char *const default_spack[] = { "/opt/spack/opt/spack", NULL };
-static const char *const default_easybuild[] = { "/opt/easybuild", "/apps/easybuild", NULL };
-static const char *const default_opt[] = { "/opt", NULL };
-/* RHEL 9 and SUSE keep rpm's database in /usr/lib/sysimage/rpm, with
- * /var/lib/rpm a symlink to it: the one real path is read once. */
-static const char *const default_rpm[] = { "/var/lib/rpm", NULL };
-/* Environment Modules' and Lmod's usual module paths (RHEL's
- * /etc/modulefiles and /usr/share/modulefiles, Debian's
- * /usr/share/modules/modulefiles) and common site ones. */
-static const char *const default_module[] = { "/etc/modulefiles", "/usr/share/modulefiles",
-                                              "/usr/share/modules/modulefiles", "/opt/modulefiles",
-                                              "/apps/modulefiles", "/opt/apps/modulefiles", NULL };
-
-const char *const *inventory_default_roots(InventoryManager m) {
-        switch (m) {
-        case INVENTORY_DEBIAN:
-                return default_debian;
-        case INVENTORY_SPACK:
-                return default_spack;
-        case INVENTORY_EASYBUILD:
-                return default_easybuild;
-        case INVENTORY_OPT:
-                return default_opt;
-        case INVENTORY_RPM:
-                return default_rpm;
-        case INVENTORY_MODULE:
-                return default_module;
-        default:
-                return NULL;
-        }
-}
 
 const char *inventory_manager_to_string(InventoryManager m) {
         return (unsigned) m < _INVENTORY_MANAGER_MAX ? manager_names[m] : NULL;
@@ -351,9 +316,17 @@ static int cmp_package(const void *a, const void *b) {
         return cmp_null_str(x->hash, y->hash);
 }
 
+int scan_start(Scan *s, Inventory *inv) {
+        *s = (Scan) { .inv = inv };
+        s->claims = hashmap_new(&string_hash_ops);
+        return s->claims ? 0 : -ENOMEM;
+}
+
+static int inventory_digest(Inventory *inv);
+
 /* Every claimed path goes to its package; packages without ELF files are
- * left out; all sorted. */
-static int scan_finish(Scan *s) {
+ * left out; all sorted, and the digest taken. */
+int scan_finish(Scan *s) {
         Inventory *inv = s->inv;
         size_t *count, i, n;
         Claim *c;
@@ -399,20 +372,18 @@ static int scan_finish(Scan *s) {
         inv->packages = TAKE_PTR(s->packages);
         inv->n_packages = n;
         s->n_packages = s->alloc_packages = 0;
-        return 0;
+        return inventory_digest(inv);
 }
 
-static void scan_done(Scan *s) {
-        Claim *c;
-        size_t i;
+static void claim_free(void *p) {
+        Claim *c = p;
 
-        if (s->claims) {
-                HASHMAP_FOREACH(c, s->claims, i) {
-                        free(c->path);
-                        free(c);
-                }
-                hashmap_free(s->claims);
-        }
+        free(c->path);
+        free(c);
+}
+
+void scan_done(Scan *s) {
+        hashmap_free_free(s->claims, claim_free);
         for (size_t p = 0; p < s->n_packages; p++)
                 package_done(&s->packages[p]);
         free(s->packages);
@@ -556,61 +527,4 @@ const InventoryPackage *inventory_find_file(const Inventory *inv, const char *pa
                         return p;
         }
         return NULL;
-}
-
-typedef int (*source_func)(Scan *s, const char *root, bool configured);
-
-static const source_func sources[_INVENTORY_MANAGER_MAX] = {
-        [INVENTORY_DEBIAN] = inventory_scan_dpkg,
-        [INVENTORY_SPACK] = inventory_scan_spack,
-        [INVENTORY_EASYBUILD] = inventory_scan_easybuild,
-        [INVENTORY_OPT] = inventory_scan_opt,
-        [INVENTORY_RPM] = inventory_scan_rpm,
-        [INVENTORY_MODULE] = inventory_scan_modules,
-};
-
-/* Who keeps a file both have: the system's package managers first (a file
- * dpkg or rpm knows is theirs, even when a prefix links to it), then the
- * install prefixes, and modules last (a module points at software some
- * other way installed). */
-static const InventoryManager scan_order[] = {
-        INVENTORY_DEBIAN, INVENTORY_RPM, INVENTORY_SPACK, INVENTORY_EASYBUILD, INVENTORY_OPT, INVENTORY_MODULE,
-};
-_Static_assert(ELEMENTSOF(scan_order) == _INVENTORY_MANAGER_MAX, "every source in the order");
-
-int inventory_scan(const InventoryOptions *o, Inventory **ret) {
-        _cleanup_(inventory_freep) Inventory *inv = NULL;
-        Scan s = {};
-        int r = 0;
-
-        inv = calloc(1, sizeof(*inv));
-        if (!inv)
-                return -ENOMEM;
-        s.inv = inv;
-        s.claims = hashmap_new(&string_hash_ops);
-        if (!s.claims)
-                return -ENOMEM;
-
-        for (size_t i = 0; i < ELEMENTSOF(scan_order) && r >= 0; i++) {
-                InventoryManager m = scan_order[i];
-                const char *const *roots = o ? o->roots[m] : NULL;
-                bool configured = roots != NULL;
-
-                for (const char *const *root = roots ?: inventory_default_roots(m); *root; root++) {
-                        r = sources[m](&s, *root, configured);
-                        if (r < 0 && r != -ENOSPC)
-                                break;
-                        r = 0;
-                }
-        }
-        if (r >= 0)
-                r = scan_finish(&s);
-        scan_done(&s);
-        if (r < 0)
-                return r;
-        r = inventory_digest(inv);
-        if (r < 0)
-                return r;
-        *ret = TAKE_PTR(inv);
-        return 0;
 }

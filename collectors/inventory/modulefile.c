@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "inventory-internal.h"
+#include "internal.h"
 #include "util.h"
 
 #define WORDS_MAX 16

@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "inventory-internal.h"
+#include "internal.h"
 #include "util.h"
 
 #define SPACK_DEPTH_MAX 5

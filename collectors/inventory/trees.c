@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Install prefixes: walking one (its size, its ELF files), and the two
  * layouts found by folder names alone, EasyBuild's installpath and plain
- * /opt trees. Spack's prefixes are found in inventory-spack.c.
+ * /opt trees. Spack's prefixes are found in spack.c.
  *
  * Below a root nothing is followed: folders are opened with O_NOFOLLOW
  * relative to their parent, so a symlink loop or a link to / in a user's
@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "inventory-internal.h"
+#include "internal.h"
 #include "util.h"
 
 /* A big prefix (CUDA, a compiler, Intel oneAPI) holds 50,000-200,000

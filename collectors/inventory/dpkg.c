@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "inventory-internal.h"
+#include "internal.h"
 #include "util.h"
 
 /* A status file of 100,000 packages is about 300 MB; the biggest .list

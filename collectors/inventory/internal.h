@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
-/* Shared by the inventory's sources (inventory-*.c) and reached by the unit
- * tests and fuzz targets; not for other callers. */
+/* Shared by the inventory's sources (the files of collectors/inventory/)
+ * and reached by the unit tests and fuzz targets; not for other callers. */
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -22,6 +22,12 @@ typedef struct Scan {
         Hashmap *claims;                /* real path → Claim */
         bool packages_full, files_full; /* said once */
 } Scan;
+
+/* inventory.c: a scan's start, its end (packages sorted, the digest
+ * taken) and what is left to free either way; scan.c runs them. */
+int scan_start(Scan *s, Inventory *inv);
+int scan_finish(Scan *s);
+void scan_done(Scan *s);
 
 int scan_problem(Scan *s, const char *format, ...) _printf_(2, 3);
 
