@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "batch-build.h"
+#include "batch-fields.h"
 #include "batch-format.h"
 #include "interval-json.h"
 #include "util.h"
@@ -20,21 +21,21 @@ int batch_build(const Interval *iv, const BatchInfo *info, void **ret_gz, size_t
         int r;
 
         root = json_object_new_object();
-        json_object_object_add(root, "format", json_object_new_string(LMK_BATCH_FORMAT));
-        json_object_object_add(root, "version", json_object_new_int(LMK_BATCH_VERSION));
+        json_object_object_add(root, BF_FORMAT, json_object_new_string(LMK_BATCH_FORMAT));
+        json_object_object_add(root, BF_VERSION, json_object_new_int(LMK_BATCH_VERSION));
 
         o = json_object_new_object();
-        json_object_object_add(o, "node", json_object_new_string(info->node));
-        json_object_object_add(o, "boot_id", json_object_new_string(info->boot_id));
+        json_object_object_add(o, BF_BATCH_NODE, json_object_new_string(info->node));
+        json_object_object_add(o, BF_BATCH_BOOT_ID, json_object_new_string(info->boot_id));
         if (info->spool_id)
-                json_object_object_add(o, "spool", json_object_new_string(info->spool_id));
-        json_object_object_add(o, "seq", u64(info->seq));
-        json_object_object_add(root, "batch", o);
+                json_object_object_add(o, BF_BATCH_SPOOL, json_object_new_string(info->spool_id));
+        json_object_object_add(o, BF_BATCH_SEQ, u64(info->seq));
+        json_object_object_add(root, BF_BATCH, o);
 
         o = json_object_new_object();
-        json_object_object_add(o, "hostname", json_object_new_string(info->node));
-        json_object_object_add(o, "cpus", json_object_new_int((int) iv->cpus));
-        json_object_object_add(o, "cluster", info->cluster ? json_object_new_string(info->cluster) : NULL);
+        json_object_object_add(o, BF_NODE_HOSTNAME, json_object_new_string(info->node));
+        json_object_object_add(o, BF_NODE_CPUS, json_object_new_int((int) iv->cpus));
+        json_object_object_add(o, BF_NODE_CLUSTER, info->cluster ? json_object_new_string(info->cluster) : NULL);
         if (info->software) {
                 json_object *a = json_object_new_array();
 
@@ -42,15 +43,15 @@ int batch_build(const Interval *iv, const BatchInfo *info, void **ret_gz, size_t
                         const NodeFamily *f = &info->software->v[i];
                         json_object *e = json_object_new_object();
 
-                        json_object_object_add(e, "purpose", json_object_new_string(f->purpose));
-                        json_object_object_add(e, "family", json_object_new_string(f->family));
+                        json_object_object_add(e, BF_FAMILY_PURPOSE, json_object_new_string(f->purpose));
+                        json_object_object_add(e, BF_FAMILY_FAMILY, json_object_new_string(f->family));
                         json_object_array_add(a, e);
                 }
-                json_object_object_add(o, "installed", a);
+                json_object_object_add(o, BF_NODE_INSTALLED, a);
         }
         if (info->node_type)
-                json_object_object_add(o, "type", node_type_json(info->node_type));
-        json_object_object_add(root, "node", o);
+                json_object_object_add(o, BF_NODE_TYPE, node_type_json(info->node_type));
+        json_object_object_add(root, BF_NODE, o);
 
         /* the inventory's report as it is: lmkd wrote it (inventory_to_json) */
         if (info->inventory) {
@@ -59,19 +60,19 @@ int batch_build(const Interval *iv, const BatchInfo *info, void **ret_gz, size_t
                         json_object_put(root);
                         return -EBADMSG;
                 }
-                json_object_object_add(root, "inventory", o);
+                json_object_object_add(root, BF_INVENTORY, o);
         }
 
         o = json_object_new_object();
-        json_object_object_add(o, "start", json_object_new_double(iv->start));
-        json_object_object_add(o, "end", json_object_new_double(iv->end));
-        json_object_object_add(root, "interval", o);
+        json_object_object_add(o, BF_INTERVAL_START, json_object_new_double(iv->start));
+        json_object_object_add(o, BF_INTERVAL_END, json_object_new_double(iv->end));
+        json_object_object_add(root, BF_INTERVAL, o);
 
         o = json_object_new_object();
-        json_object_object_add(o, "event", json_object_new_string(iv->event));
-        json_object_object_add(o, "frequency_hz", json_object_new_double(iv->frequency_hz));
-        json_object_object_add(o, "samples_lost", u64(st->samples_lost));
-        json_object_object_add(root, "sampling", o);
+        json_object_object_add(o, BF_SAMPLING_EVENT, json_object_new_string(iv->event));
+        json_object_object_add(o, BF_SAMPLING_FREQUENCY_HZ, json_object_new_double(iv->frequency_hz));
+        json_object_object_add(o, BF_SAMPLING_SAMPLES_LOST, u64(st->samples_lost));
+        json_object_object_add(root, BF_SAMPLING, o);
 
         r = interval_add_rows(iv, root);
         if (r < 0) {

@@ -6,6 +6,7 @@
 #include <pwd.h>
 #include <string.h>
 
+#include "batch-fields.h"
 #include "hashmap.h"
 #include "interval-json.h"
 #include "liblmk-state.h"
@@ -72,11 +73,11 @@ static void add_counters(json_object *o, const Interval *iv, double cpu_time_ns,
         json_object *extra = NULL;
         int ci = -1, ii = -1;
 
-        json_object_object_add(o, "cpu_time_ns", u64_or_null(have_time, cpu_time_ns));
+        json_object_object_add(o, BF_CPU_TIME_NS, u64_or_null(have_time, cpu_time_ns));
         for (size_t i = 0; i < n; i++) {
-                if (streq(ev[i].role, "cycles"))
+                if (streq(ev[i].role, BF_ROLE_CYCLES))
                         ci = (int) i;
-                else if (streq(ev[i].role, "instructions"))
+                else if (streq(ev[i].role, BF_ROLE_INSTRUCTIONS))
                         ii = (int) i;
                 else {
                         if (!extra)
@@ -84,15 +85,15 @@ static void add_counters(json_object *o, const Interval *iv, double cpu_time_ns,
                         json_object_object_add(extra, ev[i].role, u64_or_null(valid[i], (double) counts[i] * scale));
                 }
         }
-        json_object_object_add(o, "cycles", u64_or_null(ci >= 0 && valid[ci], ci >= 0 ? (double) counts[ci] * scale : 0));
-        json_object_object_add(o, "instructions",
+        json_object_object_add(o, BF_CYCLES, u64_or_null(ci >= 0 && valid[ci], ci >= 0 ? (double) counts[ci] * scale : 0));
+        json_object_object_add(o, BF_INSTRUCTIONS,
                                u64_or_null(ii >= 0 && valid[ii], ii >= 0 ? (double) counts[ii] * scale : 0));
         if (ci >= 0 && ii >= 0 && valid[ci] && valid[ii] && counts[ci] > 0)
                 json_object_object_add(o, "ipc", json_object_new_double((double) counts[ii] / (double) counts[ci]));
         else
                 json_object_object_add(o, "ipc", NULL);
         if (extra)
-                json_object_object_add(o, "events", extra);
+                json_object_object_add(o, BF_EVENTS, extra);
 }
 
 /* Rates at the row's code location from its burst samples: events per
@@ -106,19 +107,19 @@ static json_object *burst_json(const Interval *iv, const HistRow *row) {
 
         ev = iv->events;
         n = iv->n_events;
-        json_object_object_add(o, "samples", json_object_new_int64((int64_t) row->burst_samples));
-        json_object_object_add(o, "window_ns", json_object_new_int64((int64_t) row->burst_ns));
+        json_object_object_add(o, BF_BURST_SAMPLES, json_object_new_int64((int64_t) row->burst_samples));
+        json_object_object_add(o, BF_BURST_WINDOW_NS, json_object_new_int64((int64_t) row->burst_ns));
         for (size_t i = 0; i < n; i++) {
                 bool valid = row->burst_counted[i] > 0 && secs > 0;
 
                 json_object_object_add(rates, ev[i].role,
                                        valid ? json_object_new_double((double) row->burst_counts[i] / secs) : NULL);
-                if (streq(ev[i].role, "cycles") && valid)
+                if (streq(ev[i].role, BF_ROLE_CYCLES) && valid)
                         ci = (int) i;
-                if (streq(ev[i].role, "instructions") && valid)
+                if (streq(ev[i].role, BF_ROLE_INSTRUCTIONS) && valid)
                         ii = (int) i;
         }
-        json_object_object_add(o, "per_second", rates);
+        json_object_object_add(o, BF_BURST_PER_SECOND, rates);
         json_object_object_add(o, "ipc", ci >= 0 && ii >= 0 && row->burst_counts[ci] > 0
                                                  ? json_object_new_double((double) row->burst_counts[ii] /
                                                                           (double) row->burst_counts[ci])
@@ -133,28 +134,28 @@ static json_object *row_json(const Interval *iv, const HistRow *row) {
         double time_ns = (double) row->samples * 1e9 / iv->frequency_hz;
         bool valid[LMK_MAX_COUNTERS];
 
-        json_object_object_add(o, "job", str_or_null(row->key.job));
-        json_object_object_add(o, "step", str_or_null(row->key.step));
-        json_object_object_add(o, "user", json_text_new(user_name(row->key.uid)));
+        json_object_object_add(o, BF_ROW_JOB, str_or_null(row->key.job));
+        json_object_object_add(o, BF_ROW_STEP, str_or_null(row->key.step));
+        json_object_object_add(o, BF_ROW_USER, json_text_new(user_name(row->key.uid)));
         json_object_object_add(o, "uid", json_object_new_int64(row->key.uid));
-        json_object_object_add(o, "comm", json_text_new(row->key.comm));
-        json_object_object_add(o, "object", json_text_new(obj->path));
-        json_object_object_add(o, "kind", json_text_new(code_kind_to_string(row->key.kind)));
+        json_object_object_add(o, BF_ROW_COMM, json_text_new(row->key.comm));
+        json_object_object_add(o, BF_ROW_OBJECT, json_text_new(obj->path));
+        json_object_object_add(o, BF_ROW_KIND, json_text_new(code_kind_to_string(row->key.kind)));
         if (obj->build_id_size > 0) {
                 buildid_to_hex(obj->build_id, obj->build_id_size, hex);
-                json_object_object_add(o, "build_id", json_text_new(hex));
+                json_object_object_add(o, BF_ROW_BUILD_ID, json_text_new(hex));
         } else
-                json_object_object_add(o, "build_id", NULL);
-        json_object_object_add(o, "phase", json_text_new(row->key.phase));
-        json_object_object_add(o, "samples", json_object_new_int64((int64_t) row->samples));
+                json_object_object_add(o, BF_ROW_BUILD_ID, NULL);
+        json_object_object_add(o, BF_ROW_PHASE, json_text_new(row->key.phase));
+        json_object_object_add(o, BF_ROW_SAMPLES, json_object_new_int64((int64_t) row->samples));
         for (unsigned i = 0; i < LMK_MAX_COUNTERS; i++)
                 valid[i] = row->counted[i] > 0;
         add_counters(o, iv, time_ns, true, row->counts, valid,
                      row->window_ns > 0 ? time_ns / (double) row->window_ns : 0.0);
         if (row->multiplexed > 0)
-                json_object_object_add(o, "multiplexed_samples", json_object_new_int64((int64_t) row->multiplexed));
+                json_object_object_add(o, BF_ROW_MULTIPLEXED_SAMPLES, json_object_new_int64((int64_t) row->multiplexed));
         if (row->burst_samples > 0)
-                json_object_object_add(o, "burst", burst_json(iv, row));
+                json_object_object_add(o, BF_ROW_BURST, burst_json(iv, row));
         return o;
 }
 
@@ -190,12 +191,12 @@ static json_object *counters_json(const Interval *iv) {
         for (size_t i = 0; i < n; i++) {
                 json_object *o = json_object_new_object();
 
-                json_object_object_add(o, "role", json_text_new(ev[i].role));
-                json_object_object_add(o, "event", json_text_new(ev[i].name));
-                json_object_object_add(o, "source", str_or_null(ev[i].source));
-                json_object_object_add(o, "available", json_object_new_boolean(cs[i].available));
+                json_object_object_add(o, BF_COUNTER_ROLE, json_text_new(ev[i].role));
+                json_object_object_add(o, BF_COUNTER_EVENT, json_text_new(ev[i].name));
+                json_object_object_add(o, BF_COUNTER_SOURCE, str_or_null(ev[i].source));
+                json_object_object_add(o, BF_COUNTER_AVAILABLE, json_object_new_boolean(cs[i].available));
                 if (!cs[i].available) {
-                        json_object_object_add(o, "error", json_text_new(
+                        json_object_object_add(o, BF_COUNTER_ERROR, json_text_new(
                                 ev[i].detail[0] ? ev[i].detail : counter_error_text(cs[i].error)));
                         json_object_array_add(arr, o);
                         continue;
@@ -253,29 +254,29 @@ static json_object *jobs_json(const Interval *iv, TotalRow **totals, size_t nt) 
                                 counts[c] = j->counts[c];
                         }
                 o = json_object_new_object();
-                json_object_object_add(o, "job", json_text_new(j->display));
-                json_object_object_add(o, "user", text_or_null(j->info.user[0] ? j->info.user :
+                json_object_object_add(o, BF_JOB_JOB, json_text_new(j->display));
+                json_object_object_add(o, BF_JOB_USER, text_or_null(j->info.user[0] ? j->info.user :
                                                                j->info.uid != JOB_UNSET ? user_name(j->info.uid) : NULL));
                 json_object_object_add(o, "uid", j->info.uid == JOB_UNSET ? NULL : json_object_new_int64(j->info.uid));
-                json_object_object_add(o, "account", text_or_null(j->info.account));
-                json_object_object_add(o, "partition", text_or_null(j->info.partition));
-                json_object_object_add(o, "name", text_or_null(j->info.name));
-                json_object_object_add(o, "nodes", count_or_null(j->info.nodes));
-                json_object_object_add(o, "tasks", count_or_null(j->info.tasks));
-                json_object_object_add(o, "cpus_allocated", count_or_null(job_cpus_allocated(j)));
-                json_object_object_add(o, "cluster", text_or_null(j->info.cluster));
+                json_object_object_add(o, BF_JOB_ACCOUNT, text_or_null(j->info.account));
+                json_object_object_add(o, BF_JOB_PARTITION, text_or_null(j->info.partition));
+                json_object_object_add(o, BF_JOB_NAME, text_or_null(j->info.name));
+                json_object_object_add(o, BF_JOB_NODES, count_or_null(j->info.nodes));
+                json_object_object_add(o, BF_JOB_TASKS, count_or_null(j->info.tasks));
+                json_object_object_add(o, BF_JOB_CPUS_ALLOCATED, count_or_null(job_cpus_allocated(j)));
+                json_object_object_add(o, BF_JOB_CLUSTER, text_or_null(j->info.cluster));
                 notes = json_object_new_object();
                 for (size_t k = 0; k < j->info.notes.n; k++)
                         json_object_object_add(notes, job_notes_key(&j->info.notes, k),
                                                json_text_new(job_notes_value(&j->info.notes, k)));
-                json_object_object_add(o, "notes", notes);
-                json_object_object_add(o, "first_seen", json_object_new_double(j->first_seen));
-                json_object_object_add(o, "last_seen", json_object_new_double(j->last_seen));
-                json_object_object_add(o, "ended", json_object_new_boolean(j->ended));
+                json_object_object_add(o, BF_JOB_NOTES, notes);
+                json_object_object_add(o, BF_JOB_FIRST_SEEN, json_object_new_double(j->first_seen));
+                json_object_object_add(o, BF_JOB_LAST_SEEN, json_object_new_double(j->last_seen));
+                json_object_object_add(o, BF_JOB_ENDED, json_object_new_boolean(j->ended));
                 add_counters(o, iv, (double) cpu, true, counts, valid, 1.0);
                 if (iv->energy && !iv->energy_since_start) {
-                        json_object_object_add(o, "energy_joules", json_object_new_double(j->energy_joules));
-                        json_object_object_add(o, "energy_alone_joules",
+                        json_object_object_add(o, BF_JOB_ENERGY_JOULES, json_object_new_double(j->energy_joules));
+                        json_object_object_add(o, BF_JOB_ENERGY_ALONE_JOULES,
                                                json_object_new_double(j->energy_alone_joules));
                 }
                 json_object_array_add(arr, o);
@@ -293,16 +294,16 @@ static json_object *energy_json(const Interval *iv) {
                 double joules = iv->energy_since_start ? z->joules_total : z->joules;
                 json_object *e = json_object_new_object();
 
-                json_object_object_add(e, "zone", json_object_new_string(z->name));
-                json_object_object_add(e, "kind", json_object_new_string(z->kind));
-                json_object_object_add(e, "joules", json_object_new_double(joules));
+                json_object_object_add(e, BF_ZONE_ZONE, json_object_new_string(z->name));
+                json_object_object_add(e, BF_ZONE_KIND, json_object_new_string(z->kind));
+                json_object_object_add(e, BF_ZONE_JOULES, json_object_new_double(joules));
                 json_object_array_add(zones, e);
                 sum += joules;
         }
-        json_object_object_add(o, "source", json_object_new_string("powercap"));
-        json_object_object_add(o, "joules", json_object_new_double(sum));
-        json_object_object_add(o, "unattributed_joules", json_object_new_double(iv->energy_unattributed_joules));
-        json_object_object_add(o, "zones", zones);
+        json_object_object_add(o, BF_ENERGY_SOURCE, json_object_new_string("powercap"));
+        json_object_object_add(o, BF_ENERGY_JOULES, json_object_new_double(sum));
+        json_object_object_add(o, BF_ENERGY_UNATTRIBUTED_JOULES, json_object_new_double(iv->energy_unattributed_joules));
+        json_object_object_add(o, BF_ENERGY_ZONES, zones);
         return o;
 }
 
@@ -313,10 +314,10 @@ static json_object *markers_json(const Interval *iv) {
                 const MarkerOff *x = &iv->markers_off[i];
                 json_object *o = json_object_new_object();
 
-                json_object_object_add(o, "job", x->job[0] ? json_text_new(x->job) : NULL);
-                json_object_object_add(o, "comm", json_text_new(x->comm));
-                json_object_object_add(o, "phase", json_text_new(x->name));
-                json_object_object_add(o, "state", json_text_new(marker_off_reason(x->reason)));
+                json_object_object_add(o, BF_MARKER_JOB, x->job[0] ? json_text_new(x->job) : NULL);
+                json_object_object_add(o, BF_MARKER_COMM, json_text_new(x->comm));
+                json_object_object_add(o, BF_MARKER_PHASE, json_text_new(x->name));
+                json_object_object_add(o, BF_MARKER_STATE, json_text_new(marker_off_reason(x->reason)));
                 json_object_array_add(arr, o);
         }
         return arr;
@@ -331,14 +332,14 @@ static json_object *ranks_json(RankRow **ranks, size_t n) {
                 const RankRow *r = ranks[i];
                 json_object *o = json_object_new_object();
 
-                json_object_object_add(o, "job", json_text_new(r->key.job));
-                json_object_object_add(o, "step", str_or_null(r->key.step));
-                json_object_object_add(o, "rank", json_object_new_int64(r->key.rank));
-                json_object_object_add(o, "phase", json_text_new(r->key.phase));
-                json_object_object_add(o, "samples", json_object_new_int64((int64_t) r->samples));
-                json_object_object_add(o, "comm_samples", json_object_new_int64((int64_t) r->comm_samples));
-                json_object_object_add(o, "first", json_object_new_double(r->first));
-                json_object_object_add(o, "last", json_object_new_double(r->last));
+                json_object_object_add(o, BF_RANK_JOB, json_text_new(r->key.job));
+                json_object_object_add(o, BF_RANK_STEP, str_or_null(r->key.step));
+                json_object_object_add(o, BF_RANK_RANK, json_object_new_int64(r->key.rank));
+                json_object_object_add(o, BF_RANK_PHASE, json_text_new(r->key.phase));
+                json_object_object_add(o, BF_RANK_SAMPLES, json_object_new_int64((int64_t) r->samples));
+                json_object_object_add(o, BF_RANK_COMM_SAMPLES, json_object_new_int64((int64_t) r->comm_samples));
+                json_object_object_add(o, BF_RANK_FIRST, json_object_new_double(r->first));
+                json_object_object_add(o, BF_RANK_LAST, json_object_new_double(r->last));
                 json_object_array_add(arr, o);
         }
         return arr;
@@ -359,20 +360,20 @@ int interval_add_rows(const Interval *iv, json_object *root) {
         arr = json_object_new_array_ext((int) n);
         for (size_t i = 0; i < n; i++)
                 json_object_array_add(arr, row_json(iv, rows[i]));
-        json_object_object_add(root, "rows", arr);
+        json_object_object_add(root, BF_ROWS, arr);
         arr = json_object_new_array_ext((int) nt);
         for (size_t i = 0; i < nt; i++)
                 json_object_array_add(arr, total_json(iv, totals[i]));
         json_object_object_add(root, "totals", arr);
-        json_object_object_add(root, "counters", counters_json(iv));
-        json_object_object_add(root, "markers", markers_json(iv));
-        json_object_object_add(root, "jobs", jobs_json(iv, totals, nt));
+        json_object_object_add(root, BF_COUNTERS, counters_json(iv));
+        json_object_object_add(root, BF_MARKERS, markers_json(iv));
+        json_object_object_add(root, BF_JOBS, jobs_json(iv, totals, nt));
         /* only where the node has energy counters: the field is optional */
         if (iv->energy)
-                json_object_object_add(root, "energy", energy_json(iv));
+                json_object_object_add(root, BF_ENERGY, energy_json(iv));
         /* only where there are ranks: the field is optional (batch-format.md) */
         if (nr > 0)
-                json_object_object_add(root, "ranks", ranks_json(ranks, nr));
+                json_object_object_add(root, BF_RANKS, ranks_json(ranks, nr));
         return 0;
 }
 
@@ -384,27 +385,27 @@ json_object *node_type_json(const NodeType *t) {
         json_object *o = json_object_new_object(), *gpus = json_object_new_array();
         char hex[8];
 
-        json_object_object_add(o, "cpu_model", text_or_null(t->cpu_model));
-        json_object_object_add(o, "sockets", positive_or_null(t->sockets));
-        json_object_object_add(o, "cores", positive_or_null(t->cores));
-        json_object_object_add(o, "threads", positive_or_null(t->threads));
-        json_object_object_add(o, "memory_bytes", positive_or_null(t->memory_bytes));
+        json_object_object_add(o, BF_TYPE_CPU_MODEL, text_or_null(t->cpu_model));
+        json_object_object_add(o, BF_TYPE_SOCKETS, positive_or_null(t->sockets));
+        json_object_object_add(o, BF_TYPE_CORES, positive_or_null(t->cores));
+        json_object_object_add(o, BF_TYPE_THREADS, positive_or_null(t->threads));
+        json_object_object_add(o, BF_TYPE_MEMORY_BYTES, positive_or_null(t->memory_bytes));
         for (size_t i = 0; i < t->n_gpus; i++) {
                 const NodeGpu *g = &t->gpus[i];
                 json_object *e = json_object_new_object();
 
-                json_object_object_add(e, "vendor", json_object_new_string(g->vendor));
+                json_object_object_add(e, BF_GPU_VENDOR, json_object_new_string(g->vendor));
                 snprintf(hex, sizeof(hex), "%04x", g->vendor_id);
-                json_object_object_add(e, "vendor_id", json_object_new_string(hex));
+                json_object_object_add(e, BF_GPU_VENDOR_ID, json_object_new_string(hex));
                 snprintf(hex, sizeof(hex), "%04x", g->device_id);
-                json_object_object_add(e, "device_id", g->device_id ? json_object_new_string(hex) : NULL);
-                json_object_object_add(e, "name", text_or_null(g->name));
-                json_object_object_add(e, "count", json_object_new_int64(g->count));
+                json_object_object_add(e, BF_GPU_DEVICE_ID, g->device_id ? json_object_new_string(hex) : NULL);
+                json_object_object_add(e, BF_GPU_NAME, text_or_null(g->name));
+                json_object_object_add(e, BF_GPU_COUNT, json_object_new_int64(g->count));
                 json_object_array_add(gpus, e);
         }
-        json_object_object_add(o, "gpus", gpus);
-        json_object_object_add(o, "gpus_other", json_object_new_int64(t->n_gpus_other));
-        json_object_object_add(o, "kernel", text_or_null(t->kernel));
+        json_object_object_add(o, BF_TYPE_GPUS, gpus);
+        json_object_object_add(o, BF_TYPE_GPUS_OTHER, json_object_new_int64(t->n_gpus_other));
+        json_object_object_add(o, BF_TYPE_KERNEL, text_or_null(t->kernel));
         return o;
 }
 
