@@ -29,6 +29,31 @@ static int get_member(const Fields *f, unsigned i, Where w, bool required, const
         return 0;
 }
 
+/* Member i for a reader of type t (JSON_DOUBLE: any number): NULL where
+ * there is none to read (absent, or null with NULLABLE), else a value of
+ * that type, or an error saying it must be what. */
+static int get_typed(const Fields *f, unsigned i, Where w, unsigned flags, JsonType t, const char *what,
+                     const JsonValue **ret, BatchError *err) {
+        const char *key = f->names[i];
+        const JsonValue *v;
+        int r;
+
+        r = get_member(f, i, w, flags & REQUIRED, &v, err);
+        if (r < 0)
+                return r;
+        if (!v || ((flags & NULLABLE) && json_is_type(v, JSON_NULL))) {
+                *ret = NULL;
+                return 0;
+        }
+        /* a number says only that it must be one */
+        if (json_is_type(v, JSON_NULL) && t != JSON_DOUBLE)
+                return field_fail(err, -EINVAL, w, key, "must be %s, not null", what);
+        if (!json_is_type(v, t) && !(t == JSON_DOUBLE && json_is_type(v, JSON_INT)))
+                return field_fail(err, -EINVAL, w, key, "must be %s", what);
+        *ret = v;
+        return 0;
+}
+
 int field_check_text(const char *s, size_t len, unsigned flags, Where w, const char *key, BatchError *err) {
         long bad = utf8_find_invalid(s, len);
 
@@ -53,21 +78,13 @@ int field_string(const Fields *f, unsigned i, Where w, unsigned flags, size_t mi
         const JsonValue *v;
         int r;
 
-        r = get_member(f, i, w, flags & REQUIRED, &v, err);
+        r = get_typed(f, i, w, flags, JSON_STRING, "a string", &v, err);
         if (r < 0)
                 return r;
         if (!v) {
                 *ret = NULL;
                 return 0;
         }
-        if (json_is_type(v, JSON_NULL)) {
-                if (!(flags & NULLABLE))
-                        return field_fail(err, -EINVAL, w, key, "must be a string, not null");
-                *ret = NULL;
-                return 0;
-        }
-        if (!json_is_type(v, JSON_STRING))
-                return field_fail(err, -EINVAL, w, key, "must be a string");
         if (v->n < min || v->n > max)
                 return field_fail(err, -EINVAL, w, key, "must be %zu to %zu bytes long, is %" PRIu32, min, max, v->n);
         /* printable ASCII passes field_check_text() */
@@ -86,17 +103,13 @@ int field_int(const Fields *f, unsigned i, Where w, unsigned flags, int64_t min,
         const JsonValue *v;
         int r;
 
-        r = get_member(f, i, w, flags & REQUIRED, &v, err);
+        r = get_typed(f, i, w, flags, JSON_INT, "an integer", &v, err);
         if (r < 0)
                 return r;
-        if (!v || json_is_type(v, JSON_NULL)) {
-                if (v && !(flags & NULLABLE))
-                        return field_fail(err, -EINVAL, w, key, "must be an integer, not null");
+        if (!v) {
                 *ret = BATCH_NULL;
                 return 0;
         }
-        if (!json_is_type(v, JSON_INT))
-                return field_fail(err, -EINVAL, w, key, "must be an integer");
         if (v->integer < min || v->integer > max)
                 return field_fail(err, -EINVAL, w, key, "must be between %" PRId64 " and %" PRId64, min, max);
         *ret = v->integer;
@@ -110,15 +123,13 @@ int field_double(const Fields *f, unsigned i, Where w, unsigned flags, double mi
         double d;
         int r;
 
-        r = get_member(f, i, w, flags & REQUIRED, &v, err);
+        r = get_typed(f, i, w, flags, JSON_DOUBLE, "a number", &v, err);
         if (r < 0)
                 return r;
-        if (!v || ((flags & NULLABLE) && json_is_type(v, JSON_NULL))) {
+        if (!v) {
                 *ret = NAN;
                 return 0;
         }
-        if (!json_is_type(v, JSON_DOUBLE) && !json_is_type(v, JSON_INT))
-                return field_fail(err, -EINVAL, w, key, "must be a number");
         d = json_number(v);
         if (!isfinite(d) || d < min || d > max)
                 return field_fail(err, -EINVAL, w, key, "must be a number between %g and %g", min, max);
