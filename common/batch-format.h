@@ -3,10 +3,15 @@
 
 /* The batch format (docs/batch-format.md): the contract between lmkd, which
  * writes batches, and lmk-store, which reads them. What both sides must
- * spell the same lives here and nowhere else. */
+ * spell the same lives here and, the member names, in batch-fields.h, and
+ * nowhere else. */
 
 #define LMK_BATCH_FORMAT "lmk-batch"
 #define LMK_BATCH_VERSION 1
+
+/* The software inventory a batch may carry (docs/inventory.md). */
+#define LMK_INVENTORY_FORMAT "lmk-inventory"
+#define LMK_INVENTORY_VERSION 1
 
 /* batch.spool: the id lmkd draws when it makes a spool, 128 random bits as
  * lower-case hex, so that a new spool's batch keys never meet an old one's. */

@@ -6,6 +6,7 @@
 #include <pwd.h>
 #include <string.h>
 
+#include "batch-fields.h"
 #include "hashmap.h"
 #include "interval-json.h"
 #include "liblmk-state.h"
@@ -54,108 +55,140 @@ const char *counter_error_text(int error) {
         }
 }
 
-static json_object *str_or_null(const char *s) {
-        return s ? json_text_new(s) : NULL;
+void json_member(int *r, json_object *o, const char *key, json_object *v) {
+        if (*r >= 0 && v && json_object_object_add(o, key, v) == 0)
+                return;
+        json_object_put(v);
+        if (*r >= 0)
+                *r = -ENOMEM;
 }
 
-static json_object *u64_or_null(bool valid, double v) {
-        return valid ? json_object_new_int64((int64_t) llround(v)) : NULL;
+void json_member_or_null(int *r, json_object *o, const char *key, bool present, json_object *v) {
+        if (present)
+                json_member(r, o, key, v);
+        else if (*r >= 0 && json_object_object_add(o, key, NULL) < 0)
+                *r = -ENOMEM;
+}
+
+void json_element(int *r, json_object *a, json_object *v) {
+        if (*r >= 0 && v && json_object_array_add(a, v) == 0)
+                return;
+        json_object_put(v);
+        if (*r >= 0)
+                *r = -ENOMEM;
+}
+
+json_object *json_built(json_object *o, int r) {
+        if (r >= 0)
+                return o;
+        json_object_put(o);
+        return NULL;
+}
+
+/* s as a string, where there is one: NULL is null */
+static void add_text_or_null(int *r, json_object *o, const char *key, const char *s) {
+        json_member_or_null(r, o, key, s, s ? json_text_new(s) : NULL);
+}
+
+/* the same, "" null too */
+static void add_nonempty_or_null(int *r, json_object *o, const char *key, const char *s) {
+        json_member_or_null(r, o, key, s && *s, s && *s ? json_text_new(s) : NULL);
+}
+
+static void add_count_or_null(int *r, json_object *o, const char *key, bool valid, double v) {
+        json_member_or_null(r, o, key, valid, valid ? json_object_new_int64((int64_t) llround(v)) : NULL);
 }
 
 /* Adds cpu_time_ns, cycles, instructions, ipc and "events" for the extra
  * counters. For sampled rows, times are samples x period and counts are the
  * windows' rates scaled to that time; for exact totals, scale is 1. */
-static void add_counters(json_object *o, const Interval *iv, double cpu_time_ns, bool have_time, const uint64_t *counts,
-                         const bool *valid, double scale) {
+static void add_counters(int *r, json_object *o, const Interval *iv, double cpu_time_ns, bool have_time,
+                         const uint64_t *counts, const bool *valid, double scale) {
         const EventSpec *ev = iv->events;
         size_t n = iv->n_events;
         json_object *extra = NULL;
-        int ci = -1, ii = -1;
+        int ci = -1, ii = -1, re = 0;
 
-        json_object_object_add(o, "cpu_time_ns", u64_or_null(have_time, cpu_time_ns));
+        add_count_or_null(r, o, BF_CPU_TIME_NS, have_time, cpu_time_ns);
         for (size_t i = 0; i < n; i++) {
-                if (streq(ev[i].role, "cycles"))
+                if (streq(ev[i].role, BF_ROLE_CYCLES))
                         ci = (int) i;
-                else if (streq(ev[i].role, "instructions"))
+                else if (streq(ev[i].role, BF_ROLE_INSTRUCTIONS))
                         ii = (int) i;
                 else {
-                        if (!extra)
-                                extra = json_object_new_object();
-                        json_object_object_add(extra, ev[i].role, u64_or_null(valid[i], (double) counts[i] * scale));
+                        if (!extra && !(extra = json_object_new_object()))
+                                re = -ENOMEM;
+                        add_count_or_null(&re, extra, ev[i].role, valid[i], (double) counts[i] * scale);
                 }
         }
-        json_object_object_add(o, "cycles", u64_or_null(ci >= 0 && valid[ci], ci >= 0 ? (double) counts[ci] * scale : 0));
-        json_object_object_add(o, "instructions",
-                               u64_or_null(ii >= 0 && valid[ii], ii >= 0 ? (double) counts[ii] * scale : 0));
+        add_count_or_null(r, o, BF_CYCLES, ci >= 0 && valid[ci], ci >= 0 ? (double) counts[ci] * scale : 0);
+        add_count_or_null(r, o, BF_INSTRUCTIONS, ii >= 0 && valid[ii], ii >= 0 ? (double) counts[ii] * scale : 0);
         if (ci >= 0 && ii >= 0 && valid[ci] && valid[ii] && counts[ci] > 0)
-                json_object_object_add(o, "ipc", json_object_new_double((double) counts[ii] / (double) counts[ci]));
+                json_member(r, o, "ipc", json_object_new_double((double) counts[ii] / (double) counts[ci]));
         else
-                json_object_object_add(o, "ipc", NULL);
-        if (extra)
-                json_object_object_add(o, "events", extra);
+                json_member_or_null(r, o, "ipc", false, NULL);
+        if (extra || re < 0)
+                json_member(r, o, BF_EVENTS, json_built(extra, re));
 }
 
 /* Rates at the row's code location from its burst samples: events per
  * second of each counter, and IPC. */
 static json_object *burst_json(const Interval *iv, const HistRow *row) {
         json_object *o = json_object_new_object(), *rates = json_object_new_object();
-        const EventSpec *ev;
+        const EventSpec *ev = iv->events;
         double secs = (double) row->burst_ns / 1e9;
-        int ci = -1, ii = -1;
-        size_t n;
+        int ci = -1, ii = -1, r = o ? 0 : -ENOMEM, rr = rates ? 0 : -ENOMEM;
 
-        ev = iv->events;
-        n = iv->n_events;
-        json_object_object_add(o, "samples", json_object_new_int64((int64_t) row->burst_samples));
-        json_object_object_add(o, "window_ns", json_object_new_int64((int64_t) row->burst_ns));
-        for (size_t i = 0; i < n; i++) {
+        json_member(&r, o, BF_BURST_SAMPLES, json_object_new_int64((int64_t) row->burst_samples));
+        json_member(&r, o, BF_BURST_WINDOW_NS, json_object_new_int64((int64_t) row->burst_ns));
+        for (size_t i = 0; i < iv->n_events; i++) {
                 bool valid = row->burst_counted[i] > 0 && secs > 0;
 
-                json_object_object_add(rates, ev[i].role,
-                                       valid ? json_object_new_double((double) row->burst_counts[i] / secs) : NULL);
-                if (streq(ev[i].role, "cycles") && valid)
+                json_member_or_null(&rr, rates, ev[i].role, valid,
+                                    valid ? json_object_new_double((double) row->burst_counts[i] / secs) : NULL);
+                if (streq(ev[i].role, BF_ROLE_CYCLES) && valid)
                         ci = (int) i;
-                if (streq(ev[i].role, "instructions") && valid)
+                if (streq(ev[i].role, BF_ROLE_INSTRUCTIONS) && valid)
                         ii = (int) i;
         }
-        json_object_object_add(o, "per_second", rates);
-        json_object_object_add(o, "ipc", ci >= 0 && ii >= 0 && row->burst_counts[ci] > 0
-                                                 ? json_object_new_double((double) row->burst_counts[ii] /
-                                                                          (double) row->burst_counts[ci])
-                                                 : NULL);
-        return o;
+        json_member(&r, o, BF_BURST_PER_SECOND, json_built(rates, rr));
+        if (ci >= 0 && ii >= 0 && row->burst_counts[ci] > 0)
+                json_member(&r, o, "ipc",
+                            json_object_new_double((double) row->burst_counts[ii] / (double) row->burst_counts[ci]));
+        else
+                json_member_or_null(&r, o, "ipc", false, NULL);
+        return json_built(o, r);
 }
 
 static json_object *row_json(const Interval *iv, const HistRow *row) {
         json_object *o = json_object_new_object();
         const Object *obj = row->key.obj;
-        char hex[2 * BUILD_ID_MAX + 1];
+        char hex[2 * BUILD_ID_MAX + 1] = "";
         double time_ns = (double) row->samples * 1e9 / iv->frequency_hz;
         bool valid[LMK_MAX_COUNTERS];
+        int r = o ? 0 : -ENOMEM;
 
-        json_object_object_add(o, "job", str_or_null(row->key.job));
-        json_object_object_add(o, "step", str_or_null(row->key.step));
-        json_object_object_add(o, "user", json_text_new(user_name(row->key.uid)));
-        json_object_object_add(o, "uid", json_object_new_int64(row->key.uid));
-        json_object_object_add(o, "comm", json_text_new(row->key.comm));
-        json_object_object_add(o, "object", json_text_new(obj->path));
-        json_object_object_add(o, "kind", json_text_new(code_kind_to_string(row->key.kind)));
-        if (obj->build_id_size > 0) {
+        add_text_or_null(&r, o, BF_ROW_JOB, row->key.job);
+        add_text_or_null(&r, o, BF_ROW_STEP, row->key.step);
+        json_member(&r, o, BF_ROW_USER, json_text_new(user_name(row->key.uid)));
+        json_member(&r, o, "uid", json_object_new_int64(row->key.uid));
+        json_member(&r, o, BF_ROW_COMM, json_text_new(row->key.comm));
+        json_member(&r, o, BF_ROW_OBJECT, json_text_new(obj->path));
+        json_member(&r, o, BF_ROW_KIND, json_text_new(code_kind_to_string(row->key.kind)));
+        if (obj->build_id_size > 0)
                 buildid_to_hex(obj->build_id, obj->build_id_size, hex);
-                json_object_object_add(o, "build_id", json_text_new(hex));
-        } else
-                json_object_object_add(o, "build_id", NULL);
-        json_object_object_add(o, "phase", json_text_new(row->key.phase));
-        json_object_object_add(o, "samples", json_object_new_int64((int64_t) row->samples));
+        add_nonempty_or_null(&r, o, BF_ROW_BUILD_ID, hex);
+        json_member(&r, o, BF_ROW_PHASE, json_text_new(row->key.phase));
+        json_member(&r, o, BF_ROW_SAMPLES, json_object_new_int64((int64_t) row->samples));
         for (unsigned i = 0; i < LMK_MAX_COUNTERS; i++)
                 valid[i] = row->counted[i] > 0;
-        add_counters(o, iv, time_ns, true, row->counts, valid,
+        add_counters(&r, o, iv, time_ns, true, row->counts, valid,
                      row->window_ns > 0 ? time_ns / (double) row->window_ns : 0.0);
         if (row->multiplexed > 0)
-                json_object_object_add(o, "multiplexed_samples", json_object_new_int64((int64_t) row->multiplexed));
+                json_member(&r, o, BF_ROW_MULTIPLEXED_SAMPLES, json_object_new_int64((int64_t) row->multiplexed));
         if (row->burst_samples > 0)
-                json_object_object_add(o, "burst", burst_json(iv, row));
-        return o;
+                json_member(&r, o, BF_ROW_BURST, burst_json(iv, row));
+        return json_built(o, r);
 }
 
 /* Whether the exact totals hold counter role i whole: from the threads'
@@ -165,183 +198,173 @@ static bool exact_count(const Interval *iv, unsigned i) {
                (iv->switch_program || (iv->thread_counted & (UINT32_C(1) << i)));
 }
 
+/* totals[]: lmkd's own (its reports, the tests); no store reads them */
 static json_object *total_json(const Interval *iv, const TotalRow *t) {
         json_object *o = json_object_new_object();
         bool valid[LMK_MAX_COUNTERS];
+        int r = o ? 0 : -ENOMEM;
 
         for (unsigned i = 0; i < LMK_MAX_COUNTERS; i++)
                 valid[i] = exact_count(iv, i);
-        json_object_object_add(o, "job", str_or_null(t->key.job));
-        json_object_object_add(o, "step", str_or_null(t->key.step));
-        json_object_object_add(o, "user", json_text_new(user_name(t->key.uid)));
-        json_object_object_add(o, "uid", json_object_new_int64(t->key.uid));
-        json_object_object_add(o, "comm", json_text_new(t->key.comm));
-        add_counters(o, iv, (double) t->cpu_time_ns, true, t->counts, valid, 1.0);
-        json_object_object_add(o, "switches", json_object_new_int64((int64_t) t->switches));
-        return o;
+        add_text_or_null(&r, o, "job", t->key.job);
+        add_text_or_null(&r, o, "step", t->key.step);
+        json_member(&r, o, "user", json_text_new(user_name(t->key.uid)));
+        json_member(&r, o, "uid", json_object_new_int64(t->key.uid));
+        json_member(&r, o, "comm", json_text_new(t->key.comm));
+        add_counters(&r, o, iv, (double) t->cpu_time_ns, true, t->counts, valid, 1.0);
+        json_member(&r, o, "switches", json_object_new_int64((int64_t) t->switches));
+        return json_built(o, r);
 }
 
-static json_object *counters_json(const Interval *iv) {
-        json_object *arr = json_object_new_array();
-        const CounterState *cs = iv->counters;
-        const EventSpec *ev = iv->events;
-        size_t n = iv->n_events;
+static json_object *counter_json(const Interval *iv, size_t i) {
+        const CounterState *cs = &iv->counters[i];
+        const EventSpec *ev = &iv->events[i];
+        json_object *o = json_object_new_object();
+        int r = o ? 0 : -ENOMEM;
 
-        for (size_t i = 0; i < n; i++) {
-                json_object *o = json_object_new_object();
-
-                json_object_object_add(o, "role", json_text_new(ev[i].role));
-                json_object_object_add(o, "event", json_text_new(ev[i].name));
-                json_object_object_add(o, "source", str_or_null(ev[i].source));
-                json_object_object_add(o, "available", json_object_new_boolean(cs[i].available));
-                if (!cs[i].available) {
-                        json_object_object_add(o, "error", json_text_new(
-                                ev[i].detail[0] ? ev[i].detail : counter_error_text(cs[i].error)));
-                        json_object_array_add(arr, o);
-                        continue;
-                }
-                json_object_object_add(o, "total", json_object_new_int64((int64_t) cs[i].total));
-                json_object_object_add(o, "in_windows", json_object_new_int64((int64_t) iv->window_counts[i]));
-                json_object_object_add(o, "in_gaps", json_object_new_int64((int64_t) iv->gap_counts[i]));
-                json_object_object_add(o, "running_fraction",
-                                       json_object_new_double(cs[i].enabled_ns ? (double) cs[i].running_ns /
-                                                                                         (double) cs[i].enabled_ns : 0.0));
-                json_object_array_add(arr, o);
+        json_member(&r, o, BF_COUNTER_ROLE, json_text_new(ev->role));
+        json_member(&r, o, BF_COUNTER_EVENT, json_text_new(ev->name));
+        add_text_or_null(&r, o, BF_COUNTER_SOURCE, ev->source);
+        json_member(&r, o, BF_COUNTER_AVAILABLE, json_object_new_boolean(cs->available));
+        if (!cs->available) {
+                json_member(&r, o, BF_COUNTER_ERROR,
+                            json_text_new(ev->detail[0] ? ev->detail : counter_error_text(cs->error)));
+                return json_built(o, r);
         }
-        return arr;
+        json_member(&r, o, "total", json_object_new_int64((int64_t) cs->total));
+        json_member(&r, o, "in_windows", json_object_new_int64((int64_t) iv->window_counts[i]));
+        json_member(&r, o, "in_gaps", json_object_new_int64((int64_t) iv->gap_counts[i]));
+        json_member(&r, o, "running_fraction",
+                    json_object_new_double(cs->enabled_ns ? (double) cs->running_ns / (double) cs->enabled_ns : 0.0));
+        return json_built(o, r);
 }
 
-static json_object *text_or_null(const char *s) {
-        return s && *s ? json_text_new(s) : NULL;
+/* a job's count, null where not known (JOB_UNSET, or 0) */
+static void add_job_count(int *r, json_object *o, const char *key, uint32_t v) {
+        bool known = v != JOB_UNSET && v != 0;
+
+        json_member_or_null(r, o, key, known, known ? json_object_new_int64(v) : NULL);
 }
 
-static json_object *count_or_null(uint32_t v) {
-        return v == JOB_UNSET || v == 0 ? NULL : json_object_new_int64(v);
-}
+static json_object *job_json(const Interval *iv, const Job *j, TotalRow **totals, size_t nt) {
+        uint64_t cpu = 0, counts[LMK_MAX_COUNTERS] = {};
+        bool valid[LMK_MAX_COUNTERS];
+        json_object *o, *notes;
+        int r, rn;
 
-static json_object *jobs_json(const Interval *iv, TotalRow **totals, size_t nt) {
-        const JobTable *t = iv->jobs;
-        json_object *arr = json_object_new_array();
-        size_t n = iv->n_events;
-        Job *j;
-        size_t i;
-
-        HASHMAP_FOREACH(j, t->jobs, i) {
-                json_object *o, *notes;
-                uint64_t cpu = 0, counts[LMK_MAX_COUNTERS] = {};
-                bool valid[LMK_MAX_COUNTERS];
-
-                if (!j->seen)
-                        continue;
-                /* exact totals: the sum of the job's (step, user, command) totals */
-                for (size_t k = 0; k < nt; k++)
-                        if (totals[k]->key.job && streq(totals[k]->key.job, j->display)) {
-                                cpu += totals[k]->cpu_time_ns;
-                                for (unsigned c = 0; c < LMK_MAX_COUNTERS; c++)
-                                        counts[c] += totals[k]->counts[c];
-                        }
-                for (unsigned c = 0; c < LMK_MAX_COUNTERS; c++)
-                        valid[c] = exact_count(iv, c);
-                /* the job's cgroup counted it whole, its processes outside
-                 * the switch program's view too: that count wins, where
-                 * the threads do not keep the figure themselves */
-                if (j->counted)
-                        for (unsigned c = 0; c < LMK_MAX_COUNTERS; c++) {
-                                if (iv->thread_counted & (UINT32_C(1) << c))
-                                        continue;
-                                valid[c] = c < n && (j->counted_valid & (UINT32_C(1) << c));
-                                counts[c] = j->counts[c];
-                        }
-                o = json_object_new_object();
-                json_object_object_add(o, "job", json_text_new(j->display));
-                json_object_object_add(o, "user", text_or_null(j->info.user[0] ? j->info.user :
-                                                               j->info.uid != JOB_UNSET ? user_name(j->info.uid) : NULL));
-                json_object_object_add(o, "uid", j->info.uid == JOB_UNSET ? NULL : json_object_new_int64(j->info.uid));
-                json_object_object_add(o, "account", text_or_null(j->info.account));
-                json_object_object_add(o, "partition", text_or_null(j->info.partition));
-                json_object_object_add(o, "name", text_or_null(j->info.name));
-                json_object_object_add(o, "nodes", count_or_null(j->info.nodes));
-                json_object_object_add(o, "tasks", count_or_null(j->info.tasks));
-                json_object_object_add(o, "cpus_allocated", count_or_null(job_cpus_allocated(j)));
-                json_object_object_add(o, "cluster", text_or_null(j->info.cluster));
-                notes = json_object_new_object();
-                for (size_t k = 0; k < j->info.notes.n; k++)
-                        json_object_object_add(notes, job_notes_key(&j->info.notes, k),
-                                               json_text_new(job_notes_value(&j->info.notes, k)));
-                json_object_object_add(o, "notes", notes);
-                json_object_object_add(o, "first_seen", json_object_new_double(j->first_seen));
-                json_object_object_add(o, "last_seen", json_object_new_double(j->last_seen));
-                json_object_object_add(o, "ended", json_object_new_boolean(j->ended));
-                add_counters(o, iv, (double) cpu, true, counts, valid, 1.0);
-                if (iv->energy && !iv->energy_since_start) {
-                        json_object_object_add(o, "energy_joules", json_object_new_double(j->energy_joules));
-                        json_object_object_add(o, "energy_alone_joules",
-                                               json_object_new_double(j->energy_alone_joules));
+        /* exact totals: the sum of the job's (step, user, command) totals */
+        for (size_t k = 0; k < nt; k++)
+                if (totals[k]->key.job && streq(totals[k]->key.job, j->display)) {
+                        cpu += totals[k]->cpu_time_ns;
+                        for (unsigned c = 0; c < LMK_MAX_COUNTERS; c++)
+                                counts[c] += totals[k]->counts[c];
                 }
-                json_object_array_add(arr, o);
+        for (unsigned c = 0; c < LMK_MAX_COUNTERS; c++)
+                valid[c] = exact_count(iv, c);
+        /* the job's cgroup counted it whole, its processes outside
+         * the switch program's view too: that count wins, where
+         * the threads do not keep the figure themselves */
+        if (j->counted)
+                for (unsigned c = 0; c < LMK_MAX_COUNTERS; c++) {
+                        if (iv->thread_counted & (UINT32_C(1) << c))
+                                continue;
+                        valid[c] = c < iv->n_events && (j->counted_valid & (UINT32_C(1) << c));
+                        counts[c] = j->counts[c];
+                }
+        o = json_object_new_object();
+        r = o ? 0 : -ENOMEM;
+        json_member(&r, o, BF_JOB_JOB, json_text_new(j->display));
+        add_nonempty_or_null(&r, o, BF_JOB_USER, j->info.user[0] ? j->info.user :
+                                                  j->info.uid != JOB_UNSET ? user_name(j->info.uid) : NULL);
+        json_member_or_null(&r, o, "uid", j->info.uid != JOB_UNSET,
+                            j->info.uid != JOB_UNSET ? json_object_new_int64(j->info.uid) : NULL);
+        add_nonempty_or_null(&r, o, BF_JOB_ACCOUNT, j->info.account);
+        add_nonempty_or_null(&r, o, BF_JOB_PARTITION, j->info.partition);
+        add_nonempty_or_null(&r, o, BF_JOB_NAME, j->info.name);
+        add_job_count(&r, o, BF_JOB_NODES, j->info.nodes);
+        add_job_count(&r, o, BF_JOB_TASKS, j->info.tasks);
+        add_job_count(&r, o, BF_JOB_CPUS_ALLOCATED, job_cpus_allocated(j));
+        add_nonempty_or_null(&r, o, BF_JOB_CLUSTER, j->info.cluster);
+        notes = json_object_new_object();
+        rn = notes ? 0 : -ENOMEM;
+        for (size_t k = 0; k < j->info.notes.n; k++)
+                json_member(&rn, notes, job_notes_key(&j->info.notes, k),
+                            json_text_new(job_notes_value(&j->info.notes, k)));
+        json_member(&r, o, BF_JOB_NOTES, json_built(notes, rn));
+        json_member(&r, o, BF_JOB_FIRST_SEEN, json_object_new_double(j->first_seen));
+        json_member(&r, o, BF_JOB_LAST_SEEN, json_object_new_double(j->last_seen));
+        json_member(&r, o, BF_JOB_ENDED, json_object_new_boolean(j->ended));
+        add_counters(&r, o, iv, (double) cpu, true, counts, valid, 1.0);
+        if (iv->energy && !iv->energy_since_start) {
+                json_member(&r, o, BF_JOB_ENERGY_JOULES, json_object_new_double(j->energy_joules));
+                json_member(&r, o, BF_JOB_ENERGY_ALONE_JOULES, json_object_new_double(j->energy_alone_joules));
         }
-        return arr;
+        return json_built(o, r);
 }
 
 /* "energy": the node's, per zone and together (docs/batch-format.md). */
 static json_object *energy_json(const Interval *iv) {
         json_object *o = json_object_new_object(), *zones = json_object_new_array();
+        int r = o ? 0 : -ENOMEM, rz = zones ? 0 : -ENOMEM;
         double sum = 0;
 
         for (size_t i = 0; i < iv->energy->n; i++) {
                 const PowercapZone *z = &iv->energy->zones[i];
                 double joules = iv->energy_since_start ? z->joules_total : z->joules;
                 json_object *e = json_object_new_object();
+                int re = e ? 0 : -ENOMEM;
 
-                json_object_object_add(e, "zone", json_object_new_string(z->name));
-                json_object_object_add(e, "kind", json_object_new_string(z->kind));
-                json_object_object_add(e, "joules", json_object_new_double(joules));
-                json_object_array_add(zones, e);
+                json_member(&re, e, BF_ZONE_ZONE, json_object_new_string(z->name));
+                json_member(&re, e, BF_ZONE_KIND, json_object_new_string(z->kind));
+                json_member(&re, e, BF_ZONE_JOULES, json_object_new_double(joules));
+                json_element(&rz, zones, json_built(e, re));
                 sum += joules;
         }
-        json_object_object_add(o, "source", json_object_new_string("powercap"));
-        json_object_object_add(o, "joules", json_object_new_double(sum));
-        json_object_object_add(o, "unattributed_joules", json_object_new_double(iv->energy_unattributed_joules));
-        json_object_object_add(o, "zones", zones);
-        return o;
+        json_member(&r, o, BF_ENERGY_SOURCE, json_object_new_string("powercap"));
+        json_member(&r, o, BF_ENERGY_JOULES, json_object_new_double(sum));
+        json_member(&r, o, BF_ENERGY_UNATTRIBUTED_JOULES, json_object_new_double(iv->energy_unattributed_joules));
+        json_member(&r, o, BF_ENERGY_ZONES, json_built(zones, rz));
+        return json_built(o, r);
 }
 
-static json_object *markers_json(const Interval *iv) {
-        json_object *arr = json_object_new_array();
+static json_object *marker_json(const MarkerOff *x) {
+        json_object *o = json_object_new_object();
+        int r = o ? 0 : -ENOMEM;
 
-        for (size_t i = 0; i < iv->n_markers_off; i++) {
-                const MarkerOff *x = &iv->markers_off[i];
-                json_object *o = json_object_new_object();
-
-                json_object_object_add(o, "job", x->job[0] ? json_text_new(x->job) : NULL);
-                json_object_object_add(o, "comm", json_text_new(x->comm));
-                json_object_object_add(o, "phase", json_text_new(x->name));
-                json_object_object_add(o, "state", json_text_new(marker_off_reason(x->reason)));
-                json_object_array_add(arr, o);
-        }
-        return arr;
+        add_nonempty_or_null(&r, o, BF_MARKER_JOB, x->job);
+        json_member(&r, o, BF_MARKER_COMM, json_text_new(x->comm));
+        json_member(&r, o, BF_MARKER_PHASE, json_text_new(x->name));
+        json_member(&r, o, BF_MARKER_STATE, json_text_new(marker_off_reason(x->reason)));
+        return json_built(o, r);
 }
 
 /* Per-rank figures: (job, step, rank, phase) with samples, those in
  * communication libraries, and the times of the first and last sample. */
-static json_object *ranks_json(RankRow **ranks, size_t n) {
-        json_object *arr = json_object_new_array_ext((int) n);
+static json_object *rank_json(const RankRow *k) {
+        json_object *o = json_object_new_object();
+        int r = o ? 0 : -ENOMEM;
 
-        for (size_t i = 0; i < n; i++) {
-                const RankRow *r = ranks[i];
-                json_object *o = json_object_new_object();
+        json_member(&r, o, BF_RANK_JOB, json_text_new(k->key.job));
+        add_text_or_null(&r, o, BF_RANK_STEP, k->key.step);
+        json_member(&r, o, BF_RANK_RANK, json_object_new_int64(k->key.rank));
+        json_member(&r, o, BF_RANK_PHASE, json_text_new(k->key.phase));
+        json_member(&r, o, BF_RANK_SAMPLES, json_object_new_int64((int64_t) k->samples));
+        json_member(&r, o, BF_RANK_COMM_SAMPLES, json_object_new_int64((int64_t) k->comm_samples));
+        json_member(&r, o, BF_RANK_FIRST, json_object_new_double(k->first));
+        json_member(&r, o, BF_RANK_LAST, json_object_new_double(k->last));
+        return json_built(o, r);
+}
 
-                json_object_object_add(o, "job", json_text_new(r->key.job));
-                json_object_object_add(o, "step", str_or_null(r->key.step));
-                json_object_object_add(o, "rank", json_object_new_int64(r->key.rank));
-                json_object_object_add(o, "phase", json_text_new(r->key.phase));
-                json_object_object_add(o, "samples", json_object_new_int64((int64_t) r->samples));
-                json_object_object_add(o, "comm_samples", json_object_new_int64((int64_t) r->comm_samples));
-                json_object_object_add(o, "first", json_object_new_double(r->first));
-                json_object_object_add(o, "last", json_object_new_double(r->last));
-                json_object_array_add(arr, o);
-        }
-        return arr;
+static json_object *jobs_json(const Interval *iv, TotalRow **totals, size_t nt) {
+        json_object *arr = json_object_new_array();
+        int r = arr ? 0 : -ENOMEM;
+        Job *j;
+        size_t i;
+
+        HASHMAP_FOREACH(j, iv->jobs->jobs, i)
+                if (j->seen)
+                        json_element(&r, arr, job_json(iv, j, totals, nt));
+        return json_built(arr, r);
 }
 
 int interval_add_rows(const Interval *iv, json_object *root) {
@@ -350,87 +373,81 @@ int interval_add_rows(const Interval *iv, json_object *root) {
         _cleanup_free_ TotalRow **totals = NULL;
         _cleanup_free_ RankRow **ranks = NULL;
         size_t n = histogram_rows(h), nt, nr;
-        json_object *arr;
+        int r = 0;
 
         totals = histogram_sorted_totals(h, &nt);
         ranks = histogram_sorted_ranks(h, &nr);
         if (!rows || !totals || !ranks)
                 return -ENOMEM;
-        arr = json_object_new_array_ext((int) n);
-        for (size_t i = 0; i < n; i++)
-                json_object_array_add(arr, row_json(iv, rows[i]));
-        json_object_object_add(root, "rows", arr);
-        arr = json_object_new_array_ext((int) nt);
-        for (size_t i = 0; i < nt; i++)
-                json_object_array_add(arr, total_json(iv, totals[i]));
-        json_object_object_add(root, "totals", arr);
-        json_object_object_add(root, "counters", counters_json(iv));
-        json_object_object_add(root, "markers", markers_json(iv));
-        json_object_object_add(root, "jobs", jobs_json(iv, totals, nt));
+        json_member(&r, root, BF_ROWS, JSON_ARRAY_OF(i, n, row_json(iv, rows[i])));
+        json_member(&r, root, "totals", JSON_ARRAY_OF(i, nt, total_json(iv, totals[i])));
+        json_member(&r, root, BF_COUNTERS, JSON_ARRAY_OF(i, iv->n_events, counter_json(iv, i)));
+        json_member(&r, root, BF_MARKERS, JSON_ARRAY_OF(i, iv->n_markers_off, marker_json(&iv->markers_off[i])));
+        json_member(&r, root, BF_JOBS, jobs_json(iv, totals, nt));
         /* only where the node has energy counters: the field is optional */
         if (iv->energy)
-                json_object_object_add(root, "energy", energy_json(iv));
+                json_member(&r, root, BF_ENERGY, energy_json(iv));
         /* only where there are ranks: the field is optional (batch-format.md) */
         if (nr > 0)
-                json_object_object_add(root, "ranks", ranks_json(ranks, nr));
-        return 0;
+                json_member(&r, root, BF_RANKS, JSON_ARRAY_OF(i, nr, rank_json(ranks[i])));
+        return r;
 }
 
-static json_object *positive_or_null(uint64_t v) {
-        return v > 0 ? json_object_new_int64((int64_t) v) : NULL;
+static void add_positive_or_null(int *r, json_object *o, const char *key, uint64_t v) {
+        json_member_or_null(r, o, key, v > 0, v > 0 ? json_object_new_int64((int64_t) v) : NULL);
+}
+
+static json_object *gpu_json(const NodeGpu *g) {
+        json_object *o = json_object_new_object();
+        int r = o ? 0 : -ENOMEM;
+        char hex[8];
+
+        json_member(&r, o, BF_GPU_VENDOR, json_object_new_string(g->vendor));
+        snprintf(hex, sizeof(hex), "%04x", g->vendor_id);
+        json_member(&r, o, BF_GPU_VENDOR_ID, json_object_new_string(hex));
+        snprintf(hex, sizeof(hex), "%04x", g->device_id);
+        json_member_or_null(&r, o, BF_GPU_DEVICE_ID, g->device_id, g->device_id ? json_object_new_string(hex) : NULL);
+        add_nonempty_or_null(&r, o, BF_GPU_NAME, g->name);
+        json_member(&r, o, BF_GPU_COUNT, json_object_new_int64(g->count));
+        return json_built(o, r);
 }
 
 json_object *node_type_json(const NodeType *t) {
-        json_object *o = json_object_new_object(), *gpus = json_object_new_array();
-        char hex[8];
+        json_object *o = json_object_new_object();
+        int r = o ? 0 : -ENOMEM;
 
-        json_object_object_add(o, "cpu_model", text_or_null(t->cpu_model));
-        json_object_object_add(o, "sockets", positive_or_null(t->sockets));
-        json_object_object_add(o, "cores", positive_or_null(t->cores));
-        json_object_object_add(o, "threads", positive_or_null(t->threads));
-        json_object_object_add(o, "memory_bytes", positive_or_null(t->memory_bytes));
-        for (size_t i = 0; i < t->n_gpus; i++) {
-                const NodeGpu *g = &t->gpus[i];
-                json_object *e = json_object_new_object();
-
-                json_object_object_add(e, "vendor", json_object_new_string(g->vendor));
-                snprintf(hex, sizeof(hex), "%04x", g->vendor_id);
-                json_object_object_add(e, "vendor_id", json_object_new_string(hex));
-                snprintf(hex, sizeof(hex), "%04x", g->device_id);
-                json_object_object_add(e, "device_id", g->device_id ? json_object_new_string(hex) : NULL);
-                json_object_object_add(e, "name", text_or_null(g->name));
-                json_object_object_add(e, "count", json_object_new_int64(g->count));
-                json_object_array_add(gpus, e);
-        }
-        json_object_object_add(o, "gpus", gpus);
-        json_object_object_add(o, "gpus_other", json_object_new_int64(t->n_gpus_other));
-        json_object_object_add(o, "kernel", text_or_null(t->kernel));
-        return o;
+        add_nonempty_or_null(&r, o, BF_TYPE_CPU_MODEL, t->cpu_model);
+        add_positive_or_null(&r, o, BF_TYPE_SOCKETS, t->sockets);
+        add_positive_or_null(&r, o, BF_TYPE_CORES, t->cores);
+        add_positive_or_null(&r, o, BF_TYPE_THREADS, t->threads);
+        add_positive_or_null(&r, o, BF_TYPE_MEMORY_BYTES, t->memory_bytes);
+        json_member(&r, o, BF_TYPE_GPUS, JSON_ARRAY_OF(i, t->n_gpus, gpu_json(&t->gpus[i])));
+        json_member(&r, o, BF_TYPE_GPUS_OTHER, json_object_new_int64(t->n_gpus_other));
+        add_nonempty_or_null(&r, o, BF_TYPE_KERNEL, t->kernel);
+        return json_built(o, r);
 }
 
 json_object *interval_lmkd_stats(const Interval *iv) {
         const MonitorStats *st = &iv->stats;
         const ProcessTableStats *ps = &iv->procs;
         json_object *self = json_object_new_object();
+        int r = self ? 0 : -ENOMEM;
 
-        json_object_object_add(self, "proc_scans", json_object_new_int64((int64_t) ps->scans));
-        json_object_object_add(self, "proc_rescans", json_object_new_int64((int64_t) st->rescans));
-        json_object_object_add(self, "bad_map_lines", json_object_new_int64((int64_t) ps->bad_map_lines));
-        json_object_object_add(self, "forks", json_object_new_int64((int64_t) ps->forks));
-        json_object_object_add(self, "execs", json_object_new_int64((int64_t) ps->execs));
-        json_object_object_add(self, "exits", json_object_new_int64((int64_t) ps->exits));
-        json_object_object_add(self, "mmaps", json_object_new_int64((int64_t) ps->mmaps));
-        json_object_object_add(self, "records_lost", json_object_new_int64((int64_t) st->sideband_lost));
-        json_object_object_add(self, "phase_faults", json_object_new_int64((int64_t) st->phase_faults));
-        json_object_object_add(self, "burst_samples", json_object_new_int64((int64_t) st->burst_samples));
-        json_object_object_add(self, "job_notices", json_object_new_int64((int64_t) iv->jobs->notices));
-        json_object_object_add(self, "job_notices_refused",
-                               json_object_new_int64((int64_t) iv->jobs->bad_notices));
-        json_object_object_add(self, "regions_learned", json_object_new_int64((int64_t) st->regions));
-        json_object_object_add(self, "rows_overflowed",
-                               json_object_new_int64((int64_t) histogram_overflowed(iv->hist)));
-        json_object_object_add(self, "rank_samples_overflowed",
-                               json_object_new_int64((int64_t) histogram_ranks_overflowed(iv->hist)));
-        return self;
+        json_member(&r, self, "proc_scans", json_object_new_int64((int64_t) ps->scans));
+        json_member(&r, self, "proc_rescans", json_object_new_int64((int64_t) st->rescans));
+        json_member(&r, self, "bad_map_lines", json_object_new_int64((int64_t) ps->bad_map_lines));
+        json_member(&r, self, "forks", json_object_new_int64((int64_t) ps->forks));
+        json_member(&r, self, "execs", json_object_new_int64((int64_t) ps->execs));
+        json_member(&r, self, "exits", json_object_new_int64((int64_t) ps->exits));
+        json_member(&r, self, "mmaps", json_object_new_int64((int64_t) ps->mmaps));
+        json_member(&r, self, "records_lost", json_object_new_int64((int64_t) st->sideband_lost));
+        json_member(&r, self, "phase_faults", json_object_new_int64((int64_t) st->phase_faults));
+        json_member(&r, self, "burst_samples", json_object_new_int64((int64_t) st->burst_samples));
+        json_member(&r, self, "job_notices", json_object_new_int64((int64_t) iv->jobs->notices));
+        json_member(&r, self, "job_notices_refused", json_object_new_int64((int64_t) iv->jobs->bad_notices));
+        json_member(&r, self, "regions_learned", json_object_new_int64((int64_t) st->regions));
+        json_member(&r, self, "rows_overflowed", json_object_new_int64((int64_t) histogram_overflowed(iv->hist)));
+        json_member(&r, self, "rank_samples_overflowed",
+                    json_object_new_int64((int64_t) histogram_ranks_overflowed(iv->hist)));
+        return json_built(self, r);
 }
-

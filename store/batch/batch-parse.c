@@ -2,249 +2,21 @@
 #include <errno.h>
 #include <math.h>
 #include <nettle/sha2.h>
-#include <stdarg.h>
 #include <stdio.h>
 
+#include "batch-fields.h"
 #include "batch/arena.h"
+#include "batch/batch-inventory.h"
 #include "batch/batch-parse.h"
+#include "batch/field-reader.h"
 #include "batch/json-tree.h"
-#include "utf8.h"
 
 /* The batch is parsed into a JSON tree first (json-tree.h), all of it, and
  * checked after: a text that is not JSON is refused as such whatever else
  * is wrong with it, and the checks run in the fixed order below, so the
- * field an error names does not depend on the order of the keys. */
-
-/* Where in the batch we are, so errors can name the field without building a
- * path string for every one of 100,000 valid rows. */
-typedef struct Where {
-        const char *parent; /* "batch", "rows", ... or NULL at top level */
-        long index;         /* element of the parent array, or -1 */
-} Where;
-
-#define TOP ((Where) { NULL, -1 })
-#define IN(p) ((Where) { (p), -1 })
-#define AT(p, i) ((Where) { (p), (long) (i) })
-
-_printf_(5, 6)
-static int fail(BatchError *err, int r, Where w, const char *key, const char *fmt, ...) {
-        va_list ap;
-
-        if (!w.parent)
-                snprintf(err->field, sizeof(err->field), "%s", key);
-        else if (w.index < 0)
-                snprintf(err->field, sizeof(err->field), "%s%s%s", w.parent, key ? "." : "", key ?: "");
-        else
-                snprintf(err->field, sizeof(err->field), "%s[%ld]%s%s", w.parent, w.index, key ? "." : "", key ?: "");
-        va_start(ap, fmt);
-        vsnprintf(err->message, sizeof(err->message), fmt, ap);
-        va_end(ap);
-        return r;
-}
-
-/* The members of one object that the checks read, looked up once
- * (json_object_bind()): each kind of object has a table of names and an
- * enum of indices into it, and the checks name a field by its index. */
-#define MAX_FIELDS 20
-
-typedef struct Fields {
-        const char *const *names;
-        const JsonValue *v[MAX_FIELDS];
-} Fields;
-
-#define BIND(o, table, f)                                                               \
-        ({                                                                              \
-                _Static_assert(ELEMENTSOF(table) <= MAX_FIELDS, "too many fields");     \
-                (f)->names = (table);                                                   \
-                json_object_bind((o), (table), ELEMENTSOF(table), (f)->v);              \
-        })
-
-static bool is_type(const JsonValue *v, JsonType t) {
-        return v->type == t;
-}
-
-/* present and not null */
-static bool has(const Fields *f, unsigned i) {
-        return f->v[i] && !is_type(f->v[i], JSON_NULL);
-}
-
-static int get_member(const Fields *f, unsigned i, Where w, bool required, const JsonValue **ret, BatchError *err) {
-        if (!f->v[i] && required)
-                return fail(err, -EINVAL, w, f->names[i], "missing");
-        *ret = f->v[i];
-        return 0;
-}
-
-enum {
-        OPTIONAL = 0,
-        REQUIRED = 1 << 0,
-        NULLABLE = 1 << 1,
-        /* An identifier (node, job, user, ...): no control characters. Free
-         * text (paths, phases, job names, comm) may hold them: JSON escapes
-         * them on the way out, and lmkd cannot choose what processes call
-         * themselves. */
-        IDENT = 1 << 2,
-};
-
-/* A string of len bytes that the store can keep and serve back as valid
- * JSON text: strict UTF-8 (common/utf8.h), no NUL (C strings end there),
- * and for identifiers no control characters. */
-static int check_text(const char *s, size_t len, unsigned flags, Where w, const char *key, BatchError *err) {
-        long bad = utf8_find_invalid(s, len);
-
-        if (bad >= 0)
-                return fail(err, -EINVAL, w, key, "is not valid UTF-8 at byte %ld", bad);
-        if (memchr(s, 0, len))
-                return fail(err, -EINVAL, w, key, "must not contain NUL bytes (at byte %zu)",
-                            (size_t) ((const char *) memchr(s, 0, len) - s));
-        if ((flags & IDENT) && string_has_control(s, len)) {
-                size_t i = 0;
-
-                while (i < len && (unsigned char) s[i] >= 0x20 && s[i] != 0x7f)
-                        i++;
-                return fail(err, -EINVAL, w, key, "must not contain control characters (at byte %zu)", i);
-        }
-        return 0;
-}
-
-/* A string member of min..max bytes, checked by check_text(). Absent or null
- * gives NULL where the flags allow it. */
-static int get_string(const Fields *f, unsigned i, Where w, unsigned flags, size_t min, size_t max,
-                      const char **ret, BatchError *err) {
-        const char *key = f->names[i];
-        const JsonValue *v;
-        int r;
-
-        r = get_member(f, i, w, flags & REQUIRED, &v, err);
-        if (r < 0)
-                return r;
-        if (!v) {
-                *ret = NULL;
-                return 0;
-        }
-        if (is_type(v, JSON_NULL)) {
-                if (!(flags & NULLABLE))
-                        return fail(err, -EINVAL, w, key, "must be a string, not null");
-                *ret = NULL;
-                return 0;
-        }
-        if (!is_type(v, JSON_STRING))
-                return fail(err, -EINVAL, w, key, "must be a string");
-        if (v->n < min || v->n > max)
-                return fail(err, -EINVAL, w, key, "must be %zu to %zu bytes long, is %" PRIu32, min, max, v->n);
-        /* printable ASCII passes check_text() */
-        if (!v->plain) {
-                r = check_text(v->string, v->n, flags, w, key, err);
-                if (r < 0)
-                        return r;
-        }
-        *ret = v->string;
-        return 0;
-}
-
-/* An integer member in min..max; absent or null gives BATCH_NULL where the
- * flags allow it. Numbers with a fraction or exponent are not integers. */
-static int get_int(const Fields *f, unsigned i, Where w, unsigned flags, int64_t min, int64_t max, int64_t *ret,
-                   BatchError *err) {
-        const char *key = f->names[i];
-        const JsonValue *v;
-        int r;
-
-        r = get_member(f, i, w, flags & REQUIRED, &v, err);
-        if (r < 0)
-                return r;
-        if (!v || is_type(v, JSON_NULL)) {
-                if (v && !(flags & NULLABLE))
-                        return fail(err, -EINVAL, w, key, "must be an integer, not null");
-                *ret = BATCH_NULL;
-                return 0;
-        }
-        if (!is_type(v, JSON_INT))
-                return fail(err, -EINVAL, w, key, "must be an integer");
-        /* Out-of-range literals saturate at INT64_MIN/INT64_MAX (json-tree.h):
-         * every max we pass is below that, so they land outside the range. */
-        if (v->integer < min || v->integer > max)
-                return fail(err, -EINVAL, w, key, "must be between %" PRId64 " and %" PRId64, min, max);
-        *ret = v->integer;
-        return 0;
-}
-
-/* A number, integer or not, as a double */
-static double number_of(const JsonValue *v) {
-        return is_type(v, JSON_INT) ? (double) v->integer : v->number;
-}
-
-static int get_double(const Fields *f, unsigned i, Where w, unsigned flags, double min, double max, double *ret,
-                      BatchError *err) {
-        const char *key = f->names[i];
-        const JsonValue *v;
-        double d;
-        int r;
-
-        r = get_member(f, i, w, flags & REQUIRED, &v, err);
-        if (r < 0)
-                return r;
-        if (!v || ((flags & NULLABLE) && is_type(v, JSON_NULL))) {
-                *ret = NAN;
-                return 0;
-        }
-        if (!is_type(v, JSON_DOUBLE) && !is_type(v, JSON_INT))
-                return fail(err, -EINVAL, w, key, "must be a number");
-        d = number_of(v);
-        if (!isfinite(d) || d < min || d > max)
-                return fail(err, -EINVAL, w, key, "must be a number between %g and %g", min, max);
-        *ret = d;
-        return 0;
-}
-
-static int get_bool(const Fields *f, unsigned i, Where w, bool *ret, BatchError *err) {
-        const JsonValue *v = f->v[i];
-
-        if (!v || is_type(v, JSON_NULL)) {
-                *ret = false;
-                return 0;
-        }
-        if (!is_type(v, JSON_BOOL))
-                return fail(err, -EINVAL, w, f->names[i], "must be true or false");
-        *ret = v->boolean;
-        return 0;
-}
-
-static int get_object(const Fields *f, unsigned i, Where w, bool required, const JsonValue **ret, BatchError *err) {
-        const JsonValue *v;
-        int r;
-
-        r = get_member(f, i, w, required, &v, err);
-        if (r < 0)
-                return r;
-        if (v && !is_type(v, JSON_OBJECT))
-                return fail(err, -EINVAL, w, f->names[i], "must be an object");
-        *ret = v;
-        return 0;
-}
-
-static int get_array(const Fields *f, unsigned i, bool required, size_t max, const JsonValue **ret, size_t *ret_n,
-                     BatchError *err) {
-        const char *key = f->names[i];
-        const JsonValue *v;
-        int r;
-
-        r = get_member(f, i, TOP, required, &v, err);
-        if (r < 0)
-                return r;
-        if (!v || is_type(v, JSON_NULL)) {
-                *ret = NULL;
-                *ret_n = 0;
-                return 0;
-        }
-        if (!is_type(v, JSON_ARRAY))
-                return fail(err, -EINVAL, TOP, key, "must be an array");
-        if (v->n > max)
-                return fail(err, -E2BIG, TOP, key, "has %" PRIu32 " elements, at most %zu are allowed", v->n, max);
-        *ret = v;
-        *ret_n = v->n;
-        return 0;
-}
+ * field an error names does not depend on the order of the keys. Members
+ * are read with field-reader.h; the software inventory, a document of its
+ * own inside the batch, in batch-inventory.c. */
 
 /* Times are Unix seconds: anything before 2000 or after 2200 is a broken
  * clock or a unit mix-up (milliseconds), not data. */
@@ -295,29 +67,33 @@ static bool add_sum(int64_t *sum, int64_t v) {
 enum { TOP_FORMAT, TOP_VERSION, TOP_BATCH, TOP_NODE, TOP_INVENTORY, TOP_INTERVAL, TOP_SAMPLING, TOP_ROWS,
        TOP_COUNTERS, TOP_MARKERS, TOP_JOBS, TOP_ENERGY, TOP_RANKS };
 static const char *const top_fields[] = {
-        [TOP_FORMAT] = "format", [TOP_VERSION] = "version", [TOP_BATCH] = "batch", [TOP_NODE] = "node",
-        [TOP_INVENTORY] = "inventory", [TOP_INTERVAL] = "interval", [TOP_SAMPLING] = "sampling",
-        [TOP_ROWS] = "rows", [TOP_COUNTERS] = "counters", [TOP_MARKERS] = "markers", [TOP_JOBS] = "jobs",
-        [TOP_ENERGY] = "energy", [TOP_RANKS] = "ranks",
+        [TOP_FORMAT] = BF_FORMAT, [TOP_VERSION] = BF_VERSION, [TOP_BATCH] = BF_BATCH, [TOP_NODE] = BF_NODE,
+        [TOP_INVENTORY] = BF_INVENTORY, [TOP_INTERVAL] = BF_INTERVAL, [TOP_SAMPLING] = BF_SAMPLING,
+        [TOP_ROWS] = BF_ROWS, [TOP_COUNTERS] = BF_COUNTERS, [TOP_MARKERS] = BF_MARKERS, [TOP_JOBS] = BF_JOBS,
+        [TOP_ENERGY] = BF_ENERGY, [TOP_RANKS] = BF_RANKS,
 };
 
 enum { BATCH_NODE, BATCH_BOOT_ID, BATCH_SPOOL, BATCH_SEQ };
 static const char *const batch_fields[] = {
-        [BATCH_NODE] = "node", [BATCH_BOOT_ID] = "boot_id", [BATCH_SPOOL] = "spool", [BATCH_SEQ] = "seq",
+        [BATCH_NODE] = BF_BATCH_NODE, [BATCH_BOOT_ID] = BF_BATCH_BOOT_ID, [BATCH_SPOOL] = BF_BATCH_SPOOL,
+        [BATCH_SEQ] = BF_BATCH_SEQ,
 };
 
 enum { NODE_HOSTNAME, NODE_CPUS, NODE_CLUSTER, NODE_INSTALLED, NODE_TYPE };
 static const char *const node_fields[] = {
-        [NODE_HOSTNAME] = "hostname", [NODE_CPUS] = "cpus", [NODE_CLUSTER] = "cluster",
-        [NODE_INSTALLED] = "installed", [NODE_TYPE] = "type",
+        [NODE_HOSTNAME] = BF_NODE_HOSTNAME, [NODE_CPUS] = BF_NODE_CPUS, [NODE_CLUSTER] = BF_NODE_CLUSTER,
+        [NODE_INSTALLED] = BF_NODE_INSTALLED, [NODE_TYPE] = BF_NODE_TYPE,
 };
 
 enum { INTERVAL_START, INTERVAL_END };
-static const char *const interval_fields[] = { [INTERVAL_START] = "start", [INTERVAL_END] = "end" };
+static const char *const interval_fields[] = {
+        [INTERVAL_START] = BF_INTERVAL_START, [INTERVAL_END] = BF_INTERVAL_END,
+};
 
 enum { SAMPLING_EVENT, SAMPLING_FREQUENCY_HZ, SAMPLING_SAMPLES_LOST };
 static const char *const sampling_fields[] = {
-        [SAMPLING_EVENT] = "event", [SAMPLING_FREQUENCY_HZ] = "frequency_hz", [SAMPLING_SAMPLES_LOST] = "samples_lost",
+        [SAMPLING_EVENT] = BF_SAMPLING_EVENT, [SAMPLING_FREQUENCY_HZ] = BF_SAMPLING_FREQUENCY_HZ,
+        [SAMPLING_SAMPLES_LOST] = BF_SAMPLING_SAMPLES_LOST,
 };
 
 /* node.installed: the library families lmkd found on the node
@@ -334,20 +110,23 @@ static bool family_name_ok(const char *s) {
 }
 
 enum { FAMILY_PURPOSE, FAMILY_FAMILY };
-static const char *const family_fields[] = { [FAMILY_PURPOSE] = "purpose", [FAMILY_FAMILY] = "family" };
+static const char *const family_fields[] = {
+        [FAMILY_PURPOSE] = BF_FAMILY_PURPOSE, [FAMILY_FAMILY] = BF_FAMILY_FAMILY,
+};
 
 static int parse_installed(const Fields *node, Arena *arena, Batch *b, BatchError *err) {
         const JsonValue *a = node->v[NODE_INSTALLED];
         size_t n;
 
-        if (!a || is_type(a, JSON_NULL))
+        if (!a || json_is_type(a, JSON_NULL))
                 return 0;
-        if (!is_type(a, JSON_ARRAY))
-                return fail(err, -EINVAL, IN("node"), "installed", "must be an array");
+        if (!json_is_type(a, JSON_ARRAY))
+                return field_fail(err, -EINVAL, IN(BF_NODE), BF_NODE_INSTALLED, "must be an array");
         n = a->n;
         if (n > BATCH_MAX_INSTALLED)
-                return fail(err, -EINVAL, IN("node"), "installed", "has %zu elements, at most %u are allowed",
-                            n, BATCH_MAX_INSTALLED);
+                return field_fail(err, -EINVAL, IN(BF_NODE), BF_NODE_INSTALLED,
+                                  "has %zu elements, at most %u are allowed",
+                                  n, BATCH_MAX_INSTALLED);
         if (n == 0) {
                 b->has_installed = true;
                 return 0;
@@ -357,23 +136,27 @@ static int parse_installed(const Fields *node, Arena *arena, Batch *b, BatchErro
                 return -ENOMEM;
         for (size_t i = 0; i < n; i++) {
                 const JsonValue *o = &a->elements[i];
-                Where w = AT("node.installed", i);
+                Where w = AT(BF_NODE "." BF_NODE_INSTALLED, i);
                 BatchFamily *f = &b->installed[i];
                 Fields of;
                 int r;
 
-                if (!is_type(o, JSON_OBJECT))
-                        return fail(err, -EINVAL, w, NULL, "must be an object");
+                if (!json_is_type(o, JSON_OBJECT))
+                        return field_fail(err, -EINVAL, w, NULL, "must be an object");
                 BIND(o, family_fields, &of);
-                if ((r = get_string(&of, FAMILY_PURPOSE, w, REQUIRED | IDENT, 1, BATCH_MAX_FAMILY_NAME, &f->purpose, err)) < 0 ||
-                    (r = get_string(&of, FAMILY_FAMILY, w, REQUIRED | IDENT, 1, BATCH_MAX_FAMILY_NAME, &f->family, err)) < 0)
+                if ((r = field_string(&of, FAMILY_PURPOSE, w, REQUIRED | IDENT, 1, BATCH_MAX_FAMILY_NAME, &f->purpose,
+                                      err)) < 0 ||
+                    (r = field_string(&of, FAMILY_FAMILY, w, REQUIRED | IDENT, 1, BATCH_MAX_FAMILY_NAME, &f->family,
+                                      err)) < 0)
                         return r;
                 if (!family_name_ok(f->purpose))
-                        return fail(err, -EINVAL, w, "purpose", "must be 1-%u characters of a-z 0-9 _ . + -",
-                                    BATCH_MAX_FAMILY_NAME);
+                        return field_fail(err, -EINVAL, w, BF_FAMILY_PURPOSE,
+                                          "must be 1-%u characters of a-z 0-9 _ . + -",
+                                          BATCH_MAX_FAMILY_NAME);
                 if (!family_name_ok(f->family))
-                        return fail(err, -EINVAL, w, "family", "must be 1-%u characters of a-z 0-9 _ . + -",
-                                    BATCH_MAX_FAMILY_NAME);
+                        return field_fail(err, -EINVAL, w, BF_FAMILY_FAMILY,
+                                          "must be 1-%u characters of a-z 0-9 _ . + -",
+                                          BATCH_MAX_FAMILY_NAME);
         }
         b->n_installed = n;
         b->has_installed = true;
@@ -387,16 +170,16 @@ static bool hex4(const char *s) {
 
 enum { GPU_VENDOR, GPU_VENDOR_ID, GPU_DEVICE_ID, GPU_NAME, GPU_COUNT };
 static const char *const gpu_fields[] = {
-        [GPU_VENDOR] = "vendor", [GPU_VENDOR_ID] = "vendor_id", [GPU_DEVICE_ID] = "device_id", [GPU_NAME] = "name",
-        [GPU_COUNT] = "count",
+        [GPU_VENDOR] = BF_GPU_VENDOR, [GPU_VENDOR_ID] = BF_GPU_VENDOR_ID, [GPU_DEVICE_ID] = BF_GPU_DEVICE_ID,
+        [GPU_NAME] = BF_GPU_NAME, [GPU_COUNT] = BF_GPU_COUNT,
 };
 
 enum { TYPE_CPU_MODEL, TYPE_SOCKETS, TYPE_CORES, TYPE_THREADS, TYPE_MEMORY_BYTES, TYPE_GPUS, TYPE_GPUS_OTHER,
        TYPE_KERNEL };
 static const char *const type_fields[] = {
-        [TYPE_CPU_MODEL] = "cpu_model", [TYPE_SOCKETS] = "sockets", [TYPE_CORES] = "cores", [TYPE_THREADS] = "threads",
-        [TYPE_MEMORY_BYTES] = "memory_bytes", [TYPE_GPUS] = "gpus", [TYPE_GPUS_OTHER] = "gpus_other",
-        [TYPE_KERNEL] = "kernel",
+        [TYPE_CPU_MODEL] = BF_TYPE_CPU_MODEL, [TYPE_SOCKETS] = BF_TYPE_SOCKETS, [TYPE_CORES] = BF_TYPE_CORES,
+        [TYPE_THREADS] = BF_TYPE_THREADS, [TYPE_MEMORY_BYTES] = BF_TYPE_MEMORY_BYTES, [TYPE_GPUS] = BF_TYPE_GPUS,
+        [TYPE_GPUS_OTHER] = BF_TYPE_GPUS_OTHER, [TYPE_KERNEL] = BF_TYPE_KERNEL,
 };
 
 static int parse_gpus(const Fields *t, Arena *arena, BatchNodeType *nt, BatchError *err) {
@@ -404,14 +187,15 @@ static int parse_gpus(const Fields *t, Arena *arena, BatchNodeType *nt, BatchErr
         size_t n;
         int r;
 
-        if (!a || is_type(a, JSON_NULL))
+        if (!a || json_is_type(a, JSON_NULL))
                 return 0;
-        if (!is_type(a, JSON_ARRAY))
-                return fail(err, -EINVAL, IN("node.type"), "gpus", "must be an array");
+        if (!json_is_type(a, JSON_ARRAY))
+                return field_fail(err, -EINVAL, IN(BF_NODE "." BF_NODE_TYPE), BF_TYPE_GPUS, "must be an array");
         n = a->n;
         if (n > BATCH_MAX_GPU_MODELS)
-                return fail(err, -EINVAL, IN("node.type"), "gpus", "has %zu elements, at most %u are allowed", n,
-                            BATCH_MAX_GPU_MODELS);
+                return field_fail(err, -EINVAL, IN(BF_NODE "." BF_NODE_TYPE), BF_TYPE_GPUS,
+                                  "has %zu elements, at most %u are allowed", n,
+                                  BATCH_MAX_GPU_MODELS);
         if (n == 0)
                 return 0;
         nt->gpus = arena_calloc(arena, n, sizeof(BatchGpu));
@@ -419,23 +203,23 @@ static int parse_gpus(const Fields *t, Arena *arena, BatchNodeType *nt, BatchErr
                 return -ENOMEM;
         for (size_t i = 0; i < n; i++) {
                 const JsonValue *o = &a->elements[i];
-                Where w = AT("node.type.gpus", i);
+                Where w = AT(BF_NODE "." BF_NODE_TYPE "." BF_TYPE_GPUS, i);
                 BatchGpu *g = &nt->gpus[i];
                 Fields f;
 
-                if (!is_type(o, JSON_OBJECT))
-                        return fail(err, -EINVAL, w, NULL, "must be an object");
+                if (!json_is_type(o, JSON_OBJECT))
+                        return field_fail(err, -EINVAL, w, NULL, "must be an object");
                 BIND(o, gpu_fields, &f);
-                if ((r = get_string(&f, GPU_VENDOR, w, REQUIRED | IDENT, 1, 32, &g->vendor, err)) < 0 ||
-                    (r = get_string(&f, GPU_VENDOR_ID, w, REQUIRED | IDENT, 4, 4, &g->vendor_id, err)) < 0 ||
-                    (r = get_string(&f, GPU_DEVICE_ID, w, NULLABLE | IDENT, 4, 4, &g->device_id, err)) < 0 ||
-                    (r = get_string(&f, GPU_NAME, w, NULLABLE | IDENT, 1, BATCH_MAX_NODE_TEXT, &g->name, err)) < 0 ||
-                    (r = get_int(&f, GPU_COUNT, w, REQUIRED, 1, 65536, &g->count, err)) < 0)
+                if ((r = field_string(&f, GPU_VENDOR, w, REQUIRED | IDENT, 1, 32, &g->vendor, err)) < 0 ||
+                    (r = field_string(&f, GPU_VENDOR_ID, w, REQUIRED | IDENT, 4, 4, &g->vendor_id, err)) < 0 ||
+                    (r = field_string(&f, GPU_DEVICE_ID, w, NULLABLE | IDENT, 4, 4, &g->device_id, err)) < 0 ||
+                    (r = field_string(&f, GPU_NAME, w, NULLABLE | IDENT, 1, BATCH_MAX_NODE_TEXT, &g->name, err)) < 0 ||
+                    (r = field_int(&f, GPU_COUNT, w, REQUIRED, 1, 65536, &g->count, err)) < 0)
                         return r;
                 if (!hex4(g->vendor_id))
-                        return fail(err, -EINVAL, w, "vendor_id", "must be 4 lower-case hex digits");
+                        return field_fail(err, -EINVAL, w, BF_GPU_VENDOR_ID, "must be 4 lower-case hex digits");
                 if (g->device_id && !hex4(g->device_id))
-                        return fail(err, -EINVAL, w, "device_id", "must be 4 lower-case hex digits");
+                        return field_fail(err, -EINVAL, w, BF_GPU_DEVICE_ID, "must be 4 lower-case hex digits");
         }
         nt->n_gpus = n;
         return 0;
@@ -444,25 +228,27 @@ static int parse_gpus(const Fields *t, Arena *arena, BatchNodeType *nt, BatchErr
 static int parse_node_type(const Fields *node, Arena *arena, Batch *b, BatchError *err) {
         const JsonValue *t;
         BatchNodeType *nt;
-        Where w = IN("node.type");
+        Where w = IN(BF_NODE "." BF_NODE_TYPE);
         Fields f;
         int r;
 
-        if ((r = get_object(node, NODE_TYPE, IN("node"), false, &t, err)) < 0 || !t)
+        if ((r = field_object(node, NODE_TYPE, IN(BF_NODE), false, &t, err)) < 0 || !t)
                 return r;
         nt = b->node_type = arena_calloc(arena, 1, sizeof(BatchNodeType));
         if (!nt)
                 return -ENOMEM;
         BIND(t, type_fields, &f);
-        if ((r = get_string(&f, TYPE_CPU_MODEL, w, NULLABLE | IDENT, 1, BATCH_MAX_NODE_TEXT, &nt->cpu_model, err)) < 0 ||
-            (r = get_int(&f, TYPE_THREADS, w, NULLABLE, 1, 1 << 20, &nt->threads, err)) < 0 ||
-            (r = get_int(&f, TYPE_CORES, w, NULLABLE, 1, nt->threads == BATCH_NULL ? 1 << 20 : nt->threads,
-                         &nt->cores, err)) < 0 ||
-            (r = get_int(&f, TYPE_SOCKETS, w, NULLABLE, 1, nt->cores == BATCH_NULL ? 1 << 20 : nt->cores,
-                         &nt->sockets, err)) < 0 ||
-            (r = get_int(&f, TYPE_MEMORY_BYTES, w, NULLABLE, 1, (int64_t) BATCH_MAX_COUNTER, &nt->memory_bytes, err)) < 0 ||
-            (r = get_int(&f, TYPE_GPUS_OTHER, w, NULLABLE, 0, 1 << 20, &nt->gpus_other, err)) < 0 ||
-            (r = get_string(&f, TYPE_KERNEL, w, NULLABLE | IDENT, 1, 256, &nt->kernel, err)) < 0 ||
+        if ((r = field_string(&f, TYPE_CPU_MODEL, w, NULLABLE | IDENT, 1, BATCH_MAX_NODE_TEXT, &nt->cpu_model,
+                              err)) < 0 ||
+            (r = field_int(&f, TYPE_THREADS, w, NULLABLE, 1, 1 << 20, &nt->threads, err)) < 0 ||
+            (r = field_int(&f, TYPE_CORES, w, NULLABLE, 1, nt->threads == BATCH_NULL ? 1 << 20 : nt->threads,
+                           &nt->cores, err)) < 0 ||
+            (r = field_int(&f, TYPE_SOCKETS, w, NULLABLE, 1, nt->cores == BATCH_NULL ? 1 << 20 : nt->cores,
+                           &nt->sockets, err)) < 0 ||
+            (r = field_int(&f, TYPE_MEMORY_BYTES, w, NULLABLE, 1, (int64_t) BATCH_MAX_COUNTER, &nt->memory_bytes,
+                           err)) < 0 ||
+            (r = field_int(&f, TYPE_GPUS_OTHER, w, NULLABLE, 0, 1 << 20, &nt->gpus_other, err)) < 0 ||
+            (r = field_string(&f, TYPE_KERNEL, w, NULLABLE | IDENT, 1, 256, &nt->kernel, err)) < 0 ||
             (r = parse_gpus(&f, arena, nt, err)) < 0)
                 return r;
         if (nt->gpus_other == BATCH_NULL)
@@ -477,65 +263,66 @@ static int parse_header(const Fields *top, Arena *arena, Batch *b, BatchError *e
         Fields f;
         int r;
 
-        r = get_string(top, TOP_FORMAT, TOP, REQUIRED, 0, 64, &format, err);
+        r = field_string(top, TOP_FORMAT, TOP, REQUIRED, 0, 64, &format, err);
         if (r < 0)
                 return r;
         if (!streq(format, LMK_BATCH_FORMAT))
-                return fail(err, -EPROTONOSUPPORT, TOP, "format", "must be \"%s\"", LMK_BATCH_FORMAT);
-        r = get_int(top, TOP_VERSION, TOP, REQUIRED, 0, INT32_MAX, &version, err);
+                return field_fail(err, -EPROTONOSUPPORT, TOP, BF_FORMAT, "must be \"%s\"", LMK_BATCH_FORMAT);
+        r = field_int(top, TOP_VERSION, TOP, REQUIRED, 0, INT32_MAX, &version, err);
         if (r < 0)
                 return r;
         if (version != LMK_BATCH_VERSION)
-                return fail(err, -EPROTONOSUPPORT, TOP, "version",
-                            "version %" PRId64 " is not supported, this store knows version %d",
-                            version, LMK_BATCH_VERSION);
+                return field_fail(err, -EPROTONOSUPPORT, TOP, BF_VERSION,
+                                  "version %" PRId64 " is not supported, this store knows version %d",
+                                  version, LMK_BATCH_VERSION);
 
-        if ((r = get_object(top, TOP_BATCH, TOP, true, &o, err)) < 0)
+        if ((r = field_object(top, TOP_BATCH, TOP, true, &o, err)) < 0)
                 return r;
         BIND(o, batch_fields, &f);
-        if ((r = get_string(&f, BATCH_NODE, IN("batch"), REQUIRED | IDENT, 1, MAX_NAME, &b->node, err)) < 0 ||
-            (r = get_string(&f, BATCH_BOOT_ID, IN("batch"), REQUIRED | IDENT, 1, MAX_ID, &b->boot_id, err)) < 0 ||
-            (r = get_string(&f, BATCH_SPOOL, IN("batch"), NULLABLE | IDENT, LMK_BATCH_SPOOL_ID_LEN, LMK_BATCH_SPOOL_ID_LEN,
-                            &b->spool, err)) < 0 ||
-            (r = get_int(&f, BATCH_SEQ, IN("batch"), REQUIRED, 0, INT64_MAX - 1, &b->seq, err)) < 0)
+        if ((r = field_string(&f, BATCH_NODE, IN(BF_BATCH), REQUIRED | IDENT, 1, MAX_NAME, &b->node, err)) < 0 ||
+            (r = field_string(&f, BATCH_BOOT_ID, IN(BF_BATCH), REQUIRED | IDENT, 1, MAX_ID, &b->boot_id, err)) < 0 ||
+            (r = field_string(&f, BATCH_SPOOL, IN(BF_BATCH), NULLABLE | IDENT, LMK_BATCH_SPOOL_ID_LEN,
+                              LMK_BATCH_SPOOL_ID_LEN, &b->spool, err)) < 0 ||
+            (r = field_int(&f, BATCH_SEQ, IN(BF_BATCH), REQUIRED, 0, INT64_MAX - 1, &b->seq, err)) < 0)
                 return r;
         /* part of the batch's key (docs/batch-format.md): one spelling only */
         if (b->spool && strspn(b->spool, "0123456789abcdef") != LMK_BATCH_SPOOL_ID_LEN)
-                return fail(err, -EINVAL, IN("batch"), "spool", "must be %u lower-case hex digits",
-                            LMK_BATCH_SPOOL_ID_LEN);
+                return field_fail(err, -EINVAL, IN(BF_BATCH), BF_BATCH_SPOOL, "must be %u lower-case hex digits",
+                                  LMK_BATCH_SPOOL_ID_LEN);
 
-        if ((r = get_object(top, TOP_NODE, TOP, true, &o, err)) < 0)
+        if ((r = field_object(top, TOP_NODE, TOP, true, &o, err)) < 0)
                 return r;
         BIND(o, node_fields, &f);
-        if ((r = get_string(&f, NODE_HOSTNAME, IN("node"), NULLABLE | IDENT, 1, MAX_NAME, &b->hostname, err)) < 0 ||
-            (r = get_int(&f, NODE_CPUS, IN("node"), REQUIRED, 1, 1 << 20, &b->cpus, err)) < 0 ||
-            (r = get_string(&f, NODE_CLUSTER, IN("node"), NULLABLE | IDENT, 1, MAX_NAME, &b->cluster, err)) < 0 ||
+        if ((r = field_string(&f, NODE_HOSTNAME, IN(BF_NODE), NULLABLE | IDENT, 1, MAX_NAME, &b->hostname, err)) < 0 ||
+            (r = field_int(&f, NODE_CPUS, IN(BF_NODE), REQUIRED, 1, 1 << 20, &b->cpus, err)) < 0 ||
+            (r = field_string(&f, NODE_CLUSTER, IN(BF_NODE), NULLABLE | IDENT, 1, MAX_NAME, &b->cluster, err)) < 0 ||
             (r = parse_installed(&f, arena, b, err)) < 0 ||
             (r = parse_node_type(&f, arena, b, err)) < 0)
                 return r;
 
-        if ((r = get_object(top, TOP_INTERVAL, TOP, true, &o, err)) < 0)
+        if ((r = field_object(top, TOP_INTERVAL, TOP, true, &o, err)) < 0)
                 return r;
         BIND(o, interval_fields, &f);
-        if ((r = get_double(&f, INTERVAL_START, IN("interval"), REQUIRED, TIME_MIN, TIME_MAX, &b->start, err)) < 0 ||
-            (r = get_double(&f, INTERVAL_END, IN("interval"), REQUIRED, TIME_MIN, TIME_MAX, &b->end, err)) < 0)
+        if ((r = field_double(&f, INTERVAL_START, IN(BF_INTERVAL), REQUIRED, TIME_MIN, TIME_MAX, &b->start, err)) < 0 ||
+            (r = field_double(&f, INTERVAL_END, IN(BF_INTERVAL), REQUIRED, TIME_MIN, TIME_MAX, &b->end, err)) < 0)
                 return r;
         if (b->start > b->end)
-                return fail(err, -EINVAL, IN("interval"), "end", "must not be before interval.start");
+                return field_fail(err, -EINVAL, IN(BF_INTERVAL), BF_INTERVAL_END, "must not be before interval.start");
         if (b->end - b->start > BATCH_MAX_INTERVAL_S)
-                return fail(err, -EINVAL, IN("interval"), "end",
-                            "must be at most %g s after interval.start (lmkd pushes at least daily)",
-                            BATCH_MAX_INTERVAL_S);
+                return field_fail(err, -EINVAL, IN(BF_INTERVAL), BF_INTERVAL_END,
+                                  "must be at most %g s after interval.start (lmkd pushes at least daily)",
+                                  BATCH_MAX_INTERVAL_S);
 
-        if ((r = get_object(top, TOP_SAMPLING, TOP, true, &o, err)) < 0)
+        if ((r = field_object(top, TOP_SAMPLING, TOP, true, &o, err)) < 0)
                 return r;
         BIND(o, sampling_fields, &f);
-        if ((r = get_string(&f, SAMPLING_EVENT, IN("sampling"), REQUIRED | IDENT, 1, 64, &b->event, err)) < 0 ||
-            (r = get_double(&f, SAMPLING_FREQUENCY_HZ, IN("sampling"), REQUIRED, BATCH_MIN_FREQUENCY_HZ,
-                            BATCH_MAX_FREQUENCY_HZ, &b->frequency_hz, err)) < 0)
+        if ((r = field_string(&f, SAMPLING_EVENT, IN(BF_SAMPLING), REQUIRED | IDENT, 1, 64, &b->event, err)) < 0 ||
+            (r = field_double(&f, SAMPLING_FREQUENCY_HZ, IN(BF_SAMPLING), REQUIRED, BATCH_MIN_FREQUENCY_HZ,
+                              BATCH_MAX_FREQUENCY_HZ, &b->frequency_hz, err)) < 0)
                 return r;
         batch_limits(b, &b->limits);
-        r = get_int(&f, SAMPLING_SAMPLES_LOST, IN("sampling"), OPTIONAL, 0, b->limits.samples, &b->samples_lost, err);
+        r = field_int(&f, SAMPLING_SAMPLES_LOST, IN(BF_SAMPLING), OPTIONAL, 0, b->limits.samples, &b->samples_lost,
+                      err);
         if (r < 0)
                 return r;
         if (b->samples_lost == BATCH_NULL)
@@ -568,21 +355,21 @@ static int role_slot(Batch *b, const char *role, Where w, const char *key, Batch
         int i;
 
         if (!role_name_ok(role))
-                return fail(err, -EINVAL, w, key, "event roles must be 1-%u characters of A-Z a-z 0-9 _ -",
-                            BATCH_MAX_ROLE_NAME);
+                return field_fail(err, -EINVAL, w, key, "event roles must be 1-%u characters of A-Z a-z 0-9 _ -",
+                                  BATCH_MAX_ROLE_NAME);
         i = batch_role_index(b, role);
         if (i >= 0)
                 return i;
         if (b->n_roles == BATCH_MAX_ROLES)
-                return fail(err, -EINVAL, w, key, "the batch names more than %u event roles", BATCH_MAX_ROLES);
+                return field_fail(err, -EINVAL, w, key, "the batch names more than %u event roles", BATCH_MAX_ROLES);
         b->roles[b->n_roles] = role;
         return (int) b->n_roles++;
 }
 
 enum { COUNTER_ROLE, COUNTER_EVENT, COUNTER_SOURCE, COUNTER_AVAILABLE, COUNTER_ERROR };
 static const char *const counter_fields[] = {
-        [COUNTER_ROLE] = "role", [COUNTER_EVENT] = "event", [COUNTER_SOURCE] = "source",
-        [COUNTER_AVAILABLE] = "available", [COUNTER_ERROR] = "error",
+        [COUNTER_ROLE] = BF_COUNTER_ROLE, [COUNTER_EVENT] = BF_COUNTER_EVENT, [COUNTER_SOURCE] = BF_COUNTER_SOURCE,
+        [COUNTER_AVAILABLE] = BF_COUNTER_AVAILABLE, [COUNTER_ERROR] = BF_COUNTER_ERROR,
 };
 
 /* counters[]: which event fills which role. Optional; read before the
@@ -591,7 +378,7 @@ static int parse_counters(const Fields *top, Arena *arena, Batch *b, BatchError 
         const JsonValue *a;
         int r;
 
-        r = get_array(top, TOP_COUNTERS, false, BATCH_MAX_ROLES, &a, &b->n_counters, err);
+        r = field_array(top, TOP_COUNTERS, TOP, false, BATCH_MAX_ROLES, &a, &b->n_counters, err);
         if (r < 0 || b->n_counters == 0)
                 return r;
         b->counters = arena_calloc(arena, b->n_counters, sizeof(BatchCounter));
@@ -600,21 +387,22 @@ static int parse_counters(const Fields *top, Arena *arena, Batch *b, BatchError 
         for (size_t i = 0; i < b->n_counters; i++) {
                 const JsonValue *o = &a->elements[i];
                 BatchCounter *c = &b->counters[i];
-                Where w = AT("counters", i);
+                Where w = AT(BF_COUNTERS, i);
                 Fields f;
 
-                if (!is_type(o, JSON_OBJECT))
-                        return fail(err, -EINVAL, w, NULL, "must be an object");
+                if (!json_is_type(o, JSON_OBJECT))
+                        return field_fail(err, -EINVAL, w, NULL, "must be an object");
                 BIND(o, counter_fields, &f);
-                if ((r = get_string(&f, COUNTER_ROLE, w, REQUIRED | IDENT, 1, BATCH_MAX_ROLE_NAME, &c->role, err)) < 0 ||
-                    (r = get_string(&f, COUNTER_EVENT, w, REQUIRED | IDENT, 1, 127, &c->event, err)) < 0 ||
-                    (r = get_string(&f, COUNTER_SOURCE, w, NULLABLE | IDENT, 1, 16, &c->source, err)) < 0 ||
-                    (r = get_bool(&f, COUNTER_AVAILABLE, w, &c->available, err)) < 0 ||
-                    (r = get_string(&f, COUNTER_ERROR, w, NULLABLE | IDENT, 1, 512, &c->error, err)) < 0)
+                if ((r = field_string(&f, COUNTER_ROLE, w, REQUIRED | IDENT, 1, BATCH_MAX_ROLE_NAME, &c->role,
+                                      err)) < 0 ||
+                    (r = field_string(&f, COUNTER_EVENT, w, REQUIRED | IDENT, 1, 127, &c->event, err)) < 0 ||
+                    (r = field_string(&f, COUNTER_SOURCE, w, NULLABLE | IDENT, 1, 16, &c->source, err)) < 0 ||
+                    (r = field_bool(&f, COUNTER_AVAILABLE, w, &c->available, err)) < 0 ||
+                    (r = field_string(&f, COUNTER_ERROR, w, NULLABLE | IDENT, 1, 512, &c->error, err)) < 0)
                         return r;
                 if (batch_role_index(b, c->role) >= 0)
-                        return fail(err, -EINVAL, w, "role", "names the role %s a second time", c->role);
-                r = role_slot(b, c->role, w, "role", err);
+                        return field_fail(err, -EINVAL, w, BF_COUNTER_ROLE, "names the role %s a second time", c->role);
+                r = role_slot(b, c->role, w, BF_COUNTER_ROLE, err);
                 if (r < 0)
                         return r;
         }
@@ -622,7 +410,7 @@ static int parse_counters(const Fields *top, Arena *arena, Batch *b, BatchError 
 }
 
 static bool is_ipc_role(const char *role) {
-        return streq(role, "cycles") || streq(role, "instructions");
+        return streq(role, BF_ROLE_CYCLES) || streq(role, BF_ROLE_INSTRUCTIONS);
 }
 
 /* "events": {role: count or null} beyond cycles and instructions, which
@@ -633,15 +421,15 @@ static int parse_events(Batch *b, const JsonValue *e, Where w, int64_t max, Batc
         BatchEvents *ev;
         size_t n;
 
-        if (!e || is_type(e, JSON_NULL)) {
+        if (!e || json_is_type(e, JSON_NULL)) {
                 *ret = NULL;
                 return 0;
         }
-        if (!is_type(e, JSON_OBJECT))
-                return fail(err, -EINVAL, w, "events", "must be an object");
+        if (!json_is_type(e, JSON_OBJECT))
+                return field_fail(err, -EINVAL, w, BF_EVENTS, "must be an object");
         n = json_object_unique(e, m, BATCH_MAX_ROLES);
         if (n > BATCH_MAX_ROLES)
-                return fail(err, -EINVAL, w, "events", "has more than %u roles", BATCH_MAX_ROLES);
+                return field_fail(err, -EINVAL, w, BF_EVENTS, "has more than %u roles", BATCH_MAX_ROLES);
         ev = pool;
         for (size_t i = 0; i < BATCH_MAX_ROLES; i++)
                 ev->count[i] = BATCH_NULL;
@@ -652,19 +440,19 @@ static int parse_events(Batch *b, const JsonValue *e, Where w, int64_t max, Batc
                 int k;
 
                 if (is_ipc_role(key))
-                        return fail(err, -EINVAL, w, "events", "%s has a field of its own, not an event", key);
+                        return field_fail(err, -EINVAL, w, BF_EVENTS, "%s has a field of its own, not an event", key);
                 if (b->n_counters > 0 && batch_role_index(b, key) < 0)
-                        return fail(err, -EINVAL, w, "events", "names a role that counters[] does not have");
-                k = role_slot(b, key, w, "events", err);
+                        return field_fail(err, -EINVAL, w, BF_EVENTS, "names a role that counters[] does not have");
+                k = role_slot(b, key, w, BF_EVENTS, err);
                 if (k < 0)
                         return k;
-                if (is_type(val, JSON_NULL))
+                if (json_is_type(val, JSON_NULL))
                         continue;
-                if (!is_type(val, JSON_INT))
-                        return fail(err, -EINVAL, w, "events", "%s must be an integer or null", key);
+                if (!json_is_type(val, JSON_INT))
+                        return field_fail(err, -EINVAL, w, BF_EVENTS, "%s must be an integer or null", key);
                 v = val->integer;
                 if (v < 0 || v > max)
-                        return fail(err, -EINVAL, w, "events", "%s must be between 0 and %" PRId64, key, max);
+                        return field_fail(err, -EINVAL, w, BF_EVENTS, "%s must be between 0 and %" PRId64, key, max);
                 ev->count[k] = v;
         }
         *ret = ev;
@@ -673,7 +461,8 @@ static int parse_events(Batch *b, const JsonValue *e, Where w, int64_t max, Batc
 
 enum { BURST_SAMPLES, BURST_WINDOW_NS, BURST_PER_SECOND };
 static const char *const burst_fields[] = {
-        [BURST_SAMPLES] = "samples", [BURST_WINDOW_NS] = "window_ns", [BURST_PER_SECOND] = "per_second",
+        [BURST_SAMPLES] = BF_BURST_SAMPLES, [BURST_WINDOW_NS] = BF_BURST_WINDOW_NS,
+        [BURST_PER_SECOND] = BF_BURST_PER_SECOND,
 };
 
 /* A row's "burst": its burst samples, their windows' length, and events
@@ -690,18 +479,18 @@ static int parse_burst(Batch *b, const Fields *row_fields, unsigned i, Where w, 
         Where bw;
         int r;
 
-        if ((r = get_object(row_fields, i, w, false, &bo, err)) < 0 || !bo)
+        if ((r = field_object(row_fields, i, w, false, &bo, err)) < 0 || !bo)
                 return r;
-        snprintf(parent, sizeof(parent), "%s[%ld].burst", w.parent, w.index);
+        snprintf(parent, sizeof(parent), "%s[%ld]." BF_ROW_BURST, w.parent, w.index);
         bw = IN(parent);
         BIND(bo, burst_fields, &f);
-        if ((r = get_int(&f, BURST_SAMPLES, bw, REQUIRED, 1, b->limits.burst_samples, &bu->samples, err)) < 0 ||
-            (r = get_int(&f, BURST_WINDOW_NS, bw, REQUIRED, 0, b->limits.cpu_time_ns, &bu->window_ns, err)) < 0 ||
-            (r = get_object(&f, BURST_PER_SECOND, bw, true, &rates, err)) < 0)
+        if ((r = field_int(&f, BURST_SAMPLES, bw, REQUIRED, 1, b->limits.burst_samples, &bu->samples, err)) < 0 ||
+            (r = field_int(&f, BURST_WINDOW_NS, bw, REQUIRED, 0, b->limits.cpu_time_ns, &bu->window_ns, err)) < 0 ||
+            (r = field_object(&f, BURST_PER_SECOND, bw, true, &rates, err)) < 0)
                 return r;
         n = json_object_unique(rates, m, BATCH_MAX_ROLES);
         if (n > BATCH_MAX_ROLES)
-                return fail(err, -EINVAL, bw, "per_second", "has more than %u roles", BATCH_MAX_ROLES);
+                return field_fail(err, -EINVAL, bw, BF_BURST_PER_SECOND, "has more than %u roles", BATCH_MAX_ROLES);
         for (size_t k = 0; k < BATCH_MAX_ROLES; k++)
                 bu->per_second[k] = bu->counts[k] = NAN;
         for (size_t j = 0; j < n; j++) {
@@ -711,17 +500,19 @@ static int parse_burst(Batch *b, const Fields *row_fields, unsigned i, Where w, 
                 int k;
 
                 if (b->n_counters > 0 && batch_role_index(b, key) < 0)
-                        return fail(err, -EINVAL, bw, "per_second", "names a role that counters[] does not have");
-                k = role_slot(b, key, bw, "per_second", err);
+                        return field_fail(err, -EINVAL, bw, BF_BURST_PER_SECOND,
+                                          "names a role that counters[] does not have");
+                k = role_slot(b, key, bw, BF_BURST_PER_SECOND, err);
                 if (k < 0)
                         return k;
-                if (is_type(val, JSON_NULL))
+                if (json_is_type(val, JSON_NULL))
                         continue;
-                if (!is_type(val, JSON_DOUBLE) && !is_type(val, JSON_INT))
-                        return fail(err, -EINVAL, bw, "per_second", "%s must be a number or null", key);
-                v = number_of(val);
+                if (!json_is_type(val, JSON_DOUBLE) && !json_is_type(val, JSON_INT))
+                        return field_fail(err, -EINVAL, bw, BF_BURST_PER_SECOND, "%s must be a number or null", key);
+                v = json_number(val);
                 if (!isfinite(v) || v < 0 || v > max_rate)
-                        return fail(err, -EINVAL, bw, "per_second", "%s must be between 0 and %g", key, max_rate);
+                        return field_fail(err, -EINVAL, bw, BF_BURST_PER_SECOND, "%s must be between 0 and %g", key,
+                                          max_rate);
                 bu->per_second[k] = v;
                 bu->counts[k] = v * (double) bu->window_ns / 1e9;
         }
@@ -737,12 +528,14 @@ static bool within_whole(double part, double whole) {
 
 enum { ENERGY_SOURCE, ENERGY_JOULES, ENERGY_UNATTRIBUTED_JOULES, ENERGY_ZONES };
 static const char *const energy_fields[] = {
-        [ENERGY_SOURCE] = "source", [ENERGY_JOULES] = "joules", [ENERGY_UNATTRIBUTED_JOULES] = "unattributed_joules",
-        [ENERGY_ZONES] = "zones",
+        [ENERGY_SOURCE] = BF_ENERGY_SOURCE, [ENERGY_JOULES] = BF_ENERGY_JOULES,
+        [ENERGY_UNATTRIBUTED_JOULES] = BF_ENERGY_UNATTRIBUTED_JOULES, [ENERGY_ZONES] = BF_ENERGY_ZONES,
 };
 
 enum { ZONE_ZONE, ZONE_KIND, ZONE_JOULES };
-static const char *const zone_fields[] = { [ZONE_ZONE] = "zone", [ZONE_KIND] = "kind", [ZONE_JOULES] = "joules" };
+static const char *const zone_fields[] = {
+        [ZONE_ZONE] = BF_ZONE_ZONE, [ZONE_KIND] = BF_ZONE_KIND, [ZONE_JOULES] = BF_ZONE_JOULES,
+};
 
 /* "energy": the node's energy in the interval, from RAPL (lmkd's
  * collectors/powercap.h): all zones, each zone, and the part while no job
@@ -755,32 +548,34 @@ static int parse_energy(const Fields *top, Arena *arena, Batch *b, BatchError *e
         size_t n;
         int r;
 
-        if (top->v[TOP_ENERGY] && is_type(top->v[TOP_ENERGY], JSON_NULL))
+        if (top->v[TOP_ENERGY] && json_is_type(top->v[TOP_ENERGY], JSON_NULL))
                 return 0;
-        if ((r = get_object(top, TOP_ENERGY, TOP, false, &o, err)) < 0 || !o)
+        if ((r = field_object(top, TOP_ENERGY, TOP, false, &o, err)) < 0 || !o)
                 return r;
         e = b->energy = arena_calloc(arena, 1, sizeof(BatchEnergy));
         if (!e)
                 return -ENOMEM;
         BIND(o, energy_fields, &f);
-        if ((r = get_string(&f, ENERGY_SOURCE, IN("energy"), REQUIRED | IDENT, 1, 32, &e->source, err)) < 0 ||
-            (r = get_double(&f, ENERGY_JOULES, IN("energy"), REQUIRED, 0, b->limits.joules, &e->joules, err)) < 0 ||
-            (r = get_double(&f, ENERGY_UNATTRIBUTED_JOULES, IN("energy"), NULLABLE, 0, b->limits.joules,
-                            &e->unattributed_joules, err)) < 0)
+        if ((r = field_string(&f, ENERGY_SOURCE, IN(BF_ENERGY), REQUIRED | IDENT, 1, 32, &e->source, err)) < 0 ||
+            (r = field_double(&f, ENERGY_JOULES, IN(BF_ENERGY), REQUIRED, 0, b->limits.joules, &e->joules, err)) < 0 ||
+            (r = field_double(&f, ENERGY_UNATTRIBUTED_JOULES, IN(BF_ENERGY), NULLABLE, 0, b->limits.joules,
+                              &e->unattributed_joules, err)) < 0)
                 return r;
         if (isnan(e->unattributed_joules))
                 e->unattributed_joules = 0;
         if (!within_whole(e->unattributed_joules, e->joules))
-                return fail(err, -EINVAL, IN("energy"), "unattributed_joules", "must not exceed energy.joules");
+                return field_fail(err, -EINVAL, IN(BF_ENERGY), BF_ENERGY_UNATTRIBUTED_JOULES,
+                                  "must not exceed energy.joules");
         a = f.v[ENERGY_ZONES];
-        if (!a || is_type(a, JSON_NULL))
+        if (!a || json_is_type(a, JSON_NULL))
                 return 0;
-        if (!is_type(a, JSON_ARRAY))
-                return fail(err, -EINVAL, IN("energy"), "zones", "must be an array");
+        if (!json_is_type(a, JSON_ARRAY))
+                return field_fail(err, -EINVAL, IN(BF_ENERGY), BF_ENERGY_ZONES, "must be an array");
         n = a->n;
         if (n > BATCH_MAX_ZONES)
-                return fail(err, -EINVAL, IN("energy"), "zones", "has %zu elements, at most %u are allowed", n,
-                            BATCH_MAX_ZONES);
+                return field_fail(err, -EINVAL, IN(BF_ENERGY), BF_ENERGY_ZONES,
+                                  "has %zu elements, at most %u are allowed", n,
+                                  BATCH_MAX_ZONES);
         if (n == 0)
                 return 0;
         e->zones = arena_calloc(arena, n, sizeof(BatchZone));
@@ -789,21 +584,22 @@ static int parse_energy(const Fields *top, Arena *arena, Batch *b, BatchError *e
         for (size_t i = 0; i < n; i++) {
                 const JsonValue *z = &a->elements[i];
                 BatchZone *zone = &e->zones[i];
-                Where w = AT("energy.zones", i);
+                Where w = AT(BF_ENERGY "." BF_ENERGY_ZONES, i);
                 Fields zf;
 
-                if (!is_type(z, JSON_OBJECT))
-                        return fail(err, -EINVAL, w, NULL, "must be an object");
+                if (!json_is_type(z, JSON_OBJECT))
+                        return field_fail(err, -EINVAL, w, NULL, "must be an object");
                 BIND(z, zone_fields, &zf);
-                if ((r = get_string(&zf, ZONE_ZONE, w, REQUIRED | IDENT, 1, 64, &zone->zone, err)) < 0 ||
-                    (r = get_string(&zf, ZONE_KIND, w, REQUIRED | IDENT, 1, 16, &zone->kind, err)) < 0 ||
-                    (r = get_double(&zf, ZONE_JOULES, w, REQUIRED, 0, b->limits.joules, &zone->joules, err)) < 0)
+                if ((r = field_string(&zf, ZONE_ZONE, w, REQUIRED | IDENT, 1, 64, &zone->zone, err)) < 0 ||
+                    (r = field_string(&zf, ZONE_KIND, w, REQUIRED | IDENT, 1, 16, &zone->kind, err)) < 0 ||
+                    (r = field_double(&zf, ZONE_JOULES, w, REQUIRED, 0, b->limits.joules, &zone->joules, err)) < 0)
                         return r;
                 sum += zone->joules;
         }
         e->n_zones = n;
         if (!within_whole(sum, e->joules) || !within_whole(e->joules, sum))
-                return fail(err, -EINVAL, IN("energy"), "joules", "must be the sum of energy.zones[].joules (%g)", sum);
+                return field_fail(err, -EINVAL, IN(BF_ENERGY), BF_ENERGY_JOULES,
+                                  "must be the sum of energy.zones[].joules (%g)", sum);
         return 0;
 }
 
@@ -815,7 +611,7 @@ static int parse_notes(const JsonValue *o, Arena *arena, Where w, BatchJob *j, B
                 return 0;
         n = json_object_unique(o, m, BATCH_MAX_NOTES);
         if (n > BATCH_MAX_NOTES)
-                return fail(err, -EINVAL, w, "notes", "has more than %u keys", BATCH_MAX_NOTES);
+                return field_fail(err, -EINVAL, w, BF_JOB_NOTES, "has more than %u keys", BATCH_MAX_NOTES);
         j->notes = arena_calloc(arena, MAX(n, (size_t) 1), sizeof(BatchNote));
         if (!j->notes)
                 return -ENOMEM;
@@ -824,19 +620,20 @@ static int parse_notes(const JsonValue *o, Arena *arena, Where w, BatchJob *j, B
                 const JsonValue *val = &m[i].value;
                 int r;
 
-                if (!is_type(val, JSON_STRING))
-                        return fail(err, -EINVAL, w, "notes", "values must be strings");
+                if (!json_is_type(val, JSON_STRING))
+                        return field_fail(err, -EINVAL, w, BF_JOB_NOTES, "values must be strings");
                 if (!*key)
-                        return fail(err, -EINVAL, w, "notes", "keys must not be empty");
-                r = check_text(key, strlen(key), IDENT, w, "notes", err);
+                        return field_fail(err, -EINVAL, w, BF_JOB_NOTES, "keys must not be empty");
+                r = field_check_text(key, strlen(key), IDENT, w, BF_JOB_NOTES, err);
                 if (r < 0)
                         return r;
-                r = check_text(val->string, val->n, OPTIONAL, w, "notes", err);
+                r = field_check_text(val->string, val->n, OPTIONAL, w, BF_JOB_NOTES, err);
                 if (r < 0)
                         return r;
                 bytes += strlen(key) + val->n;
                 if (bytes > BATCH_MAX_NOTES_BYTES)
-                        return fail(err, -EINVAL, w, "notes", "holds more than %u bytes", BATCH_MAX_NOTES_BYTES);
+                        return field_fail(err, -EINVAL, w, BF_JOB_NOTES, "holds more than %u bytes",
+                                          BATCH_MAX_NOTES_BYTES);
                 j->notes[i] = (BatchNote) { key, val->string };
         }
         j->n_notes = n;
@@ -847,12 +644,13 @@ enum { JOB_JOB, JOB_USER, JOB_ACCOUNT, JOB_PARTITION, JOB_NAME, JOB_NODES, JOB_T
        JOB_CLUSTER, JOB_NOTES, JOB_FIRST_SEEN, JOB_LAST_SEEN, JOB_ENDED, JOB_CPU_TIME_NS, JOB_CYCLES,
        JOB_INSTRUCTIONS, JOB_EVENTS, JOB_ENERGY_JOULES, JOB_ENERGY_ALONE_JOULES };
 static const char *const job_fields[] = {
-        [JOB_JOB] = "job", [JOB_USER] = "user", [JOB_ACCOUNT] = "account", [JOB_PARTITION] = "partition",
-        [JOB_NAME] = "name", [JOB_NODES] = "nodes", [JOB_TASKS] = "tasks", [JOB_CPUS_ALLOCATED] = "cpus_allocated",
-        [JOB_CLUSTER] = "cluster", [JOB_NOTES] = "notes", [JOB_FIRST_SEEN] = "first_seen",
-        [JOB_LAST_SEEN] = "last_seen", [JOB_ENDED] = "ended", [JOB_CPU_TIME_NS] = "cpu_time_ns",
-        [JOB_CYCLES] = "cycles", [JOB_INSTRUCTIONS] = "instructions", [JOB_EVENTS] = "events",
-        [JOB_ENERGY_JOULES] = "energy_joules", [JOB_ENERGY_ALONE_JOULES] = "energy_alone_joules",
+        [JOB_JOB] = BF_JOB_JOB, [JOB_USER] = BF_JOB_USER, [JOB_ACCOUNT] = BF_JOB_ACCOUNT,
+        [JOB_PARTITION] = BF_JOB_PARTITION, [JOB_NAME] = BF_JOB_NAME, [JOB_NODES] = BF_JOB_NODES,
+        [JOB_TASKS] = BF_JOB_TASKS, [JOB_CPUS_ALLOCATED] = BF_JOB_CPUS_ALLOCATED, [JOB_CLUSTER] = BF_JOB_CLUSTER,
+        [JOB_NOTES] = BF_JOB_NOTES, [JOB_FIRST_SEEN] = BF_JOB_FIRST_SEEN, [JOB_LAST_SEEN] = BF_JOB_LAST_SEEN,
+        [JOB_ENDED] = BF_JOB_ENDED, [JOB_CPU_TIME_NS] = BF_CPU_TIME_NS, [JOB_CYCLES] = BF_CYCLES,
+        [JOB_INSTRUCTIONS] = BF_INSTRUCTIONS, [JOB_EVENTS] = BF_EVENTS, [JOB_ENERGY_JOULES] = BF_JOB_ENERGY_JOULES,
+        [JOB_ENERGY_ALONE_JOULES] = BF_JOB_ENERGY_ALONE_JOULES,
 };
 
 static int parse_jobs(const Fields *top, Arena *arena, Batch *b, BatchError *err) {
@@ -860,7 +658,7 @@ static int parse_jobs(const Fields *top, Arena *arena, Batch *b, BatchError *err
         double energy = 0;
         int r;
 
-        r = get_array(top, TOP_JOBS, false, BATCH_MAX_JOBS, &a, &b->n_jobs, err);
+        r = field_array(top, TOP_JOBS, TOP, false, BATCH_MAX_JOBS, &a, &b->n_jobs, err);
         if (r < 0 || b->n_jobs == 0)
                 return r;
         b->jobs = arena_calloc(arena, b->n_jobs, sizeof(BatchJob));
@@ -869,32 +667,35 @@ static int parse_jobs(const Fields *top, Arena *arena, Batch *b, BatchError *err
         for (size_t i = 0; i < b->n_jobs; i++) {
                 const JsonValue *o = &a->elements[i], *notes;
                 BatchJob *j = &b->jobs[i];
-                Where w = AT("jobs", i);
+                Where w = AT(BF_JOBS, i);
                 Fields f;
 
-                if (!is_type(o, JSON_OBJECT))
-                        return fail(err, -EINVAL, w, NULL, "must be an object");
+                if (!json_is_type(o, JSON_OBJECT))
+                        return field_fail(err, -EINVAL, w, NULL, "must be an object");
                 BIND(o, job_fields, &f);
-                if ((r = get_string(&f, JOB_JOB, w, REQUIRED | IDENT, 1, MAX_ID, &j->job, err)) < 0 ||
-                    (r = get_string(&f, JOB_CLUSTER, w, NULLABLE | IDENT, 1, MAX_NAME, &j->cluster, err)) < 0 ||
-                    (r = get_string(&f, JOB_USER, w, NULLABLE | IDENT, 1, MAX_NAME, &j->user, err)) < 0 ||
-                    (r = get_string(&f, JOB_ACCOUNT, w, NULLABLE | IDENT, 1, MAX_NAME, &j->account, err)) < 0 ||
-                    (r = get_string(&f, JOB_PARTITION, w, NULLABLE | IDENT, 1, MAX_NAME, &j->partition, err)) < 0 ||
-                    (r = get_string(&f, JOB_NAME, w, NULLABLE, 0, MAX_NAME, &j->name, err)) < 0 ||
-                    (r = get_int(&f, JOB_NODES, w, NULLABLE, 1, 1 << 24, &j->nodes, err)) < 0 ||
-                    (r = get_int(&f, JOB_TASKS, w, NULLABLE, 0, 1 << 30, &j->tasks, err)) < 0 ||
-                    (r = get_int(&f, JOB_CPUS_ALLOCATED, w, NULLABLE, 1, b->cpus, &j->cpus_allocated, err)) < 0 ||
-                    (r = get_double(&f, JOB_FIRST_SEEN, w, OPTIONAL, TIME_MIN, TIME_MAX, &j->first_seen, err)) < 0 ||
-                    (r = get_double(&f, JOB_LAST_SEEN, w, OPTIONAL, TIME_MIN, TIME_MAX, &j->last_seen, err)) < 0 ||
-                    (r = get_bool(&f, JOB_ENDED, w, &j->ended, err)) < 0 ||
-                    (r = get_int(&f, JOB_CPU_TIME_NS, w, NULLABLE, 0, b->limits.cpu_time_ns, &j->cpu_time_ns, err)) < 0 ||
-                    (r = get_int(&f, JOB_CYCLES, w, NULLABLE, 0, b->limits.cycles, &j->cycles, err)) < 0 ||
-                    (r = get_int(&f, JOB_INSTRUCTIONS, w, NULLABLE, 0, b->limits.instructions, &j->instructions, err)) < 0 ||
-                    (r = get_double(&f, JOB_ENERGY_JOULES, w, NULLABLE, 0, b->limits.joules, &j->energy_joules, err)) < 0 ||
-                    (r = get_double(&f, JOB_ENERGY_ALONE_JOULES, w, NULLABLE, 0, b->limits.joules,
-                                    &j->energy_alone_joules, err)) < 0)
+                if ((r = field_string(&f, JOB_JOB, w, REQUIRED | IDENT, 1, MAX_ID, &j->job, err)) < 0 ||
+                    (r = field_string(&f, JOB_CLUSTER, w, NULLABLE | IDENT, 1, MAX_NAME, &j->cluster, err)) < 0 ||
+                    (r = field_string(&f, JOB_USER, w, NULLABLE | IDENT, 1, MAX_NAME, &j->user, err)) < 0 ||
+                    (r = field_string(&f, JOB_ACCOUNT, w, NULLABLE | IDENT, 1, MAX_NAME, &j->account, err)) < 0 ||
+                    (r = field_string(&f, JOB_PARTITION, w, NULLABLE | IDENT, 1, MAX_NAME, &j->partition, err)) < 0 ||
+                    (r = field_string(&f, JOB_NAME, w, NULLABLE, 0, MAX_NAME, &j->name, err)) < 0 ||
+                    (r = field_int(&f, JOB_NODES, w, NULLABLE, 1, 1 << 24, &j->nodes, err)) < 0 ||
+                    (r = field_int(&f, JOB_TASKS, w, NULLABLE, 0, 1 << 30, &j->tasks, err)) < 0 ||
+                    (r = field_int(&f, JOB_CPUS_ALLOCATED, w, NULLABLE, 1, b->cpus, &j->cpus_allocated, err)) < 0 ||
+                    (r = field_double(&f, JOB_FIRST_SEEN, w, OPTIONAL, TIME_MIN, TIME_MAX, &j->first_seen, err)) < 0 ||
+                    (r = field_double(&f, JOB_LAST_SEEN, w, OPTIONAL, TIME_MIN, TIME_MAX, &j->last_seen, err)) < 0 ||
+                    (r = field_bool(&f, JOB_ENDED, w, &j->ended, err)) < 0 ||
+                    (r = field_int(&f, JOB_CPU_TIME_NS, w, NULLABLE, 0, b->limits.cpu_time_ns, &j->cpu_time_ns,
+                                   err)) < 0 ||
+                    (r = field_int(&f, JOB_CYCLES, w, NULLABLE, 0, b->limits.cycles, &j->cycles, err)) < 0 ||
+                    (r = field_int(&f, JOB_INSTRUCTIONS, w, NULLABLE, 0, b->limits.instructions, &j->instructions,
+                                   err)) < 0 ||
+                    (r = field_double(&f, JOB_ENERGY_JOULES, w, NULLABLE, 0, b->limits.joules, &j->energy_joules,
+                                      err)) < 0 ||
+                    (r = field_double(&f, JOB_ENERGY_ALONE_JOULES, w, NULLABLE, 0, b->limits.joules,
+                                      &j->energy_alone_joules, err)) < 0)
                         return r;
-                if (has(&f, JOB_EVENTS) && !b->job_events &&
+                if (field_has(&f, JOB_EVENTS) && !b->job_events &&
                     !(b->job_events = arena_calloc(arena, b->n_jobs, sizeof(BatchEvents))))
                         return -ENOMEM;
                 r = parse_events(b, f.v[JOB_EVENTS], w, b->limits.events, b->job_events ? &b->job_events[i] : NULL,
@@ -902,17 +703,18 @@ static int parse_jobs(const Fields *top, Arena *arena, Batch *b, BatchError *err
                 if (r < 0)
                         return r;
                 if (!isnan(j->energy_joules) && !b->energy)
-                        return fail(err, -EINVAL, w, "energy_joules", "needs the node's energy (energy.joules)");
+                        return field_fail(err, -EINVAL, w, BF_JOB_ENERGY_JOULES,
+                                          "needs the node's energy (energy.joules)");
                 if (!isnan(j->energy_alone_joules) &&
                     (isnan(j->energy_joules) || !within_whole(j->energy_alone_joules, j->energy_joules)))
-                        return fail(err, -EINVAL, w, "energy_alone_joules", "must not exceed energy_joules");
+                        return field_fail(err, -EINVAL, w, BF_JOB_ENERGY_ALONE_JOULES, "must not exceed energy_joules");
                 if (!isnan(j->energy_joules))
                         energy += j->energy_joules;
 
                 /* notes may be null like the other optional members */
-                if (f.v[JOB_NOTES] && is_type(f.v[JOB_NOTES], JSON_NULL))
+                if (f.v[JOB_NOTES] && json_is_type(f.v[JOB_NOTES], JSON_NULL))
                         notes = NULL;
-                else if ((r = get_object(&f, JOB_NOTES, w, false, &notes, err)) < 0)
+                else if ((r = field_object(&f, JOB_NOTES, w, false, &notes, err)) < 0)
                         return r;
                 r = parse_notes(notes, arena, w, j, err);
                 if (r < 0)
@@ -920,25 +722,26 @@ static int parse_jobs(const Fields *top, Arena *arena, Batch *b, BatchError *err
         }
         /* the jobs' energy is the node's, split */
         if (b->energy && !within_whole(energy, b->energy->joules))
-                return fail(err, -EINVAL, TOP, "jobs", "hold %g J, more than the node's %g J (energy.joules)",
-                            energy, b->energy->joules);
+                return field_fail(err, -EINVAL, TOP, BF_JOBS, "hold %g J, more than the node's %g J (energy.joules)",
+                                  energy, b->energy->joules);
         return 0;
 }
 
 enum { ROW_JOB, ROW_STEP, ROW_USER, ROW_COMM, ROW_OBJECT, ROW_KIND, ROW_BUILD_ID, ROW_PHASE, ROW_SAMPLES,
        ROW_CPU_TIME_NS, ROW_CYCLES, ROW_INSTRUCTIONS, ROW_EVENTS, ROW_MULTIPLEXED_SAMPLES, ROW_BURST };
 static const char *const row_fields[] = {
-        [ROW_JOB] = "job", [ROW_STEP] = "step", [ROW_USER] = "user", [ROW_COMM] = "comm", [ROW_OBJECT] = "object",
-        [ROW_KIND] = "kind", [ROW_BUILD_ID] = "build_id", [ROW_PHASE] = "phase", [ROW_SAMPLES] = "samples",
-        [ROW_CPU_TIME_NS] = "cpu_time_ns", [ROW_CYCLES] = "cycles", [ROW_INSTRUCTIONS] = "instructions",
-        [ROW_EVENTS] = "events", [ROW_MULTIPLEXED_SAMPLES] = "multiplexed_samples", [ROW_BURST] = "burst",
+        [ROW_JOB] = BF_ROW_JOB, [ROW_STEP] = BF_ROW_STEP, [ROW_USER] = BF_ROW_USER, [ROW_COMM] = BF_ROW_COMM,
+        [ROW_OBJECT] = BF_ROW_OBJECT, [ROW_KIND] = BF_ROW_KIND, [ROW_BUILD_ID] = BF_ROW_BUILD_ID,
+        [ROW_PHASE] = BF_ROW_PHASE, [ROW_SAMPLES] = BF_ROW_SAMPLES, [ROW_CPU_TIME_NS] = BF_CPU_TIME_NS,
+        [ROW_CYCLES] = BF_CYCLES, [ROW_INSTRUCTIONS] = BF_INSTRUCTIONS, [ROW_EVENTS] = BF_EVENTS,
+        [ROW_MULTIPLEXED_SAMPLES] = BF_ROW_MULTIPLEXED_SAMPLES, [ROW_BURST] = BF_ROW_BURST,
 };
 
 static int parse_rows(const Fields *top, Arena *arena, Batch *b, BatchError *err) {
         const JsonValue *a;
         int r;
 
-        r = get_array(top, TOP_ROWS, true, BATCH_MAX_ROWS, &a, &b->n_rows, err);
+        r = field_array(top, TOP_ROWS, TOP, true, BATCH_MAX_ROWS, &a, &b->n_rows, err);
         if (r < 0 || b->n_rows == 0)
                 return r;
         b->rows = arena_calloc(arena, b->n_rows, sizeof(BatchRow));
@@ -947,35 +750,38 @@ static int parse_rows(const Fields *top, Arena *arena, Batch *b, BatchError *err
         for (size_t i = 0; i < b->n_rows; i++) {
                 const JsonValue *o = &a->elements[i];
                 BatchRow *row = &b->rows[i];
-                Where w = AT("rows", i);
+                Where w = AT(BF_ROWS, i);
                 const char *kind;
                 Fields f;
                 int k;
 
-                if (!is_type(o, JSON_OBJECT))
-                        return fail(err, -EINVAL, w, NULL, "must be an object");
+                if (!json_is_type(o, JSON_OBJECT))
+                        return field_fail(err, -EINVAL, w, NULL, "must be an object");
                 BIND(o, row_fields, &f);
-                if ((r = get_string(&f, ROW_JOB, w, NULLABLE | IDENT, 1, MAX_ID, &row->job, err)) < 0 ||
-                    (r = get_string(&f, ROW_STEP, w, NULLABLE | IDENT, 1, MAX_ID, &row->step, err)) < 0 ||
-                    (r = get_string(&f, ROW_USER, w, NULLABLE | IDENT, 1, MAX_NAME, &row->user, err)) < 0 ||
-                    (r = get_string(&f, ROW_COMM, w, NULLABLE, 0, MAX_COMM, &row->comm, err)) < 0 ||
-                    (r = get_string(&f, ROW_OBJECT, w, REQUIRED, 1, MAX_OBJECT, &row->object, err)) < 0 ||
-                    (r = get_string(&f, ROW_KIND, w, REQUIRED | IDENT, 1, 16, &kind, err)) < 0 ||
-                    (r = get_string(&f, ROW_BUILD_ID, w, NULLABLE | IDENT, 0, MAX_BUILD_ID, &row->build_id, err)) < 0 ||
-                    (r = get_string(&f, ROW_PHASE, w, NULLABLE, 0, MAX_PHASE, &row->phase, err)) < 0 ||
-                    (r = get_int(&f, ROW_SAMPLES, w, REQUIRED, 0, b->limits.samples, &row->samples, err)) < 0 ||
-                    (r = get_int(&f, ROW_CPU_TIME_NS, w, NULLABLE, 0, b->limits.cpu_time_ns, &row->cpu_time_ns, err)) < 0 ||
-                    (r = get_int(&f, ROW_CYCLES, w, NULLABLE, 0, b->limits.cycles, &row->cycles, err)) < 0 ||
-                    (r = get_int(&f, ROW_INSTRUCTIONS, w, NULLABLE, 0, b->limits.instructions, &row->instructions, err)) < 0 ||
-                    (r = get_int(&f, ROW_MULTIPLEXED_SAMPLES, w, NULLABLE, 0, row->samples, &row->multiplexed_samples,
-                                 err)) < 0)
+                if ((r = field_string(&f, ROW_JOB, w, NULLABLE | IDENT, 1, MAX_ID, &row->job, err)) < 0 ||
+                    (r = field_string(&f, ROW_STEP, w, NULLABLE | IDENT, 1, MAX_ID, &row->step, err)) < 0 ||
+                    (r = field_string(&f, ROW_USER, w, NULLABLE | IDENT, 1, MAX_NAME, &row->user, err)) < 0 ||
+                    (r = field_string(&f, ROW_COMM, w, NULLABLE, 0, MAX_COMM, &row->comm, err)) < 0 ||
+                    (r = field_string(&f, ROW_OBJECT, w, REQUIRED, 1, MAX_OBJECT, &row->object, err)) < 0 ||
+                    (r = field_string(&f, ROW_KIND, w, REQUIRED | IDENT, 1, 16, &kind, err)) < 0 ||
+                    (r = field_string(&f, ROW_BUILD_ID, w, NULLABLE | IDENT, 0, MAX_BUILD_ID, &row->build_id,
+                                      err)) < 0 ||
+                    (r = field_string(&f, ROW_PHASE, w, NULLABLE, 0, MAX_PHASE, &row->phase, err)) < 0 ||
+                    (r = field_int(&f, ROW_SAMPLES, w, REQUIRED, 0, b->limits.samples, &row->samples, err)) < 0 ||
+                    (r = field_int(&f, ROW_CPU_TIME_NS, w, NULLABLE, 0, b->limits.cpu_time_ns, &row->cpu_time_ns,
+                                   err)) < 0 ||
+                    (r = field_int(&f, ROW_CYCLES, w, NULLABLE, 0, b->limits.cycles, &row->cycles, err)) < 0 ||
+                    (r = field_int(&f, ROW_INSTRUCTIONS, w, NULLABLE, 0, b->limits.instructions, &row->instructions,
+                                   err)) < 0 ||
+                    (r = field_int(&f, ROW_MULTIPLEXED_SAMPLES, w, NULLABLE, 0, row->samples, &row->multiplexed_samples,
+                                   err)) < 0)
                         return r;
                 if (row->multiplexed_samples == BATCH_NULL)
                         row->multiplexed_samples = 0;
-                if (has(&f, ROW_EVENTS) && !b->row_events &&
+                if (field_has(&f, ROW_EVENTS) && !b->row_events &&
                     !(b->row_events = arena_calloc(arena, b->n_rows, sizeof(BatchEvents))))
                         return -ENOMEM;
-                if (has(&f, ROW_BURST) && !b->row_bursts &&
+                if (field_has(&f, ROW_BURST) && !b->row_bursts &&
                     !(b->row_bursts = arena_calloc(arena, b->n_rows, sizeof(BatchBurst))))
                         return -ENOMEM;
                 if ((r = parse_events(b, f.v[ROW_EVENTS], w, b->limits.events, b->row_events ? &b->row_events[i] : NULL,
@@ -984,13 +790,15 @@ static int parse_rows(const Fields *top, Arena *arena, Batch *b, BatchError *err
                         return r;
                 for (size_t e = 0; row->events && e < BATCH_MAX_ROLES; e++)
                         if (!add_sum(&b->total_events[e], row->events->count[e]))
-                                return fail(err, -EINVAL, w, "events", "the batch's %s add up to more than %" PRId64,
-                                            b->roles[e], INT64_MAX);
+                                return field_fail(err, -EINVAL, w, BF_EVENTS,
+                                                  "the batch's %s add up to more than %" PRId64,
+                                                  b->roles[e], INT64_MAX);
                 if (row->build_id && row->build_id[strspn(row->build_id, "0123456789abcdef")])
-                        return fail(err, -EINVAL, w, "build_id", "must be lower-case hex");
+                        return field_fail(err, -EINVAL, w, BF_ROW_BUILD_ID, "must be lower-case hex");
                 k = code_kind_from_string(kind);
                 if (k < 0)
-                        return fail(err, -EINVAL, w, "kind", "must be one of exe, lib, kernel, idle, anon, unknown");
+                        return field_fail(err, -EINVAL, w, BF_ROW_KIND,
+                                          "must be one of exe, lib, kernel, idle, anon, unknown");
                 row->kind = k;
                 row->step = row->step ?: "";
                 row->user = row->user ?: "";
@@ -1001,32 +809,38 @@ static int parse_rows(const Fields *top, Arena *arena, Batch *b, BatchError *err
                  * store keeps of this batch (per job, object, phase, hour) is
                  * a part of these totals, so once they fit, so do those. */
                 if (!add_sum(&b->total_samples, row->samples))
-                        return fail(err, -EINVAL, w, "samples", "the batch's samples add up to more than %" PRId64, INT64_MAX);
+                        return field_fail(err, -EINVAL, w, BF_ROW_SAMPLES,
+                                          "the batch's samples add up to more than %" PRId64, INT64_MAX);
                 if (!add_sum(&b->total_cpu_time_ns, row->cpu_time_ns))
-                        return fail(err, -EINVAL, w, "cpu_time_ns", "the batch's cpu_time_ns add up to more than %" PRId64, INT64_MAX);
+                        return field_fail(err, -EINVAL, w, BF_CPU_TIME_NS,
+                                          "the batch's cpu_time_ns add up to more than %" PRId64, INT64_MAX);
                 if (!add_sum(&b->total_cycles, row->cycles))
-                        return fail(err, -EINVAL, w, "cycles", "the batch's cycles add up to more than %" PRId64, INT64_MAX);
+                        return field_fail(err, -EINVAL, w, BF_CYCLES, "the batch's cycles add up to more than %" PRId64,
+                                          INT64_MAX);
                 if (!add_sum(&b->total_instructions, row->instructions))
-                        return fail(err, -EINVAL, w, "instructions", "the batch's instructions add up to more than %" PRId64, INT64_MAX);
+                        return field_fail(err, -EINVAL, w, BF_INSTRUCTIONS,
+                                          "the batch's instructions add up to more than %" PRId64, INT64_MAX);
         }
         /* CPU seconds are derived (samples / frequency): bounded above, but
          * checked, since an Inf would turn every sum it joins into null. */
         b->total_cpu_seconds = (double) b->total_samples / b->frequency_hz;
         if (!isfinite(b->total_cpu_seconds))
-                return fail(err, -EINVAL, IN("sampling"), "frequency_hz", "gives non-finite CPU seconds");
+                return field_fail(err, -EINVAL, IN(BF_SAMPLING), BF_SAMPLING_FREQUENCY_HZ,
+                                  "gives non-finite CPU seconds");
         return 0;
 }
 
 enum { MARKER_JOB, MARKER_COMM, MARKER_PHASE, MARKER_STATE };
 static const char *const marker_fields[] = {
-        [MARKER_JOB] = "job", [MARKER_COMM] = "comm", [MARKER_PHASE] = "phase", [MARKER_STATE] = "state",
+        [MARKER_JOB] = BF_MARKER_JOB, [MARKER_COMM] = BF_MARKER_COMM, [MARKER_PHASE] = BF_MARKER_PHASE,
+        [MARKER_STATE] = BF_MARKER_STATE,
 };
 
 static int parse_markers(const Fields *top, Arena *arena, Batch *b, BatchError *err) {
         const JsonValue *a;
         int r;
 
-        r = get_array(top, TOP_MARKERS, false, BATCH_MAX_MARKERS, &a, &b->n_markers, err);
+        r = field_array(top, TOP_MARKERS, TOP, false, BATCH_MAX_MARKERS, &a, &b->n_markers, err);
         if (r < 0 || b->n_markers == 0)
                 return r;
         b->markers = arena_calloc(arena, b->n_markers, sizeof(BatchMarker));
@@ -1035,16 +849,16 @@ static int parse_markers(const Fields *top, Arena *arena, Batch *b, BatchError *
         for (size_t i = 0; i < b->n_markers; i++) {
                 const JsonValue *o = &a->elements[i];
                 BatchMarker *m = &b->markers[i];
-                Where w = AT("markers", i);
+                Where w = AT(BF_MARKERS, i);
                 Fields f;
 
-                if (!is_type(o, JSON_OBJECT))
-                        return fail(err, -EINVAL, w, NULL, "must be an object");
+                if (!json_is_type(o, JSON_OBJECT))
+                        return field_fail(err, -EINVAL, w, NULL, "must be an object");
                 BIND(o, marker_fields, &f);
-                if ((r = get_string(&f, MARKER_JOB, w, NULLABLE | IDENT, 1, MAX_ID, &m->job, err)) < 0 ||
-                    (r = get_string(&f, MARKER_COMM, w, NULLABLE, 0, MAX_COMM, &m->comm, err)) < 0 ||
-                    (r = get_string(&f, MARKER_PHASE, w, REQUIRED, 0, MAX_PHASE, &m->phase, err)) < 0 ||
-                    (r = get_string(&f, MARKER_STATE, w, REQUIRED | IDENT, 1, 32, &m->state, err)) < 0)
+                if ((r = field_string(&f, MARKER_JOB, w, NULLABLE | IDENT, 1, MAX_ID, &m->job, err)) < 0 ||
+                    (r = field_string(&f, MARKER_COMM, w, NULLABLE, 0, MAX_COMM, &m->comm, err)) < 0 ||
+                    (r = field_string(&f, MARKER_PHASE, w, REQUIRED, 0, MAX_PHASE, &m->phase, err)) < 0 ||
+                    (r = field_string(&f, MARKER_STATE, w, REQUIRED | IDENT, 1, 32, &m->state, err)) < 0)
                         return r;
                 m->comm = m->comm ?: "";
         }
@@ -1053,8 +867,9 @@ static int parse_markers(const Fields *top, Arena *arena, Batch *b, BatchError *
 
 enum { RANK_JOB, RANK_STEP, RANK_RANK, RANK_PHASE, RANK_SAMPLES, RANK_COMM_SAMPLES, RANK_FIRST, RANK_LAST };
 static const char *const rank_fields[] = {
-        [RANK_JOB] = "job", [RANK_STEP] = "step", [RANK_RANK] = "rank", [RANK_PHASE] = "phase",
-        [RANK_SAMPLES] = "samples", [RANK_COMM_SAMPLES] = "comm_samples", [RANK_FIRST] = "first", [RANK_LAST] = "last",
+        [RANK_JOB] = BF_RANK_JOB, [RANK_STEP] = BF_RANK_STEP, [RANK_RANK] = BF_RANK_RANK, [RANK_PHASE] = BF_RANK_PHASE,
+        [RANK_SAMPLES] = BF_RANK_SAMPLES, [RANK_COMM_SAMPLES] = BF_RANK_COMM_SAMPLES, [RANK_FIRST] = BF_RANK_FIRST,
+        [RANK_LAST] = BF_RANK_LAST,
 };
 
 /* ranks[]: optional, and only another view of samples the rows already
@@ -1065,7 +880,7 @@ static int parse_ranks(const Fields *top, Arena *arena, Batch *b, BatchError *er
         const JsonValue *a;
         int r;
 
-        r = get_array(top, TOP_RANKS, false, BATCH_MAX_RANKS, &a, &b->n_ranks, err);
+        r = field_array(top, TOP_RANKS, TOP, false, BATCH_MAX_RANKS, &a, &b->n_ranks, err);
         if (r < 0 || b->n_ranks == 0)
                 return r;
         b->ranks = arena_calloc(arena, b->n_ranks, sizeof(BatchRank));
@@ -1074,23 +889,23 @@ static int parse_ranks(const Fields *top, Arena *arena, Batch *b, BatchError *er
         for (size_t i = 0; i < b->n_ranks; i++) {
                 const JsonValue *o = &a->elements[i];
                 BatchRank *k = &b->ranks[i];
-                Where w = AT("ranks", i);
+                Where w = AT(BF_RANKS, i);
                 Fields f;
 
-                if (!is_type(o, JSON_OBJECT))
-                        return fail(err, -EINVAL, w, NULL, "must be an object");
+                if (!json_is_type(o, JSON_OBJECT))
+                        return field_fail(err, -EINVAL, w, NULL, "must be an object");
                 BIND(o, rank_fields, &f);
-                if ((r = get_string(&f, RANK_JOB, w, REQUIRED | IDENT, 1, MAX_ID, &k->job, err)) < 0 ||
-                    (r = get_string(&f, RANK_STEP, w, NULLABLE | IDENT, 1, MAX_ID, &k->step, err)) < 0 ||
-                    (r = get_int(&f, RANK_RANK, w, REQUIRED, 0, BATCH_MAX_RANK, &k->rank, err)) < 0 ||
-                    (r = get_string(&f, RANK_PHASE, w, NULLABLE, 0, MAX_PHASE, &k->phase, err)) < 0 ||
-                    (r = get_int(&f, RANK_SAMPLES, w, REQUIRED, 0, b->limits.samples, &k->samples, err)) < 0 ||
-                    (r = get_int(&f, RANK_COMM_SAMPLES, w, REQUIRED, 0, k->samples, &k->comm_samples, err)) < 0 ||
-                    (r = get_double(&f, RANK_FIRST, w, REQUIRED, TIME_MIN, TIME_MAX, &k->first, err)) < 0 ||
-                    (r = get_double(&f, RANK_LAST, w, REQUIRED, TIME_MIN, TIME_MAX, &k->last, err)) < 0)
+                if ((r = field_string(&f, RANK_JOB, w, REQUIRED | IDENT, 1, MAX_ID, &k->job, err)) < 0 ||
+                    (r = field_string(&f, RANK_STEP, w, NULLABLE | IDENT, 1, MAX_ID, &k->step, err)) < 0 ||
+                    (r = field_int(&f, RANK_RANK, w, REQUIRED, 0, BATCH_MAX_RANK, &k->rank, err)) < 0 ||
+                    (r = field_string(&f, RANK_PHASE, w, NULLABLE, 0, MAX_PHASE, &k->phase, err)) < 0 ||
+                    (r = field_int(&f, RANK_SAMPLES, w, REQUIRED, 0, b->limits.samples, &k->samples, err)) < 0 ||
+                    (r = field_int(&f, RANK_COMM_SAMPLES, w, REQUIRED, 0, k->samples, &k->comm_samples, err)) < 0 ||
+                    (r = field_double(&f, RANK_FIRST, w, REQUIRED, TIME_MIN, TIME_MAX, &k->first, err)) < 0 ||
+                    (r = field_double(&f, RANK_LAST, w, REQUIRED, TIME_MIN, TIME_MAX, &k->last, err)) < 0)
                         return r;
                 if (k->last < k->first)
-                        return fail(err, -EINVAL, w, "last", "must not be before first");
+                        return field_fail(err, -EINVAL, w, BF_RANK_LAST, "must not be before first");
                 k->step = k->step ?: "";
                 k->phase = k->phase ?: "";
                 /* each ≤ limits.samples ≤ 2^53 and at most 65,536 of them: no wrap */
@@ -1101,9 +916,9 @@ static int parse_ranks(const Fields *top, Arena *arena, Batch *b, BatchError *er
                 if (b->rows[i].job)
                         job_samples += b->rows[i].samples;
         if (sum > job_samples)
-                return fail(err, -EINVAL, TOP, "ranks",
-                            "holds %" PRId64 " samples, more than the %" PRId64 " samples of jobs in rows",
-                            sum, job_samples);
+                return field_fail(err, -EINVAL, TOP, BF_RANKS,
+                                  "holds %" PRId64 " samples, more than the %" PRId64 " samples of jobs in rows",
+                                  sum, job_samples);
         return 0;
 }
 
@@ -1112,132 +927,6 @@ Batch *batch_free(Batch *b) {
         if (b)
                 arena_free(b->memory);
         return NULL;
-}
-
-static const char *const package_managers[] = { "debian", "spack", "easybuild", "opt", "rpm", "module" };
-
-bool batch_package_manager_is_known(const char *manager) {
-        for (size_t i = 0; i < ELEMENTSOF(package_managers); i++)
-                if (streq(manager, package_managers[i]))
-                        return true;
-        return false;
-}
-
-enum { PKG_MANAGER, PKG_NAME, PKG_VERSION, PKG_ARCH, PKG_HASH, PKG_PREFIX, PKG_SIZE,
-       PKG_FILES };
-static const char *const package_fields[] = {
-        [PKG_MANAGER] = "manager", [PKG_NAME] = "name", [PKG_VERSION] = "version",
-        [PKG_ARCH] = "arch", [PKG_HASH] = "hash", [PKG_PREFIX] = "prefix", [PKG_SIZE] = "size",
-        [PKG_FILES] = "files",
-};
-
-static int parse_package(const JsonValue *o, Arena *arena, Where w, BatchPackage *p, size_t *files_left,
-                         BatchError *err) {
-        const JsonValue *a;
-        Fields f;
-        size_t n;
-        int r;
-
-        if (!is_type(o, JSON_OBJECT))
-                return fail(err, -EINVAL, w, NULL, "must be an object");
-        BIND(o, package_fields, &f);
-        if ((r = get_string(&f, PKG_MANAGER, w, REQUIRED | IDENT, 1, 16, &p->manager, err)) < 0 ||
-            (r = get_string(&f, PKG_NAME, w, REQUIRED | IDENT, 1, 256, &p->name, err)) < 0 ||
-            (r = get_string(&f, PKG_VERSION, w, REQUIRED | IDENT, 0, 256, &p->version, err)) < 0 ||
-            (r = get_string(&f, PKG_ARCH, w, NULLABLE | IDENT, 1, 64, &p->arch, err)) < 0 ||
-            (r = get_string(&f, PKG_HASH, w, NULLABLE | IDENT, 1, 128, &p->hash, err)) < 0 ||
-            (r = get_string(&f, PKG_PREFIX, w, NULLABLE, 1, BATCH_MAX_PATH, &p->prefix, err)) < 0 ||
-            (r = get_int(&f, PKG_SIZE, w, REQUIRED, 0, (int64_t) BATCH_MAX_COUNTER, &p->size, err)) < 0)
-                return r;
-        if (!batch_package_manager_is_known(p->manager))
-                return fail(err, -EINVAL, w, "manager", "must be one of " BATCH_PACKAGE_MANAGERS);
-        if (p->prefix && p->prefix[0] != '/')
-                return fail(err, -EINVAL, w, "prefix", "must be an absolute path");
-        a = f.v[PKG_FILES];
-        if (!a || !is_type(a, JSON_ARRAY))
-                return fail(err, -EINVAL, w, "files", "must be an array of paths");
-        n = a->n;
-        if (n > BATCH_MAX_PACKAGE_FILES || n > *files_left)
-                return fail(err, -E2BIG, w, "files", "too many files: at most %u a package, %u in all",
-                            BATCH_MAX_PACKAGE_FILES, BATCH_MAX_INVENTORY_FILES);
-        *files_left -= n;
-        p->files = arena_calloc(arena, n ?: 1, sizeof(char *));
-        if (!p->files)
-                return -ENOMEM;
-        for (size_t i = 0; i < n; i++) {
-                const JsonValue *file = &a->elements[i];
-                const char *s;
-
-                if (!is_type(file, JSON_STRING))
-                        return fail(err, -EINVAL, w, "files", "element %zu must be a string", i);
-                s = file->string;
-                if (file->n < 2 || file->n > BATCH_MAX_PATH || s[0] != '/')
-                        return fail(err, -EINVAL, w, "files", "element %zu must be an absolute path of at most %u bytes",
-                                    i, BATCH_MAX_PATH);
-                r = check_text(s, file->n, 0, w, "files", err);
-                if (r < 0)
-                        return r;
-                p->files[i] = s;
-        }
-        p->n_files = n;
-        return 0;
-}
-
-enum { INVENTORY_FORMAT, INVENTORY_VERSION, INVENTORY_DIGEST, INVENTORY_PACKAGES };
-static const char *const inventory_fields[] = {
-        [INVENTORY_FORMAT] = "format", [INVENTORY_VERSION] = "version", [INVENTORY_DIGEST] = "digest",
-        [INVENTORY_PACKAGES] = "packages",
-};
-
-/* "inventory": the node's software (docs/inventory.md); absent in most batches. */
-static int parse_inventory(const Fields *top, Arena *arena, Batch *b, BatchError *err) {
-        const JsonValue *o = top->v[TOP_INVENTORY], *a;
-        const char *format;
-        int64_t version;
-        size_t n, files_left = BATCH_MAX_INVENTORY_FILES;
-        BatchInventory *inv;
-        Fields f;
-        int r;
-
-        if (!o || is_type(o, JSON_NULL))
-                return 0;
-        if (!is_type(o, JSON_OBJECT))
-                return fail(err, -EINVAL, TOP, "inventory", "must be an object");
-        BIND(o, inventory_fields, &f);
-        if ((r = get_string(&f, INVENTORY_FORMAT, IN("inventory"), REQUIRED, 0, 64, &format, err)) < 0 ||
-            (r = get_int(&f, INVENTORY_VERSION, IN("inventory"), REQUIRED, 0, INT32_MAX, &version, err)) < 0)
-                return r;
-        if (!streq(format, "lmk-inventory") || version != 1)
-                return fail(err, -EPROTONOSUPPORT, IN("inventory"), "format",
-                            "must be lmk-inventory version 1");
-        inv = b->inventory = arena_calloc(arena, 1, sizeof(BatchInventory));
-        if (!inv)
-                return -ENOMEM;
-        r = get_string(&f, INVENTORY_DIGEST, IN("inventory"), REQUIRED | IDENT, 64, 64, &inv->digest, err);
-        if (r < 0)
-                return r;
-        for (const char *p = inv->digest; *p; p++)
-                if (!strchr("0123456789abcdef", *p))
-                        return fail(err, -EINVAL, IN("inventory"), "digest", "must be 64 lower-case hex digits");
-        a = f.v[INVENTORY_PACKAGES];
-        if (!a || !is_type(a, JSON_ARRAY))
-                return fail(err, -EINVAL, IN("inventory"), "packages", "must be an array");
-        n = a->n;
-        if (n > BATCH_MAX_PACKAGES)
-                return fail(err, -E2BIG, IN("inventory"), "packages", "has %zu packages, at most %u are allowed",
-                            n, BATCH_MAX_PACKAGES);
-        inv->packages = arena_calloc(arena, n ?: 1, sizeof(BatchPackage));
-        if (!inv->packages)
-                return -ENOMEM;
-        for (size_t i = 0; i < n; i++) {
-                r = parse_package(&a->elements[i], arena, AT("inventory.packages", i), &inv->packages[i], &files_left,
-                                  err);
-                inv->n_packages = i + 1;
-                if (r < 0)
-                        return r;
-        }
-        inv->n_files = BATCH_MAX_INVENTORY_FILES - files_left;
-        return 0;
 }
 
 void batch_digest(const char *data, size_t size, uint8_t ret[static BATCH_DIGEST_SIZE]) {
@@ -1258,7 +947,7 @@ int batch_parse(const char *data, size_t size, Batch **ret, BatchError *err) {
 
         *err = (BatchError) {};
         if (size > INT32_MAX)
-                return fail(err, -EBADMSG, TOP, "", "body too large to parse");
+                return field_fail(err, -EBADMSG, TOP, "", "body too large to parse");
         /* The text, its tree and the Batch fit in about three times the
          * text's size; larger batches take a few more blocks. */
         arena = arena_new(size / 2 * 7 + 16384);
@@ -1267,22 +956,22 @@ int batch_parse(const char *data, size_t size, Batch **ret, BatchError *err) {
         r = json_parse(arena, data, size, BATCH_JSON_DEPTH, &root, &jerr);
         if (r == -EBADMSG) {
                 if (jerr.offset == SIZE_MAX)
-                        return fail(err, -EBADMSG, TOP, "", "invalid JSON: %s", jerr.reason);
-                return fail(err, -EBADMSG, TOP, "", "invalid JSON at byte %zu: %s", jerr.offset, jerr.reason);
+                        return field_fail(err, -EBADMSG, TOP, "", "invalid JSON: %s", jerr.reason);
+                return field_fail(err, -EBADMSG, TOP, "", "invalid JSON at byte %zu: %s", jerr.offset, jerr.reason);
         }
         if (r < 0)
                 return r;
         /* json-c gave no object for null and the store took that for a
          * failure */
-        if (is_type(root, JSON_NULL))
-                return fail(err, -EBADMSG, TOP, "", "invalid JSON: the text is null, not a batch");
+        if (json_is_type(root, JSON_NULL))
+                return field_fail(err, -EBADMSG, TOP, "", "invalid JSON: the text is null, not a batch");
 
         b = arena_calloc(arena, 1, sizeof(Batch));
         if (!b)
                 return -ENOMEM;
         batch_digest(data, size, b->digest);
-        if (!is_type(root, JSON_OBJECT))
-                return fail(err, -EINVAL, TOP, "", "a batch must be a JSON object");
+        if (!json_is_type(root, JSON_OBJECT))
+                return field_fail(err, -EINVAL, TOP, "", "a batch must be a JSON object");
         BIND(root, top_fields, &top);
 
         if ((r = parse_header(&top, arena, b, err)) < 0 ||
@@ -1292,7 +981,7 @@ int batch_parse(const char *data, size_t size, Batch **ret, BatchError *err) {
             (r = parse_rows(&top, arena, b, err)) < 0 ||
             (r = parse_markers(&top, arena, b, err)) < 0 ||
             (r = parse_ranks(&top, arena, b, err)) < 0 ||
-            (r = parse_inventory(&top, arena, b, err)) < 0)
+            (r = batch_parse_inventory(top.v[TOP_INVENTORY], arena, b, err)) < 0)
                 return r;
 
         b->memory = TAKE_PTR(arena);

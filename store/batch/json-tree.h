@@ -56,6 +56,15 @@ struct JsonMember {
         JsonValue value;
 };
 
+static inline bool json_is_type(const JsonValue *v, JsonType t) {
+        return v->type == t;
+}
+
+/* A number, integer or not, as a double. */
+static inline double json_number(const JsonValue *v) {
+        return json_is_type(v, JSON_INT) ? (double) v->integer : v->number;
+}
+
 /* Why a text is not JSON: what, and at which byte (offset is SIZE_MAX for
  * the end of the input). */
 typedef struct JsonError {
