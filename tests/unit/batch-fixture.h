@@ -10,7 +10,7 @@
 #include "batch-build.h"
 #include "histogram.h"
 #include "interval-json.h"
-#include "inventory.h"
+#include "inventory/inventory.h"
 #include "job-table.h"
 #include "liblmk-state.h"
 #include "tests.h"
