@@ -13,37 +13,38 @@ int report_write_json(const Interval *iv, const ReportInfo *info, FILE *f) {
         const MonitorStats *st = &iv->stats;
         json_object *root;
         const char *text;
-        int r;
+        int r = 0;
 
         root = json_object_new_object();
-        json_object_object_add(root, "format", json_object_new_string("lmk-oneshot"));
-        json_object_object_add(root, "version", json_object_new_int(1));
-        json_object_object_add(root, "host", json_object_new_string(info->host));
-        json_object_object_add(root, "event", json_object_new_string(iv->event));
-        json_object_object_add(root, "frequency_hz", json_object_new_double(iv->frequency_hz));
-        json_object_object_add(root, "cpus", json_object_new_int((int) iv->cpus));
+        if (!root)
+                return -ENOMEM;
+        json_member(&r, root, "format", json_object_new_string("lmk-oneshot"));
+        json_member(&r, root, "version", json_object_new_int(1));
+        json_member(&r, root, "host", json_object_new_string(info->host));
+        json_member(&r, root, "event", json_object_new_string(iv->event));
+        json_member(&r, root, "frequency_hz", json_object_new_double(iv->frequency_hz));
+        json_member(&r, root, "cpus", json_object_new_int((int) iv->cpus));
         if (info->node_type)
-                json_object_object_add(root, "node_type", node_type_json(info->node_type));
+                json_member(&r, root, "node_type", node_type_json(info->node_type));
         /* whether every context switch ran lmkd's program: only with counters open */
-        json_object_object_add(root, "switch_program",
-                               json_object_new_boolean(iv->switch_program));
-        json_object_object_add(root, "start", json_object_new_double(iv->start));
-        json_object_object_add(root, "end", json_object_new_double(iv->end));
-        json_object_object_add(root, "duration_s", json_object_new_double(info->duration));
-        json_object_object_add(root, "samples_total", json_object_new_int64((int64_t) histogram_samples(h)));
-        json_object_object_add(root, "samples_lost", json_object_new_int64((int64_t) st->samples_lost));
-        json_object_object_add(root, "samples_idle_synthesized",
-                               json_object_new_int64((int64_t) st->idle_synthesized));
-        json_object_object_add(root, "samples_unknown", json_object_new_int64((int64_t) st->unknown));
-        r = interval_add_rows(iv, root);
+        json_member(&r, root, "switch_program", json_object_new_boolean(iv->switch_program));
+        json_member(&r, root, "start", json_object_new_double(iv->start));
+        json_member(&r, root, "end", json_object_new_double(iv->end));
+        json_member(&r, root, "duration_s", json_object_new_double(info->duration));
+        json_member(&r, root, "samples_total", json_object_new_int64((int64_t) histogram_samples(h)));
+        json_member(&r, root, "samples_lost", json_object_new_int64((int64_t) st->samples_lost));
+        json_member(&r, root, "samples_idle_synthesized", json_object_new_int64((int64_t) st->idle_synthesized));
+        json_member(&r, root, "samples_unknown", json_object_new_int64((int64_t) st->unknown));
+        if (r >= 0)
+                r = interval_add_rows(iv, root);
+        json_member(&r, root, "lmkd", interval_lmkd_stats(iv));
         if (r < 0) {
                 json_object_put(root);
                 return r;
         }
-        json_object_object_add(root, "lmkd", interval_lmkd_stats(iv));
 
         text = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
-        r = fputs(text, f) < 0 || fputc('\n', f) < 0 ? -EIO : 0;
+        r = !text ? -ENOMEM : fputs(text, f) < 0 || fputc('\n', f) < 0 ? -EIO : 0;
         json_object_put(root);
         return r;
 }
