@@ -16,6 +16,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "batch-fields.h"
+#include "batch-format.h"
 #include "internal.h"
 #include "json-text.h"
 #include "utf8.h"
@@ -415,17 +417,17 @@ static json_object *package_to_json(const InventoryPackage *p) {
 
         if (!o)
                 return NULL;
-        if (json_add_text(o, "manager", inventory_manager_to_string(p->manager)) < 0 ||
-            json_add_text(o, "name", p->name) < 0 || json_add_text(o, "version", p->version) < 0 ||
-            json_add_text(o, "arch", p->arch) < 0 || json_add_text(o, "hash", p->hash) < 0 ||
-            json_add_text(o, "prefix", p->prefix) < 0 ||
-            json_add(o, "size", json_object_new_uint64(p->size)) < 0)
+        if (json_add_text(o, BF_PACKAGE_MANAGER, inventory_manager_to_string(p->manager)) < 0 ||
+            json_add_text(o, BF_PACKAGE_NAME, p->name) < 0 || json_add_text(o, BF_PACKAGE_VERSION, p->version) < 0 ||
+            json_add_text(o, BF_PACKAGE_ARCH, p->arch) < 0 || json_add_text(o, BF_PACKAGE_HASH, p->hash) < 0 ||
+            json_add_text(o, BF_PACKAGE_PREFIX, p->prefix) < 0 ||
+            json_add(o, BF_PACKAGE_SIZE, json_object_new_uint64(p->size)) < 0)
                 goto fail;
         if (p->files_left_out > 0 &&
             json_add(o, "files_left_out", json_object_new_uint64(p->files_left_out)) < 0)
                 goto fail;
         files = json_object_new_array_ext((int) p->n_files);
-        if (json_add(o, "files", files) < 0)
+        if (json_add(o, BF_PACKAGE_FILES, files) < 0)
                 goto fail;
         for (size_t i = 0; i < p->n_files; i++) {
                 json_object *f = json_text_new(p->files[i]);
@@ -478,8 +480,9 @@ int inventory_to_json(const Inventory *inv, char **ret, size_t *ret_size) {
         r = packages_to_text(inv, &packages, &n);
         if (r < 0)
                 return r;
-        r = asprintf(&text, "{\"format\":\"lmk-inventory\",\"version\":1,\"digest\":\"%s\",\"packages\":%s}",
-                     inv->digest, packages);
+        r = asprintf(&text, "{\"" BF_INVENTORY_FORMAT "\":\"%s\",\"" BF_INVENTORY_VERSION "\":%d,\"" BF_INVENTORY_DIGEST
+                     "\":\"%s\",\"" BF_INVENTORY_PACKAGES "\":%s}",
+                     LMK_INVENTORY_FORMAT, LMK_INVENTORY_VERSION, inv->digest, packages);
         if (r < 0)
                 return -ENOMEM;
         *ret = text;
