@@ -54,7 +54,8 @@ typedef struct Point {
         uint64_t seccut;        /* greatest executable section boundary <= vaddr; 0: none */
         uint64_t cut;           /* greatest function start or such boundary <= vaddr */
         uint64_t next;          /* least of those > vaddr; UINT64_MAX: none */
-        uint64_t seg_end;       /* where its segment ends, as a virtual address */
+        uint64_t prev_end;      /* greatest end of a sized symbol <= vaddr; 0: none */
+        uint64_t seg_start, seg_end; /* its segment, as virtual addresses */
         Cand sizeless;          /* the best sizeless symbol starting at or before vaddr */
         size_t item;            /* its FuncSym */
 } Point;
@@ -93,10 +94,15 @@ static uint64_t get64(const Reader *r, const uint8_t *p) {
         return r->swap ? bswap_64(v) : v;
 }
 
+/* Whether [off, off + n) lies in the file as it was when reading began. */
+static bool within(const Reader *r, uint64_t off, uint64_t n) {
+        return off <= (uint64_t) r->st.st_size && n <= (uint64_t) r->st.st_size - off;
+}
+
 static int read_at(const Reader *r, void *buf, size_t n, uint64_t off) {
         uint8_t *b = buf;
 
-        if (off > (uint64_t) r->st.st_size || n > (uint64_t) r->st.st_size - off)
+        if (!within(r, off, n))
                 return -EBADMSG;
         while (n > 0) {
                 ssize_t k = pread(r->fd, b, n, (off_t) off);
@@ -237,19 +243,23 @@ static int read_header(Reader *r, Header *ret) {
                 return -EBADMSG;
         if (h.shnum > SECTIONS_MAX)
                 return -EFBIG;
+        /* both header tables within the file (counts < 2^32, entries < 2^16: no overflow) */
+        if (!within(r, h.phoff, h.phnum * h.phentsize) || !within(r, h.shoff, h.shnum * h.shentsize))
+                return -EBADMSG;
         *ret = h;
         return 0;
 }
 
 static int read_loads(const Reader *r, const Header *h, Load loads[static LOADS_MAX], size_t *ret_n) {
         _cleanup_free_ uint8_t *buf = NULL;
-        size_t per = CHUNK_BYTES / h->phentsize, n = 0;
+        size_t per, n = 0;
         int k;
 
         if (h->phnum == 0) {
                 *ret_n = 0;
                 return 0;
         }
+        per = CHUNK_BYTES / h->phentsize; /* checked by read_header() when there are segments */
         buf = malloc(CHUNK_BYTES);
         if (!buf)
                 return -ENOMEM;
@@ -279,8 +289,7 @@ static int read_loads(const Reader *r, const Header *h, Load loads[static LOADS_
                         if (l.filesz == 0)
                                 continue;
                         /* a segment's bytes must lie in the file and its addresses not wrap */
-                        if (l.offset > (uint64_t) r->st.st_size || l.filesz > (uint64_t) r->st.st_size - l.offset ||
-                            l.vaddr + l.filesz < l.vaddr)
+                        if (!within(r, l.offset, l.filesz) || l.vaddr + l.filesz < l.vaddr)
                                 return -EBADMSG;
                         if (n == LOADS_MAX)
                                 return -EFBIG;
@@ -304,7 +313,7 @@ static const Load *load_for_offset(const Load *loads, size_t n, uint64_t offset)
 }
 
 typedef struct VaddrItem {
-        uint64_t vaddr, seg_end;
+        uint64_t vaddr, seg_start, seg_end;
         size_t item;
 } VaddrItem;
 
@@ -329,7 +338,17 @@ static int points_init(Points *pts, FuncSym *syms, size_t n, const Load *loads, 
                 if (!l)
                         continue;
                 syms[i].vaddr = syms[i].offset - l->offset + l->vaddr;
-                v[m++] = (VaddrItem) { syms[i].vaddr, l->vaddr + l->filesz, i };
+                /* the segment, narrowed by what the symbols say; where
+                 * segments overlap in the file, another offset may map elsewhere */
+                syms[i].same_from = l->offset;
+                syms[i].same_to = l->offset + l->filesz;
+                for (size_t k = 0; k < n_loads; k++)
+                        if (&loads[k] != l && loads[k].offset < l->offset + l->filesz &&
+                            l->offset < loads[k].offset + loads[k].filesz) {
+                                syms[i].same_from = syms[i].offset;
+                                syms[i].same_to = syms[i].offset + 1;
+                        }
+                v[m++] = (VaddrItem) { syms[i].vaddr, l->vaddr, l->vaddr + l->filesz, i };
         }
         qsort(v, m, sizeof(*v), cmp_vaddr_item);
         pts->n = m;
@@ -340,7 +359,8 @@ static int points_init(Points *pts, FuncSym *syms, size_t n, const Load *loads, 
                 return -ENOMEM;
         for (size_t j = 0; j < m; j++) {
                 pts->vaddr[j] = v[j].vaddr;
-                pts->p[j] = (Point) { .next = UINT64_MAX, .seg_end = v[j].seg_end, .item = v[j].item };
+                pts->p[j] = (Point) { .next = UINT64_MAX, .seg_start = v[j].seg_start, .seg_end = v[j].seg_end,
+                                      .item = v[j].item };
         }
         return 0;
 }
@@ -494,8 +514,7 @@ static int read_sections(const Reader *r, const Header *h, Points *pts, Table *t
         t->kind = have_symtab ? FUNC_TABLE_SYMTAB : FUNC_TABLE_DYNSYM;
         t->sym = have_symtab ? symtab : dynsym;
         if (t->sym.entsize != (r->is64 ? sizeof(Elf64_Sym) : sizeof(Elf32_Sym)) || t->sym.size % t->sym.entsize != 0 ||
-            (t->sym.flags & SHF_COMPRESSED) || t->sym.offset > (uint64_t) r->st.st_size ||
-            t->sym.size > (uint64_t) r->st.st_size - t->sym.offset)
+            (t->sym.flags & SHF_COMPRESSED) || !within(r, t->sym.offset, t->sym.size))
                 return -EBADMSG;
         t->count = t->sym.size / t->sym.entsize;
         if (t->count > FUNCNAME_SYMBOLS_MAX)
@@ -503,8 +522,7 @@ static int read_sections(const Reader *r, const Header *h, Points *pts, Table *t
         k = read_section(r, h, t->sym.link, &t->str);
         if (k < 0)
                 return k;
-        if (t->str.type != SHT_STRTAB || (t->str.flags & SHF_COMPRESSED) || t->str.offset > (uint64_t) r->st.st_size ||
-            t->str.size > (uint64_t) r->st.st_size - t->str.offset)
+        if (t->str.type != SHT_STRTAB || (t->str.flags & SHF_COMPRESSED) || !within(r, t->str.offset, t->str.size))
                 return -EBADMSG;
         return 0;
 }
@@ -556,7 +574,7 @@ static uint64_t rank_of(const Sym *s, uint64_t index) {
 
 static void consider(Points *pts, const Sym *s, uint64_t index) {
         Cand c = { s->value, rank_of(s, index) };
-        size_t i = add_cut(pts, s->value), to;
+        size_t i = add_cut(pts, s->value), k, to;
         uint64_t end;
 
         if (i == pts->n)
@@ -567,7 +585,10 @@ static void consider(Points *pts, const Sym *s, uint64_t index) {
                 return;
         }
         end = s->value + s->size < s->value ? UINT64_MAX : s->value + s->size;
-        to = MIN(lower_bound(pts, end), first_seccut_above(pts, i, s->value));
+        k = lower_bound(pts, end);
+        if (k < pts->n) /* an answer may change where a symbol ends */
+                pts->p[k].prev_end = MAX(pts->p[k].prev_end, end);
+        to = MIN(k, first_seccut_above(pts, i, s->value));
         if (i < to)
                 tree_add(pts, i, to, c);
 }
@@ -607,6 +628,7 @@ static void finish_points(Points *pts) {
                 Point *p = &pts->p[j];
 
                 p->cut = MAX(p->cut, p[-1].cut);
+                p->prev_end = MAX(p->prev_end, p[-1].prev_end);
                 if (better(p[-1].sizeless, p->sizeless))
                         p->sizeless = p[-1].sizeless;
         }
@@ -621,7 +643,9 @@ static void finish_seccuts(Points *pts) {
 
 typedef struct Winner {
         uint64_t index;         /* in the symbol table */
-        uint64_t start, end;    /* end: UINT64_MAX when the symbol's size gives it */
+        uint64_t start;
+        uint64_t end;           /* of a sizeless symbol: the next cut; a sized one's is its size's */
+        bool sizeless;
         size_t item;
 } Winner;
 
@@ -715,8 +739,10 @@ static int name_winners(const Reader *r, const Table *t, Winner *w, size_t n_w, 
 
                         name_at[w[b].item] = at;
                         f->start = s.value;
-                        f->end = w[b].end != UINT64_MAX ? w[b].end
+                        f->end = w[b].sizeless ? w[b].end
                                  : s.value + s.size < s.value ? UINT64_MAX : s.value + s.size;
+                        if (f->end - f->vaddr < f->same_to - f->offset) /* f->end > f->vaddr: it covers */
+                                f->same_to = f->offset + (f->end - f->vaddr);
                 }
         }
         *ret_functions = functions;
@@ -724,8 +750,11 @@ static int name_winners(const Reader *r, const Table *t, Winner *w, size_t n_w, 
 }
 
 /* Each address's winner: the best sized symbol covering it, or the best
- * sizeless one before it when no cut lies between them. */
-static int pick_winners(const Points *pts, Winner **ret, size_t *ret_n) {
+ * sizeless one before it when no cut lies between them. And where that
+ * answer, named or not, holds: no symbol starts or ends, no section
+ * begins or ends, between the address and the range's ends (name_winners()
+ * ends it at a sized winner's end too). */
+static int pick_winners(const Points *pts, FuncSym *syms, Winner **ret, size_t *ret_n) {
         _cleanup_free_ Winner *w = NULL;
         size_t n = 0;
 
@@ -735,15 +764,18 @@ static int pick_winners(const Points *pts, Winner **ret, size_t *ret_n) {
         for (size_t j = 0; j < pts->n; j++) {
                 const Point *p = &pts->p[j];
                 Cand best = tree_best(pts, j);
-                uint64_t end = UINT64_MAX;
+                bool sizeless = p->sizeless.rank != 0 && p->cut == p->sizeless.start && better(p->sizeless, best);
+                FuncSym *f = &syms[p->item];
+                uint64_t delta = f->vaddr - f->offset;
 
-                if (p->sizeless.rank != 0 && p->cut == p->sizeless.start && better(p->sizeless, best)) {
+                f->same_from = MAX(f->same_from, MAX(MAX(p->cut, p->prev_end), p->seg_start) - delta);
+                f->same_to = MIN(f->same_to, MIN(p->next, p->seg_end) - delta);
+                if (sizeless)
                         best = p->sizeless;
-                        end = MIN(p->next, p->seg_end);
-                }
                 if (best.rank == 0)
                         continue;
-                w[n++] = (Winner) { RANK_INDEX_MASK - (best.rank & RANK_INDEX_MASK), best.start, end, p->item };
+                w[n++] = (Winner) { RANK_INDEX_MASK - (best.rank & RANK_INDEX_MASK), best.start,
+                                    sizeless ? MIN(p->next, p->seg_end) : 0, sizeless, p->item };
         }
         *ret = TAKE_PTR(w);
         *ret_n = n;
@@ -779,10 +811,15 @@ static int resolve(Reader *r, FuncSym *syms, size_t n, Names *names, size_t *nam
         if (k < 0)
                 return k;
         finish_points(&pts);
-        k = pick_winners(&pts, &w, &n_w);
+        k = pick_winners(&pts, syms, &w, &n_w);
         if (k < 0)
                 return k;
         return name_winners(r, &t, w, n_w, syms, names, name_at, &info->n_functions);
+}
+
+static void reset(FuncSym *syms, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                syms[i] = (FuncSym) { .offset = syms[i].offset, .same_from = syms[i].offset, .same_to = syms[i].offset };
 }
 
 int funcname_resolve(int fd, const uint8_t *build_id, size_t build_id_size, FuncSym *syms, size_t n,
@@ -796,8 +833,7 @@ int funcname_resolve(int fd, const uint8_t *build_id, size_t build_id_size, Func
 
         if (n > FUNCNAME_OFFSETS_MAX || build_id_size > BUILD_ID_MAX)
                 return -EINVAL;
-        for (size_t i = 0; i < n; i++)
-                syms[i] = (FuncSym) { .offset = syms[i].offset };
+        reset(syms, n);
         if (fstat(fd, &r.st) < 0)
                 return -errno;
         if (!S_ISREG(r.st.st_mode))
@@ -816,8 +852,7 @@ int funcname_resolve(int fd, const uint8_t *build_id, size_t build_id_size, Func
                 k = -EAGAIN;
         if (k < 0) {
                 free(names.buf);
-                for (size_t i = 0; i < n; i++)
-                        syms[i] = (FuncSym) { .offset = syms[i].offset };
+                reset(syms, n);
                 return k;
         }
         for (size_t i = 0; i < n; i++)

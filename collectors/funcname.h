@@ -7,7 +7,10 @@
 /* Names the functions that sampled file offsets of one ELF file fall in,
  * from the file's own symbols (.symtab, else .dynsym): all the offsets an
  * interval sampled in one object at once, in one pass over its symbol
- * table, off the sampling path. Nothing is kept between calls.
+ * table, off the sampling path. Nothing is kept between calls; each answer
+ * says over which file offsets it holds, so that a caller may keep the
+ * ranges of an object's hot functions (by build-id) and pass only the
+ * offsets they do not cover.
  *
  * What names an offset:
  *  - the PT_LOAD segment whose file bytes [p_offset, p_offset + p_filesz)
@@ -40,6 +43,10 @@ typedef struct FuncSym {
         const char *name;       /* shown as symname_show() does; NULL: unnamed */
         uint64_t vaddr;         /* the offset's ELF virtual address (0 when no PT_LOAD holds it) */
         uint64_t start, end;    /* the named function's [start, end), virtual addresses */
+        /* File offsets [same_from, same_to) around offset that all get this
+         * same answer, named or unnamed: what a cache of function ranges may
+         * keep for the object's build-id. Empty when no segment holds offset. */
+        uint64_t same_from, same_to;
 } FuncSym;
 
 typedef enum FuncTable {

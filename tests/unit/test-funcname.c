@@ -8,7 +8,8 @@
  * a file that changes while it is read.
  *
  *   test-funcname PROG REBUILT NOID STRIPPED CXX|"" FORTRAN|""
- *   test-funcname --write-seeds DIR    (the fuzz corpus' synthetic seeds) */
+ *   test-funcname --write-seeds DIR    (the fuzz corpus' synthetic seeds)
+ *   test-funcname --bench ELF-FILE OFFSETS OUT   (bench/funcname/run) */
 #include <elf.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -99,19 +100,54 @@ static uint64_t ref_offset(const char *path, uint64_t vaddr) {
         test_fail("%s: no segment holds 0x%" PRIx64, path, vaddr);
 }
 
+/* The answer for each result holds from its same_from to its same_to - 1:
+ * naming those gives the same name and start. */
+static void check_same_ranges(int fd, const uint8_t *id, size_t id_size, const FuncSym *s, size_t n) {
+        _cleanup_free_ FuncSym *e = calloc(2 * n + 1, sizeof(*e));
+        _cleanup_free_ char *names = NULL;
+        size_t m = 0;
+
+        ASSERT_NOT_NULL(e);
+        for (size_t i = 0; i < n; i++) {
+                if (s[i].same_from == s[i].same_to) {
+                        ASSERT_NULL(s[i].name);
+                        continue;
+                }
+                ASSERT_TRUE(s[i].same_from <= s[i].offset && s[i].offset < s[i].same_to);
+                e[m++].offset = s[i].same_from;
+                e[m++].offset = s[i].same_to - 1;
+        }
+        ASSERT_OK(funcname_resolve(fd, id, id_size, e, m, &names, NULL));
+        for (size_t i = 0, j = 0; i < n; i++) {
+                if (s[i].same_from == s[i].same_to)
+                        continue;
+                for (size_t k = j; k < j + 2; k++)
+                        if (!s[i].name ? e[k].name != NULL
+                                       : !e[k].name || !streq(e[k].name, s[i].name) || e[k].start != s[i].start)
+                                test_fail("offset 0x%" PRIx64 " (%s) holds for [0x%" PRIx64 ", 0x%" PRIx64
+                                          "), but 0x%" PRIx64 " is %s",
+                                          s[i].offset, s[i].name ?: "unnamed", s[i].same_from, s[i].same_to,
+                                          e[k].offset, e[k].name ?: "unnamed");
+                j += 2;
+        }
+}
+
 /* Names as lmkd will: with the build-id it recorded when it first saw the
  * object (here: the file's own, or record's). */
 static int name_in(const char *path, const char *record, FuncSym *s, size_t n, char **names, FuncNameInfo *info) {
         _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC), rfd = -EBADF;
         uint8_t id[BUILD_ID_MAX];
-        int idn;
+        int idn, r;
 
         ASSERT_TRUE(fd >= 0);
         rfd = open(record ?: path, O_RDONLY | O_CLOEXEC);
         ASSERT_TRUE(rfd >= 0);
         idn = buildid_read_fd(rfd, id);
         ASSERT_TRUE(idn > 0 || idn == -ENOENT);
-        return funcname_resolve(fd, id, idn > 0 ? (size_t) idn : 0, s, n, names, info);
+        r = funcname_resolve(fd, id, idn > 0 ? (size_t) idn : 0, s, n, names, info);
+        if (r >= 0)
+                check_same_ranges(fd, id, idn > 0 ? (size_t) idn : 0, s, n);
+        return r;
 }
 
 typedef struct Case {
@@ -120,6 +156,10 @@ typedef struct Case {
         const char *want;       /* NULL: unnamed */
         const char *want_start; /* the symbol whose start is the function's (want's when NULL) */
 } Case;
+
+static uint64_t offset_of(const char *path, const char *symbol) {
+        return ref_offset(path, ref_must(path, symbol).value);
+}
 
 /* All cases' offsets at once, in reverse order (the API takes them in any). */
 static void check_cases(const char *path, const Case *cases, size_t n, FuncTable table) {
@@ -184,6 +224,33 @@ TEST(compiled_symtab) {
         check_cases(prog, cases, ELEMENTSOF(cases), FUNC_TABLE_SYMTAB);
 }
 
+/* Where an answer holds: what a cache of function ranges would keep. */
+TEST(same_ranges) {
+        uint64_t sized = offset_of(prog, "fn_sized"), sizeless = offset_of(prog, "fn_sizeless");
+        uint64_t alias = offset_of(prog, "alias_global"), inner = offset_of(prog, "inner");
+        uint64_t outer = offset_of(prog, "outer");
+        const struct {
+                uint64_t offset, from, to;
+        } want[] = {
+                { sized + 5, sized, sized + 32 },
+                { sized + 40, sized + 32, sizeless },   /* unnamed, up to the next symbol */
+                { sizeless + 10, sizeless, alias },
+                { inner + 3, inner, inner + 16 },
+                { inner + 20, inner + 16, outer + 48 }, /* the outer function, after the inner one */
+                { outer + 2, outer, inner },
+        };
+        FuncSym s[ELEMENTSOF(want)] = {};
+        _cleanup_free_ char *names = NULL;
+
+        for (size_t i = 0; i < ELEMENTSOF(want); i++)
+                s[i].offset = want[i].offset;
+        ASSERT_EQ(name_in(prog, NULL, s, ELEMENTSOF(want), &names, NULL), (long long) ELEMENTSOF(want) - 1);
+        for (size_t i = 0; i < ELEMENTSOF(want); i++) {
+                ASSERT_U64_EQ(s[i].same_from, want[i].from);
+                ASSERT_U64_EQ(s[i].same_to, want[i].to);
+        }
+}
+
 TEST(compiled_dynsym_only) {
         const Case cases[] = {
                 { "fn_sized", 5, "fn_sized", NULL },
@@ -211,9 +278,6 @@ TEST(compiled_dynsym_only) {
         ASSERT_NULL(s[1].name);
 }
 
-static uint64_t offset_of(const char *path, const char *symbol) {
-        return ref_offset(path, ref_must(path, symbol).value);
-}
 
 TEST(other_build) {
         FuncSym s = { .offset = offset_of(prog, "fn_sized") };
@@ -540,6 +604,7 @@ static void check_telf(const TElf *e, const uint64_t *offsets, const char *const
                                   e->big ? " big-endian" : "", offsets[i], s[i].name ?: "(unnamed)",
                                   want[i] ?: "(unnamed)");
         ASSERT_EQ(r, (long long) named);
+        check_same_ranges(fd, NULL, 0, s, n);
 }
 
 TEST(segment_ends_classes_byte_orders) {
@@ -619,6 +684,7 @@ TEST(overlaps_cost_log_time) {
                 ASSERT_STREQ(s[i].name, first % 2 ? "nest_b" : "nest_a");
                 ASSERT_U64_EQ(s[i].start, MIN(a, (uint64_t) 0x1000 + 199999 / 16));
         }
+        check_same_ranges(fd, NULL, 0, s, 10000);
 }
 
 TEST(arm_mapping_symbols) {
@@ -791,11 +857,32 @@ static void gen_big(uint64_t i, TSym *s) {
         *s = (TSym) FUNC(i == big_target ? "target" : big_names[i % 4], BIG_BASE + 4 * i, 4);
 }
 
-static long maxrss_kb(void) {
-        struct rusage ru;
+static long status_kb(const char *field) {
+        _cleanup_fclose_ FILE *f = fopen("/proc/self/status", "re");
+        char line[256];
 
-        ASSERT_OK(getrusage(RUSAGE_SELF, &ru));
-        return ru.ru_maxrss;
+        ASSERT_NOT_NULL(f);
+        while (fgets(line, sizeof(line), f))
+                if (strncmp(line, field, strlen(field)) == 0)
+                        return strtol(line + strlen(field), NULL, 10);
+        test_fail("no %s in /proc/self/status", field);
+}
+
+/* The peak RSS from here on starts at the RSS now (clear_refs' "5"), not
+ * at this process's or, through exec, its parent's peak so far, as
+ * getrusage()'s would. Returns that start. */
+static long peak_rss_start(void) {
+        FILE *f = fopen("/proc/self/clear_refs", "we");
+
+        if (f) {
+                fputs("5", f);
+                fclose(f);
+        }
+        return status_kb("VmHWM:");
+}
+
+static long peak_rss_kb(void) {
+        return status_kb("VmHWM:");
 }
 
 static uint64_t big_symbols(void) {
@@ -837,13 +924,13 @@ TEST(big_symtab_bounded) {
         for (uint64_t i = 0; i < m; i++)
                 s[i].offset = 0x1000 + 4 * ((i * 7919 * 13 + 1) % n) + i % 4;
         s[m / 2].offset = 0x1000 + 4 * big_target + 3;
-        before = maxrss_kb();
+        before = peak_rss_start();
         clock_gettime(CLOCK_MONOTONIC, &t0);
         ASSERT_EQ(funcname_resolve(fd, NULL, 0, s, m, &names, &info), (long long) m);
         clock_gettime(CLOCK_MONOTONIC, &t1);
-        after = maxrss_kb();
+        after = peak_rss_kb();
         secs_taken = (double) (t1.tv_sec - t0.tv_sec) + (double) (t1.tv_nsec - t0.tv_nsec) / 1e9;
-        fprintf(stderr, "%.0f MB .symtab (%" PRIu64 " symbols), %" PRIu64 " addresses: %.2f s, max RSS +%ld KiB\n",
+        fprintf(stderr, "%.0f MB .symtab (%" PRIu64 " symbols), %" PRIu64 " addresses: %.2f s, peak RSS +%ld KiB\n",
                 (double) (l.size - l.symtab_off) / 1e6, info.n_symbols, m, secs_taken, after - before);
         ASSERT_EQ(info.table, FUNC_TABLE_SYMTAB);
         ASSERT_EQ(info.n_symbols, n + 1);
@@ -988,13 +1075,128 @@ static void write_seeds(const char *dir) {
         }
 }
 
+/* ---- cost: bench/funcname/run ---- */
+
+static uint64_t xorshift(uint64_t *x) {
+        *x ^= *x << 13;
+        *x ^= *x >> 7;
+        *x ^= *x << 17;
+        return *x;
+}
+
+static int cmp_u64(const void *a, const void *b) {
+        uint64_t x = *(const uint64_t *) a, y = *(const uint64_t *) b;
+
+        return x < y ? -1 : x > y;
+}
+
+static int cmp_double(const void *a, const void *b) {
+        double x = *(const double *) a, y = *(const double *) b;
+
+        return x < y ? -1 : x > y;
+}
+
+/* Names n distinct offsets drawn evenly from path's executable segments,
+ * as one interval's pass over the object would: prints the median time
+ * of a pass and the peak memory it added, and writes each offset, its
+ * address and its name to out for the referee. */
+static int bench(const char *path, size_t n, const char *out) {
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+        _cleanup_free_ uint64_t *offsets = calloc(n, sizeof(*offsets));
+        _cleanup_free_ FuncSym *s = calloc(n, sizeof(*s));
+        _cleanup_fclose_ FILE *f = NULL;
+        uint64_t lo[16], len[16], total = 0, x = 0x9e3779b97f4a7c15 ^ n;
+        size_t n_exec = 0, m = 0, phnum, runs = 7, named = 0;
+        double ms[7];
+        uint8_t id[BUILD_ID_MAX];
+        FuncNameInfo info = {};
+        long before;
+        int idn;
+        Elf *elf;
+
+        ASSERT_TRUE(fd >= 0 && offsets && s);
+        ASSERT_TRUE(elf_version(EV_CURRENT) != EV_NONE);
+        elf = elf_begin(fd, ELF_C_READ, NULL);
+        ASSERT_TRUE(elf && elf_getphdrnum(elf, &phnum) == 0);
+        for (size_t i = 0; i < phnum && n_exec < ELEMENTSOF(lo); i++) {
+                GElf_Phdr ph;
+
+                ASSERT_NOT_NULL(gelf_getphdr(elf, (int) i, &ph));
+                if (ph.p_type == PT_LOAD && (ph.p_flags & PF_X) && ph.p_filesz > 0) {
+                        lo[n_exec] = ph.p_offset;
+                        len[n_exec++] = ph.p_filesz;
+                        total += ph.p_filesz;
+                }
+        }
+        elf_end(elf);
+        ASSERT_TRUE(total >= n);
+        while (m < n) {
+                for (; m < n; m++) {
+                        uint64_t r = xorshift(&x) % total;
+                        size_t k = 0;
+
+                        for (; r >= len[k]; k++)
+                                r -= len[k];
+                        offsets[m] = lo[k] + r;
+                }
+                qsort(offsets, m, sizeof(*offsets), cmp_u64);
+                for (size_t i = 1, j = 1; i <= m; i++)
+                        if (i == m) {
+                                m = j;
+                                break;
+                        } else if (offsets[i] != offsets[j - 1])
+                                offsets[j++] = offsets[i];
+        }
+        /* in the order samples come, not sorted */
+        for (size_t i = n; i > 1; i--) {
+                size_t j = xorshift(&x) % i;
+                uint64_t t = offsets[i - 1];
+
+                offsets[i - 1] = offsets[j];
+                offsets[j] = t;
+        }
+        idn = buildid_read_fd(fd, id);
+        before = peak_rss_start();
+        for (size_t r = 0; r <= runs; r++) {
+                _cleanup_free_ char *names = NULL;
+                struct timespec t0, t1;
+                int k;
+
+                for (size_t i = 0; i < n; i++)
+                        s[i].offset = offsets[i];
+                clock_gettime(CLOCK_MONOTONIC, &t0);
+                k = funcname_resolve(fd, id, idn > 0 ? (size_t) idn : 0, s, n, &names, &info);
+                clock_gettime(CLOCK_MONOTONIC, &t1);
+                ASSERT_OK(k);
+                named = (size_t) k;
+                if (r > 0) /* the first warms the page cache */
+                        ms[r - 1] = (double) (t1.tv_sec - t0.tv_sec) * 1e3 + (double) (t1.tv_nsec - t0.tv_nsec) / 1e6;
+                if (r == runs) {
+                        f = fopen(out, "we");
+                        ASSERT_NOT_NULL(f);
+                        for (size_t i = 0; i < n; i++)
+                                fprintf(f, "%" PRIx64 "\t%" PRIx64 "\t%s\n", s[i].offset, s[i].vaddr, s[i].name ?: "");
+                }
+        }
+        qsort(ms, runs, sizeof(ms[0]), cmp_double);
+        printf("offsets=%zu named=%zu functions=%zu table=%s symbols=%" PRIu64 " median_ms=%.2f min_ms=%.2f "
+               "peak_rss_kib=%ld\n",
+               n, named, info.n_functions, info.table == FUNC_TABLE_SYMTAB ? "symtab" : info.table == FUNC_TABLE_DYNSYM ? "dynsym" : "none",
+               info.n_symbols, ms[runs / 2], ms[0], peak_rss_kb() - before);
+        return 0;
+}
+
 int main(int argc, char **argv) {
         if (argc == 3 && streq(argv[1], "--write-seeds")) {
                 write_seeds(argv[2]);
                 return 0;
         }
+        if (argc == 5 && streq(argv[1], "--bench"))
+                return bench(argv[2], strtoul(argv[3], NULL, 10), argv[4]);
         if (argc != 7) {
-                fprintf(stderr, "usage: %s PROG REBUILT NOID STRIPPED CXX|\"\" FORTRAN|\"\"\n", argv[0]);
+                fprintf(stderr, "usage: %s PROG REBUILT NOID STRIPPED CXX|\"\" FORTRAN|\"\"\n"
+                                "       %s --bench ELF-FILE OFFSETS OUT\n"
+                                "       %s --write-seeds DIR\n", argv[0], argv[0], argv[0]);
                 return 2;
         }
         prog = argv[1];
@@ -1006,6 +1208,7 @@ int main(int argc, char **argv) {
 
         RUN(shown_names);
         RUN(compiled_symtab);
+        RUN(same_ranges);
         RUN(compiled_dynsym_only);
         RUN(other_build);
         RUN(cxx_demangled);
