@@ -17,6 +17,21 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+static void check_range(int fd, const FuncSym *f) {
+        FuncSym ends[2] = { { .offset = f->same_from }, { .offset = f->same_to - 1 } };
+        char *names = NULL;
+
+        if (f->same_from == f->same_to)
+                return;
+        if (funcname_resolve(fd, NULL, 0, ends, 2, &names, NULL) < 0)
+                abort(); /* the same file, read a second time */
+        for (size_t k = 0; k < 2; k++)
+                if (!f->name ? ends[k].name != NULL
+                             : !ends[k].name || strcmp(ends[k].name, f->name) != 0 || ends[k].start != f->start)
+                        abort();
+        free(names);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         FuncSym syms[67];
         char *names = NULL, shown[SYMNAME_MAX + 1];
@@ -43,10 +58,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         syms[65] = (FuncSym) { .offset = size };
         syms[66] = (FuncSym) { .offset = UINT64_MAX };
         r = funcname_resolve(fd, NULL, 0, syms, ELEMENTSOF(syms), &names, NULL);
-        for (size_t i = 0; r >= 0 && i < ELEMENTSOF(syms); i++)
+        for (size_t i = 0; r >= 0 && i < ELEMENTSOF(syms); i++) {
                 if (syms[i].name && (strlen(syms[i].name) > SYMNAME_MAX || syms[i].start > syms[i].vaddr ||
                                      syms[i].vaddr >= syms[i].end))
                         abort();
+                if (syms[i].same_from != syms[i].same_to &&
+                    (syms[i].offset < syms[i].same_from || syms[i].offset >= syms[i].same_to))
+                        abort();
+        }
+        /* Each answer holds over its range: the ends of a few ranges are
+         * named as the offset was. */
+        for (size_t i = 0; r >= 0 && i < ELEMENTSOF(syms); i += 8)
+                check_range(fd, &syms[i]);
         free(names);
         close(fd);
         return 0;
