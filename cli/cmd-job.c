@@ -2,15 +2,18 @@
 /* lmk job ID: where one job's time went: metadata, time by kind of object,
  * the objects, their top functions and the phases with their shares, CPU
  * time and IPC, and for MPI jobs the POP efficiency metrics; with
- * --functions every function of the job. */
+ * --functions every function of the job; with --pprof and --folded its
+ * profile in a file (docs/profiles.md). */
 #include <curl/curl.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
+#include "output-file.h"
 
 #define MAX_ROWS 25
 
@@ -405,12 +408,57 @@ static void print_notes_markers(json_object *j) {
         }
 }
 
+/* A profile's file: never one that is there already, unless forced,
+ * and never half of one (common/output-file.h: a regular file is
+ * replaced by rename; a FIFO or a device, named on purpose, is written
+ * to). Checked before asking the store, and again when writing. */
+static int check_profile_path(Cli *cli, const char *file, bool force) {
+        struct stat st;
+        int r;
+
+        if (!force && stat(file, &st) == 0 && S_ISREG(st.st_mode))
+                return cli_error(cli, EEXIST, "job: %s exists; give --force to replace it.", file);
+        r = user_path_check(file);
+        if (r < 0)
+                return cli_error(cli, r, "job: cannot write a profile to %s: %s", file, strerror(-r));
+        return 0;
+}
+
+/* lmk job ID --pprof FILE / --folded FILE */
+static int save_profile(Cli *cli, const char *job_path, const char *cluster, const char *format, const char *file,
+                        bool force) {
+        _cleanup_free_ char *path = NULL, *data = NULL;
+        const char *q[] = { "cluster", cluster, "format", format, NULL };
+        size_t size = 0;
+        int r;
+
+        r = check_profile_path(cli, file, force);
+        if (r < 0)
+                return r;
+        if (asprintf(&path, "%s/profile", job_path) < 0)
+                return cli_error(cli, ENOMEM, "Out of memory.");
+        r = cli_get_raw(cli, path, q, &data, &size);
+        if (r < 0)
+                return r;
+        r = check_profile_path(cli, file, force);
+        if (r < 0)
+                return r;
+        r = write_file_at_user_path(file, data ?: "", size, 0644);
+        if (r < 0)
+                return cli_error(cli, r, "job: failed to write %s: %s", file, strerror(-r));
+        return 0;
+}
+
 int do_job(Cli *cli, int argc, char **argv) {
-        bool functions = false, by_phase = false;
+        bool functions = false, by_phase = false, force = false;
+        const char *pprof = NULL, *folded = NULL;
         const CliOption options[] = {
                 { "cluster", 0, CLI_QUERY, "cluster" },
                 { "functions", 0, CLI_FLAG, .flag = &functions },
                 { "by-phase", 0, CLI_FLAG, .flag = &by_phase },
+                { "pprof", 0, CLI_STRING, .string = &pprof },
+                { "folded", 0, CLI_STRING, .string = &folded },
+                { "force", 0, CLI_FLAG, .flag = &force },
         };
         _cleanup_(json_object_putp) json_object *o = NULL;
         _cleanup_free_ char *path = NULL;
@@ -426,6 +474,13 @@ int do_job(Cli *cli, int argc, char **argv) {
                 return cli_error(cli, EINVAL, "job: expected one job id, see lmk --help.");
         if (by_phase && !functions)
                 return cli_error(cli, EINVAL, "job: --by-phase lists functions, give --functions too.");
+        if ((pprof || folded) && (functions || cli->json || cli->csv))
+                return cli_error(cli, EINVAL, "job: --pprof and --folded write a file; they go without --functions, "
+                                 "--json and --csv.");
+        if (pprof && folded && streq(pprof, folded))
+                return cli_error(cli, EINVAL, "job: --pprof and --folded name the same file.");
+        if (force && !pprof && !folded)
+                return cli_error(cli, EINVAL, "job: --force replaces the file of --pprof or --folded.");
         job = argv[r];
         if (strchr(job, '/') || !*job)
                 return cli_error(cli, EINVAL, "job: \"%s\" is not a job id.", job);
@@ -437,6 +492,15 @@ int do_job(Cli *cli, int argc, char **argv) {
         }
         curl_free(id);
 
+        if (pprof || folded) {
+                const char *cluster = cli_query_get(&query, "cluster");
+
+                if (pprof && (r = save_profile(cli, path, cluster, "pprof", pprof, force)) < 0)
+                        return r;
+                if (folded && (r = save_profile(cli, path, cluster, "folded", folded, force)) < 0)
+                        return r;
+                return 0;
+        }
         if (functions) {
                 /* all of them (the store reads at most 100,000) */
                 const char *q[] = { "cluster", cli_query_get(&query, "cluster"), "by", by_phase ? "phase" : NULL,

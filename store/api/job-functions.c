@@ -20,20 +20,16 @@ const CsvTable api_job_functions_csv = CSV_TABLE("functions", NULL, "lmk-functio
         { "phase" }, { "samples" }, CSV_SHARE_COLUMNS, { "cpu_seconds" }, { "cycles" }, { "instructions" },
         { "ipc" });
 
-/* What a function is called in an answer: its name, "(other functions)",
- * or, unnamed, its object's file name and the offset of its page in the
- * file ("libopenblas.so.0+0x21000"), as perf shows such an address. */
-static json_object *function_text(const FunctionShare *x) {
+const char *api_function_text(const FunctionShare *x, char *buf, size_t size) {
         const char *file;
-        char buf[4200];
 
         if (x->name)
-                return json_object_new_string(x->name);
+                return x->name;
         if (x->other || x->offset == STORAGE_NULL)
-                return json_object_new_string("(other functions)");
+                return "(other functions)";
         file = strrchr(x->object, '/');
-        snprintf(buf, sizeof(buf), "%s+0x%" PRIx64, file && file[1] ? file + 1 : x->object, (uint64_t) x->offset);
-        return json_object_new_string(buf);
+        snprintf(buf, size, "%s+0x%" PRIx64, file && file[1] ? file + 1 : x->object, (uint64_t) x->offset);
+        return buf;
 }
 
 /* Who named it: lmkd from the file's own symbols, the store by build-id
@@ -54,12 +50,13 @@ int api_add_functions(json_object *o, const char *key, const FunctionList *l, in
                 /* per phase, a share of the phase's samples */
                 int64_t total = x->phase ? x->phase_samples : job_samples;
                 json_object *e = json_object_new_object();
+                char buf[FUNCTION_TEXT_MAX];
 
                 if ((r = json_append(a, e)) < 0 ||
                     (r = json_add(e, "object", json_object_new_string(x->object))) < 0 ||
                     (r = json_add(e, "kind", json_string_or_null(x->kind))) < 0 ||
                     (r = json_add(e, "build_id", json_string_or_null(x->build_id))) < 0 ||
-                    (r = json_add(e, "function", function_text(x))) < 0 ||
+                    (r = json_add(e, "function", json_object_new_string(api_function_text(x, buf, sizeof(buf))))) < 0 ||
                     (r = json_add(e, "named_by", named_by(x))) < 0 ||
                     (r = json_add(e, "offset", json_int_or_null(x->offset))) < 0 ||
                     (r = json_add(e, "other", json_object_new_boolean(x->other))) < 0 ||
@@ -75,6 +72,39 @@ int api_add_functions(json_object *o, const char *key, const FunctionList *l, in
         return r;
 }
 
+char *api_job_path_id(Server *s, Request *req, const char *suffix, Reply *reply) {
+        size_t n = strlen(req->path_arg);
+        char *id;
+
+        /* the route's path is /api/v1/jobs/ID/SUFFIX (routes.c) */
+        id = strndup(req->path_arg, n - MIN(n, strlen(suffix)));
+        if (!id) {
+                reply_oom(reply);
+                return NULL;
+        }
+        if (strlen(id) > 64 || strchr(id, '/')) {
+                if (!req->identity->admin)
+                        auth_denied(&s->auth, req, "not-yours");
+                reply_error(reply, MHD_HTTP_NOT_FOUND, NULL, "no such job: %.64s", id);
+                free(id);
+                return NULL;
+        }
+        return id;
+}
+
+void api_job_lookup_failed(Server *s, Request *req, int r, const char *id, Reply *reply) {
+        if (r == -ENOENT || r == -EACCES) {
+                /* as GET /api/v1/jobs/{id}: someone else's job does not exist */
+                if (!req->identity->admin)
+                        auth_denied(&s->auth, req, "not-yours");
+                reply_error(reply, MHD_HTTP_NOT_FOUND, NULL, "no such job: %s", id);
+        } else if (r == -ENOTUNIQ)
+                reply_error(reply, MHD_HTTP_CONFLICT, "cluster",
+                            "job %s exists on several clusters, name one with ?cluster=", id);
+        else
+                reply_storage_error(reply, r);
+}
+
 static int by_from_string(const char *s) {
         return streq(s, "function") ? 0 : streq(s, "phase") ? 1 : -EINVAL;
 }
@@ -86,7 +116,6 @@ void api_job_functions(Server *s, Request *req, Reply *reply) {
         _cleanup_free_ char *id = NULL;
         JobViewer viewer = api_job_viewer(req);
         unsigned limit = FUNCTIONS_DEFAULT_LIMIT;
-        size_t n = strlen(req->path_arg);
         StoredJob info = {};
         FunctionList l = {};
         int by = 0, r;
@@ -95,34 +124,13 @@ void api_job_functions(Server *s, Request *req, Reply *reply) {
             !arg_word(req, "by", by_from_string, "function or phase", &by, reply) ||
             !arg_uint(req, "limit", 1, JOB_FUNCTIONS_MAX, &limit, reply))
                 return;
-        /* the route's path is /api/v1/jobs/ID/functions (routes.c) */
-        id = strndup(req->path_arg, n - MIN(n, strlen(FUNCTIONS_SUFFIX)));
-        if (!id) {
-                reply_oom(reply);
+        id = api_job_path_id(s, req, FUNCTIONS_SUFFIX, reply);
+        if (!id)
                 return;
-        }
-        if (strlen(id) > 64 || strchr(id, '/')) {
-                if (!req->identity->admin)
-                        auth_denied(&s->auth, req, "not-yours");
-                reply_error(reply, MHD_HTTP_NOT_FOUND, NULL, "no such job: %.64s", id);
-                return;
-        }
         r = s->storage->ops->get_job_functions(s->storage, id, request_arg(req, "cluster"), &viewer, by == 1,
                                                limit, &info, &l);
-        if (r == -ENOENT || r == -EACCES) {
-                /* as GET /api/v1/jobs/{id}: someone else's job does not exist */
-                if (!req->identity->admin)
-                        auth_denied(&s->auth, req, "not-yours");
-                reply_error(reply, MHD_HTTP_NOT_FOUND, NULL, "no such job: %s", id);
-                return;
-        }
-        if (r == -ENOTUNIQ) {
-                reply_error(reply, MHD_HTTP_CONFLICT, "cluster",
-                            "job %s exists on several clusters, name one with ?cluster=", id);
-                return;
-        }
         if (r < 0) {
-                reply_storage_error(reply, r);
+                api_job_lookup_failed(s, req, r, id, reply);
                 return;
         }
         o = json_object_new_object();

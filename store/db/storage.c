@@ -122,6 +122,11 @@ void function_list_free(FunctionList *l) {
         *l = (FunctionList) {};
 }
 
+void site_profile_free(SiteProfile *p) {
+        function_list_free(&p->functions);
+        *p = (SiteProfile) {};
+}
+
 void job_summary_free(JobSummary *s) {
         stored_job_free(&s->info);
         share_list_free(&s->kinds);

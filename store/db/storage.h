@@ -141,6 +141,14 @@ typedef struct FunctionList {
         bool truncated;         /* there were more than asked for */
 } FunctionList;
 
+/* The functions of the jobs of a filter, summed (get_profile): of at most
+ * JobFilter.limit jobs, the first of its order. */
+typedef struct SiteProfile {
+        FunctionList functions;
+        uint64_t jobs;          /* the jobs summed */
+        bool jobs_truncated;    /* more jobs matched */
+} SiteProfile;
+
 /* The most functions a job summary reads, over the job and per phase;
  * get_job_functions reads up to JOB_FUNCTIONS_MAX. */
 #define JOB_SUMMARY_MAX_FUNCTIONS 1000
@@ -513,6 +521,10 @@ typedef struct StorageOps {
          * row. */
         int (*get_job_functions)(Storage *s, const char *job, const char *cluster, const JobViewer *viewer,
                                  bool per_phase, unsigned limit, StoredJob *ret_info, FunctionList *ret);
+        /* The functions of the jobs f finds (its order, at most f->limit
+         * of them; no offset, no count), summed over them, the most samples
+         * first, at most limit: over their phases, or per_phase. */
+        int (*get_profile)(Storage *s, const JobFilter *f, bool per_phase, unsigned limit, SiteProfile *ret);
         /* The summaries of a page of the job list (f as for list_jobs; no
          * count), for rules that judge many jobs at once (the findings):
          * each with its info, kinds, objects, nodes and markers as get_job
@@ -588,6 +600,7 @@ void stored_job_free(StoredJob *j);
 void job_list_free(JobList *l);
 void job_summary_free(JobSummary *s);
 void function_list_free(FunctionList *l);
+void site_profile_free(SiteProfile *p);
 void job_summary_list_free(JobSummaryList *l);
 void object_list_free(ObjectList *l);
 void node_list_free(NodeList *l);

@@ -314,7 +314,8 @@ class Store:
         return f"http://127.0.0.1:{self.port}{path}"
 
     def request(self, method, path, body=None, token=None, headers=None, timeout=30):
-        """Returns (status, headers dict with lower-case names, parsed JSON or text).
+        """Returns (status, headers dict with lower-case names, parsed JSON,
+        bytes (application/octet-stream) or text).
 
         A small HTTP/1.1 client on a plain socket: like curl, it sends a large
         body only after "100 Continue", so that an early answer (401, 413)
@@ -362,6 +363,8 @@ class Store:
             hdrs[k.strip().lower()] = v.strip()
         if "content-length" in hdrs:
             payload = payload[:int(hdrs["content-length"])]
+        if hdrs.get("content-type", "").startswith("application/octet-stream"):
+            return status, hdrs, payload
         if payload and hdrs.get("content-type", "").startswith("application/json"):
             try:
                 return status, hdrs, json.loads(payload)

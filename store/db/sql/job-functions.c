@@ -32,15 +32,11 @@ static int read_function_row(DbStmt *st, int col, FunctionShare *x) {
         return r;
 }
 
-int read_job_functions(Conn *c, int64_t job_id, bool per_phase, size_t limit, FunctionList *ret) {
+int read_function_rows(DbStmt *st, bool per_phase, size_t limit, FunctionList *ret) {
         FunctionList l = {};
         size_t alloc = 0;
-        DbStmt *st;
-        int r, rc;
+        int r = 0, rc;
 
-        r = conn_stmt(c, per_phase ? STMT_JOB_PHASE_FUNCTIONS : STMT_JOB_FUNCTIONS, &st);
-        if (r < 0 || (r = db_bind_int(st, 1, job_id)) < 0 || (r = db_bind_int(st, 2, (int64_t) limit + 1)) < 0)
-                return r;
         while ((rc = db_step(st)) == 1) {
                 FunctionShare *x;
 
@@ -72,4 +68,14 @@ int read_job_functions(Conn *c, int64_t job_id, bool per_phase, size_t limit, Fu
         }
         *ret = l;
         return 0;
+}
+
+int read_job_functions(Conn *c, int64_t job_id, bool per_phase, size_t limit, FunctionList *ret) {
+        DbStmt *st;
+        int r;
+
+        r = conn_stmt(c, per_phase ? STMT_JOB_PHASE_FUNCTIONS : STMT_JOB_FUNCTIONS, &st);
+        if (r < 0 || (r = db_bind_int(st, 1, job_id)) < 0 || (r = db_bind_int(st, 2, (int64_t) limit + 1)) < 0)
+                return r;
+        return read_function_rows(st, per_phase, limit, ret);
 }

@@ -173,6 +173,9 @@ int read_rank_rows(Conn *c, Stmt id, int64_t job_id, RankFigures **v, size_t *n,
 /* job-functions.c: a job's functions (JOB_FUNCTIONS, or per_phase
  * JOB_PHASE_FUNCTIONS), at most limit (truncated when there were more). */
 int read_job_functions(Conn *c, int64_t job_id, bool per_phase, size_t limit, FunctionList *ret);
+/* The rows of a statement of FUNCTION_COLUMNS (statements.h), with per_phase
+ * the phase's path and samples after them, bound and ready to step. */
+int read_function_rows(DbStmt *st, bool per_phase, size_t limit, FunctionList *ret);
 
 /* job-measured.c */
 int read_node_type(DbStmt *st, int col, NodeTypeInfo *ret);
@@ -186,6 +189,7 @@ int sql_get_job(Storage *base, const char *job, const char *cluster, const JobVi
                 JobSummary *ret);
 int sql_get_job_functions(Storage *base, const char *job, const char *cluster, const JobViewer *viewer,
                           bool per_phase, unsigned limit, StoredJob *ret_info, FunctionList *ret);
+int sql_get_profile(Storage *base, const JobFilter *f, bool per_phase, unsigned limit, SiteProfile *ret);
 int sql_list_job_summaries(Storage *base, const JobFilter *f, JobWant want, void *userdata, JobSummaryList *ret);
 int sql_list_objects(Storage *base, const ObjectFilter *f, ObjectList *ret);
 int sql_list_packages(Storage *base, const PackageFilter *f, PackageList *ret);

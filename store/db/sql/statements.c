@@ -63,17 +63,6 @@
         ADD(table, "samples") ", " ADD(table, "cpu_seconds") ", " ADD_NULLABLE(table, "cycles") ", "    \
         ADD_NULLABLE(table, "instructions") " "                                                         \
         "WHERE " FITS(table, "samples") " AND " FITS(table, "cycles") " AND " FITS(table, "instructions")
-/* A job's functions x: the function, its object, and the name found for
- * an unnamed one since (function_names), as read_function_row() reads
- * them, then x's sums */
-#define FUNCTION_COLUMNS(x)                                                                             \
-        "o.path, o.kind, o.build_id, f.name, f.file_offset, n.name, " x ".samples, " x ".cpu_seconds, "  \
-        x ".cycles, " x ".instructions"
-#define FUNCTION_JOINS(x)                                                                               \
-        "JOIN functions f ON f.id = " x ".function_id JOIN objects o ON o.id = f.object_id "            \
-        "LEFT JOIN function_names n ON f.name = '' AND f.file_offset >= 0 AND n.build_id = o.build_id " \
-        "AND n.file_offset = f.file_offset "
-#define FUNCTION_ORDER(x) x ".samples DESC, o.path, f.name, f.file_offset, o.id"
 
 /* The file name of a path: rtrim() strips the trailing characters that are
  * not '/', leaving the directories, which replace() removes (they cannot

@@ -186,6 +186,18 @@ typedef enum Stmt {
         "j.node_type_id, (SELECT t.name FROM node_types t WHERE t.id = j.node_type_id), "       \
         "j.energy_joules, j.energy_alone_joules, j.exact_cpu_time_ns, j.exact_cycles, j.exact_instructions"
 
+/* Functions' sums x (a job's, or a site range's in site-profile.c): the
+ * function, its object, and the name found for an unnamed one since
+ * (function_names), as read_function_row() reads them, then x's sums */
+#define FUNCTION_COLUMNS(x)                                                                             \
+        "o.path, o.kind, o.build_id, f.name, f.file_offset, n.name, " x ".samples, " x ".cpu_seconds, "  \
+        x ".cycles, " x ".instructions"
+#define FUNCTION_JOINS(x)                                                                               \
+        "JOIN functions f ON f.id = " x ".function_id JOIN objects o ON o.id = f.object_id "            \
+        "LEFT JOIN function_names n ON f.name = '' AND f.file_offset >= 0 AND n.build_id = o.build_id " \
+        "AND n.file_offset = f.file_offset "
+#define FUNCTION_ORDER(x) x ".samples DESC, o.path, f.name, f.file_offset, o.id"
+
 /* The text of statement id in a dialect. */
 const char *stmt_text(DbDialect dialect, Stmt id);
 

@@ -256,6 +256,7 @@ static int sql_open_sqlite(const char *location, const StorageOptions *opts, Sto
                 .list_jobs = sql_list_jobs,                  \
                 .get_job = sql_get_job,                      \
                 .get_job_functions = sql_get_job_functions,  \
+                .get_profile = sql_get_profile,              \
                 .list_job_summaries = sql_list_job_summaries,\
                 .list_objects = sql_list_objects,            \
                 .list_nodes = sql_list_nodes,                \

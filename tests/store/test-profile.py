@@ -1,0 +1,355 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Profiles (issue 31, item 3): a job's functions as pprof's profile.proto
+and as folded stacks, through the real lmk-store, read by the real
+clients: `go tool pprof -raw` and `-top` (Debian's golang-go) must find
+the totals, the functions, their phases and the mappings' build-ids of
+the job's JSON; the folded lines, split as FlameGraph and speedscope
+split them, must add up to the same. A hostile C++ name with spaces and
+';' and an object path with both stay one frame. `lmk job --pprof` and
+`--folded` write what the API answers, refuse to replace a file unless
+--force, and write into a FIFO in place. Visibility as every job route:
+someone else's job is 404 like one nobody ran; a range's profile holds
+a person's own jobs only.
+
+Job 7001 (alice) ran /opt/app/bin/app, libopenblas and a solver in a
+directory with ';' and a space in its name; job 7002 (bob) ran the
+same app."""
+import gzip
+import os
+import re
+import shutil
+import stat
+import subprocess
+import tempfile
+import threading
+
+from lmktest import build_path, check, fail, log, skip
+from storetest import ADMIN_TOKEN, START, Store, check_eq, function, make_batch, row
+
+HZ = 10
+PERIOD_NS = 10 ** 9 // HZ
+APP, BLAS = "/opt/app/bin/app", "/usr/lib/x86_64-linux-gnu/openblas-pthread/libopenblas.so.0"
+ODD = "/scratch/alice/my;build dir/solver"
+HOSTILE = "std::map<int, std::vector<double> >::operator[](int const&) ;a;b"
+FULLWIDTH_SEMICOLON = "\uff1b"
+
+
+def frow(job, obj, kind, samples, phase="", build_id=None, user="alice"):
+    r = row(job, obj, kind, samples, phase=phase, user=user)
+    r["build_id"] = build_id
+    return r
+
+
+def job(jid, user):
+    return {"job": jid, "user": user, "account": "p1", "partition": "batch", "cluster": "demo",
+            "first_seen": START, "last_seen": START + 120}
+
+
+ROWS = [
+    frow("7001", APP, "exe", 700, phase="solve", build_id="aa11"),
+    frow("7001", APP, "exe", 100, build_id="aa11"),
+    frow("7001", BLAS, "lib", 300, phase="solve", build_id="bb22"),
+    frow("7001", ODD, "exe", 50, phase="solve", build_id="dd44"),
+    frow("7001", "[kernel]", "kernel", 50, phase="solve"),
+    frow("7002", APP, "exe", 80, build_id="aa11", user="bob"),
+]
+FUNCTIONS = [
+    function("7001", APP, 500, name="solve_kernel", phase="solve", build_id="aa11"),
+    function("7001", APP, 150, name=HOSTILE, phase="solve", build_id="aa11"),
+    function("7001", APP, 50, other=True, phase="solve", build_id="aa11"),
+    function("7001", APP, 60, offset=0x21000, build_id="aa11"),
+    function("7001", APP, 40, name="main", build_id="aa11"),
+    function("7001", BLAS, 280, name="dgemm_kernel_HASWELL", phase="solve", build_id="bb22"),
+    function("7001", BLAS, 20, other=True, phase="solve", build_id="bb22"),
+    function("7001", ODD, 50, name="odd_fn", phase="solve", build_id="dd44"),
+    function("7002", APP, 80, name="bob_kernel", build_id="aa11"),
+]
+BUILD_IDS = {APP: "aa11", BLAS: "bb22", ODD: "dd44"}
+
+
+def go_pprof():
+    """The command that runs pprof, or None."""
+    go = shutil.which("go")
+    if not go:
+        return None
+    return [go, "tool", "pprof"]
+
+
+def pprof(cmd, env, *args):
+    p = subprocess.run(cmd + list(args), capture_output=True, text=True, env=env, timeout=120)
+    if p.returncode != 0:
+        fail(f"pprof {' '.join(args)}: exit {p.returncode}\n{p.stdout}\n{p.stderr}")
+    log(f"$ go tool pprof {' '.join(args)}\n{p.stdout}")
+    return p.stdout
+
+
+def parse_raw(text):
+    """pprof -raw: the samples (values, location ids, labels), the
+    locations (id → mapping, address, function) and the mappings (id →
+    file, build-id)."""
+    samples, locations, mappings = [], {}, {}
+    section = None
+    for line in text.splitlines():
+        if line in ("Samples:", "Locations", "Mappings"):
+            section = line
+            continue
+        if section == "Samples:":
+            m = re.match(r"^\s+(\d+)\s+(\d+):((?:\s+\d+)+)\s*$", line)
+            if m:
+                samples.append({"values": (int(m[1]), int(m[2])), "locations": m[3].split(), "labels": {}})
+                continue
+            m = re.match(r"^\s+(\w+):\[(.*)\]\s*$", line)
+            if m and samples:
+                samples[-1]["labels"][m[1]] = m[2]
+        elif section == "Locations":
+            # "ID: ADDRESS M=MAPPING [NAME :LINE s=START(...)]"
+            m = re.match(r"^\s*(\d+): (0x[0-9a-f]+) M=(\d+) ?(.*)$", line)
+            if m:
+                name = re.sub(r" :\d+(?::\d+)? s=\d+.*$", "", m[4]).strip()
+                locations[m[1]] = {"address": int(m[2], 16), "mapping": m[3], "function": name or None}
+        elif section == "Mappings":
+            m = re.match(r"^(\d+): (0x[0-9a-f]+)/(0x[0-9a-f]+)/(0x[0-9a-f]+) (.*?) (\S+)(?: \[[A-Z]+\])?\s*$", line)
+            if m:
+                mappings[m[1]] = {"start": int(m[2], 16), "limit": int(m[3], 16), "file": m[5], "build_id": m[6]}
+    return samples, locations, mappings
+
+
+def parse_top(text):
+    """pprof -top: the total and each function's flat value."""
+    total, flat = None, {}
+    for line in text.splitlines():
+        m = re.search(r"of (\d+) total", line)
+        if m:
+            total = int(m[1])
+        m = re.match(r"^\s*(\d+)\s+[\d.]+%\s+[\d.]+%\s+\d+\s+[\d.]+%\s+(.*)$", line)
+        if m:
+            flat[m[2]] = flat.get(m[2], 0) + int(m[1])
+    return total, flat
+
+
+def check_pprof(store, cmd, env, data, by_phase, what):
+    """The profile as pprof reads it, against the store's JSON list by
+    phase (function text, object, phase, samples)."""
+    path = os.path.join(store.dir, f"{what}.pb.gz")
+    with open(path, "wb") as f:
+        f.write(data)
+    raw = pprof(cmd, env, "-raw", path)
+    samples, locations, mappings = parse_raw(raw)
+    check("PeriodType: cpu nanoseconds" in raw and f"Period: {PERIOD_NS}" in raw, f"{what}: period: {raw[:300]}")
+    check("samples/count cpu/nanoseconds" in raw, f"{what}: the sample types")
+    got = {}
+    for s in samples:
+        check_eq(len(s["locations"]), 1, f"{what}: one location per sample")
+        loc = locations[s["locations"][0]]
+        mp = mappings[loc["mapping"]]
+        check_eq(mp["build_id"], BUILD_IDS[mp["file"]], f"{what}: the build-id of {mp['file']}")
+        name = loc["function"]
+        if name is None:
+            # unnamed: its file offset within its mapping, for pprof to name from the binary
+            name = f"{os.path.basename(mp['file'])}+{loc['address'] - mp['start']:#x}"
+        key = (mp["file"], name, s["labels"].get("phase", ""))
+        check(key not in got, f"{what}: {key} once")
+        got[key] = s["values"]
+    want = {(e["object"], e["function"], e["phase"]): (e["samples"], e["samples"] * PERIOD_NS) for e in by_phase}
+    check_eq(got, want, f"{what}: pprof's samples by function and phase")
+
+    # -top, as a user reads it: the total and the top functions, summed by name as pprof does
+    total, flat = parse_top(pprof(cmd, env, "-top", "-sample_index=samples", path))
+    names = {}
+    for (obj, name, _), (n, _) in want.items():
+        if name.startswith(os.path.basename(obj) + "+0x"):
+            continue  # pprof shows an address of its own for an unnamed one
+        names[name] = names.get(name, 0) + n
+    check_eq(total, sum(n for n, _ in want.values()), f"{what}: pprof -top's total")
+    for name, n in names.items():
+        check_eq(flat.get(name), n, f"{what}: pprof -top's {name}")
+    top = max(names, key=names.get)
+    check(f" {top}" in pprof(cmd, env, "-top", "-sample_index=samples", "-nodecount=1", path),
+          f"{what}: pprof's top function is {top}")
+    # the default sample type is CPU time, in the job's seconds
+    text = pprof(cmd, env, "-top", path)
+    check(f"of {sum(n for n, _ in want.values()) / HZ:g}s total" in text, f"{what}: CPU time total")
+
+
+def parse_folded(text, what):
+    """Split as flamegraph.pl and speedscope do: the count after the last
+    space, frames at ';'."""
+    stacks = {}
+    for line in text.splitlines():
+        stack, _, count = line.rpartition(" ")
+        check(stack and count.isdigit(), f"{what}: line {line!r}")
+        frames = tuple(stack.split(";"))
+        check_eq(len(frames), 2, f"{what}: object and function in {line!r}")
+        stacks[frames] = stacks.get(frames, 0) + int(count)
+    return stacks
+
+
+def folded_frame(s):
+    return s.replace(";", FULLWIDTH_SEMICOLON)
+
+
+def check_folded(text, functions, what):
+    stacks = parse_folded(text, what)
+    want = {}
+    for e in functions:
+        k = (folded_frame(os.path.basename(e["object"])), folded_frame(e["function"]))
+        want[k] = want.get(k, 0) + e["samples"]
+    check_eq(stacks, want, f"{what}: folded stacks")
+    return stacks
+
+
+def check_job(store, cmd, env):
+    by_phase = store.get_ok("/api/v1/jobs/7001/functions?by=phase&limit=100000")["functions"]
+    functions = store.get_ok("/api/v1/jobs/7001/functions?limit=100000")["functions"]
+    job_json = store.get_ok("/api/v1/jobs/7001")
+    check_eq(sum(e["samples"] for e in functions), sum(f["samples"] for f in FUNCTIONS if f["job"] == "7001"),
+             "the job's functions in its JSON")
+    check_eq(job_json["samples"], 1200, "the job's samples")
+
+    st, hdrs, body = store.get("/api/v1/jobs/7001/profile")
+    check_eq((st, hdrs.get("content-type"), hdrs.get("content-disposition")),
+             (200, "application/octet-stream", 'attachment; filename="lmk-profile.pb.gz"'), "the profile's headers")
+    check(isinstance(body, bytes) and body[:2] == b"\x1f\x8b", "the profile is gzip")
+    raw = gzip.decompress(body)
+    in_functions = sum(f["samples"] for f in FUNCTIONS if f["job"] == "7001")
+    check(b"lmk job 7001 on demo, user alice" in raw and
+          f"{in_functions} of the job's 1200 samples are in functions".encode() in raw, "the profile's comments")
+    if cmd:
+        check_pprof(store, cmd, env, body, by_phase, "job")
+
+    st, hdrs, text = store.get("/api/v1/jobs/7001/profile?format=folded&cluster=demo")
+    check_eq((st, hdrs.get("content-type"), hdrs.get("content-disposition")),
+             (200, "text/plain; charset=utf-8", 'attachment; filename="lmk-profile.folded"'), "folded's headers")
+    stacks = check_folded(text, functions, "job")
+    # the hostile name and the odd path: one frame each, ';' shown as U+FF1B
+    check_eq(stacks.get(("app", folded_frame(HOSTILE))), 150, "the hostile name's frame")
+    check_eq(stacks.get(("solver", "odd_fn")), 50, "the odd path's object frame (its file name)")
+    check(FULLWIDTH_SEMICOLON + "a" + FULLWIDTH_SEMICOLON + "b" in text, "';' in a name as U+FF1B")
+
+    for path, field in (("/api/v1/jobs/7001/profile?format=xml", "format"),
+                        ("/api/v1/jobs/7001/profile?by=phase", None),
+                        ("/api/v1/profile?limit=0", "limit"), ("/api/v1/profile?format=csv", "format")):
+        st, _, body = store.get(path)
+        check_eq(st, 400, f"GET {path}: {body}")
+        if field:
+            check_eq(body.get("field"), field, f"GET {path}: the field named")
+
+
+def lmk(store, *args, expect=0):
+    p = subprocess.run([build_path("cli", "lmk"), "--store", store.url(), "--token-file", store.token_file, *args],
+                       capture_output=True, timeout=60)
+    if p.returncode != expect:
+        fail(f"lmk {' '.join(args)}: exit {p.returncode}, want {expect}\n{p.stdout}\n{p.stderr}")
+    return p
+
+
+def check_cli(store):
+    token = os.path.join(store.dir, "admin-token")
+    with open(token, "w") as f:
+        f.write(ADMIN_TOKEN + "\n")
+    os.chmod(token, 0o600)
+    store.token_file = token
+    _, _, body = store.get("/api/v1/jobs/7001/profile")
+    _, _, text = store.get("/api/v1/jobs/7001/profile?format=folded")
+    out = os.path.join(store.dir, "out")
+    os.mkdir(out)
+    pb, fd = os.path.join(out, "job.pb.gz"), os.path.join(out, "job.folded")
+
+    lmk(store, "job", "7001", "--pprof", pb, "--folded", fd)
+    with open(pb, "rb") as f:
+        check_eq(f.read(), body, "lmk job --pprof wrote the API's profile")
+    with open(fd, encoding="utf-8") as f:
+        check_eq(f.read(), text, "lmk job --folded wrote the API's folded stacks")
+    check_eq(sorted(os.listdir(out)), ["job.folded", "job.pb.gz"], "no temporary file left")
+
+    # a file that is there is not replaced, unless --force
+    with open(pb, "wb") as f:
+        f.write(b"mine")
+    p = lmk(store, "job", "7001", "--pprof", pb, expect=1)
+    check(b"exists" in p.stderr and b"--force" in p.stderr, f"the refusal says why: {p.stderr}")
+    with open(pb, "rb") as f:
+        check_eq(f.read(), b"mine", "the file is as it was")
+    lmk(store, "job", "7001", "--pprof", pb, "--force")
+    with open(pb, "rb") as f:
+        check_eq(f.read(), body, "--force replaced it")
+    # a symlink to a file is that file
+    link = os.path.join(out, "link")
+    os.symlink(pb, link)
+    lmk(store, "job", "7001", "--folded", link, expect=1)
+    check(os.path.islink(link), "the link stays")
+
+    # a FIFO and /dev/null, named on purpose, are written into, not replaced
+    fifo = os.path.join(out, "fifo")
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(open(fifo, "rb").read()))
+    reader.start()
+    lmk(store, "job", "7001", "--folded", fifo)
+    reader.join(30)
+    check_eq(got, [text.encode()], "the folded stacks through the FIFO")
+    check(stat.S_ISFIFO(os.stat(fifo).st_mode), "the FIFO is still a FIFO")
+    lmk(store, "job", "7001", "--pprof", "/dev/null")
+    check(stat.S_ISCHR(os.stat("/dev/null").st_mode), "/dev/null is still a device")
+
+    p = lmk(store, "job", "7099", "--pprof", os.path.join(out, "none.pb.gz"), expect=1)
+    check(not os.path.exists(os.path.join(out, "none.pb.gz")), "no file for a job that is not there")
+    for bad in (["--pprof", pb, "--functions"], ["--pprof", pb, "--folded", pb], ["--force"],
+                ["--pprof", out]):
+        lmk(store, "job", "7001", *bad, expect=1)
+    lmk(store, "--json", "job", "7001", "--pprof", os.path.join(out, "x"), expect=1)
+
+
+def check_visibility(store, cmd, env):
+    def as_user(user, path):
+        return store.request("GET", path, headers={"X-Remote-User": user})
+
+    st, _, body = as_user("alice", "/api/v1/jobs/7001/profile?format=folded")
+    check_eq(st, 200, f"alice's own job's profile: {body}")
+    for path in ("/api/v1/jobs/7001/profile", "/api/v1/jobs/7001/profile?format=folded"):
+        got = as_user("bob", path)
+        nobody = as_user("bob", path.replace("7001", "7099"))
+        check_eq((got[0], got[2]), (404, {"error": "no such job: 7001"}), f"bob asks for alice's job: {path}")
+        check_eq(nobody[0], 404, f"bob asks for a job nobody ran: {path}")
+
+    since = f"since={int(START) - 60}&until={int(START) + 600}"
+    everyone = store.get_ok(f"/api/v1/jobs/7001/functions?limit=100000")["functions"] + \
+        store.get_ok(f"/api/v1/jobs/7002/functions?limit=100000")["functions"]
+    st, _, text = store.get(f"/api/v1/profile?{since}&format=folded")
+    check_eq(st, 200, f"the range's profile: {text}")
+    check_folded(text, everyone, "the range (admin)")
+    st, _, text = as_user("bob", f"/api/v1/profile?{since}&format=folded")
+    check_eq(parse_folded(text, "bob's range"), {("app", "bob_kernel"): 80}, "bob's range: his own job only")
+    st, _, text = as_user("alice", f"/api/v1/profile?{since}&format=folded&user=bob")
+    check_eq((st, text), (200, ""), "alice asks for bob's jobs: none")
+    st, _, text = store.get(f"/api/v1/profile?since={int(START) + 3600}&format=folded")
+    check_eq((st, text), (200, ""), "a range without jobs")
+    st, hdrs, body = store.get(f"/api/v1/profile?{since}&user=alice")
+    check_eq((st, hdrs.get("content-type")), (200, "application/octet-stream"), "the range's pprof")
+    if cmd:
+        by_phase = store.get_ok("/api/v1/jobs/7001/functions?by=phase&limit=100000")["functions"]
+        check_pprof(store, cmd, env, body, by_phase, "range")
+
+
+def main():
+    cmd = go_pprof()
+    tmp = tempfile.mkdtemp(prefix="lmk-pprof-")
+    # pprof looks for binaries by build-id there, and keeps nothing in $HOME
+    env = dict(os.environ, HOME=tmp, PPROF_BINARY_PATH=tmp, PPROF_TMPDIR=tmp, GOCACHE=os.path.join(tmp, "go"))
+    try:
+        with Store(extra=["--user-header", "X-Remote-User", "--trusted-proxies", "127.0.0.1 ::1"]) as store:
+            b = make_batch(node="cn001", seq=1, rows=ROWS, jobs=[job("7001", "alice"), job("7002", "bob")],
+                           frequency=HZ, functions=FUNCTIONS)
+            st, _, body = store.ingest(b)
+            check_eq(st, 200, f"ingest: {body}")
+            check_job(store, cmd, env)
+            check_cli(store)
+            check_visibility(store, cmd, env)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    if not cmd:
+        skip("go (Debian's golang-go) is not installed: the profiles were checked, not read by pprof")
+
+
+if __name__ == "__main__":
+    main()
