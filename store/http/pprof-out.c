@@ -58,9 +58,13 @@ enum {
 };
 
 /* Each object gets an address range of its own, from here on, a page
- * apart, so that an unnamed function's address is its object's start plus
- * its file offset and pprof finds the offset again (its mapping's
- * file_offset is 0). Nothing sits at 0, which pprof reads as "no address". */
+ * apart. Its mapping starts at the lowest file offset of its unnamed
+ * functions (file_offset) and an unnamed function's address is the
+ * mapping's start plus its distance from there, so that pprof finds the
+ * file offset again, as for a process's mapping of the file's code:
+ * pprof picks the program header to read by the mapping's file offset, and
+ * one at 0 would be the ELF header's segment, which it takes for data and
+ * does not name. Nothing sits at 0, which pprof reads as "no address". */
 #define FIRST_ADDRESS 0x10000u
 #define PAGE 4096u
 
@@ -137,6 +141,7 @@ static void put_message(Buf *b, unsigned field, Buf *m) {
 typedef struct Mapping {
         const char *object, *build_id;
         uint64_t start, limit;
+        uint64_t offset;        /* the file offset at start */
         bool unnamed;           /* has an unnamed function: pprof may name it */
 } Mapping;
 
@@ -229,7 +234,7 @@ static int layout_mappings(Encoder *e, const PprofProfile *p, size_t *ret_of) {
 
         for (size_t i = 0; i < p->n_entries; i++) {
                 const PprofEntry *x = &p->entries[i];
-                uint64_t id, need;
+                uint64_t id;
                 bool made;
                 Mapping *m;
 
@@ -245,16 +250,17 @@ static int layout_mappings(Encoder *e, const PprofProfile *p, size_t *ret_of) {
                 ret_of[i] = id - 1;
                 m = &e->mappings[id - 1];
                 if (!x->function) {
-                        m->unnamed = true;
                         if (x->offset > UINT64_MAX - PAGE)
                                 return -EOVERFLOW;
-                        need = x->offset + PAGE;
-                        m->limit = MAX(m->limit, need);
+                        /* the lowest offset in offset, the highest in limit, for now */
+                        m->offset = m->unnamed ? MIN(m->offset, x->offset) : x->offset;
+                        m->limit = m->unnamed ? MAX(m->limit, x->offset) : x->offset;
+                        m->unnamed = true;
                 }
         }
         for (size_t i = 0; i < e->n_mappings; i++) {
                 Mapping *m = &e->mappings[i];
-                uint64_t size = MAX(m->limit, PAGE);
+                uint64_t size = m->unnamed ? m->limit - m->offset + PAGE : PAGE;
 
                 if (next > UINT64_MAX - size - PAGE)
                         return -EOVERFLOW;
@@ -292,7 +298,7 @@ static int put_location(Encoder *e, const PprofEntry *x, size_t mapping, uint64_
                 /* no line: pprof names it from the binary, if it finds it */
                 put_uint(&e->msg, LOCATION_ID, *ret);
                 put_uint(&e->msg, LOCATION_MAPPING_ID, mapping + 1);
-                put_uint(&e->msg, LOCATION_ADDRESS, m->start + x->offset);
+                put_uint(&e->msg, LOCATION_ADDRESS, m->start + (x->offset - m->offset));
                 put_message(&e->out, PROFILE_LOCATION, &e->msg);
                 return 0;
         }
@@ -352,7 +358,7 @@ static int put_mappings(Encoder *e) {
                 put_uint(&e->msg, MAPPING_ID, i + 1);
                 put_uint(&e->msg, MAPPING_MEMORY_START, m->start);
                 put_uint(&e->msg, MAPPING_MEMORY_LIMIT, m->limit);
-                put_uint(&e->msg, MAPPING_FILE_OFFSET, 0);
+                put_uint(&e->msg, MAPPING_FILE_OFFSET, m->offset);
                 put_uint(&e->msg, MAPPING_FILENAME, file);
                 put_uint(&e->msg, MAPPING_BUILD_ID, build_id);
                 /* false asks pprof to name its unnamed addresses from the binary */

@@ -288,6 +288,7 @@ TEST(round_trip) {
                 { LIB, "bb22", "dgemm_kernel_HASWELL", 0, "scf", 580, 580000000000 },
                 { LIB, "bb22", "dgemm_kernel_HASWELL", 0, "init", 20, 20000000000 },
                 { EXE, "aa11", NULL, 0x21000, "scf", 40, 40000000000 },
+                { EXE, "aa11", NULL, 0x5000, NULL, 2, 200000000 },
                 { EXE, "aa11", "(other functions)", 0, NULL, 7, 7000000000 },
                 { EXE, "aa11", HOSTILE, 0, "", 300, (int64_t) 1 << 42 },
                 { EXE, "cc33", "main", 0, NULL, 1, 10000000 }, /* the same file, another build */
@@ -330,7 +331,7 @@ TEST(round_trip) {
         }
         /* one function and location for the same function in two phases */
         ASSERT_EQ(pr.samples[0].location, pr.samples[1].location);
-        ASSERT_EQ(pr.n_locations, 5);
+        ASSERT_EQ(pr.n_locations, 6);
         ASSERT_EQ(pr.n_functions, 4);
 
         /* a mapping per file and build, apart, with its build-id */
@@ -341,7 +342,6 @@ TEST(round_trip) {
                 ASSERT_TRUE(m->start > 0 && m->start < m->limit);
                 for (size_t k = 0; k < i; k++)
                         ASSERT_TRUE(m->start >= pr.mappings[k].limit || m->limit <= pr.mappings[k].start);
-                ASSERT_EQ(m->offset, 0);
         }
         {
                 const Location *l = location(&pr, pr.samples[2].location);
@@ -353,10 +353,16 @@ TEST(round_trip) {
                 ASSERT_TRUE(l->address < m->limit);
                 ASSERT_STREQ(str(&pr, m->build_id), "aa11");
                 ASSERT_EQ(m->has_functions, 0);
+                /* the mapping starts at the lowest unnamed offset, as a process's
+                 * mapping of the file's code would */
+                ASSERT_U64_EQ(m->offset, 0x5000);
+                l = location(&pr, pr.samples[3].location);
+                ASSERT_EQ(l->n_lines, 0);
+                ASSERT_U64_EQ(l->address - m->start + m->offset, 0x5000);
                 m = mapping(&pr, location(&pr, pr.samples[0].location)->mapping);
                 ASSERT_STREQ(str(&pr, m->build_id), "bb22");
                 ASSERT_EQ(m->has_functions, 1);
-                m = mapping(&pr, location(&pr, pr.samples[5].location)->mapping);
+                m = mapping(&pr, location(&pr, pr.samples[6].location)->mapping);
                 ASSERT_STREQ(str(&pr, m->build_id), "cc33");
                 ASSERT_STREQ(str(&pr, m->filename), EXE);
         }
@@ -379,14 +385,20 @@ TEST(empty) {
 }
 
 TEST(offset_overflow) {
-        const PprofEntry e[] = {
+        const PprofEntry past[] = {
                 { EXE, NULL, NULL, UINT64_MAX - 100, NULL, 1, 1 },
         };
-        const PprofProfile p = { e, ELEMENTSOF(e) };
+        /* each fits, but not the range between them */
+        const PprofEntry wide[] = {
+                { EXE, NULL, NULL, 0, NULL, 1, 1 },
+                { EXE, NULL, NULL, UINT64_MAX - 3 * 4096, NULL, 1, 1 },
+        };
+        const PprofProfile p = { past, ELEMENTSOF(past) }, q = { wide, ELEMENTSOF(wide) };
         char *gz = NULL;
         size_t size;
 
         ASSERT_ERROR(pprof_write(&p, &gz, &size), EOVERFLOW);
+        ASSERT_ERROR(pprof_write(&q, &gz, &size), EOVERFLOW);
         ASSERT_NULL(gz);
 }
 

@@ -59,7 +59,8 @@ FUNCTIONS = [
     function("7001", APP, 150, name=HOSTILE, phase="solve", build_id="aa11"),
     function("7001", APP, 50, other=True, phase="solve", build_id="aa11"),
     function("7001", APP, 60, offset=0x21000, build_id="aa11"),
-    function("7001", APP, 40, name="main", build_id="aa11"),
+    function("7001", APP, 30, name="main", build_id="aa11"),
+    function("7001", APP, 10, offset=0x25000, build_id="aa11"),
     function("7001", BLAS, 280, name="dgemm_kernel_HASWELL", phase="solve", build_id="bb22"),
     function("7001", BLAS, 20, other=True, phase="solve", build_id="bb22"),
     function("7001", ODD, 50, name="odd_fn", phase="solve", build_id="dd44"),
@@ -111,7 +112,8 @@ def parse_raw(text):
         elif section == "Mappings":
             m = re.match(r"^(\d+): (0x[0-9a-f]+)/(0x[0-9a-f]+)/(0x[0-9a-f]+) (.*?) (\S+)(?: \[[A-Z]+\])?\s*$", line)
             if m:
-                mappings[m[1]] = {"start": int(m[2], 16), "limit": int(m[3], 16), "file": m[5], "build_id": m[6]}
+                mappings[m[1]] = {"start": int(m[2], 16), "limit": int(m[3], 16), "offset": int(m[4], 16),
+                                  "file": m[5], "build_id": m[6]}
     return samples, locations, mappings
 
 
@@ -147,7 +149,8 @@ def check_pprof(store, cmd, env, data, by_phase, what):
         name = loc["function"]
         if name is None:
             # unnamed: its file offset within its mapping, for pprof to name from the binary
-            name = f"{os.path.basename(mp['file'])}+{loc['address'] - mp['start']:#x}"
+            check(mp["start"] <= loc["address"] < mp["limit"], f"{what}: an address in its mapping")
+            name = f"{os.path.basename(mp['file'])}+{loc['address'] - mp['start'] + mp['offset']:#x}"
         key = (mp["file"], name, s["labels"].get("phase", ""))
         check(key not in got, f"{what}: {key} once")
         got[key] = s["values"]
