@@ -18,6 +18,8 @@ void cli_help(void) {
                "       [--limit N] [--offset N]                         List jobs\n"
                "  job ID [--cluster C]                                  Summary of one job\n"
                "  job ID --functions [--by-phase] [--cluster C]         Every function of the job\n"
+               "  job ID [--pprof FILE] [--folded FILE] [--force]       The job's profile for pprof, or\n"
+               "                                                        as folded stacks for flame graphs\n"
                "  top --libs|--exes|--kind K [--since T] [--until T] [--limit N]\n"
                "                                                        Site-wide time per object\n"
                "  top --families|--packages [--since T] [--account A] [--partition P] [--cluster C]\n"
