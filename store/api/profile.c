@@ -29,8 +29,15 @@ static int format_from_string(const char *s) {
         return streq(s, "pprof") ? FORMAT_PPROF : streq(s, "folded") ? FORMAT_FOLDED : -EINVAL;
 }
 
+/* seconds in a unit of per_second, rounded; 0 where not known */
+static int64_t scaled(double seconds, double per_second) {
+        double v = seconds * per_second;
+
+        return isfinite(v) && v > 0 && v < 9e18 ? llround(v) : 0;
+}
+
 static int64_t to_ns(double seconds) {
-        return isfinite(seconds) && seconds > 0 && seconds < 9e9 ? llround(seconds * 1e9) : 0;
+        return scaled(seconds, 1e9);
 }
 
 /* A frame of a folded line: ';' separates frames and the count follows the
@@ -69,15 +76,25 @@ static int folded(const FunctionList *l, char **ret, size_t *ret_size) {
         return 0;
 }
 
-/* The functions as pprof's samples, each with its phase as a label. */
+/* The functions as pprof's samples, each with its phase as a label. CPU
+ * time in nanoseconds, as pprof's own CPU profiles have it, unless their
+ * sum would not fit in its 64 bits (2.5 million core-hours: a site's
+ * range may hold more), then in milliseconds. */
 static int pprof(const FunctionList *l, int64_t time_ns, int64_t duration_ns, const char *const *comments,
                  char **ret, size_t *ret_size) {
         _cleanup_free_ PprofEntry *e = calloc(MAX(l->n, 1u), sizeof(PprofEntry));
-        PprofProfile p = { e, l->n, time_ns, duration_ns, 0, comments };
-        int64_t samples = 0, cpu_ns = 0;
+        PprofProfile p = { e, l->n, time_ns, duration_ns, "nanoseconds", 0, comments };
+        double seconds = 0, per_second = 1e9;
+        int64_t samples = 0, cpu = 0;
 
         if (!e)
                 return -ENOMEM;
+        for (size_t i = 0; i < l->n; i++)
+                seconds += l->items[i].cpu_seconds;
+        if (seconds * per_second >= 9e18) {
+                p.cpu_unit = "milliseconds";
+                per_second = 1e3;
+        }
         for (size_t i = 0; i < l->n; i++) {
                 const FunctionShare *x = &l->items[i];
                 /* unnamed (NULL): an address pprof may name from the binary */
@@ -90,13 +107,13 @@ static int pprof(const FunctionList *l, int64_t time_ns, int64_t duration_ns, co
                         .offset = x->offset == STORAGE_NULL ? 0 : (uint64_t) x->offset,
                         .phase = x->phase,
                         .samples = x->samples,
-                        .cpu_ns = to_ns(x->cpu_seconds),
+                        .cpu = scaled(x->cpu_seconds, per_second),
                 };
                 samples += x->samples;
-                cpu_ns += e[i].cpu_ns;
+                cpu += e[i].cpu;
         }
         /* the mean sampling period (cpu_seconds = samples / each batch's rate) */
-        p.period_ns = samples > 0 ? cpu_ns / samples : 0;
+        p.period = samples > 0 ? cpu / samples : 0;
         return pprof_write(&p, ret, ret_size);
 }
 

@@ -333,7 +333,7 @@ static int put_sample(Encoder *e, const PprofEntry *x, size_t mapping) {
                 return r;
         put_uint(&e->msg, SAMPLE_LOCATION_ID, loc);
         put_varint(&packed, (uint64_t) x->samples);
-        put_varint(&packed, (uint64_t) x->cpu_ns);
+        put_varint(&packed, (uint64_t) x->cpu);
         put_message(&e->msg, SAMPLE_VALUE, &packed);
         free(packed.data);
         if (x->phase && *x->phase) {
@@ -413,17 +413,17 @@ int pprof_write(const PprofProfile *p, char **ret, size_t *ret_size) {
         }
         if ((r = layout_mappings(&e, p, mapping_of)) < 0 ||
             (r = put_value_type(&e, &e.out, PROFILE_SAMPLE_TYPE, "samples", "count")) < 0 ||
-            (r = put_value_type(&e, &e.out, PROFILE_SAMPLE_TYPE, "cpu", "nanoseconds")) < 0)
+            (r = put_value_type(&e, &e.out, PROFILE_SAMPLE_TYPE, "cpu", p->cpu_unit ?: "nanoseconds")) < 0)
                 goto finish;
         for (size_t i = 0; i < p->n_entries; i++)
                 if ((r = put_sample(&e, &p->entries[i], mapping_of[i])) < 0)
                         goto finish;
         if ((r = put_mappings(&e)) < 0 ||
-            (r = put_value_type(&e, &e.out, PROFILE_PERIOD_TYPE, "cpu", "nanoseconds")) < 0)
+            (r = put_value_type(&e, &e.out, PROFILE_PERIOD_TYPE, "cpu", p->cpu_unit ?: "nanoseconds")) < 0)
                 goto finish;
         put_uint(&e.out, PROFILE_TIME_NANOS, (uint64_t) p->time_ns);
         put_uint(&e.out, PROFILE_DURATION_NANOS, (uint64_t) p->duration_ns);
-        put_uint(&e.out, PROFILE_PERIOD, (uint64_t) p->period_ns);
+        put_uint(&e.out, PROFILE_PERIOD, (uint64_t) p->period);
         for (const char *const *c = p->comments; c && *c; c++) {
                 if ((r = string_index(&e, *c, &i64)) < 0)
                         goto finish;

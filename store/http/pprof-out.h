@@ -7,7 +7,7 @@
 /* A profile as pprof reads it (profile.proto, gzip-compressed;
  * docs/profiles.md): flat, one sample per function and phase, each with a
  * single location in its object's mapping. Values: samples/count and
- * cpu/nanoseconds, the latter the default pprof shows. */
+ * cpu time in cpu_unit, the latter the default pprof shows. */
 
 typedef struct PprofEntry {
         const char *object;     /* the file: the mapping's filename */
@@ -17,14 +17,15 @@ typedef struct PprofEntry {
         const char *function;
         uint64_t offset;
         const char *phase;      /* the label "phase"; NULL or "": none */
-        int64_t samples, cpu_ns;
+        int64_t samples, cpu;   /* cpu: in the profile's cpu_unit */
 } PprofEntry;
 
 typedef struct PprofProfile {
         const PprofEntry *entries;
         size_t n_entries;
         int64_t time_ns, duration_ns; /* 0: not known */
-        int64_t period_ns;      /* cpu/nanoseconds per sample */
+        const char *cpu_unit;   /* "nanoseconds" (NULL), or coarser where their sums would not fit */
+        int64_t period;         /* cpu time per sample, in cpu_unit */
         const char *const *comments; /* NULL-terminated, or NULL */
 } PprofProfile;
 

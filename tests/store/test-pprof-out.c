@@ -294,7 +294,7 @@ TEST(round_trip) {
                 { EXE, "cc33", "main", 0, NULL, 1, 10000000 }, /* the same file, another build */
         };
         const char *comments[] = { "lmk job 4711 on demo", NULL };
-        const PprofProfile p = { e, ELEMENTSOF(e), 1795550401000000000, 58700000000, 10000000, comments };
+        const PprofProfile p = { e, ELEMENTSOF(e), 1795550401000000000, 58700000000, NULL, 10000000, comments };
         _cleanup_free_ char *gz = NULL;
         size_t size;
         Profile pr;
@@ -321,7 +321,7 @@ TEST(round_trip) {
         for (size_t i = 0; i < ELEMENTSOF(e); i++) {
                 ASSERT_EQ(pr.samples[i].n_values, 2);
                 ASSERT_EQ(pr.samples[i].values[0], e[i].samples);
-                ASSERT_EQ(pr.samples[i].values[1], e[i].cpu_ns);
+                ASSERT_EQ(pr.samples[i].values[1], e[i].cpu);
                 ASSERT_STREQ(sample_function(&pr, i), e[i].function ?: "");
                 ASSERT_STREQ(sample_object(&pr, i), e[i].object);
                 if (e[i].phase && *e[i].phase)

@@ -25,7 +25,7 @@ import tempfile
 import threading
 
 from lmktest import build_path, check, fail, log, skip
-from storetest import ADMIN_TOKEN, START, Store, check_eq, function, make_batch, row
+from storetest import ADMIN_TOKEN, START, Store, check_eq, function, make_batch, row, sql_write
 
 HZ = 10
 PERIOD_NS = 10 ** 9 // HZ
@@ -334,6 +334,25 @@ def check_visibility(store, cmd, env):
         check_pprof(store, cmd, env, body, by_phase, "range")
 
 
+def check_large(store, cmd, env):
+    """More CPU time than 64 bits of nanoseconds hold (a big site's month):
+    the profile counts milliseconds instead, and pprof reads them."""
+    seconds = 10 ** 10  # 2.8 million core-hours in one function
+    sql_write(store.db, [(f"UPDATE {t} SET cpu_seconds = ? WHERE job_id = (SELECT id FROM jobs WHERE job = '7002')",
+                          (seconds,)) for t in ("job_functions", "job_phase_functions")])
+    st, _, body = store.get("/api/v1/profile?since=30d&user=bob")
+    check_eq(st, 200, "the range's profile")
+    raw = gzip.decompress(body)
+    check(b"milliseconds" in raw and b"nanoseconds" not in raw, "CPU time in milliseconds")
+    if cmd:
+        path = os.path.join(store.dir, "large.pb.gz")
+        with open(path, "wb") as f:
+            f.write(body)
+        text = pprof(cmd, env, "-raw", path)
+        check("PeriodType: cpu milliseconds" in text and f"80 {seconds * 1000}: 1" in text,
+              f"pprof reads the milliseconds: {text}")
+
+
 def main():
     cmd = go_pprof()
     tmp = tempfile.mkdtemp(prefix="lmk-pprof-")
@@ -348,6 +367,7 @@ def main():
             check_job(store, cmd, env)
             check_cli(store)
             check_visibility(store, cmd, env)
+            check_large(store, cmd, env)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     if not cmd:
