@@ -17,22 +17,21 @@ directory with ';' and a space in its name; job 7002 (bob) ran the
 same app."""
 import gzip
 import os
-import re
 import shutil
 import stat
 import subprocess
 import tempfile
 import threading
 
-from lmktest import build_path, check, fail, log, skip
+from lmktest import build_path, check, fail, skip
+from profiletest import (FULLWIDTH_SEMICOLON, check_folded, check_pprof, folded_frame, go_pprof, parse_folded, pprof,
+                         pprof_env)
 from storetest import ADMIN_TOKEN, START, Store, check_eq, function, make_batch, row, sql_write
 
 HZ = 10
-PERIOD_NS = 10 ** 9 // HZ
 APP, BLAS = "/opt/app/bin/app", "/usr/lib/x86_64-linux-gnu/openblas-pthread/libopenblas.so.0"
 ODD = "/scratch/alice/my;build dir/solver"
 HOSTILE = "std::map<int, std::vector<double> >::operator[](int const&) ;a;b"
-FULLWIDTH_SEMICOLON = "\uff1b"
 
 
 def frow(job, obj, kind, samples, phase="", build_id=None, user="alice"):
@@ -66,140 +65,13 @@ FUNCTIONS = [
     function("7001", ODD, 50, name="odd_fn", phase="solve", build_id="dd44"),
     function("7002", APP, 80, name="bob_kernel", build_id="aa11"),
 ]
-BUILD_IDS = {APP: "aa11", BLAS: "bb22", ODD: "dd44"}
 
 
-def go_pprof():
-    """The command that runs pprof, or None."""
-    go = shutil.which("go")
-    if not go:
-        return None
-    return [go, "tool", "pprof"]
-
-
-def pprof(cmd, env, *args):
-    p = subprocess.run(cmd + list(args), capture_output=True, text=True, env=env, timeout=120)
-    if p.returncode != 0:
-        fail(f"pprof {' '.join(args)}: exit {p.returncode}\n{p.stdout}\n{p.stderr}")
-    log(f"$ go tool pprof {' '.join(args)}\n{p.stdout}")
-    return p.stdout
-
-
-def parse_raw(text):
-    """pprof -raw: the samples (values, location ids, labels), the
-    locations (id → mapping, address, function) and the mappings (id →
-    file, build-id)."""
-    samples, locations, mappings = [], {}, {}
-    section = None
-    for line in text.splitlines():
-        if line in ("Samples:", "Locations", "Mappings"):
-            section = line
-            continue
-        if section == "Samples:":
-            m = re.match(r"^\s+(\d+)\s+(\d+):((?:\s+\d+)+)\s*$", line)
-            if m:
-                samples.append({"values": (int(m[1]), int(m[2])), "locations": m[3].split(), "labels": {}})
-                continue
-            m = re.match(r"^\s+(\w+):\[(.*)\]\s*$", line)
-            if m and samples:
-                samples[-1]["labels"][m[1]] = m[2]
-        elif section == "Locations":
-            # "ID: ADDRESS M=MAPPING [NAME :LINE s=START(...)]"
-            m = re.match(r"^\s*(\d+): (0x[0-9a-f]+) M=(\d+) ?(.*)$", line)
-            if m:
-                name = re.sub(r" :\d+(?::\d+)? s=\d+.*$", "", m[4]).strip()
-                locations[m[1]] = {"address": int(m[2], 16), "mapping": m[3], "function": name or None}
-        elif section == "Mappings":
-            m = re.match(r"^(\d+): (0x[0-9a-f]+)/(0x[0-9a-f]+)/(0x[0-9a-f]+) (.*?) (\S+)(?: \[[A-Z]+\])?\s*$", line)
-            if m:
-                mappings[m[1]] = {"start": int(m[2], 16), "limit": int(m[3], 16), "offset": int(m[4], 16),
-                                  "file": m[5], "build_id": m[6]}
-    return samples, locations, mappings
-
-
-def parse_top(text):
-    """pprof -top: the total and each function's flat value."""
-    total, flat = None, {}
-    for line in text.splitlines():
-        m = re.search(r"of (\d+) total", line)
-        if m:
-            total = int(m[1])
-        m = re.match(r"^\s*(\d+)\s+[\d.]+%\s+[\d.]+%\s+\d+\s+[\d.]+%\s+(.*)$", line)
-        if m:
-            flat[m[2]] = flat.get(m[2], 0) + int(m[1])
-    return total, flat
-
-
-def check_pprof(store, cmd, env, data, by_phase, what):
-    """The profile as pprof reads it, against the store's JSON list by
-    phase (function text, object, phase, samples)."""
+def save(store, data, what):
     path = os.path.join(store.dir, f"{what}.pb.gz")
     with open(path, "wb") as f:
         f.write(data)
-    raw = pprof(cmd, env, "-raw", path)
-    samples, locations, mappings = parse_raw(raw)
-    check("PeriodType: cpu nanoseconds" in raw and f"Period: {PERIOD_NS}" in raw, f"{what}: period: {raw[:300]}")
-    check("samples/count cpu/nanoseconds" in raw, f"{what}: the sample types")
-    got = {}
-    for s in samples:
-        check_eq(len(s["locations"]), 1, f"{what}: one location per sample")
-        loc = locations[s["locations"][0]]
-        mp = mappings[loc["mapping"]]
-        check_eq(mp["build_id"], BUILD_IDS[mp["file"]], f"{what}: the build-id of {mp['file']}")
-        name = loc["function"]
-        if name is None:
-            # unnamed: its file offset within its mapping, for pprof to name from the binary
-            check(mp["start"] <= loc["address"] < mp["limit"], f"{what}: an address in its mapping")
-            name = f"{os.path.basename(mp['file'])}+{loc['address'] - mp['start'] + mp['offset']:#x}"
-        key = (mp["file"], name, s["labels"].get("phase", ""))
-        check(key not in got, f"{what}: {key} once")
-        got[key] = s["values"]
-    want = {(e["object"], e["function"], e["phase"]): (e["samples"], e["samples"] * PERIOD_NS) for e in by_phase}
-    check_eq(got, want, f"{what}: pprof's samples by function and phase")
-
-    # -top, as a user reads it: the total and the top functions, summed by name as pprof does
-    total, flat = parse_top(pprof(cmd, env, "-top", "-sample_index=samples", path))
-    names = {}
-    for (obj, name, _), (n, _) in want.items():
-        if name.startswith(os.path.basename(obj) + "+0x"):
-            continue  # pprof shows an address of its own for an unnamed one
-        names[name] = names.get(name, 0) + n
-    check_eq(total, sum(n for n, _ in want.values()), f"{what}: pprof -top's total")
-    for name, n in names.items():
-        check_eq(flat.get(name), n, f"{what}: pprof -top's {name}")
-    top = max(names, key=names.get)
-    check(f" {top}" in pprof(cmd, env, "-top", "-sample_index=samples", "-nodecount=1", path),
-          f"{what}: pprof's top function is {top}")
-    # the default sample type is CPU time, in the job's seconds
-    text = pprof(cmd, env, "-top", path)
-    check(f"of {sum(n for n, _ in want.values()) / HZ:g}s total" in text, f"{what}: CPU time total")
-
-
-def parse_folded(text, what):
-    """Split as flamegraph.pl and speedscope do: the count after the last
-    space, frames at ';'."""
-    stacks = {}
-    for line in text.splitlines():
-        stack, _, count = line.rpartition(" ")
-        check(stack and count.isdigit(), f"{what}: line {line!r}")
-        frames = tuple(stack.split(";"))
-        check_eq(len(frames), 2, f"{what}: object and function in {line!r}")
-        stacks[frames] = stacks.get(frames, 0) + int(count)
-    return stacks
-
-
-def folded_frame(s):
-    return s.replace(";", FULLWIDTH_SEMICOLON)
-
-
-def check_folded(text, functions, what):
-    stacks = parse_folded(text, what)
-    want = {}
-    for e in functions:
-        k = (folded_frame(os.path.basename(e["object"])), folded_frame(e["function"]))
-        want[k] = want.get(k, 0) + e["samples"]
-    check_eq(stacks, want, f"{what}: folded stacks")
-    return stacks
+    return path
 
 
 def check_job(store, cmd, env):
@@ -219,7 +91,7 @@ def check_job(store, cmd, env):
     check(b"lmk job 7001 on demo, user alice" in raw and
           f"{in_functions} of the job's 1200 samples are in functions".encode() in raw, "the profile's comments")
     if cmd:
-        check_pprof(store, cmd, env, body, by_phase, "job")
+        check_pprof(cmd, env, save(store, body, "job"), by_phase, HZ, "job")
 
     st, hdrs, text = store.get("/api/v1/jobs/7001/profile?format=folded&cluster=demo")
     check_eq((st, hdrs.get("content-type"), hdrs.get("content-disposition")),
@@ -331,7 +203,7 @@ def check_visibility(store, cmd, env):
     check_eq((st, hdrs.get("content-type")), (200, "application/octet-stream"), "the range's pprof")
     if cmd:
         by_phase = store.get_ok("/api/v1/jobs/7001/functions?by=phase&limit=100000")["functions"]
-        check_pprof(store, cmd, env, body, by_phase, "range")
+        check_pprof(cmd, env, save(store, body, "range"), by_phase, HZ, "range")
 
 
 def check_large(store, cmd, env):
@@ -345,10 +217,7 @@ def check_large(store, cmd, env):
     raw = gzip.decompress(body)
     check(b"milliseconds" in raw and b"nanoseconds" not in raw, "CPU time in milliseconds")
     if cmd:
-        path = os.path.join(store.dir, "large.pb.gz")
-        with open(path, "wb") as f:
-            f.write(body)
-        text = pprof(cmd, env, "-raw", path)
+        text = pprof(cmd, env, "-raw", save(store, body, "large"))
         check("PeriodType: cpu milliseconds" in text and f"80 {seconds * 1000}: 1" in text,
               f"pprof reads the milliseconds: {text}")
 
@@ -356,8 +225,7 @@ def check_large(store, cmd, env):
 def main():
     cmd = go_pprof()
     tmp = tempfile.mkdtemp(prefix="lmk-pprof-")
-    # pprof looks for binaries by build-id there, and keeps nothing in $HOME
-    env = dict(os.environ, HOME=tmp, PPROF_BINARY_PATH=tmp, PPROF_TMPDIR=tmp, GOCACHE=os.path.join(tmp, "go"))
+    env = pprof_env(tmp)
     try:
         with Store(extra=["--user-header", "X-Remote-User", "--trusted-proxies", "127.0.0.1 ::1"]) as store:
             b = make_batch(node="cn001", seq=1, rows=ROWS, jobs=[job("7001", "alice"), job("7002", "bob")],
