@@ -109,11 +109,12 @@ def read_profiles(store, job, d):
 def check_profiles(summary, by_phase, functions, path, folded, d):
     """The functions lmkd named, as pprof and the flame-graph tools read
     them (issue 31): the same samples per function and phase as the
-    job's JSON, every one of the executable's samples in a function."""
+    job's JSON, the executable's samples in its functions."""
     mine = [e for e in functions if e["object"].endswith("/lmk-marked")]
     check(mine and sum(e["samples"] for e in functions) <= summary["samples"], f"the job's functions: {functions}")
     exe = next(o for o in summary["objects"] if o["object"].endswith("/lmk-marked"))
-    check(sum(e["samples"] for e in mine) == exe["samples"], f"lmk-marked's functions cover its samples: {mine}")
+    # issue 30's promise: a function for at least 99 % of a file's samples
+    check(sum(e["samples"] for e in mine) >= 0.99 * exe["samples"], f"lmk-marked's functions cover its samples: {mine}")
     profiletest.check_folded(folded, functions, "e2e")
     cmd = profiletest.go_pprof()
     if not cmd:
