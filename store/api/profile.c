@@ -3,6 +3,7 @@
  * profile.proto (GET /api/v1/jobs/{id}/profile, the default) and the
  * folded stacks that FlameGraph and speedscope read (?format=folded); the
  * same for the jobs of a range (GET /api/v1/profile). docs/profiles.md. */
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -120,8 +121,11 @@ static int pprof(const FunctionList *l, int64_t time_ns, int64_t duration_ns, co
         return pprof_write(&p, ret, ret_size);
 }
 
-static void reply_profile(ProfileFormat format, const FunctionList *l, int64_t time_ns, int64_t duration_ns,
-                          const char *const *comments, Reply *reply) {
+/* The answer, saved by a browser as lmk-NAME.pb.gz or lmk-NAME.folded,
+ * NAME of the characters a file name may hold anywhere. */
+static void reply_profile(ProfileFormat format, const char *name, const FunctionList *l, int64_t time_ns,
+                          int64_t duration_ns, const char *const *comments, Reply *reply) {
+        _cleanup_free_ char *file = NULL;
         char *body = NULL;
         size_t size = 0;
         int r;
@@ -133,22 +137,30 @@ static void reply_profile(ProfileFormat format, const FunctionList *l, int64_t t
                             strerror(-r));
                 return;
         }
+        file = strdup(name);
+        /* a job id may hold what a header or a file name must not (a quote, a slash) */
+        for (char *c = file; c && *c; c++)
+                if (!isalnum((unsigned char) *c) && !strchr("._+-", *c))
+                        *c = '_';
+        if (!file ||
+            asprintf(&reply->disposition, "attachment; filename=\"lmk-%s.%s\"",
+                     file, format == FORMAT_FOLDED ? "folded" : "pb.gz") < 0) {
+                reply->disposition = NULL;
+                free(body);
+                reply_oom(reply);
+                return;
+        }
         reply->status = MHD_HTTP_OK;
         reply->text = body;
         reply->text_size = size;
-        if (format == FORMAT_FOLDED) {
-                reply->content_type = "text/plain; charset=utf-8";
-                reply->content_disposition = "attachment; filename=\"lmk-profile.folded\"";
-        } else {
-                reply->content_type = "application/octet-stream";
-                reply->content_disposition = "attachment; filename=\"lmk-profile.pb.gz\"";
-        }
+        reply->content_type = format == FORMAT_FOLDED ? "text/plain; charset=utf-8" : "application/octet-stream";
+        reply->content_disposition = reply->disposition;
 }
 
 static const char *const job_profile_args[] = { "cluster", "format", NULL };
 
 void api_job_profile(Server *s, Request *req, Reply *reply) {
-        _cleanup_free_ char *id = NULL, *head = NULL, *cover = NULL;
+        _cleanup_free_ char *id = NULL, *head = NULL, *cover = NULL, *name = NULL;
         JobViewer viewer = api_job_viewer(req);
         int format = FORMAT_PPROF, r;
         int64_t in_functions = 0;
@@ -173,12 +185,13 @@ void api_job_profile(Server *s, Request *req, Reply *reply) {
         if (asprintf(&head, "lmk job %s%s%s, user %s", info.job, *info.cluster ? " on " : "", info.cluster,
                      info.user ?: "unknown") < 0 ||
             asprintf(&cover, "%" PRId64 " of the job's %" PRId64 " samples are in functions%s", in_functions,
-                     info.samples, l.truncated ? " (the 100000 with the most samples)" : "") < 0)
+                     info.samples, l.truncated ? " (the 100000 with the most samples)" : "") < 0 ||
+            asprintf(&name, "job-%s", info.job) < 0)
                 reply_oom(reply);
         else {
                 const char *comments[] = { head, cover, NULL };
 
-                reply_profile(format, &l, to_ns(info.first_seen), to_ns(info.last_seen - info.first_seen),
+                reply_profile(format, name, &l, to_ns(info.first_seen), to_ns(info.last_seen - info.first_seen),
                               comments, reply);
         }
         stored_job_free(&info);
@@ -233,8 +246,8 @@ void api_profile(Server *s, Request *req, Reply *reply) {
         else {
                 const char *comments[] = { head, NULL };
 
-                reply_profile(format, &p.functions, to_ns((double) f.since), to_ns((double) (f.until - f.since)),
-                              comments, reply);
+                reply_profile(format, "profile", &p.functions, to_ns((double) f.since),
+                              to_ns((double) (f.until - f.since)), comments, reply);
         }
         site_profile_free(&p);
 }

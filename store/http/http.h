@@ -36,6 +36,7 @@ typedef struct Reply {
         char *set_cookie[2];    /* the session and its mark (auth/session.h), or NULL */
         const char *allow;      /* for 405 */
         const char *content_disposition; /* a CSV answer's file name */
+        char *disposition;      /* one made for the answer, which content_disposition points to */
         const char *reject_reason; /* an ingest not taken: why (metrics.h); NULL: from the status */
         unsigned retry_after;   /* for 503, 507 and 429 */
         bool quiet;             /* a 5xx whose cause the handler logged (once per episode): no line per answer */

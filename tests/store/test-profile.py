@@ -22,6 +22,7 @@ import stat
 import subprocess
 import tempfile
 import threading
+import urllib.parse
 
 from lmktest import build_path, check, fail, skip
 from profiletest import (FULLWIDTH_SEMICOLON, check_folded, check_pprof, folded_frame, go_pprof, parse_folded, pprof,
@@ -31,6 +32,8 @@ from storetest import ADMIN_TOKEN, START, Store, check_eq, function, make_batch,
 HZ = 10
 APP, BLAS = "/opt/app/bin/app", "/usr/lib/x86_64-linux-gnu/openblas-pthread/libopenblas.so.0"
 ODD = "/scratch/alice/my;build dir/solver"
+# a job id that a header's file name must not hold as it is
+QUOTED = 'x"; filename=y.sh'
 HOSTILE = "std::map<int, std::vector<double> >::operator[](int const&) ;a;b"
 
 
@@ -52,6 +55,7 @@ ROWS = [
     frow("7001", ODD, "exe", 50, phase="solve", build_id="dd44"),
     frow("7001", "[kernel]", "kernel", 50, phase="solve"),
     frow("7002", APP, "exe", 80, build_id="aa11", user="bob"),
+    frow(QUOTED, APP, "exe", 5, build_id="aa11", user="carol"),
 ]
 FUNCTIONS = [
     function("7001", APP, 500, name="solve_kernel", phase="solve", build_id="aa11"),
@@ -64,6 +68,7 @@ FUNCTIONS = [
     function("7001", BLAS, 20, other=True, phase="solve", build_id="bb22"),
     function("7001", ODD, 50, name="odd_fn", phase="solve", build_id="dd44"),
     function("7002", APP, 80, name="bob_kernel", build_id="aa11"),
+    function(QUOTED, APP, 5, name="quoted", build_id="aa11"),
 ]
 
 
@@ -84,7 +89,7 @@ def check_job(store, cmd, env):
 
     st, hdrs, body = store.get("/api/v1/jobs/7001/profile")
     check_eq((st, hdrs.get("content-type"), hdrs.get("content-disposition")),
-             (200, "application/octet-stream", 'attachment; filename="lmk-profile.pb.gz"'), "the profile's headers")
+             (200, "application/octet-stream", 'attachment; filename="lmk-job-7001.pb.gz"'), "the profile's headers")
     check(isinstance(body, bytes) and body[:2] == b"\x1f\x8b", "the profile is gzip")
     raw = gzip.decompress(body)
     in_functions = sum(f["samples"] for f in FUNCTIONS if f["job"] == "7001")
@@ -95,12 +100,16 @@ def check_job(store, cmd, env):
 
     st, hdrs, text = store.get("/api/v1/jobs/7001/profile?format=folded&cluster=demo")
     check_eq((st, hdrs.get("content-type"), hdrs.get("content-disposition")),
-             (200, "text/plain; charset=utf-8", 'attachment; filename="lmk-profile.folded"'), "folded's headers")
+             (200, "text/plain; charset=utf-8", 'attachment; filename="lmk-job-7001.folded"'), "folded's headers")
     stacks = check_folded(text, functions, "job")
     # the hostile name and the odd path: one frame each, ';' shown as U+FF1B
     check_eq(stacks.get(("app", folded_frame(HOSTILE))), 150, "the hostile name's frame")
     check_eq(stacks.get(("solver", "odd_fn")), 50, "the odd path's object frame (its file name)")
     check(FULLWIDTH_SEMICOLON + "a" + FULLWIDTH_SEMICOLON + "b" in text, "';' in a name as U+FF1B")
+
+    st, hdrs, _ = store.get(f"/api/v1/jobs/{urllib.parse.quote(QUOTED)}/profile?format=folded")
+    check_eq((st, hdrs.get("content-disposition")), (200, 'attachment; filename="lmk-job-x___filename_y.sh.folded"'),
+             "a job id with a quote in the file name")
 
     for path, field in (("/api/v1/jobs/7001/profile?format=xml", "format"),
                         ("/api/v1/jobs/7001/profile?by=phase", None),
@@ -188,8 +197,8 @@ def check_visibility(store, cmd, env):
         check_eq(nobody[0], 404, f"bob asks for a job nobody ran: {path}")
 
     since = f"since={int(START) - 60}&until={int(START) + 600}"
-    everyone = store.get_ok(f"/api/v1/jobs/7001/functions?limit=100000")["functions"] + \
-        store.get_ok(f"/api/v1/jobs/7002/functions?limit=100000")["functions"]
+    everyone = [e for j in ("7001", "7002", urllib.parse.quote(QUOTED))
+                for e in store.get_ok(f"/api/v1/jobs/{j}/functions?limit=100000")["functions"]]
     st, _, text = store.get(f"/api/v1/profile?{since}&format=folded")
     check_eq(st, 200, f"the range's profile: {text}")
     check_folded(text, everyone, "the range (admin)")
@@ -228,7 +237,7 @@ def main():
     env = pprof_env(tmp)
     try:
         with Store(extra=["--user-header", "X-Remote-User", "--trusted-proxies", "127.0.0.1 ::1"]) as store:
-            b = make_batch(node="cn001", seq=1, rows=ROWS, jobs=[job("7001", "alice"), job("7002", "bob")],
+            b = make_batch(node="cn001", seq=1, rows=ROWS, jobs=[job("7001", "alice"), job("7002", "bob"), job(QUOTED, "carol")],
                            frequency=HZ, functions=FUNCTIONS)
             st, _, body = store.ingest(b)
             check_eq(st, 200, f"ingest: {body}")
