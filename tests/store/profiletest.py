@@ -127,6 +127,16 @@ def check_pprof(cmd, env, path, by_phase, hz, what):
     check_eq(total, sum(n for n, _ in want.values()), f"{what}: pprof -top's total")
     for name, n in names.items():
         check_eq(flat.get(name), n, f"{what}: pprof -top's {name}")
+    # one phase, as a user narrows a profile to it
+    phases = {}
+    for (_, _, phase), (n, _) in want.items():
+        if re.fullmatch(r"[\w/]+", phase):
+            phases[phase] = phases.get(phase, 0) + n
+    if phases:
+        phase = max(phases, key=phases.get)
+        text = pprof(cmd, env, "-top", "-sample_index=samples", "-nodefraction=0", f"-tagfocus=phase={phase}", path)
+        m = re.search(r"accounting for (\d+),", text)
+        check_eq(int(m[1]) if m else None, phases[phase], f"{what}: pprof's samples in phase {phase}")
     top = max(names, key=names.get)
     check(f" {top}\n" in pprof(cmd, env, "-top", "-sample_index=samples", "-nodecount=1", path),
           f"{what}: pprof's top function is {top}")
