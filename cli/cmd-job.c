@@ -430,6 +430,7 @@ static int save_profile(Cli *cli, const char *job_path, const char *cluster, con
         _cleanup_free_ char *path = NULL, *data = NULL;
         const char *q[] = { "cluster", cluster, "format", format, NULL };
         size_t size = 0;
+        mode_t um;
         int r;
 
         r = check_profile_path(cli, file, force);
@@ -443,7 +444,10 @@ static int save_profile(Cli *cli, const char *job_path, const char *cluster, con
         r = check_profile_path(cli, file, force);
         if (r < 0)
                 return r;
-        r = write_file_at_user_path(file, data ?: "", size, 0644);
+        /* as any file the user makes: their umask decides who else reads it */
+        um = umask(0);
+        umask(um);
+        r = write_file_at_user_path(file, data ?: "", size, 0666 & ~um);
         if (r < 0)
                 return cli_error(cli, r, "job: failed to write %s: %s", file, strerror(-r));
         return 0;

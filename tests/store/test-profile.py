@@ -140,7 +140,12 @@ def check_cli(store):
     os.mkdir(out)
     pb, fd = os.path.join(out, "job.pb.gz"), os.path.join(out, "job.folded")
 
-    lmk(store, "job", "7001", "--pprof", pb, "--folded", fd)
+    old = os.umask(0o027)
+    try:
+        lmk(store, "job", "7001", "--pprof", pb, "--folded", fd)
+    finally:
+        os.umask(old)
+    check_eq(stat.S_IMODE(os.stat(pb).st_mode), 0o640, "the file's mode as the umask says")
     with open(pb, "rb") as f:
         check_eq(f.read(), body, "lmk job --pprof wrote the API's profile")
     with open(fd, encoding="utf-8") as f:
