@@ -108,6 +108,10 @@ int cli_request(Cli *cli, const char *method, const char *path, const char *cons
  * command without a list says so. */
 int cli_get_list(Cli *cli, const char *path, const char *const *query, json_object **ret);
 
+/* GET path?query: the answer's bytes as they came on 200 (a profile),
+ * an error (already reported) otherwise. */
+int cli_get_raw(Cli *cli, const char *path, const char *const *query, char **ret, size_t *ret_size);
+
 /* Prints the store's answer as --json output. */
 void cli_print_json(json_object *o);
 

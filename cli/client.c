@@ -160,10 +160,17 @@ static int munge_header(Cli *cli, const char *method, const char *path, char **r
 #endif
 }
 
-/* With csv, the answer (CSV on 200) goes to standard output and *ret is
- * left alone. */
+/* What a request does with a 200 answer's body: JSON into *ret, CSV to
+ * standard output, or the bytes as they came into *ret_raw. */
+typedef enum Want {
+        WANT_JSON,
+        WANT_CSV,
+        WANT_RAW,
+} Want;
+
 static int request(Cli *cli, const char *method, const char *path, const char *const *query, json_object *body,
-                   bool csv, json_object **ret) {
+                   Want want, json_object **ret, Buffer *ret_raw) {
+        bool csv = want == WANT_CSV;
         _cleanup_free_ char *url = NULL, *auth = NULL;
         struct curl_slist *headers = NULL;
         Buffer b = {};
@@ -199,7 +206,8 @@ static int request(Cli *cli, const char *method, const char *path, const char *c
                 if (auth)
                         headers = curl_slist_append(headers, auth);
         }
-        headers = curl_slist_append(headers, csv ? "Accept: text/csv, application/json" : "Accept: application/json");
+        headers = curl_slist_append(headers, csv ? "Accept: text/csv, application/json" :
+                                             want == WANT_RAW ? "Accept: */*" : "Accept: application/json");
         if (body) {
                 headers = curl_slist_append(headers, "Content-Type: application/json");
                 curl_easy_setopt(c, CURLOPT_POST, 1L);
@@ -237,6 +245,10 @@ static int request(Cli *cli, const char *method, const char *path, const char *c
                                          strerror(r ? -r : errno));
                 return 0;
         }
+        if (want == WANT_RAW && status == 200) {
+                *ret_raw = b;
+                return 0;
+        }
         if (b.data)
                 o = json_tokener_parse(b.data);
         free(b.data);
@@ -262,9 +274,9 @@ static int request(Cli *cli, const char *method, const char *path, const char *c
 int cli_request(Cli *cli, const char *method, const char *path, const char *const *query, json_object *body,
                 json_object **ret) {
         if (cli->csv)
-                return cli_error(cli, EINVAL, "--csv is for the commands that list (jobs, top, unused, scaling, "
-                                 "apps, nodes, flagged); --json gives this one's whole answer.");
-        return request(cli, method, path, query, body, false, ret);
+                return cli_error(cli, EINVAL, "--csv is for the commands that list (jobs, job --functions, top, "
+                                 "unused, scaling, apps, nodes, flagged); --json gives this one's whole answer.");
+        return request(cli, method, path, query, body, WANT_JSON, ret, NULL);
 }
 
 int cli_get(Cli *cli, const char *path, const char *const *query, json_object **ret) {
@@ -283,7 +295,7 @@ int cli_get_list(Cli *cli, const char *path, const char *const *query, json_obje
         if (cli->csv && cli->json)
                 return cli_error(cli, EINVAL, "--csv and --json: choose one.");
         if (cli->csv)
-                return request(cli, "GET", path, query, NULL, true, NULL);
+                return request(cli, "GET", path, query, NULL, WANT_CSV, NULL, NULL);
         r = cli_get(cli, path, query, &o);
         if (r < 0)
                 return r;
@@ -293,4 +305,16 @@ int cli_get_list(Cli *cli, const char *path, const char *const *query, json_obje
         }
         *ret = TAKE_PTR(o);
         return 1;
+}
+
+int cli_get_raw(Cli *cli, const char *path, const char *const *query, char **ret, size_t *ret_size) {
+        Buffer b = {};
+        int r;
+
+        r = request(cli, "GET", path, query, NULL, WANT_RAW, NULL, &b);
+        if (r < 0)
+                return r;
+        *ret = b.data;
+        *ret_size = b.size;
+        return 0;
 }

@@ -46,6 +46,12 @@ struct Server {
 void api_ingest(Server *s, Request *req, Reply *reply);
 void api_jobs(Server *s, Request *req, Reply *reply);
 void api_job(Server *s, Request *req, Reply *reply);
+/* GET /api/v1/jobs/{id}/functions (job-functions.c) */
+void api_job_functions(Server *s, Request *req, Reply *reply);
+/* GET /api/v1/jobs/{id}/profile and GET /api/v1/profile, for pprof or as
+ * folded stacks (profile.c) */
+void api_job_profile(Server *s, Request *req, Reply *reply);
+void api_profile(Server *s, Request *req, Reply *reply);
 void api_objects(Server *s, Request *req, Reply *reply);
 void api_nodes(Server *s, Request *req, Reply *reply);
 void api_findings(Server *s, Request *req, Reply *reply);
@@ -66,7 +72,7 @@ void api_ingest_replied(Server *s, const Reply *reply);
 
 /* The columns of the list answers as CSV (?format=csv), beside their handlers. */
 extern const CsvTable api_jobs_csv, api_objects_csv, api_nodes_csv, api_findings_csv, api_packages_csv,
-        api_families_csv, api_scaling_csv, api_apps_csv;
+        api_families_csv, api_scaling_csv, api_apps_csv, api_job_functions_csv;
 
 /* Query parameters (args.c): a time (Unix seconds, "now" or an age;
  * fallback when absent, NULL: leave *ret), an integer in [min, max], a
@@ -108,5 +114,19 @@ const char *api_grain_name(int64_t grain);
 
 /* A job's row in the list, which heads its own answer too (jobs.c). */
 int api_add_job_info(json_object *o, const StoredJob *j);
+/* A job's functions as the list key of o (job-functions.c): each with
+ * its share of job_samples, or per phase of its phase's samples. */
+int api_add_functions(json_object *o, const char *key, const FunctionList *l, int64_t job_samples);
+/* What a function is called in an answer: its name, "(other functions)",
+ * or, unnamed, its object's file name and the offset of its page in the
+ * file ("libopenblas.so.0+0x21000"), as perf shows such an address; in
+ * buf when made up (job-functions.c). */
+#define FUNCTION_TEXT_MAX 4200
+const char *api_function_text(const FunctionShare *x, char *buf, size_t size);
+/* The routes /api/v1/jobs/ID/SUFFIX (job-functions.c): the job id of the
+ * path, or NULL with the answer in reply; the answer to a failed lookup
+ * of it, someone else's job answered as one that does not exist. */
+char *api_job_path_id(Server *s, Request *req, const char *suffix, Reply *reply);
+void api_job_lookup_failed(Server *s, Request *req, int r, const char *id, Reply *reply);
 /* Adds "findings" to a job's summary (findings.c). */
 int api_job_findings(Server *s, const JobSummary *js, json_object *o);

@@ -36,6 +36,7 @@ typedef struct Reply {
         char *set_cookie[2];    /* the session and its mark (auth/session.h), or NULL */
         const char *allow;      /* for 405 */
         const char *content_disposition; /* a CSV answer's file name */
+        char *disposition;      /* one made for the answer, which content_disposition points to */
         const char *reject_reason; /* an ingest not taken: why (metrics.h); NULL: from the status */
         unsigned retry_after;   /* for 503, 507 and 429 */
         bool quiet;             /* a 5xx whose cause the handler logged (once per episode): no line per answer */
@@ -80,6 +81,11 @@ typedef struct Route {
         /* Sees every answer of the route, the handler's and the refusals
          * before it ran. */
         void (*replied)(Server *s, const Reply *reply);
+        /* With prefix: the path also ends in this, after an argument of
+         * its own ("/api/v1/jobs/ID/functions"); path_arg holds both. Such
+         * a route comes before the one of its prefix alone, and owns the
+         * paths it matches, whatever their method. */
+        const char *suffix;
 } Route;
 
 /* What the program does for every request. */

@@ -10,6 +10,7 @@ void reply_done(Reply *r) {
         json_object_put(r->json);
         free(r->text);
         free(r->location);
+        free(r->disposition);
         for (size_t i = 0; i < ELEMENTSOF(r->set_cookie); i++)
                 free(r->set_cookie[i]);
         *r = (Reply) {};

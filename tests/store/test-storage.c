@@ -962,6 +962,119 @@ TEST(prune_jobs) {
         s->ops->close(s);
 }
 
+/* A batch of version 2 on cluster "prof": job jid of user's, with a row
+ * and its functions in /bin/app, one in phase "solve". */
+static Batch *profile_batch(const char *node, double start, const char *jid, const char *user, int solve,
+                            int other) {
+        char buf[4096];
+        BatchError err;
+        Batch *b = NULL;
+
+        snprintf(buf, sizeof(buf),
+                 "{\"format\":\"lmk-batch\",\"version\":2,"
+                 "\"batch\":{\"node\":\"%s\",\"boot_id\":\"boot\",\"seq\":1},"
+                 "\"node\":{\"cpus\":4,\"cluster\":\"prof\"},"
+                 "\"interval\":{\"start\":%.1f,\"end\":%.1f},"
+                 "\"sampling\":{\"event\":\"cpu-clock\",\"frequency_hz\":2},"
+                 "\"jobs\":[{\"job\":\"%s\",\"user\":\"%s\"}],"
+                 "\"rows\":[{\"job\":\"%s\",\"step\":\"0\",\"user\":\"%s\",\"comm\":\"app\",\"object\":\"/bin/app\","
+                 "\"kind\":\"exe\",\"build_id\":\"ab\",\"phase\":\"solve\",\"samples\":%d},"
+                 "{\"job\":\"%s\",\"step\":\"0\",\"user\":\"%s\",\"comm\":\"app\",\"object\":\"/bin/app\","
+                 "\"kind\":\"exe\",\"build_id\":\"ab\",\"phase\":\"\",\"samples\":%d}],"
+                 "\"functions\":[{\"job\":\"%s\",\"step\":\"0\",\"object\":\"/bin/app\",\"build_id\":\"ab\","
+                 "\"phase\":\"solve\",\"function\":\"solve\",\"samples\":%d},"
+                 "{\"job\":\"%s\",\"step\":\"0\",\"object\":\"/bin/app\",\"build_id\":\"ab\","
+                 "\"phase\":\"\",\"function\":\"%s_only\",\"samples\":%d}],"
+                 "\"markers\":[]}",
+                 node, start, start + 60, jid, user, jid, user, solve, jid, user, other, jid, solve, jid, jid,
+                 other);
+        if (batch_parse(buf, strlen(buf), &b, &err) < 0)
+                test_fail("%s: %s", err.field, err.message);
+        return b;
+}
+
+static const FunctionShare *find_function(const FunctionList *l, const char *name, const char *phase) {
+        for (size_t i = 0; i < l->n; i++)
+                if (streq(l->items[i].name, name) && (!phase || streq(l->items[i].phase, phase)))
+                        return &l->items[i];
+        test_fail("no function %s in phase %s", name, phase ?: "(any)");
+}
+
+/* get_profile: the functions of the jobs a filter finds, summed, of the
+ * most recently seen jobs when there are more, per phase or not. */
+TEST(profile) {
+        Storage *s = open_db(NULL);
+        Batch *b[] = {
+                profile_batch("p1", 1795560000, "501", "alice", 40, 10),
+                profile_batch("p2", 1795563600, "502", "alice", 20, 6),
+                profile_batch("p3", 1795567200, "503", "bob", 8, 2),
+        };
+        JobFilter f = { .cluster = "prof", .since = INT64_MIN, .until = INT64_MAX, .limit = 100 };
+        IngestResult res;
+        BatchError err;
+        SiteProfile p;
+
+        for (size_t i = 0; i < ELEMENTSOF(b); i++)
+                ASSERT_OK(s->ops->ingest(s, b[i], 1795570000, &res, &err));
+
+        ASSERT_OK(s->ops->get_profile(s, &f, false, 100, &p));
+        ASSERT_EQ(p.jobs, 3);
+        ASSERT_FALSE(p.jobs_truncated || p.functions.truncated);
+        ASSERT_EQ(p.functions.n, 4);
+        /* summed over the jobs, the most samples first */
+        ASSERT_STREQ(p.functions.items[0].name, "solve");
+        ASSERT_EQ(p.functions.items[0].samples, 68);
+        ASSERT_TRUE(p.functions.items[0].cpu_seconds == 34);
+        ASSERT_STREQ(p.functions.items[0].object, "/bin/app");
+        ASSERT_STREQ(p.functions.items[0].build_id, "ab");
+        ASSERT_NULL(p.functions.items[0].phase);
+        ASSERT_EQ(find_function(&p.functions, "503_only", NULL)->samples, 2);
+        site_profile_free(&p);
+
+        /* per phase */
+        ASSERT_OK(s->ops->get_profile(s, &f, true, 100, &p));
+        ASSERT_EQ(p.functions.n, 4);
+        ASSERT_EQ(find_function(&p.functions, "solve", "solve")->samples, 68);
+        ASSERT_STREQ(find_function(&p.functions, "501_only", NULL)->phase, "");
+        site_profile_free(&p);
+
+        /* the jobs seen last first: 503, then 502 */
+        f.limit = 2;
+        ASSERT_OK(s->ops->get_profile(s, &f, false, 100, &p));
+        ASSERT_EQ(p.jobs, 2);
+        ASSERT_TRUE(p.jobs_truncated);
+        ASSERT_EQ(find_function(&p.functions, "solve", NULL)->samples, 28);
+        ASSERT_EQ(p.functions.n, 3);
+        site_profile_free(&p);
+
+        /* fewer functions than there are */
+        f.limit = 100;
+        ASSERT_OK(s->ops->get_profile(s, &f, false, 1, &p));
+        ASSERT_EQ(p.functions.n, 1);
+        ASSERT_TRUE(p.functions.truncated);
+        site_profile_free(&p);
+
+        /* a person: their own jobs */
+        f.viewer = "bob";
+        ASSERT_OK(s->ops->get_profile(s, &f, false, 100, &p));
+        ASSERT_EQ(p.jobs, 1);
+        ASSERT_EQ(p.functions.n, 2);
+        ASSERT_EQ(find_function(&p.functions, "solve", NULL)->samples, 8);
+        site_profile_free(&p);
+        f.viewer = NULL;
+
+        /* a range without jobs */
+        f.since = 1795570000;
+        ASSERT_OK(s->ops->get_profile(s, &f, true, 100, &p));
+        ASSERT_EQ(p.jobs, 0);
+        ASSERT_EQ(p.functions.n, 0);
+        site_profile_free(&p);
+
+        for (size_t i = 0; i < ELEMENTSOF(b); i++)
+                batch_free(b[i]);
+        s->ops->close(s);
+}
+
 int main(void) {
         unsigned from = 99;
         Storage *s;
@@ -989,6 +1102,7 @@ int main(void) {
         RUN(metadata_first_claim);
         RUN(prune_jobs);
         RUN(live_jobs);
+        RUN(profile);
         if (db == sqlite_path)
                 RUN(wal_checkpointed_beside);
 

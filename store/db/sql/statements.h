@@ -70,6 +70,11 @@ typedef enum Stmt {
         STMT_JOB_EVENT_UPSERT,
         STMT_JOB_EVENT_SUMS,
         STMT_JOB_BURST_UPSERT,
+        /* functions (schema/0021) */
+        STMT_FUNCTION_SELECT,
+        STMT_FUNCTION_INSERT,
+        STMT_JOB_FUNCTION_UPSERT,
+        STMT_JOB_PHASE_FUNCTION_UPSERT,
         /* retention (schema/0014) */
         STMT_PRUNE_MARK_GET,
         STMT_PRUNE_MARK_SET,
@@ -122,6 +127,8 @@ typedef enum Stmt {
         STMT_EXPIRE_JOB_EVENTS,
         STMT_EXPIRE_JOB_BURSTS,
         STMT_EXPIRE_JOB_TASKS,
+        STMT_EXPIRE_JOB_FUNCTIONS,
+        STMT_EXPIRE_JOB_PHASE_FUNCTIONS,
         /* readers (the job list builds its SQL per filter: list_jobs) */
         STMT_JOB_FIND,
         STMT_JOB_FIND_CLUSTER,
@@ -140,6 +147,8 @@ typedef enum Stmt {
         STMT_JOB_OBJECT_EVENTS,
         STMT_JOB_PHASE_EVENTS,
         STMT_JOB_BURSTS,
+        STMT_JOB_FUNCTIONS,
+        STMT_JOB_PHASE_FUNCTIONS,
         STMT_OBJECT_HOURS,
         STMT_OBJECT_DAYS,
         STMT_OBJECT_WEEKS,
@@ -177,13 +186,25 @@ typedef enum Stmt {
         "j.node_type_id, (SELECT t.name FROM node_types t WHERE t.id = j.node_type_id), "       \
         "j.energy_joules, j.energy_alone_joules, j.exact_cpu_time_ns, j.exact_cycles, j.exact_instructions"
 
+/* Functions' sums x (a job's, or a site range's in site-profile.c): the
+ * function, its object, and the name found for an unnamed one since
+ * (function_names), as read_function_row() reads them, then x's sums */
+#define FUNCTION_COLUMNS(x)                                                                             \
+        "o.path, o.kind, o.build_id, f.name, f.file_offset, n.name, " x ".samples, " x ".cpu_seconds, "  \
+        x ".cycles, " x ".instructions"
+#define FUNCTION_JOINS(x)                                                                               \
+        "JOIN functions f ON f.id = " x ".function_id JOIN objects o ON o.id = f.object_id "            \
+        "LEFT JOIN function_names n ON f.name = '' AND f.file_offset >= 0 AND n.build_id = o.build_id " \
+        "AND n.file_offset = f.file_offset "
+#define FUNCTION_ORDER(x) x ".samples DESC, o.path, f.name, f.file_offset, o.id"
+
 /* The text of statement id in a dialect. */
 const char *stmt_text(DbDialect dialect, Stmt id);
 
 /* Whether statement id changes rows that batches of any node and job
  * change too: the site-wide sums (objects per hour to four weeks, the
  * application mix) and the rows every batch may add to (objects, phases,
- * tasks, counter roles, node types, packages, mix keys). A writer beside
+ * tasks, counter roles, node types, packages, mix keys, functions). A writer beside
  * others runs it under the site lock (SqlDialect.ingest_lock_site), as it
  * does markers outside jobs; all else it changes belongs to its batches'
  * nodes and jobs, which it locked first. Maintenance runs alone and takes
