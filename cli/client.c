@@ -262,8 +262,8 @@ static int request(Cli *cli, const char *method, const char *path, const char *c
 int cli_request(Cli *cli, const char *method, const char *path, const char *const *query, json_object *body,
                 json_object **ret) {
         if (cli->csv)
-                return cli_error(cli, EINVAL, "--csv is for the commands that list (jobs, top, unused, scaling, "
-                                 "apps, nodes, flagged); --json gives this one's whole answer.");
+                return cli_error(cli, EINVAL, "--csv is for the commands that list (jobs, job --functions, top, "
+                                 "unused, scaling, apps, nodes, flagged); --json gives this one's whole answer.");
         return request(cli, method, path, query, body, false, ret);
 }
 

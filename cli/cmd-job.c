@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* lmk job ID: where one job's time went: metadata, time by kind of object,
- * the objects and phases with their shares, CPU time and IPC, and for MPI
- * jobs the POP efficiency metrics. */
+ * the objects, their top functions and the phases with their shares, CPU
+ * time and IPC, and for MPI jobs the POP efficiency metrics; with
+ * --functions every function of the job. */
 #include <curl/curl.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "cli.h"
 
@@ -151,6 +153,91 @@ static void print_objects(json_object *j) {
         }
         if (n > MAX_ROWS || json_object_get_boolean(jget(j, "objects_truncated")))
                 printf("%6s (more objects: lmk --json job %s)\n", "", jstr(j, "job"));
+}
+
+#define FUNCTION_OBJECTS 5
+#define FUNCTIONS_PER_OBJECT 5
+
+/* A function of the object: of its path and build, or of its path over
+ * several builds (an "other" entry without a build_id). */
+static bool same_object(json_object *object, json_object *function) {
+        const char *a = jstr(object, "build_id"), *b = jstr(function, "build_id");
+
+        return streq(jstr(object, "object") ?: "", jstr(function, "object") ?: "") && (!b || streq(a ?: "", b));
+}
+
+static void print_function(json_object *x, size_t width) {
+        char share[16], interval[48], samples[32], ipc[16], name[1100];
+
+        printf("%6s %-15s %9s %5s %s\n", fmt_share(x, share, sizeof(share)),
+               fmt_interval(x, false, interval, sizeof(interval)), fmt_count(jint(x, "samples"), samples, sizeof(samples)),
+               fmt_ipc(jget(x, "ipc"), ipc, sizeof(ipc)), fmt_fit(jstr(x, "function") ?: "?", width, false, name,
+                                                                   sizeof(name)));
+}
+
+/* The top functions of the busiest executables and libraries, each under
+ * its object (the summary's functions, the most samples first). */
+static void print_functions(json_object *j) {
+        json_object *objects = jget(j, "objects"), *functions = jget(j, "functions");
+        size_t n = json_object_array_length(functions), shown = 0;
+
+        if (n == 0)
+                return;
+        printf("\nFunctions of the busiest objects\n%6s %-15s %9s %5s %s\n", "SHARE", "95% INTERVAL", "SAMPLES", "IPC",
+               "FUNCTION");
+        for (size_t i = 0; i < json_object_array_length(objects) && shown < FUNCTION_OBJECTS; i++) {
+                json_object *o = json_object_array_get_idx(objects, i);
+                size_t listed = 0, more = 0;
+                char path[128];
+
+                for (size_t k = 0; k < n; k++)
+                        more += same_object(o, json_object_array_get_idx(functions, k));
+                if (more == 0)
+                        continue;
+                shown++;
+                printf("%6s %s\n", "", fmt_fit(jstr(o, "object") ?: "?", 72, true, path, sizeof(path)));
+                for (size_t k = 0; k < n && listed < FUNCTIONS_PER_OBJECT; k++) {
+                        json_object *x = json_object_array_get_idx(functions, k);
+
+                        if (!same_object(o, x))
+                                continue;
+                        listed++;
+                        print_function(x, 41);
+                }
+                if (more > listed)
+                        printf("%6s (%zu more functions)\n", "", more - listed);
+        }
+        printf("%6s (all of them: lmk job %s --functions)\n", "", jstr(j, "job"));
+}
+
+/* lmk job ID --functions: every function of the job, over its phases or
+ * per phase (shares then of the phase's samples). */
+static void print_function_list(json_object *o, bool by_phase) {
+        json_object *functions = jget(o, "functions");
+        size_t n = json_object_array_length(functions);
+
+        printf("Functions of job %s (share of the %s samples, 95%% interval)\n", jstr(o, "job"),
+               by_phase ? "phase's" : "job's");
+        if (n == 0) {
+                printf("No functions: lmkd sent none for this job (an lmkd before functions, or naming off).\n");
+                return;
+        }
+        printf("%6s %-15s %9s %5s %s\n", "SHARE", "95% INTERVAL", "SAMPLES", "IPC",
+               by_phase ? "PHASE: FUNCTION  [OBJECT]" : "FUNCTION  [OBJECT]");
+        for (size_t i = 0; i < n; i++) {
+                json_object *x = json_object_array_get_idx(functions, i);
+                const char *object = jstr(x, "object") ?: "?", *file = strrchr(object, '/');
+                char share[16], interval[48], samples[32], ipc[16];
+
+                printf("%6s %-15s %9s %5s ", fmt_share(x, share, sizeof(share)),
+                       fmt_interval(x, false, interval, sizeof(interval)),
+                       fmt_count(jint(x, "samples"), samples, sizeof(samples)), fmt_ipc(jget(x, "ipc"), ipc, sizeof(ipc)));
+                if (by_phase)
+                        printf("%s: ", *(jstr(x, "phase") ?: "") ? jstr(x, "phase") : "(outside markers)");
+                printf("%s  [%s]\n", jstr(x, "function") ?: "?", file && file[1] ? file + 1 : object);
+        }
+        if (json_object_get_boolean(jget(o, "truncated")))
+                printf("%6s (more functions: lmk --json job %s --functions)\n", "", jstr(o, "job"));
 }
 
 static void print_phases(json_object *j) {
@@ -319,8 +406,11 @@ static void print_notes_markers(json_object *j) {
 }
 
 int do_job(Cli *cli, int argc, char **argv) {
-        static const CliOption options[] = {
+        bool functions = false, by_phase = false;
+        const CliOption options[] = {
                 { "cluster", 0, CLI_QUERY, "cluster" },
+                { "functions", 0, CLI_FLAG, .flag = &functions },
+                { "by-phase", 0, CLI_FLAG, .flag = &by_phase },
         };
         _cleanup_(json_object_putp) json_object *o = NULL;
         _cleanup_free_ char *path = NULL;
@@ -334,17 +424,30 @@ int do_job(Cli *cli, int argc, char **argv) {
                 return r;
         if (r + 1 != argc)
                 return cli_error(cli, EINVAL, "job: expected one job id, see lmk --help.");
+        if (by_phase && !functions)
+                return cli_error(cli, EINVAL, "job: --by-phase lists functions, give --functions too.");
         job = argv[r];
         if (strchr(job, '/') || !*job)
                 return cli_error(cli, EINVAL, "job: \"%s\" is not a job id.", job);
         /* Job ids like "4711+1" or "4711_3" travel in the path: escape them. */
         id = curl_easy_escape(NULL, job, 0);
-        if (!id || asprintf(&path, "/api/v1/jobs/%s", id) < 0) {
+        if (!id || asprintf(&path, "/api/v1/jobs/%s%s", id, functions ? "/functions" : "") < 0) {
                 curl_free(id);
                 return cli_error(cli, ENOMEM, "Out of memory.");
         }
         curl_free(id);
 
+        if (functions) {
+                /* all of them (the store reads at most 100,000) */
+                const char *q[] = { "cluster", cli_query_get(&query, "cluster"), "by", by_phase ? "phase" : NULL,
+                                    "limit", "100000", NULL };
+
+                r = cli_get_list(cli, path, q, &o);
+                if (r <= 0)
+                        return r;
+                print_function_list(o, by_phase);
+                return 0;
+        }
         r = cli_get(cli, path, query.pairs, &o);
         if (r < 0)
                 return r;
@@ -355,6 +458,7 @@ int do_job(Cli *cli, int argc, char **argv) {
         print_header(o);
         print_kinds(o);
         print_objects(o);
+        print_functions(o);
         print_phases(o);
         print_events(o);
         print_bursts(o);

@@ -26,8 +26,16 @@ typedef struct Object {
         uint64_t ino;
         char *path;             /* for specials: "[kernel]", "[idle]", … */
         bool build_id_tried;
+        /* Tried, and the file has no build-id. build_id_size 0 without it:
+         * not read (no file of this device and inode could be opened, or
+         * it was not ELF), which names nothing. */
+        bool build_id_none;
         uint8_t build_id_size;
         uint8_t build_id[BUILD_ID_MAX];
+        /* The file's size and modification time when its build-id was
+         * read: what tells another build of a file that has none. */
+        uint64_t file_size;
+        int64_t file_mtime_ns;
         /* liblmk's descriptor, if this object exports it (see docs/liblmk-abi.md) */
         bool abi_tried;
         uint64_t abi_vaddr;     /* st_value of lmk_abi, 0 = none */

@@ -352,7 +352,7 @@ int process_table_scan_all(ProcessTable *pt, uint64_t now) {
         return n;
 }
 
-static int open_checked(const char *path, const Object *o) {
+static int open_checked(const char *path, const Object *o, struct stat *ret_st) {
         struct stat st;
         int fd;
 
@@ -363,36 +363,50 @@ static int open_checked(const char *path, const Object *o) {
                 close(fd);
                 return -ESTALE;
         }
+        if (ret_st)
+                *ret_st = st;
         return fd;
 }
 
 /* Opens the file behind m, as the process sees it if it still lives. */
-static int open_mapping_file(ProcessTable *pt, const Process *p, const Mapping *m) {
+static int open_mapping_file(ProcessTable *pt, const Process *p, const Mapping *m, struct stat *ret_st) {
         char path[300];
         int fd;
 
         snprintf(path, sizeof(path), "%s/%u/map_files/%" PRIx64 "-%" PRIx64, pt->proc_root, p->pid, m->start,
                  m->end);
-        fd = p->exit_time == 0 ? open_checked(path, m->obj) : -ESRCH;
+        fd = p->exit_time == 0 ? open_checked(path, m->obj, ret_st) : -ESRCH;
         if (fd < 0)
-                fd = open_checked(m->obj->path, m->obj);
+                fd = open_checked(m->obj->path, m->obj, ret_st);
         return fd;
+}
+
+int process_table_open_object(ProcessTable *pt, const Object *o, const Process *p, const Mapping *m) {
+        if (o->kind != OBJECT_FILE)
+                return -ENOENT;
+        if (p && m && m->obj == o)
+                return open_mapping_file(pt, p, m, NULL);
+        return open_checked(o->path, o, NULL);
 }
 
 void process_table_load_build_id(ProcessTable *pt, const Process *p, const Mapping *m) {
         Object *o = m->obj;
+        struct stat st;
         int fd, r;
 
         if (o->build_id_tried)
                 return;
         o->build_id_tried = true;
-        fd = open_mapping_file(pt, p, m);
+        fd = open_mapping_file(pt, p, m, &st);
         if (fd < 0)
                 return;
         r = buildid_read_fd(fd, o->build_id);
         close(fd);
         if (r > 0)
                 o->build_id_size = (uint8_t) r;
+        o->build_id_none = r == -ENOENT;
+        o->file_size = (uint64_t) st.st_size;
+        o->file_mtime_ns = (int64_t) st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
 }
 
 int process_table_abi_address(ProcessTable *pt, const Process *p, const Mapping *m, uint64_t *ret) {
@@ -404,7 +418,7 @@ int process_table_abi_address(ProcessTable *pt, const Process *p, const Mapping 
                 return -ENOENT;
         if (!o->abi_tried) {
                 o->abi_tried = true;
-                fd = open_mapping_file(pt, p, m);
+                fd = open_mapping_file(pt, p, m, NULL);
                 if (fd < 0)
                         return fd;
                 r = elf_find_symbol(fd, "lmk_abi", &o->abi_vaddr, o->loads, ELEMENTSOF(o->loads), &n);

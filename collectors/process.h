@@ -108,6 +108,13 @@ void process_table_evict(ProcessTable *pt, uint64_t before);
  * file's device and inode must match the mapping's, or no id is recorded. */
 void process_table_load_build_id(ProcessTable *pt, const Process *p, const Mapping *m);
 
+/* Opens the file of object o, the one lmkd recorded (its device and inode
+ * are checked): through the mapping m of process p while p lives
+ * (/proc/<pid>/map_files, which still reaches a file deleted or replaced
+ * since), else by its path; by its path alone when p is NULL. -ESTALE
+ * when the path names another file now. */
+int process_table_open_object(ProcessTable *pt, const Object *o, const Process *p, const Mapping *m);
+
 /* Where the process has liblmk's descriptor lmk_abi, if the object behind m
  * exports it (the ELF lookup is done once per object). -ENOENT if not. */
 int process_table_abi_address(ProcessTable *pt, const Process *p, const Mapping *m, uint64_t *ret);

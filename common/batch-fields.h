@@ -27,6 +27,7 @@
 #define BF_JOBS "jobs"
 #define BF_ENERGY "energy"
 #define BF_RANKS "ranks"
+#define BF_FUNCTIONS "functions"
 
 /* batch: the batch's key */
 #define BF_BATCH_NODE "node"
@@ -150,6 +151,19 @@
 #define BF_RANK_COMM_SAMPLES "comm_samples"
 #define BF_RANK_FIRST "first"
 #define BF_RANK_LAST "last"
+
+/* functions[] (format version 2, docs/batch-format.md "Functions"): one
+ * function of one (job, step, object, phase); its counters are those of
+ * rows[] (BF_CYCLES, BF_INSTRUCTIONS, BF_EVENTS) */
+#define BF_FUNCTION_JOB "job"
+#define BF_FUNCTION_STEP "step"
+#define BF_FUNCTION_OBJECT "object"
+#define BF_FUNCTION_BUILD_ID "build_id"
+#define BF_FUNCTION_PHASE "phase"
+#define BF_FUNCTION_FUNCTION "function"
+#define BF_FUNCTION_OFFSET "offset"
+#define BF_FUNCTION_OTHER "other"
+#define BF_FUNCTION_SAMPLES "samples"
 
 /* inventory (docs/inventory.md): lmkd sends the report of
  * collectors/inventory.c's inventory_to_json() as it is */

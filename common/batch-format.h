@@ -7,7 +7,8 @@
  * nowhere else. */
 
 #define LMK_BATCH_FORMAT "lmk-batch"
-#define LMK_BATCH_VERSION 1
+/* 2: functions[] (lmkd names them); a store reads 1 too */
+#define LMK_BATCH_VERSION 2
 
 /* The software inventory a batch may carry (docs/inventory.md). */
 #define LMK_INVENTORY_FORMAT "lmk-inventory"

@@ -61,17 +61,24 @@ static const Mapping *find_mapping(Attribution *a, Process **pp, const struct lm
         return addrmap_find(&(*pp)->map, ip);
 }
 
-/* A sample counts once in its row; a burst sample adds only its ~1 ms
- * window to the row's burst rates. */
-static int add_sample(Histogram *h, const HistKey *key, const struct lmk_sample *s) {
+/* A sample counts once in its row, and where it ran in a file (in_file:
+ * the object of its mapping), at its offset in the file for naming its
+ * function; a burst sample adds only its ~1 ms window to the row's burst
+ * rates. */
+static int add_sample(Histogram *h, const HistKey *key, const struct lmk_sample *s, const Object *in_file,
+                      uint64_t offset) {
         HistRow *row = histogram_add(h, key, s->type == LMK_EVENT_SAMPLE ? 1 : 0);
 
         if (!row)
                 return -ENOMEM;
-        if (s->type == LMK_EVENT_SAMPLE)
-                histogram_add_window(row, s);
-        else
+        if (s->type != LMK_EVENT_SAMPLE) {
                 histogram_add_burst(row, s);
+                return 0;
+        }
+        histogram_add_window(row, s);
+        /* not when the row is one of the overflow rows: its object is not the sample's */
+        if (in_file && row->key.obj == in_file)
+                return histogram_add_offset(h, row, offset, s);
         return 0;
 }
 
@@ -104,6 +111,8 @@ int attribute_sample(Attribution *a, Histogram *h, const struct lmk_sample *s, u
                      int64_t real_offset_ns) {
         HistKey key = { .phase = "" };
         const Mapping *map = NULL;
+        const Object *in_file = NULL;
+        uint64_t offset = 0;
         char comm[COMM_LEN], phase[1024];
         Process *p = NULL;
 
@@ -112,7 +121,7 @@ int attribute_sample(Attribution *a, Histogram *h, const struct lmk_sample *s, u
                 key.comm = "swapper";
                 key.obj = object_table_get_special(a->objects, OBJECT_IDLE);
                 key.kind = CODE_IDLE;
-                return add_sample(h, &key, s);
+                return add_sample(h, &key, s, NULL, 0);
         }
 
         p = process_for_sample(a, s, now);
@@ -122,6 +131,11 @@ int attribute_sample(Attribution *a, Histogram *h, const struct lmk_sample *s, u
                 key.obj = map->obj;
                 if (key.obj->kind == OBJECT_FILE)
                         process_table_load_build_id(a->procs, p, map);
+                /* taken now: a later re-read of the process's maps moves them */
+                if (key.obj->kind == OBJECT_FILE || key.obj->kind == OBJECT_VDSO) {
+                        in_file = key.obj;
+                        offset = s->ip - map->start + map->pgoff;
+                }
         } else {
                 key.obj = object_table_get_special(a->objects, OBJECT_UNKNOWN);
                 a->unknown++;
@@ -158,6 +172,6 @@ int attribute_sample(Attribution *a, Histogram *h, const struct lmk_sample *s, u
                         (void) histogram_add_rank(h, &rk, 1, in_comm ? 1 : 0, t, t);
                 }
         }
-        return add_sample(h, &key, s);
+        return add_sample(h, &key, s, in_file, offset);
 }
 

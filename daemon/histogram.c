@@ -13,6 +13,10 @@ struct Histogram {
         Hashmap *strings;       /* interned strings */
         Hashmap *ranks;         /* RankKey* → RankRow* */
         uint64_t ranks_overflowed; /* rank samples not recorded: too many rank rows */
+        Hashmap *offsets;       /* OffsetKey* → OffsetRow* */
+        size_t n_offsets;       /* of them, at an offset (not HISTOGRAM_OFFSET_OTHER) */
+        size_t max_offsets;
+        uint64_t offsets_overflowed;
         size_t max_rows;
         uint64_t samples;
         uint64_t overflowed;    /* samples that went to overflow rows */
@@ -68,30 +72,55 @@ static bool rank_equal(const void *a, const void *b) {
 
 static const HashOps rank_ops = { rank_hash, rank_equal };
 
-Histogram *histogram_new(ObjectTable *objects, size_t max_rows) {
+static uint64_t offset_hash(const void *k) {
+        const OffsetKey *x = k;
+        uint64_t h = hash_u64((uintptr_t) x->job ^ ((uint64_t) (uintptr_t) x->step << 1));
+
+        h = hash_u64(h ^ (uintptr_t) x->phase);
+        h = hash_u64(h ^ (uintptr_t) x->obj);
+        return hash_u64(h ^ x->offset);
+}
+
+static bool offset_equal(const void *a, const void *b) {
+        const OffsetKey *x = a, *y = b;
+        return x->offset == y->offset && x->obj == y->obj && x->job == y->job && x->step == y->step &&
+               x->phase == y->phase;
+}
+
+static const HashOps offset_ops = { offset_hash, offset_equal };
+
+Histogram *histogram_new(ObjectTable *objects, size_t max_rows, size_t max_offsets) {
         Histogram *h = calloc(1, sizeof(*h));
 
         if (!h)
                 return NULL;
         h->objects = objects;
         h->max_rows = max_rows;
+        h->max_offsets = max_offsets;
         h->rows = hashmap_new(&key_ops);
         h->totals = hashmap_new(&total_ops);
         h->strings = hashmap_new(&string_hash_ops);
         h->ranks = hashmap_new(&rank_ops);
-        if (!h->rows || !h->totals || !h->strings || !h->ranks)
+        h->offsets = hashmap_new(&offset_ops);
+        if (!h->rows || !h->totals || !h->strings || !h->ranks || !h->offsets)
                 return histogram_free(h);
         return h;
 }
 
 void histogram_reset(Histogram *h) {
+        OffsetRow *o;
         HistRow *row;
         size_t i;
 
-        /* a row holds a reference to its object */
+        /* a row holds a reference to its object, and so does an offset */
         HASHMAP_FOREACH(row, h->rows, i)
                 object_unref(h->objects, row->key.obj);
         hashmap_clear_free(h->rows, NULL);
+        HASHMAP_FOREACH(o, h->offsets, i)
+                object_unref(h->objects, o->key.obj);
+        hashmap_clear_free(h->offsets, NULL);
+        h->n_offsets = 0;
+        h->offsets_overflowed = 0;
         hashmap_clear_free(h->totals, NULL);
         hashmap_clear_free(h->ranks, NULL);
         h->ranks_overflowed = 0;
@@ -103,8 +132,9 @@ void histogram_reset(Histogram *h) {
 Histogram *histogram_free(Histogram *h) {
         if (!h)
                 return NULL;
-        if (h->rows && h->totals && h->strings && h->ranks)
+        if (h->rows && h->totals && h->strings && h->ranks && h->offsets)
                 histogram_reset(h);
+        hashmap_free(h->offsets);
         hashmap_free(h->ranks);
         hashmap_free(h->rows);
         hashmap_free(h->totals);
@@ -194,6 +224,75 @@ void histogram_add_burst(HistRow *row, const struct lmk_sample *s) {
                         row->burst_counts[i] += s->counts[i];
                         row->burst_counted[i]++;
                 }
+}
+
+/* The entry of key (its strings interned in h), made where missing; NULL
+ * when out of memory. A new offset beyond max_offsets goes to
+ * HISTOGRAM_OFFSET_OTHER of its (job, step, object, phase). */
+static OffsetRow *offset_row(Histogram *h, OffsetKey k, uint64_t n) {
+        OffsetRow *o = hashmap_get(h->offsets, &k);
+
+        if (o)
+                return o;
+        if (k.offset != HISTOGRAM_OFFSET_OTHER && h->n_offsets >= h->max_offsets) {
+                h->offsets_overflowed += n;
+                k.offset = HISTOGRAM_OFFSET_OTHER;
+                o = hashmap_get(h->offsets, &k);
+                if (o)
+                        return o;
+        }
+        o = calloc(1, sizeof(*o));
+        if (!o)
+                return NULL;
+        o->key = k;
+        o->key.obj = object_ref(k.obj);
+        if (hashmap_put(h->offsets, &o->key, o) < 0) {
+                object_unref(h->objects, o->key.obj);
+                free(o);
+                return NULL;
+        }
+        if (k.offset != HISTOGRAM_OFFSET_OTHER)
+                h->n_offsets++;
+        return o;
+}
+
+int histogram_add_offset(Histogram *h, const HistRow *row, uint64_t offset, const struct lmk_sample *s) {
+        OffsetRow *o;
+
+        if (h->max_offsets == 0)
+                return 0;
+        /* the row's strings are interned in h already */
+        o = offset_row(h, (OffsetKey) { .job = row->key.job, .step = row->key.step, .phase = row->key.phase,
+                                        .obj = row->key.obj, .offset = offset }, 1);
+        if (!o)
+                return -ENOMEM;
+        o->samples++;
+        if (s->flags & LMK_SAMPLE_WINDOW) {
+                o->window_ns += s->window_ns;
+                for (unsigned i = 0; i < LMK_MAX_COUNTERS; i++)
+                        if (s->counts_valid & (1u << i)) {
+                                o->counts[i] += s->counts[i];
+                                o->counted |= UINT32_C(1) << i;
+                        }
+        }
+        return 0;
+}
+
+OffsetRow **histogram_offsets(const Histogram *h, size_t *ret_n) {
+        size_t n = hashmap_size(h->offsets), i, k = 0;
+        OffsetRow **v, *o;
+
+        v = malloc((n ? n : 1) * sizeof(*v));
+        if (!v)
+                return NULL;
+        HASHMAP_FOREACH(o, h->offsets, i)
+                v[k++] = o;
+        *ret_n = n;
+        return v;
+}
+
+uint64_t histogram_offsets_overflowed(const Histogram *h) {
+        return h->offsets_overflowed;
 }
 
 TotalRow *histogram_add_total(Histogram *h, const TotalKey *key, uint64_t cpu_time_ns, const uint64_t *counts,
@@ -312,6 +411,7 @@ uint64_t histogram_ranks_overflowed(const Histogram *h) {
 }
 
 int histogram_merge(Histogram *dst, const Histogram *src) {
+        OffsetRow *o;
         HistRow *row;
         TotalRow *t;
         RankRow *r;
@@ -334,6 +434,27 @@ int histogram_merge(Histogram *dst, const Histogram *src) {
                         d->burst_counted[c] += row->burst_counted[c];
                 }
         }
+        HASHMAP_FOREACH(o, src->offsets, i) {
+                OffsetKey k = o->key;
+                OffsetRow *d;
+
+                if (dst->max_offsets == 0)
+                        break;
+                k.job = intern(dst, o->key.job);
+                k.step = intern(dst, o->key.step);
+                k.phase = intern(dst, o->key.phase);
+                if ((o->key.job && !k.job) || (o->key.step && !k.step) || !k.phase)
+                        return -ENOMEM;
+                d = offset_row(dst, k, o->samples);
+                if (!d)
+                        return -ENOMEM;
+                d->samples += o->samples;
+                d->window_ns += o->window_ns;
+                d->counted |= o->counted;
+                for (unsigned c = 0; c < LMK_MAX_COUNTERS; c++)
+                        d->counts[c] += o->counts[c];
+        }
+        dst->offsets_overflowed += src->offsets_overflowed;
         HASHMAP_FOREACH(t, src->totals, i)
                 if (!histogram_add_total(dst, &t->key, t->cpu_time_ns, t->counts, t->switches))
                         return -ENOMEM;

@@ -79,9 +79,34 @@ typedef struct RankRow {
         double first, last;             /* Unix time of the first and last sample */
 } RankRow;
 
+/* Where in its file a sample ran, for naming functions (functions.h): per
+ * (job, step, object, phase) of the rows and file offset, with the counter
+ * sums of its samples. The key's strings and object are its row's.
+ * Distinct offsets are bounded (histogram_new()'s max_offsets): samples at
+ * new offsets beyond go to their (job, step, object, phase)'s entry at
+ * HISTOGRAM_OFFSET_OTHER, counted in histogram_offsets_overflowed(). */
+#define HISTOGRAM_OFFSET_OTHER UINT64_MAX
+
+typedef struct OffsetKey {
+        const char *job;
+        const char *step;
+        const char *phase;
+        Object *obj;
+        uint64_t offset;        /* in the file: ip - mapping start + its file offset */
+} OffsetKey;
+
+typedef struct OffsetRow {
+        OffsetKey key;
+        uint64_t samples;
+        uint64_t window_ns;
+        uint64_t counts[LMK_MAX_COUNTERS];
+        uint32_t counted;       /* bit i: some window had counter i */
+} OffsetRow;
+
 typedef struct Histogram Histogram;
 
-Histogram *histogram_new(ObjectTable *objects, size_t max_rows);
+/* max_offsets: distinct file offsets kept per interval, 0 for none. */
+Histogram *histogram_new(ObjectTable *objects, size_t max_rows, size_t max_offsets);
 Histogram *histogram_free(Histogram *h);
 /* Drops all rows (and their object references). */
 void histogram_reset(Histogram *h);
@@ -91,7 +116,16 @@ void histogram_reset(Histogram *h);
  * dropped. Returns the row or NULL on allocation failure. */
 HistRow *histogram_add(Histogram *h, const HistKey *key, uint64_t n);
 
-/* Adds every row and total of src to dst. */
+/* Adds a sample at file offset offset of row's object (a file) to the
+ * offsets of row's (job, step, object, phase). */
+int histogram_add_offset(Histogram *h, const HistRow *row, uint64_t offset, const struct lmk_sample *s);
+/* The offset rows in no order (valid until the next change); the caller
+ * frees the array, not the rows. */
+OffsetRow **histogram_offsets(const Histogram *h, size_t *ret_n);
+/* Samples at offsets beyond max_offsets, folded into HISTOGRAM_OFFSET_OTHER. */
+uint64_t histogram_offsets_overflowed(const Histogram *h);
+
+/* Adds every row, offset and total of src to dst. */
 int histogram_merge(Histogram *dst, const Histogram *src);
 
 /* Adds a sample's counter window to its row. */

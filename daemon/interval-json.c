@@ -99,17 +99,15 @@ static void add_count_or_null(int *r, json_object *o, const char *key, bool vali
         json_member_or_null(r, o, key, valid, valid ? json_object_new_int64((int64_t) llround(v)) : NULL);
 }
 
-/* Adds cpu_time_ns, cycles, instructions, ipc and "events" for the extra
- * counters. For sampled rows, times are samples x period and counts are the
- * windows' rates scaled to that time; for exact totals, scale is 1. */
-static void add_counters(int *r, json_object *o, const Interval *iv, double cpu_time_ns, bool have_time,
-                         const uint64_t *counts, const bool *valid, double scale) {
+/* Adds cycles, instructions, ipc (with_ipc) and "events" for the extra
+ * counters, scaled. */
+static void add_counts(int *r, json_object *o, const Interval *iv, const uint64_t *counts, const bool *valid,
+                       double scale, bool with_ipc) {
         const EventSpec *ev = iv->events;
         size_t n = iv->n_events;
         json_object *extra = NULL;
         int ci = -1, ii = -1, re = 0;
 
-        add_count_or_null(r, o, BF_CPU_TIME_NS, have_time, cpu_time_ns);
         for (size_t i = 0; i < n; i++) {
                 if (streq(ev[i].role, BF_ROLE_CYCLES))
                         ci = (int) i;
@@ -123,12 +121,21 @@ static void add_counters(int *r, json_object *o, const Interval *iv, double cpu_
         }
         add_count_or_null(r, o, BF_CYCLES, ci >= 0 && valid[ci], ci >= 0 ? (double) counts[ci] * scale : 0);
         add_count_or_null(r, o, BF_INSTRUCTIONS, ii >= 0 && valid[ii], ii >= 0 ? (double) counts[ii] * scale : 0);
-        if (ci >= 0 && ii >= 0 && valid[ci] && valid[ii] && counts[ci] > 0)
+        if (ci >= 0 && ii >= 0 && valid[ci] && valid[ii] && counts[ci] > 0 && with_ipc)
                 json_member(r, o, "ipc", json_object_new_double((double) counts[ii] / (double) counts[ci]));
-        else
+        else if (with_ipc)
                 json_member_or_null(r, o, "ipc", false, NULL);
         if (extra || re < 0)
                 json_member(r, o, BF_EVENTS, json_built(extra, re));
+}
+
+/* Adds cpu_time_ns, cycles, instructions, ipc and "events" for the extra
+ * counters. For sampled rows, times are samples x period and counts are the
+ * windows' rates scaled to that time; for exact totals, scale is 1. */
+static void add_counters(int *r, json_object *o, const Interval *iv, double cpu_time_ns, bool have_time,
+                         const uint64_t *counts, const bool *valid, double scale) {
+        add_count_or_null(r, o, BF_CPU_TIME_NS, have_time, cpu_time_ns);
+        add_counts(r, o, iv, counts, valid, scale, true);
 }
 
 /* Rates at the row's code location from its burst samples: events per
@@ -188,6 +195,33 @@ static json_object *row_json(const Interval *iv, const HistRow *row) {
                 json_member(&r, o, BF_ROW_MULTIPLEXED_SAMPLES, json_object_new_int64((int64_t) row->multiplexed));
         if (row->burst_samples > 0)
                 json_member(&r, o, BF_ROW_BURST, burst_json(iv, row));
+        return json_built(o, r);
+}
+
+/* functions[]: one function of one (job, step, object, phase), its
+ * counters as its rows' (sampled: the windows' rates scaled to its time) */
+static json_object *function_json(const Interval *iv, const FunctionRow *f) {
+        json_object *o = json_object_new_object();
+        char hex[2 * BUILD_ID_MAX + 1] = "";
+        double time_ns = (double) f->samples * 1e9 / iv->frequency_hz;
+        bool valid[LMK_MAX_COUNTERS];
+        int r = o ? 0 : -ENOMEM;
+
+        add_text_or_null(&r, o, BF_FUNCTION_JOB, f->job);
+        add_text_or_null(&r, o, BF_FUNCTION_STEP, f->step);
+        json_member(&r, o, BF_FUNCTION_OBJECT, json_text_new(f->obj->path));
+        if (f->build_id)
+                buildid_to_hex(f->obj->build_id, f->obj->build_id_size, hex);
+        add_nonempty_or_null(&r, o, BF_FUNCTION_BUILD_ID, hex);
+        json_member(&r, o, BF_FUNCTION_PHASE, json_text_new(f->phase));
+        add_text_or_null(&r, o, BF_FUNCTION_FUNCTION, f->kind == FUNCTION_NAMED ? f->name : NULL);
+        json_member_or_null(&r, o, BF_FUNCTION_OFFSET, f->kind == FUNCTION_UNNAMED,
+                            f->kind == FUNCTION_UNNAMED ? json_object_new_int64((int64_t) f->offset) : NULL);
+        json_member(&r, o, BF_FUNCTION_OTHER, json_object_new_boolean(f->kind == FUNCTION_OTHER));
+        json_member(&r, o, BF_FUNCTION_SAMPLES, json_object_new_int64((int64_t) f->samples));
+        for (unsigned i = 0; i < LMK_MAX_COUNTERS; i++)
+                valid[i] = f->counted & (UINT32_C(1) << i);
+        add_counts(&r, o, iv, f->counts, valid, f->window_ns > 0 ? time_ns / (double) f->window_ns : 0.0, false);
         return json_built(o, r);
 }
 
@@ -390,6 +424,8 @@ int interval_add_rows(const Interval *iv, json_object *root) {
         /* only where there are ranks: the field is optional (batch-format.md) */
         if (nr > 0)
                 json_member(&r, root, BF_RANKS, JSON_ARRAY_OF(i, nr, rank_json(ranks[i])));
+        json_member(&r, root, BF_FUNCTIONS,
+                    JSON_ARRAY_OF(i, iv->functions ? iv->functions->n : 0, function_json(iv, &iv->functions->v[i])));
         return r;
 }
 
@@ -427,6 +463,27 @@ json_object *node_type_json(const NodeType *t) {
         return json_built(o, r);
 }
 
+/* How naming went: files read and not, samples named, left for the
+ * store, in "other", and the time it took. */
+static json_object *functions_stats_json(const Interval *iv) {
+        const FunctionStats *st = &iv->functions->stats;
+        json_object *o = json_object_new_object();
+        int r = o ? 0 : -ENOMEM;
+
+        json_member(&r, o, "files", json_object_new_int64((int64_t) st->files));
+        json_member(&r, o, "files_unopened", json_object_new_int64((int64_t) st->files_unopened));
+        json_member(&r, o, "files_other_build", json_object_new_int64((int64_t) st->files_other_build));
+        json_member(&r, o, "files_unread", json_object_new_int64((int64_t) st->files_unread));
+        json_member(&r, o, "samples_named", json_object_new_int64((int64_t) st->samples_named));
+        json_member(&r, o, "samples_unnamed", json_object_new_int64((int64_t) st->samples_unnamed));
+        json_member(&r, o, "samples_other", json_object_new_int64((int64_t) st->samples_other));
+        json_member(&r, o, "samples_dropped", json_object_new_int64((int64_t) st->samples_dropped));
+        json_member(&r, o, "offsets_overflowed",
+                    json_object_new_int64((int64_t) histogram_offsets_overflowed(iv->hist)));
+        json_member(&r, o, "naming_ms", json_object_new_double((double) st->ns / 1e6));
+        return json_built(o, r);
+}
+
 json_object *interval_lmkd_stats(const Interval *iv) {
         const MonitorStats *st = &iv->stats;
         const ProcessTableStats *ps = &iv->procs;
@@ -449,5 +506,7 @@ json_object *interval_lmkd_stats(const Interval *iv) {
         json_member(&r, self, "rows_overflowed", json_object_new_int64((int64_t) histogram_overflowed(iv->hist)));
         json_member(&r, self, "rank_samples_overflowed",
                     json_object_new_int64((int64_t) histogram_ranks_overflowed(iv->hist)));
+        if (iv->functions)
+                json_member(&r, self, "functions", functions_stats_json(iv));
         return json_built(self, r);
 }

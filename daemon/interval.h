@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "events.h"
+#include "functions.h"
 #include "histogram.h"
 #include "job-table.h"
 #include "lmk-bpf.h"
@@ -65,4 +66,7 @@ typedef struct Interval {
         const Powercap *energy;
         double energy_unattributed_joules;
         bool energy_since_start;
+        /* The interval's functions, named when it closed (functions.h);
+         * NULL: none named (lmkd.conf functions = 0). */
+        const Functions *functions;
 } Interval;

@@ -36,6 +36,8 @@ const char config_help_text[] =
         "      --job-counters BOOL   Count the counters of each Slurm job exactly in its\n"
         "                            cgroup v2 directory (default no: it costs a little at\n"
         "                            every context switch on the jobs' CPUs)\n"
+        "      --functions N         Name the functions samples ran in and send the top N\n"
+        "                            of each job, object and phase (default 64; 0: none)\n"
         "      --exact-counters BOOL Also split the counters at every context switch, for\n"
         "                            exact counts per process, and per job in cgroup v1\n"
         "                            (default no: it costs every context switch of every task)\n"
@@ -76,6 +78,7 @@ void config_init(LmkdConfig *c) {
                 .frequency = 1,
                 .event = SAMPLE_EVENT_AUTO,
                 .job_counters = false,
+                .functions = 64,
                 .poll_ms = 1000,
                 .push_interval = 60,
                 .inventory_interval = 86400,
@@ -239,6 +242,9 @@ int config_set(LmkdConfig *c, const char *section, const char *key, const char *
         } else if (KEY("sampling", "job_counters")) {
                 r = set_bool(&c->job_counters, value);
                 *ret_why = "yes or no";
+        } else if (KEY("sampling", "functions")) {
+                r = set_unsigned(&c->functions, value, 0, 10000);
+                *ret_why = "a number of functions from 0 (none named) to 10000";
         } else if (KEY("sampling", "poll_ms")) {
                 r = set_unsigned(&c->poll_ms, value, 10, 60000);
                 *ret_why = "milliseconds from 10 to 60000";

@@ -18,6 +18,7 @@ typedef struct LmkdConfig {
         double burst;                   /* fraction of samples that start a burst, 0..1 */
         bool exact_counters;            /* split counters at every context switch */
         bool job_counters;              /* count each job in its cgroup v2 directory (job-counters.h) */
+        unsigned functions;             /* top functions per (job, step, object, phase); 0: none named */
         unsigned poll_ms;
         EventSpec events[EVENT_MAX];
         size_t n_events;

@@ -53,6 +53,7 @@ enum {
         ARG_EXACT_COUNTERS,
         ARG_JOB_COUNTERS,
         ARG_POWERCAP_ROOT,
+        ARG_FUNCTIONS,
 };
 
 /* Unknown names are configuration errors; known events this machine cannot
@@ -105,6 +106,7 @@ static const struct option options[] = {
         { "burst", required_argument, NULL, ARG_BURST },
         { "exact-counters", required_argument, NULL, ARG_EXACT_COUNTERS },
         { "job-counters", required_argument, NULL, ARG_JOB_COUNTERS },
+        { "functions", required_argument, NULL, ARG_FUNCTIONS },
         { "poll-ms", required_argument, NULL, ARG_POLL_MS },
         { "ready-file", required_argument, NULL, ARG_READY_FILE },
         { "proc-root", required_argument, NULL, ARG_PROC_ROOT },
@@ -139,6 +141,7 @@ static const struct {
         { ARG_BURST, "sampling", "burst", "--burst" },
         { ARG_EXACT_COUNTERS, "sampling", "exact_counters", "--exact-counters" },
         { ARG_JOB_COUNTERS, "sampling", "job_counters", "--job-counters" },
+        { ARG_FUNCTIONS, "sampling", "functions", "--functions" },
         { ARG_POLL_MS, "sampling", "poll_ms", "--poll-ms" },
         { 'd', "report", "duration", "--duration" },
         { 'o', "report", "output", "--output" },
@@ -428,6 +431,7 @@ static int run(const LmkdConfig *o) {
                 .proc_root = o->proc_root,
                 .powercap_root = o->powercap_root,
                 .job_counters = o->job_counters,
+                .functions = o->functions,
                 .liblmk_paths = (const char *const *) o->liblmk,
                 .families = &families,
         };

@@ -16,11 +16,15 @@
 #include "energy.h"
 #include "event-order.h"
 #include "monitor.h"
+#include "functions.h"
 #include "phases.h"
 #include "util.h"
 
 /* An exited process stays this long for samples taken during its exit. */
 #define EXIT_GRACE_NS (UINT64_C(1000000000))
+/* Distinct file offsets kept per interval for naming functions (about
+ * 150 bytes each): beyond, samples count in their object's "other". */
+#define MAX_OFFSETS 16384
 /* The exact totals are read when an interval closes, and every few ticks
  * while processes that left wait for their last figures (their names and
  * jobs are kept until then): a walk visits every thread on the node, which
@@ -36,6 +40,7 @@ struct Monitor {
         Sampler *sampler;
         Histogram *hist;
         Histogram *cumulative;          /* all intervals, for a report at the end */
+        Functions functions;            /* of the closed interval, until it is reset */
 
         Phases phases;
         Attribution attribution;
@@ -127,7 +132,7 @@ int monitor_new(const MonitorConfig *cfg, Monitor **ret) {
         m->objects = object_table_new();
         if (!m->bpf_stats || !m->objects)
                 return -ENOMEM;
-        m->hist = histogram_new(m->objects, cfg->max_rows ?: 100000);
+        m->hist = histogram_new(m->objects, cfg->max_rows ?: 100000, cfg->functions > 0 ? MAX_OFFSETS : 0);
         if (!m->hist)
                 return -ENOMEM;
         r = process_table_init(&m->procs, m->objects, cfg->proc_root);
@@ -188,6 +193,7 @@ Monitor *monitor_free(Monitor *m) {
         sideband_done(&m->sb);
         exact_totals_done(&m->totals);
         phases_done(&m->phases);
+        functions_done(&m->functions);
         histogram_free(m->hist);
         histogram_free(m->cumulative);
         jobs_done(&m->jobs);
@@ -504,7 +510,8 @@ int monitor_stop(Monitor *m) {
 
 int monitor_keep_cumulative(Monitor *m) {
         if (!m->cumulative)
-                m->cumulative = histogram_new(m->objects, m->cfg.max_rows ?: 100000);
+                m->cumulative = histogram_new(m->objects, m->cfg.max_rows ?: 100000,
+                                              m->cfg.functions > 0 ? MAX_OFFSETS : 0);
         return m->cumulative ? 0 : -ENOMEM;
 }
 
@@ -513,6 +520,7 @@ void monitor_close_interval(Monitor *m, bool final, bool cumulative, double star
         const EventSpec *ev;
         Histogram *h = m->hist;
         size_t n;
+        int r;
 
         settle_interval(m, final);
         if (cumulative && m->cumulative) {
@@ -522,6 +530,15 @@ void monitor_close_interval(Monitor *m, bool final, bool cumulative, double star
                 histogram_reset(m->hist);
                 h = m->cumulative;
         }
+        functions_done(&m->functions);
+        r = functions_name(h, &m->procs, m->cfg.functions, &m->functions);
+        if (r < 0)
+                log_warning_errno(r, "Failed to name the interval's functions: %m; it has none.");
+        else if (m->cfg.functions > 0)
+                log_debug("Named the functions of %" PRIu64 " files in %.1f ms: %" PRIu64 " samples named, %" PRIu64
+                          " left to the store, %" PRIu64 " in \"other\".", m->functions.stats.files,
+                          (double) m->functions.stats.ns / 1e6, m->functions.stats.samples_named,
+                          m->functions.stats.samples_unnamed, m->functions.stats.samples_other);
         *ret = (Interval) {
                 .start = start,
                 .end = end,
@@ -541,6 +558,7 @@ void monitor_close_interval(Monitor *m, bool final, bool cumulative, double star
                 .energy_unattributed_joules = h == m->cumulative ? m->energy.unattributed_total
                                                                  : m->energy.unattributed_joules,
                 .energy_since_start = h == m->cumulative,
+                .functions = m->cfg.functions > 0 ? &m->functions : NULL,
         };
         ev = sampler_events(m->sampler, &n);
         ret->events = ev;
@@ -555,6 +573,7 @@ void monitor_close_interval(Monitor *m, bool final, bool cumulative, double star
 }
 
 void monitor_reset_interval(Monitor *m) {
+        functions_done(&m->functions);
         if (m->cumulative && histogram_merge(m->cumulative, m->hist) < 0)
                 log_warning("Out of memory: the final report will lack an interval.");
         histogram_reset(m->hist);

@@ -29,6 +29,7 @@ typedef struct MonitorConfig {
         const LibFamilies *families;    /* tells communication libraries (outlives the monitor) */
         const char *powercap_root;      /* energy counters (energy.h); NULL: /sys/class/powercap */
         bool job_counters;              /* count jobs in their cgroup v2 directories (job-counters.h) */
+        unsigned functions;             /* top functions named per (job, step, object, phase); 0: none */
 } MonitorConfig;
 
 typedef struct Monitor Monitor;
@@ -49,7 +50,8 @@ int monitor_stop(Monitor *m);
 
 /* Keeps every interval's rows also in a histogram for a final report. */
 int monitor_keep_cumulative(Monitor *m);
-/* Closes the interval: settles idle time and exact totals and describes
+/* Closes the interval: settles idle time and exact totals, names the
+ * functions of its samples (functions.h) and describes
  * the interval from start to end (Unix time, from an IntervalClock,
  * interval-clock.h). With cumulative, the description covers every interval
  * since the start (see monitor_keep_cumulative). Valid until

@@ -17,6 +17,7 @@ static const Access credential = { ROLE_ADMIN, .credential = true };
 const Route store_routes[] = {
         { "/api/v1/ingest", false, "POST", api_ingest, &node, .body = true, .replied = api_ingest_replied },
         { "/api/v1/jobs", false, "GET", api_jobs, &query, &api_jobs_csv },
+        { "/api/v1/jobs/", true, "GET", api_job_functions, &query, &api_job_functions_csv, .suffix = "/functions" },
         { "/api/v1/jobs/", true, "GET", api_job, &query },
         { "/api/v1/objects", false, "GET", api_objects, &site_view, &api_objects_csv },
         { "/api/v1/nodes", false, "GET", api_nodes, &site_view, &api_nodes_csv },

@@ -46,6 +46,8 @@ struct Server {
 void api_ingest(Server *s, Request *req, Reply *reply);
 void api_jobs(Server *s, Request *req, Reply *reply);
 void api_job(Server *s, Request *req, Reply *reply);
+/* GET /api/v1/jobs/{id}/functions (job-functions.c) */
+void api_job_functions(Server *s, Request *req, Reply *reply);
 void api_objects(Server *s, Request *req, Reply *reply);
 void api_nodes(Server *s, Request *req, Reply *reply);
 void api_findings(Server *s, Request *req, Reply *reply);
@@ -66,7 +68,7 @@ void api_ingest_replied(Server *s, const Reply *reply);
 
 /* The columns of the list answers as CSV (?format=csv), beside their handlers. */
 extern const CsvTable api_jobs_csv, api_objects_csv, api_nodes_csv, api_findings_csv, api_packages_csv,
-        api_families_csv, api_scaling_csv, api_apps_csv;
+        api_families_csv, api_scaling_csv, api_apps_csv, api_job_functions_csv;
 
 /* Query parameters (args.c): a time (Unix seconds, "now" or an age;
  * fallback when absent, NULL: leave *ret), an integer in [min, max], a
@@ -108,5 +110,8 @@ const char *api_grain_name(int64_t grain);
 
 /* A job's row in the list, which heads its own answer too (jobs.c). */
 int api_add_job_info(json_object *o, const StoredJob *j);
+/* A job's functions as the list key of o (job-functions.c): each with
+ * its share of job_samples, or per phase of its phase's samples. */
+int api_add_functions(json_object *o, const char *key, const FunctionList *l, int64_t job_samples);
 /* Adds "findings" to a job's summary (findings.c). */
 int api_job_findings(Server *s, const JobSummary *js, json_object *o);

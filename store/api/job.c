@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* GET /api/v1/jobs/{id}: one job's summary, with its shares, POP
- * metrics, time line, measurements and findings. */
+ * metrics, time line, measurements, functions and findings. */
 #include <errno.h>
 #include <math.h>
 
@@ -286,6 +286,10 @@ void api_job(Server *s, Request *req, Reply *reply) {
             add_pop(o, &js) < 0 ||
             add_timeline(o, &js) < 0 ||
             api_add_job_measured(o, &js) < 0 ||
+            api_add_functions(o, "functions", &js.functions, js.info.samples) < 0 ||
+            json_add(o, "functions_truncated", json_object_new_boolean(js.functions.truncated)) < 0 ||
+            api_add_functions(o, "phase_functions", &js.phase_functions, js.info.samples) < 0 ||
+            json_add(o, "phase_functions_truncated", json_object_new_boolean(js.phase_functions.truncated)) < 0 ||
             api_job_findings(s, &js, o) < 0) {
                 job_summary_free(&js);
                 reply_oom(reply);

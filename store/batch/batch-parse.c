@@ -3,6 +3,8 @@
 #include <math.h>
 #include <nettle/sha2.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "batch-fields.h"
 #include "batch/arena.h"
@@ -65,12 +67,12 @@ static bool add_sum(int64_t *sum, int64_t v) {
 /* The top level and the objects of the header, their members in the order
  * lmkd writes them (daemon/batch-build.c, daemon/interval-json.c). */
 enum { TOP_FORMAT, TOP_VERSION, TOP_BATCH, TOP_NODE, TOP_INVENTORY, TOP_INTERVAL, TOP_SAMPLING, TOP_ROWS,
-       TOP_COUNTERS, TOP_MARKERS, TOP_JOBS, TOP_ENERGY, TOP_RANKS };
+       TOP_COUNTERS, TOP_MARKERS, TOP_JOBS, TOP_ENERGY, TOP_RANKS, TOP_FUNCTIONS };
 static const char *const top_fields[] = {
         [TOP_FORMAT] = BF_FORMAT, [TOP_VERSION] = BF_VERSION, [TOP_BATCH] = BF_BATCH, [TOP_NODE] = BF_NODE,
         [TOP_INVENTORY] = BF_INVENTORY, [TOP_INTERVAL] = BF_INTERVAL, [TOP_SAMPLING] = BF_SAMPLING,
         [TOP_ROWS] = BF_ROWS, [TOP_COUNTERS] = BF_COUNTERS, [TOP_MARKERS] = BF_MARKERS, [TOP_JOBS] = BF_JOBS,
-        [TOP_ENERGY] = BF_ENERGY, [TOP_RANKS] = BF_RANKS,
+        [TOP_ENERGY] = BF_ENERGY, [TOP_RANKS] = BF_RANKS, [TOP_FUNCTIONS] = BF_FUNCTIONS,
 };
 
 enum { BATCH_NODE, BATCH_BOOT_ID, BATCH_SPOOL, BATCH_SEQ };
@@ -271,10 +273,11 @@ static int parse_header(const Fields *top, Arena *arena, Batch *b, BatchError *e
         r = field_int(top, TOP_VERSION, TOP, REQUIRED, 0, INT32_MAX, &version, err);
         if (r < 0)
                 return r;
-        if (version != LMK_BATCH_VERSION)
+        if (version < BATCH_VERSION_MIN || version > LMK_BATCH_VERSION)
                 return field_fail(err, -EPROTONOSUPPORT, TOP, BF_VERSION,
-                                  "version %" PRId64 " is not supported, this store knows version %d",
-                                  version, LMK_BATCH_VERSION);
+                                  "version %" PRId64 " is not supported, this store knows versions %d to %d",
+                                  version, BATCH_VERSION_MIN, LMK_BATCH_VERSION);
+        b->version = version;
 
         if ((r = field_object(top, TOP_BATCH, TOP, true, &o, err)) < 0)
                 return r;
@@ -922,6 +925,226 @@ static int parse_ranks(const Fields *top, Arena *arena, Batch *b, BatchError *er
         return 0;
 }
 
+/* rows[] sorted by (job, step, object, phase, build_id) and then by
+ * index: what functions[] are looked up in, by bsearch(), which no choice
+ * of strings slows down as it would a hash of them. */
+typedef struct RowKey {
+        const char *job, *step, *object, *phase, *build_id;
+        size_t row;
+} RowKey;
+
+/* A (job, step, object, phase) of rows[], which functions[] break down:
+ * its rows in the sorted keys, their samples, and its functions' so far. */
+typedef struct RowGroup {
+        RowKey key;             /* its first key; .row: its first row */
+        size_t first, n;        /* in the sorted keys */
+        int64_t samples, function_samples;
+} RowGroup;
+
+static int strcmp_null(const char *a, const char *b) {
+        if (!a || !b)
+                return !!a - !!b;
+        return strcmp(a, b);
+}
+
+/* By (job, step, object, phase) alone. */
+static int group_compare(const RowKey *x, const RowKey *y) {
+        int c;
+
+        if ((c = strcmp_null(x->job, y->job)) != 0 || (c = strcmp(x->step, y->step)) != 0 ||
+            (c = strcmp(x->object, y->object)) != 0)
+                return c;
+        return strcmp(x->phase, y->phase);
+}
+
+static int row_key_compare(const void *p, const void *q) {
+        const RowKey *x = p, *y = q;
+        int c = group_compare(x, y);
+
+        if (c != 0 || (c = strcmp(x->build_id, y->build_id)) != 0)
+                return c;
+        return x->row < y->row ? -1 : x->row > y->row;
+}
+
+/* For bsearch(): the group of a key. */
+static int row_group_find(const void *key, const void *group) {
+        return group_compare(key, &((const RowGroup *) group)->key);
+}
+
+/* For bsearch() in a group's keys: one of a build-id. */
+static int row_build_find(const void *key, const void *row) {
+        return strcmp(((const RowKey *) key)->build_id, ((const RowKey *) row)->build_id);
+}
+
+static int row_groups(Arena *arena, const Batch *b, RowKey **ret_keys, RowGroup **ret, size_t *ret_n) {
+        RowGroup *g;
+        RowKey *k;
+        size_t n = 0;
+
+        k = arena_calloc(arena, MAX(b->n_rows, (size_t) 1), sizeof(RowKey));
+        g = arena_calloc(arena, MAX(b->n_rows, (size_t) 1), sizeof(RowGroup));
+        if (!k || !g)
+                return -ENOMEM;
+        for (size_t i = 0; i < b->n_rows; i++) {
+                const BatchRow *row = &b->rows[i];
+
+                k[i] = (RowKey) { row->job, row->step, row->object, row->phase, row->build_id, i };
+        }
+        qsort(k, b->n_rows, sizeof(RowKey), row_key_compare);
+        for (size_t i = 0; i < b->n_rows; i++) {
+                if (n == 0 || group_compare(&k[i], &g[n - 1].key) != 0)
+                        g[n++] = (RowGroup) { .key = k[i], .first = i };
+                g[n - 1].n++;
+                g[n - 1].key.row = MIN(g[n - 1].key.row, k[i].row);
+                /* the rows' samples fit an int64 together (parse_rows()) */
+                g[n - 1].samples += b->rows[k[i].row].samples;
+        }
+        *ret_keys = k;
+        *ret = g;
+        *ret_n = n;
+        return 0;
+}
+
+enum { FUNC_JOB, FUNC_STEP, FUNC_OBJECT, FUNC_BUILD_ID, FUNC_PHASE, FUNC_FUNCTION, FUNC_OFFSET, FUNC_OTHER,
+       FUNC_SAMPLES, FUNC_CYCLES, FUNC_INSTRUCTIONS, FUNC_EVENTS };
+static const char *const function_fields[] = {
+        [FUNC_JOB] = BF_FUNCTION_JOB, [FUNC_STEP] = BF_FUNCTION_STEP, [FUNC_OBJECT] = BF_FUNCTION_OBJECT,
+        [FUNC_BUILD_ID] = BF_FUNCTION_BUILD_ID, [FUNC_PHASE] = BF_FUNCTION_PHASE,
+        [FUNC_FUNCTION] = BF_FUNCTION_FUNCTION, [FUNC_OFFSET] = BF_FUNCTION_OFFSET, [FUNC_OTHER] = BF_FUNCTION_OTHER,
+        [FUNC_SAMPLES] = BF_FUNCTION_SAMPLES, [FUNC_CYCLES] = BF_CYCLES, [FUNC_INSTRUCTIONS] = BF_INSTRUCTIONS,
+        [FUNC_EVENTS] = BF_EVENTS,
+};
+
+/* Exactly one of a name, a file offset (unnamed: then the build-id that
+ * names it later) and other. */
+static int check_function_kind(const BatchFunction *fn, Where w, BatchError *err) {
+        if (fn->function && (fn->offset != BATCH_NULL || fn->other))
+                return field_fail(err, -EINVAL, w, fn->other ? BF_FUNCTION_OTHER : BF_FUNCTION_OFFSET,
+                                  "must be %s with a function's name", fn->other ? "false" : "null");
+        if (fn->offset != BATCH_NULL && fn->other)
+                return field_fail(err, -EINVAL, w, BF_FUNCTION_OFFSET, "must be null in other functions");
+        if (!fn->function && fn->offset == BATCH_NULL && !fn->other)
+                return field_fail(err, -EINVAL, w, BF_FUNCTION_FUNCTION, "needs a name, an offset or other: true");
+        if (fn->offset != BATCH_NULL && fn->offset % BATCH_FUNCTION_PAGE != 0)
+                return field_fail(err, -EINVAL, w, BF_FUNCTION_OFFSET, "must be a multiple of %d",
+                                  BATCH_FUNCTION_PAGE);
+        if (fn->offset != BATCH_NULL && !*fn->build_id)
+                return field_fail(err, -EINVAL, w, BF_FUNCTION_BUILD_ID,
+                                  "is needed with an offset: it names the function later");
+        return 0;
+}
+
+/* functions[] (version 2): what the rows' samples of each (job, step,
+ * object, phase) ran, function by function. Each breaks down samples of
+ * rows[], so its key must be in rows[] (with its build_id, when it names
+ * one), of an executable or a library, and the functions of a key may not
+ * hold more samples than its rows. Their counters are checked like the
+ * rows'. */
+static int parse_functions(const Fields *top, Arena *arena, Batch *b, BatchError *err) {
+        RowGroup *groups = NULL;
+        RowKey *keys = NULL;
+        size_t n_groups = 0;
+        const JsonValue *a;
+        int r;
+
+        /* a version 1 batch knows no functions[]: an unknown member */
+        if (b->version < 2)
+                return 0;
+        r = field_array(top, TOP_FUNCTIONS, TOP, false, BATCH_MAX_FUNCTIONS, &a, &b->n_functions, err);
+        if (r < 0 || b->n_functions == 0)
+                return r;
+        b->functions = arena_calloc(arena, b->n_functions, sizeof(BatchFunction));
+        if (!b->functions)
+                return -ENOMEM;
+        r = row_groups(arena, b, &keys, &groups, &n_groups);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < b->n_functions; i++) {
+                const JsonValue *o = &a->elements[i];
+                BatchFunction *fn = &b->functions[i];
+                Where w = AT(BF_FUNCTIONS, i);
+                const RowKey *row;
+                RowGroup *g;
+                RowKey key;
+                Fields f;
+
+                if (!json_is_type(o, JSON_OBJECT))
+                        return field_fail(err, -EINVAL, w, NULL, "must be an object");
+                BIND(o, function_fields, &f);
+                if ((r = field_string(&f, FUNC_JOB, w, NULLABLE | IDENT, 1, MAX_ID, &fn->job, err)) < 0 ||
+                    (r = field_string(&f, FUNC_STEP, w, NULLABLE | IDENT, 1, MAX_ID, &fn->step, err)) < 0 ||
+                    (r = field_string(&f, FUNC_OBJECT, w, REQUIRED, 1, MAX_OBJECT, &fn->object, err)) < 0 ||
+                    (r = field_string(&f, FUNC_BUILD_ID, w, NULLABLE | IDENT, 0, MAX_BUILD_ID, &fn->build_id,
+                                      err)) < 0 ||
+                    (r = field_string(&f, FUNC_PHASE, w, NULLABLE, 0, MAX_PHASE, &fn->phase, err)) < 0 ||
+                    (r = field_string(&f, FUNC_FUNCTION, w, NULLABLE | IDENT, 1, BATCH_MAX_FUNCTION_NAME,
+                                      &fn->function, err)) < 0 ||
+                    (r = field_int(&f, FUNC_OFFSET, w, NULLABLE, 0, (int64_t) BATCH_MAX_COUNTER, &fn->offset,
+                                   err)) < 0 ||
+                    (r = field_bool(&f, FUNC_OTHER, w, &fn->other, err)) < 0 ||
+                    (r = field_int(&f, FUNC_SAMPLES, w, REQUIRED, 0, b->limits.samples, &fn->samples, err)) < 0 ||
+                    (r = field_int(&f, FUNC_CYCLES, w, NULLABLE, 0, b->limits.cycles, &fn->cycles, err)) < 0 ||
+                    (r = field_int(&f, FUNC_INSTRUCTIONS, w, NULLABLE, 0, b->limits.instructions,
+                                   &fn->instructions, err)) < 0)
+                        return r;
+                if (field_has(&f, FUNC_EVENTS) && !b->function_events &&
+                    !(b->function_events = arena_calloc(arena, b->n_functions, sizeof(BatchEvents))))
+                        return -ENOMEM;
+                r = parse_events(b, f.v[FUNC_EVENTS], w, b->limits.events,
+                                 b->function_events ? &b->function_events[i] : NULL, &fn->events, err);
+                if (r < 0)
+                        return r;
+                fn->step = fn->step ?: "";
+                fn->build_id = fn->build_id ?: "";
+                fn->phase = fn->phase ?: "";
+                if (fn->build_id[strspn(fn->build_id, "0123456789abcdef")])
+                        return field_fail(err, -EINVAL, w, BF_FUNCTION_BUILD_ID, "must be lower-case hex");
+                r = check_function_kind(fn, w, err);
+                if (r < 0)
+                        return r;
+
+                /* its rows: of its (job, step, object, phase), and of its
+                 * build where it names one (an "other" entry over several
+                 * builds of a path names none) */
+                key = (RowKey) { fn->job, fn->step, fn->object, fn->phase, fn->build_id };
+                g = bsearch(&key, groups, n_groups, sizeof(RowGroup), row_group_find);
+                if (!g)
+                        return field_fail(err, -EINVAL, w, NULL,
+                                          "no rows[] entry has its job, step, object and phase");
+                row = *fn->build_id ? bsearch(&key, keys + g->first, g->n, sizeof(RowKey), row_build_find) : NULL;
+                if (*fn->build_id && !row)
+                        return field_fail(err, -EINVAL, w, BF_FUNCTION_BUILD_ID,
+                                          "is not the build_id of a rows[] entry of its job, step, object and phase");
+                /* bsearch() finds one of the build's rows; the first is the one sorted first */
+                while (row && row > keys + g->first && !strcmp(row[-1].build_id, fn->build_id))
+                        row--;
+                fn->row = row ? row->row : g->key.row;
+                fn->kind = b->rows[fn->row].kind;
+                if (fn->kind != CODE_EXE && fn->kind != CODE_LIB)
+                        return field_fail(err, -EINVAL, w, BF_FUNCTION_OBJECT,
+                                          "is of kind %s: only executables and libraries have functions",
+                                          code_kind_to_string(fn->kind));
+                if (__builtin_add_overflow(g->function_samples, fn->samples, &g->function_samples) ||
+                    g->function_samples > g->samples)
+                        return field_fail(err, -EINVAL, w, BF_FUNCTION_SAMPLES,
+                                          "its functions hold more samples than the %" PRId64
+                                          " of their rows", g->samples);
+                if (!add_sum(&b->total_function_cycles, fn->cycles))
+                        return field_fail(err, -EINVAL, w, BF_CYCLES,
+                                          "the batch's functions' cycles add up to more than %" PRId64, INT64_MAX);
+                if (!add_sum(&b->total_function_instructions, fn->instructions))
+                        return field_fail(err, -EINVAL, w, BF_INSTRUCTIONS,
+                                          "the batch's functions' instructions add up to more than %" PRId64,
+                                          INT64_MAX);
+                for (size_t e = 0; fn->events && e < BATCH_MAX_ROLES; e++)
+                        if (!add_sum(&b->total_function_events[e], fn->events->count[e]))
+                                return field_fail(err, -EINVAL, w, BF_EVENTS,
+                                                  "the batch's functions' %s add up to more than %" PRId64,
+                                                  b->roles[e], INT64_MAX);
+        }
+        return 0;
+}
+
 Batch *batch_free(Batch *b) {
         /* b and everything it points to are in its arena */
         if (b)
@@ -981,6 +1204,7 @@ int batch_parse(const char *data, size_t size, Batch **ret, BatchError *err) {
             (r = parse_rows(&top, arena, b, err)) < 0 ||
             (r = parse_markers(&top, arena, b, err)) < 0 ||
             (r = parse_ranks(&top, arena, b, err)) < 0 ||
+            (r = parse_functions(&top, arena, b, err)) < 0 ||
             (r = batch_parse_inventory(top.v[TOP_INVENTORY], arena, b, err)) < 0)
                 return r;
 

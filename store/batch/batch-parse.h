@@ -29,6 +29,9 @@
 #define BATCH_MAX_COUNTER (UINT64_C(1) << 53)
 #define BATCH_NULL INT64_C(-1) /* a counter that lmkd did not have */
 #define BATCH_DIGEST_SIZE 32u   /* SHA-256 */
+/* The oldest batch format version this store reads: version 1 has no
+ * functions[] (LMK_BATCH_VERSION, common/batch-format.h, the newest). */
+#define BATCH_VERSION_MIN 1
 
 /* Numbers a node can produce (docs/batch-format.md, "Limits"). Sampling
  * below once in 1000 s tells nothing; above 100 kHz perf itself throttles. */
@@ -180,6 +183,33 @@ typedef struct BatchRank {
         double first, last;       /* Unix time of the first and last sample */
 } BatchRank;
 
+/* A function of one (job, step, object, phase) in the interval
+ * (functions[], batch version 2): named by lmkd, unnamed (its file
+ * offset, for the store to name by build-id), or the rest of that key's
+ * samples, "(other functions)". Exactly one of function, offset and
+ * other says which. Its build_id is that of some of its key's rows, or ""
+ * (an "other" entry over several builds of the object). */
+#define BATCH_MAX_FUNCTIONS 100000u
+#define BATCH_MAX_FUNCTION_NAME 1024u
+#define BATCH_FUNCTION_PAGE 4096 /* lmkd rounds an unnamed offset down to a page */
+
+typedef struct BatchFunction {
+        const char *job;                /* NULL: system work */
+        const char *step, *object, *build_id, *phase; /* never NULL; "" when absent */
+        const char *function;           /* its name; NULL: unnamed or other */
+        int64_t offset;                 /* unnamed: the file offset; BATCH_NULL otherwise */
+        bool other;                     /* "(other functions)" */
+        int64_t samples;
+        int64_t cycles, instructions;   /* BATCH_NULL when null */
+        BatchEvents *events;            /* NULL: none */
+        /* The first rows[] entry of its (job, step, object, phase) and
+         * build_id; of its (job, step, object, phase) alone when it has
+         * no build_id and they have (an "other" entry over several
+         * builds), and the kind of that row, exe or lib. */
+        size_t row;
+        CodeKind kind;
+} BatchFunction;
+
 /* The node's software inventory (docs/inventory.md), in the batch after
  * lmkd saw it change. */
 #define BATCH_MAX_PACKAGES 100000u
@@ -203,6 +233,7 @@ typedef struct BatchInventory {
 } BatchInventory;
 
 typedef struct Batch {
+        int64_t version;                /* BATCH_VERSION_MIN … LMK_BATCH_VERSION */
         const char *node, *boot_id;
         const char *spool;              /* LMK_BATCH_SPOOL_ID_LEN lower-case hex digits; NULL: not sent (an older lmkd) */
         int64_t seq;
@@ -227,6 +258,8 @@ typedef struct Batch {
         size_t n_markers;
         BatchRank *ranks;
         size_t n_ranks;
+        BatchFunction *functions;       /* version 2 */
+        size_t n_functions;
         BatchInventory *inventory;      /* NULL: none in this batch */
         /* The roles of named events: from counters[], and those rows[],
          * jobs[] and bursts name beyond them. */
@@ -240,13 +273,17 @@ typedef struct Batch {
         BatchLimits limits;
         /* Where rows[].events, rows[].burst and jobs[].events point: one
          * array each, made when the first of them comes. */
-        BatchEvents *row_events, *job_events;
+        BatchEvents *row_events, *job_events, *function_events;
         BatchBurst *row_bursts;
         /* Sums over all rows; counters not reported count as 0. Each fits
          * an int64, so every part of them the store adds up does too. */
         int64_t total_samples, total_cpu_time_ns, total_cycles, total_instructions;
         int64_t total_events[BATCH_MAX_ROLES];  /* over rows[].events */
         double total_cpu_seconds; /* finite */
+        /* The same over functions[]: their samples are parts of the rows'
+         * (and so fit), their counters are not. */
+        int64_t total_function_cycles, total_function_instructions;
+        int64_t total_function_events[BATCH_MAX_ROLES];
         void *memory; /* what everything above points into; batch_free() frees it */
 } Batch;
 
@@ -262,7 +299,7 @@ typedef struct BatchError {
  *   -EBADMSG         not JSON (or nested deeper than BATCH_JSON_DEPTH)
  *   -EINVAL          JSON, but not a valid batch
  *   -EPROTONOSUPPORT a format or version this store does not know
- *   -E2BIG           more rows, jobs, markers or ranks than allowed
+ *   -E2BIG           more rows, jobs, markers, ranks or functions than allowed
  *   -ENOMEM
  * with err filled in for every error but -ENOMEM. The Batch's digest is the
  * SHA-256 of the size bytes at data. */

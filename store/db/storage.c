@@ -110,6 +110,18 @@ void job_measured_free(JobMeasured *m) {
         *m = (JobMeasured) {};
 }
 
+void function_list_free(FunctionList *l) {
+        for (size_t i = 0; i < l->n; i++) {
+                free(l->items[i].object);
+                free(l->items[i].kind);
+                free(l->items[i].build_id);
+                free(l->items[i].name);
+                free(l->items[i].phase);
+        }
+        free(l->items);
+        *l = (FunctionList) {};
+}
+
 void job_summary_free(JobSummary *s) {
         stored_job_free(&s->info);
         share_list_free(&s->kinds);
@@ -137,6 +149,8 @@ void job_summary_free(JobSummary *s) {
         }
         free(s->timeline);
         job_measured_free(&s->measured);
+        function_list_free(&s->functions);
+        function_list_free(&s->phase_functions);
         *s = (JobSummary) {};
 }
 

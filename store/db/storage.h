@@ -118,6 +118,34 @@ typedef struct JobMeasured {
         NodeTypeInfo node_type; /* the type of all its nodes; id 0: not known or they differ */
 } JobMeasured;
 
+/* A function of a job (schema/0021): named by lmkd from its file's
+ * symbols, unnamed (a 4 KiB page of its object's file; named since by
+ * the store where function_names has it), or the other functions of its
+ * object, with its sums over the whole job or in one phase. */
+typedef struct FunctionShare {
+        char *object, *kind;
+        char *build_id;         /* NULL when unknown */
+        char *name;             /* lmkd's name, or the store's of an unnamed one; NULL: none */
+        int64_t offset;         /* an unnamed one's file offset; STORAGE_NULL: named by lmkd, or other */
+        bool other;             /* "(other functions)" */
+        char *phase;            /* per phase only; else NULL */
+        int64_t phase_samples;  /* per phase only: the phase's samples */
+        int64_t samples;
+        double cpu_seconds;
+        int64_t cycles, instructions;
+} FunctionShare;
+
+typedef struct FunctionList {
+        FunctionShare *items;
+        size_t n;
+        bool truncated;         /* there were more than asked for */
+} FunctionList;
+
+/* The most functions a job summary reads, over the job and per phase;
+ * get_job_functions reads up to JOB_FUNCTIONS_MAX. */
+#define JOB_SUMMARY_MAX_FUNCTIONS 1000
+#define JOB_FUNCTIONS_MAX 100000
+
 typedef struct StoredJob {
         char *job, *cluster, *user, *account, *partition, *name;
         char *app; /* the LMK_NOTES app= note, else the top executable's file name, else the top
@@ -204,6 +232,9 @@ typedef struct JobSummary {
         Marker *markers;
         size_t n_markers;
         JobMeasured measured;   /* get_job only */
+        /* get_job only: the most samples first, at most
+         * JOB_SUMMARY_MAX_FUNCTIONS each */
+        FunctionList functions, phase_functions;
 } JobSummary;
 
 /* JOB_STATE_ANY is 0: a filter that says nothing of the state keeps all. */
@@ -476,6 +507,12 @@ typedef struct StorageOps {
          * id on several clusters. */
         int (*get_job)(Storage *s, const char *job, const char *cluster, const JobViewer *viewer,
                        JobSummary *ret);
+        /* A job's functions, the most samples first, at most limit (and
+         * truncated when there were more): over its phases, or per_phase.
+         * The job is found as by get_job, with its errors; ret_info is its
+         * row. */
+        int (*get_job_functions)(Storage *s, const char *job, const char *cluster, const JobViewer *viewer,
+                                 bool per_phase, unsigned limit, StoredJob *ret_info, FunctionList *ret);
         /* The summaries of a page of the job list (f as for list_jobs; no
          * count), for rules that judge many jobs at once (the findings):
          * each with its info, kinds, objects, nodes and markers as get_job
@@ -550,6 +587,7 @@ void job_measured_free(JobMeasured *m);
 void stored_job_free(StoredJob *j);
 void job_list_free(JobList *l);
 void job_summary_free(JobSummary *s);
+void function_list_free(FunctionList *l);
 void job_summary_list_free(JobSummaryList *l);
 void object_list_free(ObjectList *l);
 void node_list_free(NodeList *l);

@@ -181,6 +181,13 @@ static bool check_no_body(Ctx *ctx, Reply *reply) {
         return false;
 }
 
+/* s is an argument, then suffix. */
+static bool ends_with_suffix(const char *s, const char *suffix) {
+        size_t n = strlen(s), k = strlen(suffix);
+
+        return n > k && streq(s + n - k, suffix);
+}
+
 static bool route_request(HttpServer *h, Ctx *ctx, const char *url, const char *method, Reply *reply) {
         const Route *path_match = NULL;
         unsigned methods = 0;
@@ -191,6 +198,8 @@ static bool route_request(HttpServer *h, Ctx *ctx, const char *url, const char *
 
                 if (rt->prefix ? strncmp(url, rt->path, n) != 0 || !url[n] : !streq(url, rt->path))
                         continue;
+                if (rt->suffix && !ends_with_suffix(url + n, rt->suffix))
+                        continue;
                 path_match = rt;
                 methods++;
                 /* HEAD is GET without the body, which libmicrohttpd drops. */
@@ -200,6 +209,8 @@ static bool route_request(HttpServer *h, Ctx *ctx, const char *url, const char *
                         ctx->req.url = url;
                         return true;
                 }
+                if (rt->suffix)
+                        break; /* not the prefix's route's either */
         }
         if (path_match) {
                 reply_error(reply, MHD_HTTP_METHOD_NOT_ALLOWED, NULL, "%s is not allowed on %s", method, url);

@@ -80,6 +80,11 @@ typedef struct Route {
         /* Sees every answer of the route, the handler's and the refusals
          * before it ran. */
         void (*replied)(Server *s, const Reply *reply);
+        /* With prefix: the path also ends in this, after an argument of
+         * its own ("/api/v1/jobs/ID/functions"); path_arg holds both. Such
+         * a route comes before the one of its prefix alone, and owns the
+         * paths it matches, whatever their method. */
+        const char *suffix;
 } Route;
 
 /* What the program does for every request. */

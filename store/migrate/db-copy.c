@@ -32,6 +32,7 @@ static const struct {
         { "samples", "samples" },
         { "sample_packs", "samples" },
         { "job_objects", "samples" },
+        { "job_functions", "samples" },
         { "object_hours", "samples" },
         { "object_hours", "cpu_seconds" },
 };

@@ -80,6 +80,83 @@ static void shares_section(Html *h, json_object *job, const char *key, const cha
                             "the kinds above count every one.</p>");
 }
 
+/* The busiest objects whose functions the page shows, and how many of
+ * each object's functions. */
+#define FUNCTION_OBJECTS_SHOWN 5
+#define FUNCTIONS_SHOWN 10
+
+/* A function of the object: of its path and build, or of its path over
+ * several builds (an "other" entry without a build_id). */
+static bool same_object(json_object *object, json_object *function) {
+        const char *a = jstr(object, "build_id"), *b = jstr(function, "build_id");
+
+        return streq(jstr(object, "object") ?: "", jstr(function, "object") ?: "") && (!b || streq(a ?: "", b));
+}
+
+/* The top functions of the job's busiest executables and libraries, each
+ * object's under its name (from "functions", the most samples first). */
+static void functions_section(Html *h, json_object *job, const char *root, const char *cluster) {
+        json_object *objects = jget(job, "objects"), *functions = jget(job, "functions");
+        size_t n_objects = objects ? json_object_array_length(objects) : 0;
+        size_t n = functions ? json_object_array_length(functions) : 0, shown = 0;
+
+        html_raw(h, "<h2 id=\"functions\">Functions</h2>");
+        if (n == 0) {
+                html_raw(h, "<p class=\"note\">No functions: lmkd sent none for this job (an lmkd before "
+                            "functions, or naming switched off).</p>");
+                return;
+        }
+        html_raw(h, "<p class=\"note\">The busiest functions of the busiest executables and libraries, named by "
+                    "lmkd from each file's own symbols; shares are of the job's samples. A function lmkd could "
+                    "not name shows as file+0xOFFSET (its 4&nbsp;KiB page in the file). All of them: <a href=\"");
+        html_raw(h, root);
+        html_raw(h, "api/v1/jobs/");
+        html_url_part(h, jstr(job, "job"));
+        html_raw(h, "/functions?limit=100000");
+        if (cluster) {
+                html_raw(h, "&amp;cluster=");
+                html_url_part(h, cluster);
+        }
+        html_raw(h, "\">JSON</a> (<code>lmk job ID --functions</code>, with <code>--csv</code> as CSV).</p>");
+        for (size_t i = 0; i < n_objects && shown < FUNCTION_OBJECTS_SHOWN; i++) {
+                json_object *o = json_object_array_get_idx(objects, i);
+                size_t listed = 0, more = 0;
+
+                for (size_t k = 0; k < n; k++)
+                        more += same_object(o, json_object_array_get_idx(functions, k));
+                if (more == 0)
+                        continue;
+                shown++;
+                html_raw(h, "<h3 class=\"path\">");
+                html_text(h, jstr(o, "object"));
+                html_raw(h, " <small>");
+                web_share(h, o);
+                html_raw(h, " of the job</small></h3><table class=\"functions\"><thead><tr><th>Function</th>"
+                            "<th class=\"num\">Share (95%)</th><th></th><th class=\"num\">CPU time</th>"
+                            "<th class=\"num\">Samples</th><th class=\"num\">IPC</th></tr></thead><tbody>");
+                for (size_t k = 0; k < n && listed < FUNCTIONS_SHOWN; k++) {
+                        json_object *f = json_object_array_get_idx(functions, k);
+
+                        if (!same_object(o, f))
+                                continue;
+                        listed++;
+                        html_raw(h, "<tr><td class=\"function\">");
+                        if (jbool(f, "other"))
+                                html_raw(h, "<span class=\"muted\">(other functions)</span>");
+                        else
+                                html_text(h, jstr(f, "function"));
+                        html_raw(h, "</td>");
+                        web_share_cells(h, f, true);
+                        html_raw(h, "</tr>");
+                }
+                html_raw(h, "</tbody></table>");
+                if (more > listed)
+                        html_rawf(h, "<p class=\"note\">%zu more functions of this object.</p>", more - listed);
+        }
+        if (jbool(job, "functions_truncated"))
+                html_raw(h, "<p class=\"note\">Only the job's functions with the most samples are read here.</p>");
+}
+
 /* v with an SI prefix and unit: "1.80 MJ", "500 W", "2.50 G/s"; "–" when not known. */
 static void si(Html *h, double v, const char *unit) {
         static const char *const prefixes[] = { "", "k", "M", "G", "T", "P", "E" };
@@ -577,6 +654,7 @@ void web_job(Server *s, Request *req, Reply *reply) {
                        "No samples in any object yet.");
         shares_section(&h, job, "phases", "phase", "Phases",
                        "No phases: the program marks none (liblmk, docs/markers.md).");
+        functions_section(&h, job, root, cluster);
         events_section(&h, job);
         bursts_section(&h, job);
         markers_section(&h, job);

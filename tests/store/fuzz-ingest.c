@@ -6,7 +6,8 @@
  * accepts must keep the promises of batch.h that the store relies on: strict
  * UTF-8 everywhere, identifiers without control characters, every count
  * within the node's per-row limits, totals that are the exact sums of the
- * rows, and finite derived values. A rejection says why, in valid UTF-8. */
+ * rows, functions that break down their rows' samples, and finite derived
+ * values. A rejection says why, in valid UTF-8. */
 #include <errno.h>
 #include <math.h>
 #include <stdint.h>
@@ -141,6 +142,72 @@ static void check_measured(const Batch *b) {
         }
 }
 
+static bool streq_null(const char *a, const char *b) {
+        return a && b ? strcmp(a, b) == 0 : a == b;
+}
+
+static bool same_group(const BatchRow *r, const BatchFunction *f) {
+        return streq_null(r->job, f->job) && !strcmp(r->step, f->step) && !strcmp(r->object, f->object) &&
+               !strcmp(r->phase, f->phase);
+}
+
+/* functions[] (version 2): exactly one of a name, an offset and other;
+ * each of an executable's or a library's rows of its (job, step, object,
+ * phase), of its build where it names one (its row the first of them);
+ * the functions of a (job, step, object, phase) hold no more samples than
+ * its rows; sums that fit. */
+static void check_functions(const Batch *b) {
+        int64_t cycles = 0, instructions = 0;
+
+        check(b->version >= BATCH_VERSION_MIN && b->version <= LMK_BATCH_VERSION);
+        check(b->n_functions <= BATCH_MAX_FUNCTIONS && (b->version >= 2 || b->n_functions == 0));
+        for (size_t i = 0; i < b->n_functions; i++) {
+                const BatchFunction *f = &b->functions[i];
+                const BatchRow *r;
+                int64_t rows = 0, functions = 0;
+
+                check_optional_ident(f->job);
+                check_ident(f->step);
+                check_text(f->object);
+                check_ident(f->build_id);
+                check_text(f->phase);
+                check(f->samples >= 0 && f->samples <= b->limits.samples);
+                check_counter(f->cycles, b->limits.cycles);
+                check_counter(f->instructions, b->limits.instructions);
+                check_events(b, f->events, b->limits.events);
+                check((f->function != NULL) + (f->offset != BATCH_NULL) + f->other == 1);
+                if (f->function) {
+                        check_ident(f->function);
+                        check(f->function[0] && strlen(f->function) <= BATCH_MAX_FUNCTION_NAME);
+                }
+                check(f->offset == BATCH_NULL || (f->offset >= 0 && f->offset % BATCH_FUNCTION_PAGE == 0 &&
+                                                  f->offset <= (int64_t) BATCH_MAX_COUNTER && f->build_id[0]));
+                check(f->row < b->n_rows);
+                r = &b->rows[f->row];
+                check(same_group(r, f) && (!f->build_id[0] || !strcmp(r->build_id, f->build_id)));
+                check(f->kind == r->kind && (r->kind == CODE_EXE || r->kind == CODE_LIB));
+                for (size_t k = 0; k < b->n_rows; k++) {
+                        const BatchRow *o = &b->rows[k];
+
+                        if (!same_group(o, f))
+                                continue;
+                        check(k >= f->row || (f->build_id[0] && strcmp(o->build_id, f->build_id)));
+                        rows += o->samples;
+                }
+                for (size_t k = 0; k < b->n_functions; k++) {
+                        const BatchFunction *g = &b->functions[k];
+
+                        if (streq_null(g->job, f->job) && !strcmp(g->step, f->step) &&
+                            !strcmp(g->object, f->object) && !strcmp(g->phase, f->phase))
+                                functions += g->samples;
+                }
+                check(functions <= rows);
+                cycles = add(cycles, f->cycles);
+                instructions = add(instructions, f->instructions);
+        }
+        check(cycles == b->total_function_cycles && instructions == b->total_function_instructions);
+}
+
 static void check_batch(const Batch *b) {
         int64_t samples = 0, cpu_time_ns = 0, cycles = 0, instructions = 0;
         BatchLimits limits;
@@ -211,6 +278,7 @@ static void check_batch(const Batch *b) {
         }
 
         check_measured(b);
+        check_functions(b);
         for (size_t i = 0; i < b->n_markers; i++) {
                 check_optional_ident(b->markers[i].job);
                 check_text(b->markers[i].comm);

@@ -393,7 +393,7 @@ class Store:
     def counts(self):
         tables = ["batches", "jobs", "sample_packs", "objects", "phases", "job_objects",
                   "job_phases", "job_nodes", "job_notes", "job_markers", "object_hours", "object_days", "nodes",
-                  "job_ranks"]
+                  "job_ranks", "functions", "job_functions", "job_phase_functions"]
         return {t: self.sql(f"SELECT count(*) FROM {t}")[0][0] for t in tables}
 
 
@@ -438,9 +438,11 @@ def example(**changes):
 
 
 def make_batch(node="cn001", seq=0, boot_id="boot-a", start=START, rows=(), jobs=(), markers=(),
-               cluster="demo", frequency=1, ranks=None):
+               cluster="demo", frequency=1, ranks=None, functions=None):
+    """A batch of version 1, or with functions (a list, maybe empty) of
+    version 2."""
     b = {
-        "format": "lmk-batch", "version": 1,
+        "format": "lmk-batch", "version": 1 if functions is None else 2,
         "batch": {"node": node, "boot_id": boot_id, "seq": seq},
         "node": {"hostname": node, "cpus": 64, "cluster": cluster},
         "interval": {"start": start, "end": start + 60},
@@ -449,7 +451,23 @@ def make_batch(node="cn001", seq=0, boot_id="boot-a", start=START, rows=(), jobs
     }
     if ranks is not None:
         b["ranks"] = list(ranks)
+    if functions is not None:
+        b["functions"] = list(functions)
     return b
+
+
+def function(job, obj, samples, name=None, offset=None, other=False, phase="", build_id=None, cycles=None,
+             instructions=None, step=None):
+    """An entry of functions[] (version 2): named (name), unnamed (offset,
+    with the object's build_id) or the other functions (other=True) of
+    the rows of (job, step, object, build_id, phase); step "0" in a job,
+    as row() makes it."""
+    f = {"job": job, "step": step if step is not None else ("0" if job else None), "object": obj,
+         "build_id": build_id, "phase": phase, "function": name, "offset": offset, "samples": samples,
+         "cycles": cycles, "instructions": instructions}
+    if other:
+        f["other"] = True
+    return f
 
 
 def rank(job, rank_no, samples, comm, phase="", step="0", first=START + 1, last=START + 59):

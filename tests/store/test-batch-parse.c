@@ -232,7 +232,7 @@ TEST(embedded_nul) {
 }
 
 TEST(version) {
-        EXPECT_ERROR("{\"format\":\"lmk-batch\",\"version\":2}", EPROTONOSUPPORT, "version");
+        EXPECT_ERROR("{\"format\":\"lmk-batch\",\"version\":3}", EPROTONOSUPPORT, "version");
         EXPECT_ERROR("{\"format\":\"lmk-batch\",\"version\":0}", EPROTONOSUPPORT, "version");
         EXPECT_ERROR("{\"format\":\"lmk-batch\",\"version\":\"1\"}", EINVAL, "version");
         EXPECT_ERROR("{\"format\":\"lmk-batch\",\"version\":1.0}", EINVAL, "version");
@@ -790,6 +790,222 @@ TEST(spool_and_digest) {
         EXPECT_ERROR(SPOOL_BATCH(",\"spool\":17"), EINVAL, "batch.spool");
 }
 
+/* Version 2: functions[] (docs/batch-format.md). A node of 4 CPUs at
+ * 10 Hz for 60 s: at most 4800 samples per row. */
+#define HEADER2(version)                                                                \
+        "\"format\":\"lmk-batch\",\"version\":" version ","                             \
+        "\"batch\":{\"node\":\"cn001\",\"boot_id\":\"b1\",\"seq\":17},"                 \
+        "\"node\":{\"cpus\":4},"                                                        \
+        "\"interval\":{\"start\":1795550400.0,\"end\":1795550460.0},"                   \
+        "\"sampling\":{\"event\":\"cpu-clock\",\"frequency_hz\":10}"
+#define FROW(job, step, object, kind, build_id, phase, samples)                                         \
+        "{\"job\":" job ",\"step\":" step ",\"user\":\"alice\",\"comm\":\"app\",\"object\":\"" object    \
+        "\",\"kind\":\"" kind "\",\"build_id\":" build_id ",\"phase\":\"" phase "\",\"samples\":" samples "}"
+/* the rows every functions[] below refers to: the executable in two phases
+ * (two rows of other commands in one), a library, the kernel, system work */
+#define FROWS                                                                                   \
+        "\"rows\":["                                                                            \
+        FROW("\"7\"", "\"0\"", "/opt/app", "exe", "\"ab12\"", "solve", "60") ","               \
+        FROW("\"7\"", "\"0\"", "/opt/app", "exe", "\"ab12\"", "solve", "40") ","               \
+        FROW("\"7\"", "\"0\"", "/opt/app", "exe", "\"ab12\"", "", "10") ","                    \
+        FROW("\"7\"", "\"0\"", "/lib/libm.so.6", "lib", "null", "solve", "30") ","             \
+        FROW("\"7\"", "\"0\"", "[kernel]", "kernel", "null", "solve", "5") ","                 \
+        FROW("null", "null", "/usr/sbin/sshd", "exe", "\"cd34\"", "", "3") "]"
+#define FN(job, object, build_id, phase, what, samples)                                                \
+        "{\"job\":" job ",\"step\":\"0\",\"object\":\"" object "\",\"build_id\":" build_id ",\"phase\":\"" \
+        phase "\"," what ",\"samples\":" samples "}"
+#define APP_FN(what, samples) FN("\"7\"", "/opt/app", "\"ab12\"", "solve", what, samples)
+#define V2(functions) "{" HEADER2("2") "," FROWS ",\"functions\":[" functions "]}"
+
+TEST(functions) {
+        Batch *b = parse_ok(V2(APP_FN("\"function\":\"solve_kernel<double, 3>\",\"cycles\":1000,\"instructions\":2000", "70") ","
+                               APP_FN("\"function\":null,\"offset\":135168", "20") ","
+                               APP_FN("\"other\":true", "10") ","
+                               FN("\"7\"", "/lib/libm.so.6", "null", "solve", "\"function\":\"__sin_fma\"", "30") ","
+                               "{\"job\":null,\"step\":null,\"object\":\"/usr/sbin/sshd\",\"build_id\":\"cd34\","
+                               "\"function\":\"main\",\"samples\":3}"));
+
+        ASSERT_EQ(b->version, 2);
+        ASSERT_EQ(b->n_functions, 5);
+        ASSERT_STREQ(b->functions[0].function, "solve_kernel<double, 3>");
+        ASSERT_EQ(b->functions[0].offset, BATCH_NULL);
+        ASSERT_FALSE(b->functions[0].other);
+        ASSERT_EQ(b->functions[0].samples, 70);
+        ASSERT_EQ(b->functions[0].cycles, 1000);
+        ASSERT_EQ(b->functions[0].instructions, 2000);
+        ASSERT_EQ(b->functions[0].row, 0);      /* the first of its two rows */
+        ASSERT_NULL(b->functions[1].function);
+        ASSERT_EQ(b->functions[1].offset, 135168);
+        ASSERT_EQ(b->functions[1].cycles, BATCH_NULL);
+        ASSERT_TRUE(b->functions[2].other);
+        ASSERT_EQ(b->functions[2].offset, BATCH_NULL);
+        ASSERT_STREQ(b->functions[3].build_id, "");
+        ASSERT_EQ(b->functions[3].row, 3);
+        ASSERT_NULL(b->functions[4].job);
+        ASSERT_STREQ(b->functions[4].step, "");
+        ASSERT_STREQ(b->functions[4].phase, "");
+        ASSERT_EQ(b->functions[4].row, 5);
+        ASSERT_EQ(b->functions[0].kind, CODE_EXE);
+        ASSERT_EQ(b->functions[3].kind, CODE_LIB);
+        ASSERT_EQ(b->total_function_cycles, 1000);
+        ASSERT_EQ(b->total_function_instructions, 2000);
+        batch_free(b);
+
+        /* none at all, or an empty list */
+        b = parse_ok("{" HEADER2("2") "," FROWS "}");
+        ASSERT_EQ(b->n_functions, 0);
+        batch_free(b);
+        b = parse_ok(V2(""));
+        ASSERT_EQ(b->n_functions, 0);
+        batch_free(b);
+        /* version 1 knows no functions[]: an unknown member, even a broken one */
+        b = parse_ok("{" HEADER2("1") "," FROWS ",\"functions\":[{\"bad\":1}]}");
+        ASSERT_EQ(b->version, 1);
+        ASSERT_EQ(b->n_functions, 0);
+        batch_free(b);
+}
+
+/* An executable rebuilt in place during the interval: two builds of one
+ * path, each function of its own build, and "other" over both, which
+ * names none. Samples are held to the path's rows. */
+#define REBUILT_ROWS                                                                            \
+        "\"rows\":["                                                                            \
+        FROW("\"7\"", "\"0\"", "/opt/app", "exe", "\"ab12\"", "solve", "60") ","               \
+        FROW("\"7\"", "\"0\"", "/opt/app", "exe", "\"cd34\"", "solve", "40") "]"
+#define REBUILT(functions) "{" HEADER2("2") "," REBUILT_ROWS ",\"functions\":[" functions "]}"
+
+TEST(functions_rebuilt) {
+        Batch *b = parse_ok(REBUILT(FN("\"7\"", "/opt/app", "\"cd34\"", "solve", "\"function\":\"g\"", "30") ","
+                                    FN("\"7\"", "/opt/app", "\"ab12\"", "solve", "\"function\":\"f\"", "50") ","
+                                    FN("\"7\"", "/opt/app", "null", "solve", "\"other\":true", "20")));
+
+        ASSERT_EQ(b->functions[0].row, 1);
+        ASSERT_EQ(b->functions[1].row, 0);
+        ASSERT_STREQ(b->functions[2].build_id, "");
+        ASSERT_EQ(b->functions[2].row, 0);
+        ASSERT_EQ(b->functions[2].kind, CODE_EXE);
+        batch_free(b);
+        /* 50 + 30 + 21 > 60 + 40 */
+        EXPECT_ERROR(REBUILT(FN("\"7\"", "/opt/app", "\"cd34\"", "solve", "\"function\":\"g\"", "30") ","
+                             FN("\"7\"", "/opt/app", "\"ab12\"", "solve", "\"function\":\"f\"", "50") ","
+                             FN("\"7\"", "/opt/app", "null", "solve", "\"other\":true", "21")),
+                     EINVAL, "functions[2].samples");
+        /* an unnamed offset needs its build */
+        EXPECT_ERROR(REBUILT(FN("\"7\"", "/opt/app", "null", "solve", "\"offset\":0", "1")), EINVAL,
+                     "functions[0].build_id");
+}
+
+TEST(functions_refused) {
+        /* exactly one of a name, an offset, other */
+        EXPECT_ERROR(V2(APP_FN("\"function\":null", "1")), EINVAL, "functions[0].function");
+        EXPECT_ERROR(V2(APP_FN("\"other\":false", "1")), EINVAL, "functions[0].function");
+        EXPECT_ERROR(V2(APP_FN("\"function\":\"f\",\"offset\":4096", "1")), EINVAL, "functions[0].offset");
+        EXPECT_ERROR(V2(APP_FN("\"function\":\"f\",\"other\":true", "1")), EINVAL, "functions[0].other");
+        EXPECT_ERROR(V2(APP_FN("\"offset\":4096,\"other\":true", "1")), EINVAL, "functions[0].offset");
+        /* offsets: pages, within 2^53, with the build-id that names them */
+        EXPECT_ERROR(V2(APP_FN("\"offset\":4097", "1")), EINVAL, "functions[0].offset");
+        EXPECT_ERROR(V2(APP_FN("\"offset\":-4096", "1")), EINVAL, "functions[0].offset");
+        EXPECT_ERROR(V2(APP_FN("\"offset\":9007199254745088", "1")), EINVAL, "functions[0].offset");
+        EXPECT_ERROR(V2(APP_FN("\"offset\":4096.0", "1")), EINVAL, "functions[0].offset");
+        EXPECT_ERROR(V2(FN("\"7\"", "/lib/libm.so.6", "null", "solve", "\"offset\":4096", "1")), EINVAL,
+                     "functions[0].build_id");
+        /* names: 1-1024 bytes of UTF-8 without control characters */
+        EXPECT_ERROR(V2(APP_FN("\"function\":\"\"", "1")), EINVAL, "functions[0].function");
+        EXPECT_ERROR(V2(APP_FN("\"function\":\"a\\nb\"", "1")), EINVAL, "functions[0].function");
+        EXPECT_ERROR(V2(APP_FN("\"function\":\"a\\u0000b\"", "1")), EINVAL, "functions[0].function");
+        EXPECT_ERROR(V2(APP_FN("\"function\":\"\xc0\xaf\"", "1")), EINVAL, "functions[0].function");
+        EXPECT_ERROR(V2(APP_FN("\"function\":7", "1")), EINVAL, "functions[0].function");
+        EXPECT_ERROR(V2(APP_FN("\"other\":1", "1")), EINVAL, "functions[0].other");
+        {
+                char name[1026], buf[4096];
+
+                memset(name, 'f', 1025);
+                name[1025] = '\0';
+                snprintf(buf, sizeof(buf), V2(APP_FN("\"function\":\"%s\"", "1")), name);
+                expect_error(buf, strlen(buf), EINVAL, "functions[0].function");
+                name[1024] = '\0';
+                snprintf(buf, sizeof(buf), V2(APP_FN("\"function\":\"%s\"", "1")), name);
+                batch_free(parse_ok(buf));
+        }
+        /* each breaks down samples of rows[]: its key must be there ... */
+        EXPECT_ERROR(V2(FN("\"8\"", "/opt/app", "\"ab12\"", "solve", "\"function\":\"f\"", "1")), EINVAL,
+                     "functions[0]");
+        EXPECT_ERROR(V2(FN("\"7\"", "/opt/app", "\"ab13\"", "solve", "\"function\":\"f\"", "1")), EINVAL,
+                     "functions[0].build_id");
+        EXPECT_ERROR(V2(FN("\"7\"", "/opt/app", "\"ab12\"", "init", "\"function\":\"f\"", "1")), EINVAL,
+                     "functions[0]");
+        EXPECT_ERROR(V2(FN("null", "/opt/app", "\"ab12\"", "solve", "\"function\":\"f\"", "1")), EINVAL,
+                     "functions[0]");
+        EXPECT_ERROR(V2("{\"job\":\"7\",\"step\":\"1\",\"object\":\"/opt/app\",\"build_id\":\"ab12\","
+                        "\"phase\":\"solve\",\"function\":\"f\",\"samples\":1}"), EINVAL, "functions[0]");
+        /* ... of an executable or a library ... */
+        EXPECT_ERROR(V2(FN("\"7\"", "[kernel]", "null", "solve", "\"function\":\"schedule\"", "1")), EINVAL,
+                     "functions[0].object");
+        /* ... and its functions hold at most its rows' samples (100 of two rows) */
+        batch_free(parse_ok(V2(APP_FN("\"function\":\"f\"", "60") "," APP_FN("\"other\":true", "40"))));
+        EXPECT_ERROR(V2(APP_FN("\"function\":\"f\"", "60") "," APP_FN("\"other\":true", "41")), EINVAL,
+                     "functions[1].samples");
+        EXPECT_ERROR(V2(FN("\"7\"", "/opt/app", "\"ab12\"", "", "\"function\":\"f\"", "11")), EINVAL,
+                     "functions[0].samples");
+        /* counters as in rows: within the per-row maxima (2 x 4 CPUs x 60 s x 10 Hz samples) */
+        EXPECT_ERROR(V2(APP_FN("\"function\":\"f\"", "4801")), EINVAL, "functions[0].samples");
+        EXPECT_ERROR(V2(APP_FN("\"function\":\"f\"", "-1")), EINVAL, "functions[0].samples");
+        EXPECT_ERROR(V2(APP_FN("\"function\":\"f\",\"cycles\":-1", "1")), EINVAL, "functions[0].cycles");
+        EXPECT_ERROR(V2(APP_FN("\"function\":\"f\",\"cycles\":4800000000001", "1")), EINVAL, "functions[0].cycles");
+        EXPECT_ERROR(V2(APP_FN("\"function\":\"f\",\"instructions\":1.5", "1")), EINVAL,
+                     "functions[0].instructions");
+        EXPECT_ERROR(V2(APP_FN("\"function\":\"f\",\"events\":{\"cycles\":1}", "1")), EINVAL, "functions[0].events");
+        EXPECT_ERROR(V2(APP_FN("\"function\":\"f\",\"events\":[]", "1")), EINVAL, "functions[0].events");
+        EXPECT_ERROR("{" HEADER2("2") "," FROWS ",\"functions\":{}}", EINVAL, "functions");
+        EXPECT_ERROR(V2("1"), EINVAL, "functions[0]");
+        EXPECT_ERROR(V2("{\"job\":\"7\",\"function\":\"f\",\"samples\":1}"), EINVAL, "functions[0].object");
+        EXPECT_ERROR(V2(APP_FN("\"function\":\"f\"", "null")), EINVAL, "functions[0].samples");
+}
+
+/* The functions' counters add up within an int64, each at most the per-row
+ * maximum: a node of 2^20 CPUs for two days has a maximum near 2^53. */
+TEST(functions_sums) {
+        static const char head[] =
+                "{\"format\":\"lmk-batch\",\"version\":2,\"batch\":{\"node\":\"n\",\"boot_id\":\"b\",\"seq\":1},"
+                "\"node\":{\"cpus\":1048576},\"interval\":{\"start\":1795550400,\"end\":1795723200},"
+                "\"sampling\":{\"event\":\"cpu-clock\",\"frequency_hz\":1},\"rows\":[{\"job\":\"1\",\"object\":\"/a\","
+                "\"kind\":\"exe\",\"samples\":1}],\"functions\":[";
+        static const char fn[] = "{\"job\":\"1\",\"object\":\"/a\",\"other\":true,\"samples\":0,"
+                                 "\"cycles\":9007199254740992},";
+        size_t n = 1025;
+        char *s = malloc(sizeof(head) + n * sizeof(fn) + 8), *p;
+
+        ASSERT_NOT_NULL(s);
+        p = stpcpy(s, head);
+        for (size_t i = 0; i < n; i++)
+                p = stpcpy(p, fn);
+        strcpy(p - 1, "]}");
+        /* 1024 x 2^53 = 2^63 is one too many */
+        EXPECT_ERROR(s, EINVAL, "functions[1023].cycles");
+        free(s);
+}
+
+TEST(too_many_functions) {
+        static const char fn[] = "{\"job\":\"7\",\"object\":\"/opt/app\",\"build_id\":\"ab12\",\"phase\":\"solve\","
+                                 "\"other\":true,\"step\":\"0\",\"samples\":0},";
+        size_t n = BATCH_MAX_FUNCTIONS + 1;
+        char *s = malloc(n * (sizeof(fn) - 1) + 4096), *p;
+        Batch *b;
+
+        ASSERT_NOT_NULL(s);
+        p = stpcpy(s, "{" HEADER2("2") "," FROWS ",\"functions\":[");
+        for (size_t i = 0; i < n; i++)
+                p = stpcpy(p, fn);
+        strcpy(p - 1, "]}");
+        EXPECT_ERROR(s, E2BIG, "functions");
+        /* one fewer is taken */
+        strcpy(p - sizeof(fn), "]}");
+        b = parse_ok(s);
+        ASSERT_EQ(b->n_functions, BATCH_MAX_FUNCTIONS);
+        batch_free(b);
+        free(s);
+}
+
 int main(void) {
         RUN(utf8_every_string);
         RUN(control_in_identifiers);
@@ -813,5 +1029,10 @@ int main(void) {
         RUN(too_many_ranks);
         RUN(sql_is_data);
         RUN(spool_and_digest);
+        RUN(functions);
+        RUN(functions_rebuilt);
+        RUN(functions_refused);
+        RUN(functions_sums);
+        RUN(too_many_functions);
         return 0;
 }

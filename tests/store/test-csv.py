@@ -15,7 +15,7 @@ import os
 import subprocess
 
 from lmktest import build_path, fail, log, skip
-from storetest import ADMIN_TOKEN, START, Store, check_eq, example, make_batch, rank, row
+from storetest import ADMIN_TOKEN, START, Store, check_eq, example, function, make_batch, rank, row
 
 HZ = 100
 BLAS = "/usr/lib/x86_64-linux-gnu/openblas-pthread/libopenblas.so.0"
@@ -44,13 +44,19 @@ def scaling_batch(seq, job, p):
 
 def fill(store):
     check_eq(store.ingest(example())[0], 200, "ingest the example")
-    rows, jobs = [], []
+    rows, jobs, functions = [], [], []
     for i, (jid, name) in enumerate(sorted(NAMES.items())):
         jobs.append({"job": jid, "user": "bob", "account": "chem", "partition": "batch", "name": name,
                      "nodes": 1, "cpus_allocated": 16, "first_seen": START, "last_seen": START + 60})
         rows.append(row(jid, "/opt/x,y/bin/solve", "exe", 100 + i, user="bob", comm="solve"))
         rows.append(row(jid, BLAS, "lib", 50, user="bob", comm="solve"))
-    b = make_batch(node="cn100", seq=1, rows=rows, jobs=jobs)
+        # the job's names as C++ function names: commas, quotes, formulas
+        # (a function's name has no line break: lmkd replaces control characters)
+        functions.append(function(jid, "/opt/x,y/bin/solve", 60, name=name.replace("\n", " ")))
+        functions.append(function(jid, "/opt/x,y/bin/solve", 40, other=True))
+        functions.append(function(jid, BLAS, 50, offset=4096 * (i + 1), build_id="ab12"))
+        rows[-1]["build_id"] = "ab12"
+    b = make_batch(node="cn100", seq=1, rows=rows, jobs=jobs, functions=functions)
     b["inventory"] = INVENTORY
     check_eq(store.ingest(b)[0], 200, "ingest jobs with awkward names")
     for seq, p in enumerate((1, 2, 4, 8), start=10):
@@ -197,11 +203,17 @@ def main():
                              ("app", "size", "executable", "cluster", "node_type", "node_type_source",
                               "run_count"))
         check_eq(len(rows), 4, "scaling: one row per core count")
+        header, rows = check_list(store, "/api/v1/jobs/4801/functions", "functions")
+        check_eq([r[header.index("function")] for r in rows], [NAMES["4801"].replace("\n", " "), "libopenblas.so.0+0x1000", "(other functions)"],
+                 "a function's name with a comma, quotes and a line break, read back")
+        header, rows = check_list(store, "/api/v1/jobs/4802/functions?by=phase", "functions")
+        check_eq(rows[0][header.index("function")], "'" + NAMES["4802"], "a function's formula, defused")
 
         # an empty list: the header alone
         for path, first in (("/api/v1/jobs?user=nobody&format=csv", "job"),
                             ("/api/v1/scaling?app=none&format=csv", "app"),
-                            ("/api/v1/findings?user=nobody&format=csv", "rule")):
+                            ("/api/v1/findings?user=nobody&format=csv", "rule"),
+                            ("/api/v1/jobs/4711/functions?format=csv", "object")):
             _, table = get_csv(store, path)
             check_eq(len(table), 1, f"{path}: a header and no row")
             check_eq(table[0][0], first, f"{path}: the header's first column")
@@ -233,7 +245,8 @@ def main():
                            (["unused", "--since", "7d"], None),
                            (["apps", "--since", "7d"], None),
                            (["scaling", "heat", "--since", "7d"], None),
-                           (["flagged", "--since", "7d"], None)):
+                           (["flagged", "--since", "7d"], None),
+                           (["job", "4801", "--functions"], "/api/v1/jobs/4801/functions?limit=100000")):
             out, _ = lmk(*common, *args, "--csv")
             table = list(csv.reader(io.StringIO(out, newline="")))
             if len(table) < 2:

@@ -31,12 +31,13 @@ import urllib.parse
 import lmktest
 import pgserver
 from lmktest import check, fail, log, skip
-from storetest import Store, check_eq, make_batch, row, rank, store_binary, workdir, START
+from storetest import Store, check_eq, function, make_batch, row, rank, store_binary, workdir, START
 
 DAY = 86400
 JOBS = ["5001", "5002", "5003", "5004"]
 # What COPY's text format must escape, and what it must not mangle.
 AWKWARD = "back\\slash\ttab\nnewline \u00e9t\u00e9 \u2211 'quote\" \\N"
+FUNCTION_NAME = "ns::f<back\\slash, 'quote\", \\N> \u00e9t\u00e9 \u2211"
 
 
 def pushes():
@@ -59,8 +60,13 @@ def pushes():
                 markers = [{"job": JOBS[day], "comm": "solver", "phase": "solve", "state": "on"}]
                 ranks = [rank(JOBS[day], r, 10 + r, 2 * r, phase="solve", first=t + 1, last=t + 59)
                          for r in range(4)]
+                # functions: a C++ name with what COPY must not mangle
+                functions = [function(JOBS[day], "/opt/solver/bin/solver", 60, name=FUNCTION_NAME, phase="solve"),
+                             function(JOBS[day], "/opt/solver/bin/solver", 40 + seq, other=True, phase="solve"),
+                             function(JOBS[day], "/usr/lib/libmpi.so.40", 7 * seq, name=f"mpi_wait_{seq % 2}",
+                                      phase="comm")]
                 out.append(make_batch(node=node, seq=seq, boot_id=f"boot-{node}", start=t, rows=rows,
-                                      jobs=jobs, markers=markers, ranks=ranks))
+                                      jobs=jobs, markers=markers, ranks=ranks, functions=functions))
     # work outside jobs only, on a third node
     out.append(make_batch(node="cn003", seq=1, boot_id="boot-cn003", start=START + 120,
                           rows=[row(None, "[idle]", "idle", 60), row(None, "/usr/sbin/sshd", "exe", 2, user="root")]))
@@ -248,11 +254,15 @@ def main():
         con.executemany("INSERT INTO samples (job_id, bucket, node_id, object_id, phase_id, task_id, samples, "
                         "cpu_seconds, cpu_time_ns, cycles, instructions) VALUES (?, ?, 1, 1, 1, 1, ?, ?, ?, ?, ?)",
                         [(1, START - 2 * DAY, 40, 40.0, None, 4000, 8000), (0, START - 2 * DAY, 3, 3.0, 7, None, None)])
+    # a name found since for an unnamed function (schema/0021)
+    con.execute("INSERT INTO function_names (build_id, file_offset, name) VALUES (?, ?, ?)",
+                ("5d1c", 4096, FUNCTION_NAME))
+    con.commit()
     con.close()
     before = fingerprint(db)
     src = sqlite_tables(db)
     for t in ("jobs", "batches", "sample_packs", "samples", "job_tasks", "job_notes", "job_markers", "job_ranks",
-              "nodes", "retention"):
+              "nodes", "retention", "functions", "job_functions", "job_phase_functions", "function_names"):
         check(src.get(t) and src[t][1], f"the SQLite store has rows in {t}")
     notes = src["job_notes"]
     check(AWKWARD in [r[notes[0].index("note_value")] for r in notes[1]], "the awkward note is stored")

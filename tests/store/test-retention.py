@@ -33,7 +33,7 @@ import re
 import time
 
 from lmktest import fail, log
-from storetest import Store, check_eq, is_postgresql, make_batch, rank, raw_rows, row, sql_read, sql_write
+from storetest import Store, check_eq, function, is_postgresql, make_batch, rank, raw_rows, row, sql_read, sql_write
 
 DAY = 86400
 HOUR = 3600
@@ -299,7 +299,9 @@ def test_job_window(d, now, old, seq):
         b = make_batch(seq=seq, start=old + (5 + k) * HOUR, rows=rows,
                        jobs=[dict(job(big, old + 5 * HOUR, old + 7 * HOUR), notes={"app": "big"})],
                        markers=[{"job": big, "comm": "app", "phase": "io", "state": "off-rate"}],
-                       ranks=[rank(big, 0, 10, 2, first=old + (5 + k) * HOUR + 1, last=old + (5 + k) * HOUR + 59)])
+                       ranks=[rank(big, 0, 10, 2, first=old + (5 + k) * HOUR + 1, last=old + (5 + k) * HOUR + 59)],
+                       functions=[function(big, f"/opt/big/lib/libbig{k}-{i}.so", 1, name=f"kernel{i}", phase="solve")
+                                  for i in range(50)])
         b["counters"] = counters
         pushes.append(b)
     young = "3005"

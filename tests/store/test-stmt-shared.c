@@ -15,7 +15,7 @@
 /* Rows that batches of any node and job change: under the site lock. */
 static const char *const shared_tables[] = {
         "objects", "phases", "tasks", "event_roles", "node_types", "packages", "package_files", "mix_keys",
-        "object_hours", "object_days", "object_weeks", "object_periods", "app_days", "app_dim_days",
+        "object_hours", "object_days", "object_weeks", "object_periods", "app_days", "app_dim_days", "functions",
 };
 
 /* Rows of one node or job: under that node's or job's key. The markers
@@ -24,7 +24,7 @@ static const char *const shared_tables[] = {
 static const char *const keyed_tables[] = {
         "nodes", "node_packages", "batches", "samples", "sample_packs", "jobs", "job_notes", "job_tasks",
         "job_objects", "job_phases", "job_nodes", "job_timeline", "job_markers", "job_ranks", "job_counters",
-        "job_events", "job_object_events", "job_phase_events", "job_bursts",
+        "job_events", "job_object_events", "job_phase_events", "job_bursts", "job_functions", "job_phase_functions",
 };
 
 /* Changed only by maintenance, which runs alone (DbDriver.begin_write). */

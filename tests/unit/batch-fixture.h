@@ -52,6 +52,27 @@ static const RowIn rows_in[] = {
         { NULL, NULL, "kworker/3:1", "", 0, OBJECT_UNKNOWN, NULL, CODE_UNKNOWN, 100, { 1, 1, 1, 0 }, 0, 0, {} },
 };
 
+/* The functions of rows_in[0] (2000 samples) and rows_in[1] (900): named,
+ * an offset lmkd could not name (with the executable's build-id), and the
+ * rest; the library has no build-id, so its rest carries none. */
+typedef struct FunctionIn {
+        size_t row;                     /* of rows_in: its (job, step, object, phase) */
+        FunctionKind kind;
+        const char *name;
+        uint64_t offset;
+        uint64_t samples;
+        uint64_t counts[LMK_MAX_COUNTERS]; /* over windows as long as the samples' time: scale 1 */
+} FunctionIn;
+
+static const FunctionIn functions_in[] = {
+        { 0, FUNCTION_NAMED, "CalcHourglassControlForElems(Domain&, double*, double)", 0, 1200,
+          { 18000000000, 27000000000, 4000000, 0 } },
+        { 0, FUNCTION_UNNAMED, NULL, 0x21000, 300, { 4500000000, 6700000000, 1000000, 0 } },
+        { 0, FUNCTION_OTHER, NULL, 0, 500, { 7500000000, 11300000000, 2000000, 0 } },
+        { 1, FUNCTION_NAMED, "dgemm_kernel_HASWELL", 0, 800, { 12000000000, 38000000000, 1800000, 0 } },
+        { 1, FUNCTION_OTHER, NULL, 0, 100, { 1000000000, 2000000000, 200000, 0 } },
+};
+
 /* the software inventory: a Debian package and a Spack prefix */
 static InventoryPackage packages_in[] = {
         { .manager = INVENTORY_DEBIAN, .name = (char[]) { "libopenblas0-pthread" },
@@ -79,6 +100,8 @@ typedef struct Sent {
         char *inventory_json;
         SpoolStats spool;
         PushStats push;
+        FunctionRow function_rows[ELEMENTSOF(functions_in)];
+        Functions functions;
         Interval iv;
         BatchInfo info;
 } Sent;
@@ -138,6 +161,25 @@ static void add_rows(Sent *s) {
                                            20, 20, START + 3, START + 4));
 }
 
+static void add_functions(Sent *s) {
+        for (size_t i = 0; i < ELEMENTSOF(functions_in); i++) {
+                const FunctionIn *in = &functions_in[i];
+                const RowIn *row = &rows_in[in->row];
+                /* the row's object: the histogram holds it */
+                Object *o = object_of(s, row);
+
+                s->function_rows[i] = (FunctionRow) {
+                        .job = row->job, .step = row->step, .phase = row->phase, .obj = o,
+                        .build_id = o->build_id_size > 0, .kind = in->kind, .name = in->name, .offset = in->offset,
+                        .samples = in->samples, .window_ns = (uint64_t) ((double) in->samples * 1e9 / FREQUENCY),
+                        .counted = (1u << CYCLES) | (1u << INSTRUCTIONS) | (1u << L1D),
+                };
+                memcpy(s->function_rows[i].counts, in->counts, sizeof(in->counts));
+                object_unref(s->objects, o);
+        }
+        s->functions = (Functions) { .v = s->function_rows, .n = ELEMENTSOF(functions_in) };
+}
+
 static void add_jobs(Sent *s) {
         JobNotice n = { .event = JOB_NOTICE_START };
         Job *j;
@@ -183,9 +225,10 @@ static void sent_init(Sent *s) {
         *s = (Sent) {};
         s->objects = object_table_new();
         ASSERT_NOT_NULL(s->objects);
-        s->hist = histogram_new(s->objects, 1000);
+        s->hist = histogram_new(s->objects, 1000, 1000);
         ASSERT_NOT_NULL(s->hist);
         add_rows(s);
+        add_functions(s);
         add_jobs(s);
 
         for (unsigned k = 0; k < LMK_MAX_COUNTERS; k++) {
@@ -235,6 +278,7 @@ static void sent_init(Sent *s) {
         s->iv.jobs = &s->jobs;
         s->iv.energy = &s->energy;
         s->iv.energy_unattributed_joules = 100.5;
+        s->iv.functions = &s->functions;
         s->info = (BatchInfo) {
                 .node = "cn001", .boot_id = "5b8f3c0e-4f6a-4c1e-9d2b-7a1e0c3f8d21", .spool_id = spool_id,
                 .cluster = "demo", .seq = 4242, .spool = &s->spool, .push = &s->push, .software = &s->software,

@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "batch-fields.h"
 #include "batch-fixture.h"
 #include "batch/batch-parse.h"
 #include "batch/inflate.h"
@@ -278,6 +279,70 @@ static void check_markers_ranks(const Batch *b) {
         ASSERT_TRUE(b->ranks[1].first == START + 1.25 && b->ranks[1].last == END - 2.5);
 }
 
+static json_object *member(json_object *o, const char *key) {
+        json_object *v = NULL;
+
+        if (!json_object_object_get_ex(o, key, &v))
+                test_fail("no member %s in %s", key, json_object_to_json_string(o));
+        return v;
+}
+
+static int64_t int_member(json_object *o, const char *key) {
+        json_object *v = member(o, key);
+
+        ASSERT_TRUE(json_object_is_type(v, json_type_int));
+        return json_object_get_int64(v);
+}
+
+static bool is_null(json_object *o, const char *key) {
+        return member(o, key) == NULL;
+}
+
+/* functions[] (format version 2) as lmkd writes it: the contract's members
+ * from batch-fields.h, one of a name, an offset or "other" in each, the
+ * counters as in rows[]. */
+static void check_functions_written(const Sent *s) {
+        json_object *root = NULL, *a;
+        char hex[2 * sizeof(exe_build_id) + 1];
+
+        buildid_to_hex(exe_build_id, sizeof(exe_build_id), hex);
+        ASSERT_OK(batch_json(&s->iv, &s->info, &root));
+        ASSERT_EQ(int_member(root, BF_VERSION), 2);
+        a = member(root, BF_FUNCTIONS);
+        ASSERT_TRUE(json_object_is_type(a, json_type_array));
+        ASSERT_EQ(json_object_array_length(a), ELEMENTSOF(functions_in));
+        for (size_t i = 0; i < ELEMENTSOF(functions_in); i++) {
+                const FunctionIn *in = &functions_in[i];
+                const RowIn *row = &rows_in[in->row];
+                json_object *f = json_object_array_get_idx(a, i), *events;
+
+                ASSERT_STREQ(json_object_get_string(member(f, BF_FUNCTION_JOB)), row->job);
+                ASSERT_STREQ(json_object_get_string(member(f, BF_FUNCTION_STEP)), row->step);
+                ASSERT_STREQ(json_object_get_string(member(f, BF_FUNCTION_OBJECT)), row->path);
+                ASSERT_STREQ(json_object_get_string(member(f, BF_FUNCTION_PHASE)), row->phase);
+                if (row->kind == CODE_EXE)
+                        ASSERT_STREQ(json_object_get_string(member(f, BF_FUNCTION_BUILD_ID)), hex);
+                else
+                        ASSERT_TRUE(is_null(f, BF_FUNCTION_BUILD_ID));
+                if (in->kind == FUNCTION_NAMED)
+                        ASSERT_STREQ(json_object_get_string(member(f, BF_FUNCTION_FUNCTION)), in->name);
+                else
+                        ASSERT_TRUE(is_null(f, BF_FUNCTION_FUNCTION));
+                if (in->kind == FUNCTION_UNNAMED)
+                        ASSERT_EQ(int_member(f, BF_FUNCTION_OFFSET), in->offset);
+                else
+                        ASSERT_TRUE(is_null(f, BF_FUNCTION_OFFSET));
+                ASSERT_EQ(json_object_get_boolean(member(f, BF_FUNCTION_OTHER)), in->kind == FUNCTION_OTHER);
+                ASSERT_EQ(int_member(f, BF_FUNCTION_SAMPLES), in->samples);
+                ASSERT_EQ(int_member(f, BF_CYCLES), in->counts[CYCLES]);
+                ASSERT_EQ(int_member(f, BF_INSTRUCTIONS), in->counts[INSTRUCTIONS]);
+                events = member(f, BF_EVENTS);
+                ASSERT_EQ(int_member(events, "l1d"), in->counts[L1D]);
+                ASSERT_TRUE(is_null(events, "llc"));
+        }
+        json_object_put(root);
+}
+
 /* Every section filled: what the store reads is what lmkd had. */
 TEST(every_section) {
         _cleanup_(batch_freep) Batch *b = NULL;
@@ -293,6 +358,7 @@ TEST(every_section) {
         check_jobs(&s, b);
         check_rows(b);
         check_markers_ranks(b);
+        check_functions_written(&s);
         sent_done(&s);
 }
 
@@ -311,6 +377,7 @@ TEST(sections_absent) {
         s.iv.energy = NULL;
         s.iv.n_events = 0;
         s.iv.n_markers_off = 0;
+        s.iv.functions = NULL;
         histogram_reset(s.hist);
         b = round_trip(&s);
         ASSERT_NULL(b->spool);
@@ -325,6 +392,14 @@ TEST(sections_absent) {
         ASSERT_EQ(b->n_ranks, 0);
         for (size_t i = 0; i < b->n_jobs; i++)
                 ASSERT_TRUE(isnan(b->jobs[i].energy_joules));
+        {
+                /* no functions named (lmkd.conf functions = 0): an empty functions[] */
+                json_object *root = NULL;
+
+                ASSERT_OK(batch_json(&s.iv, &s.info, &root));
+                ASSERT_EQ(json_object_array_length(member(root, BF_FUNCTIONS)), 0);
+                json_object_put(root);
+        }
         sent_done(&s);
 }
 

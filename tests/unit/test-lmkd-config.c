@@ -143,6 +143,7 @@ static void check_example(const char *path) {
         ASSERT_EQ(c.push_interval, 60);
         ASSERT_EQ(c.spool_max_bytes, 256 * 1024 * 1024);
         ASSERT_EQ(c.inventory_interval, 86400);
+        ASSERT_EQ(c.functions, 64);
 }
 
 /* The default that lmkd --help states for an option: the word after
@@ -184,6 +185,7 @@ TEST(help_states_the_defaults) {
         CHECK_DEFAULT("--events", "%s,%s", c.events[0].name, c.events[1].name);
         ASSERT_EQ(c.n_events, 2);
         CHECK_DEFAULT("--job-counters", "%s", c.job_counters ? "yes" : "no");
+        CHECK_DEFAULT("--functions", "%u", c.functions);
         CHECK_DEFAULT("--exact-counters", "%s", c.exact_counters ? "yes" : "no");
         CHECK_DEFAULT("--burst", "%g", c.burst);
         CHECK_DEFAULT("--poll-ms", "%u", c.poll_ms);

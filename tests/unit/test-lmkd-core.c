@@ -51,7 +51,7 @@ static void node_init(Node *n) {
                 .attach_probes = no_probes, .set_marked = no_marked, .forget_marked = no_forget });
         n->attribution = (Attribution) { .objects = n->objects, .procs = &n->procs, .jobs = &n->jobs,
                                          .phases = &n->phases };
-        n->hist = histogram_new(n->objects, 1000);
+        n->hist = histogram_new(n->objects, 1000, 1000);
         ASSERT_NOT_NULL(n->hist);
 }
 
@@ -271,7 +271,7 @@ TEST(ranks) {
         }
 
         /* intervals add up (the one-shot report's cumulative histogram) */
-        merged = histogram_new(n.objects, 1000);
+        merged = histogram_new(n.objects, 1000, 1000);
         ASSERT_NOT_NULL(merged);
         ASSERT_OK(histogram_merge(merged, n.hist));
         ASSERT_OK(histogram_merge(merged, n.hist));

@@ -42,6 +42,7 @@ typedef struct IngestCtx {
         JobAcc *job_pool;
         size_t n_jobs, max_jobs;
         AccMap job_objects, job_phases, job_tasks, object_hours;
+        AccMap job_functions, job_phase_functions; /* functions[] (ingest-functions.c) */
         SamplePack outside;    /* the rows of work outside jobs, packed */
         /* the rows' object, phase and task ids, looked up in the caches
          * before the writer took the batch (intern_lookup_rows()), and the

@@ -3,15 +3,16 @@
  * its node, its receipt (which tells a batch stored before), its jobs with
  * their time lines, its rows (packed per job) and their rollups, the jobs'
  * applications and the application mix, the site-wide object sums,
- * markers, ranks, the node's software inventory and what lmkd measures
- * beyond samples (node type, energy, exact figures, counters, named
- * events, bursts). */
+ * markers, ranks, functions, the node's software inventory and what lmkd
+ * measures beyond samples (node type, energy, exact figures, counters,
+ * named events, bursts). */
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 
 #include "db/sql/ingest-app-mix.h"
+#include "db/sql/ingest-functions.h"
 #include "db/sql/ingest-inventory.h"
 #include "db/sql/ingest-jobs.h"
 #include "db/sql/ingest-measured.h"
@@ -489,6 +490,7 @@ int ingest_locked(IngestCtx *x, int64_t now, IngestResult *ret) {
             (r = write_object_sums(x)) < 0 ||
             (r = ingest_markers(x)) < 0 ||
             (r = ingest_ranks(x)) < 0 ||
+            (r = ingest_functions(x)) < 0 ||
             (r = ingest_inventory(x, now)) < 0 ||
             (r = ingest_measured(x)) < 0)
                 return r;

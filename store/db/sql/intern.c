@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The ids of objects, phases, tasks, counter roles and node types, found
- * or created by their strings and cached across batches (writer only). */
+/* The ids of objects, phases, tasks, counter roles, node types and
+ * functions, found or created by their strings and cached across batches
+ * (writer only). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +31,7 @@ void caches_clear(SqlStorage *s) {
         id_cache_clear(s->role_ids);
         id_cache_clear(s->node_type_ids);
         id_cache_clear(s->node_ids);
+        id_cache_clear(s->function_ids);
         s->caches_generation++;
         pthread_rwlock_unlock(&s->caches_lock);
 }
@@ -144,6 +146,49 @@ int intern_lookup_rows(SqlStorage *s, const Batch *b, int64_t *ret, uint64_t *re
         *ret_generation = s->caches_generation;
         pthread_rwlock_unlock(&s->caches_lock);
         return all;
+}
+
+/* An integer as decimal text, for a cache key: as make_key(), without
+ * snprintf(). */
+static const char *int_text(char buf[static 21], int64_t v) {
+        uint64_t u = v < 0 ? 0 - (uint64_t) v : (uint64_t) v;
+        char *p = buf + 20;
+
+        *p = 0;
+        do
+                *--p = (char) ('0' + u % 10);
+        while ((u /= 10) > 0);
+        if (v < 0)
+                *--p = '-';
+        return p;
+}
+
+int intern_function(SqlStorage *s, int64_t object_id, const char *name, int64_t offset, int64_t *ret) {
+        char buf[1200], object_buf[21], offset_buf[21];
+        const char *key = make_key(buf, sizeof(buf), int_text(object_buf, object_id), name,
+                                   int_text(offset_buf, offset));
+        DbStmt *st;
+        void *v;
+        int r;
+
+        if (key && hashmap_get2(s->function_ids, key, &v, NULL)) {
+                *ret = (int64_t) (uintptr_t) v;
+                return 0;
+        }
+        /* select, insert, select again, as intern() */
+        for (int pass = 0; pass < 3; pass++) {
+                if ((r = conn_stmt(&s->writer, pass == 1 ? STMT_FUNCTION_INSERT : STMT_FUNCTION_SELECT, &st)) < 0 ||
+                    (r = db_bind_int(st, 1, object_id)) < 0 ||
+                    (r = bind_nullable_text(st, 2, name)) < 0 ||
+                    (r = db_bind_int(st, 3, offset)) < 0)
+                        return r;
+                r = step_id(st, ret);
+                if (r != -ENOENT)
+                        break;
+        }
+        if (r < 0)
+                return r;
+        return key ? id_cache_put(s, s->function_ids, key, *ret) : 0;
 }
 
 /* A node type is keyed by its name (store/batch/node-types.h); the row keeps its

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* One job's summary (get_job): its row, its breakdowns by kind, object,
- * phase and node, notes, markers, ranks and time line, in one read
- * transaction. */
+ * phase and node, notes, markers, ranks, time line and functions, in one
+ * read transaction; and its functions alone (get_job_functions). */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -259,15 +259,65 @@ static int read_timeline(Conn *c, int64_t job_id, JobSummary *js) {
         return 0;
 }
 
+/* The job of the id (and cluster, NULL: any) that viewer may see, in the
+ * read transaction begun on c: -ENOENT when there is none, -EACCES when
+ * there is one the viewer may not see, -ENOTUNIQ when it may see several. */
+static int find_job(Conn *c, const char *job, const char *cluster, const JobViewer *viewer, StoredJob *ret,
+                    int64_t *ret_id) {
+        bool found = false, hidden = false;
+        StoredJob info = {};
+        int64_t id = 0;
+        DbStmt *st;
+        int r, rc;
+
+        r = conn_stmt(c, cluster ? STMT_JOB_FIND_CLUSTER : STMT_JOB_FIND, &st);
+        if (r < 0 || (r = bind_nullable_text(st, 1, job)) < 0 ||
+            (cluster && (r = bind_nullable_text(st, 2, cluster)) < 0))
+                return r;
+        /* The rows of the id the viewer may not see count for nothing: the
+         * answer must not tell whether they exist. */
+        while ((rc = db_step(st)) == 1) {
+                StoredJob j;
+                int64_t jid;
+
+                r = read_job_info(st, &j, &jid);
+                if (r < 0) {
+                        stored_job_free(&j);
+                        break;
+                }
+                if (!job_viewer_may_see(viewer, j.user, j.account)) {
+                        stored_job_free(&j);
+                        hidden = true;
+                        continue;
+                }
+                if (found) {
+                        stored_job_free(&j);
+                        r = -ENOTUNIQ;
+                        break;
+                }
+                info = j;
+                id = jid;
+                found = true;
+        }
+        if (r >= 0 && (rc < 0 || !found))
+                r = rc < 0 ? step_errno(rc) : hidden ? -EACCES : -ENOENT;
+        if (r < 0) {
+                db_reset(st);
+                stored_job_free(&info);
+                return r;
+        }
+        *ret = info;
+        *ret_id = id;
+        return 0;
+}
+
 int sql_get_job(Storage *base, const char *job, const char *cluster, const JobViewer *viewer,
                 JobSummary *ret) {
         SqlStorage *s = (SqlStorage *) base;
         JobSummary js = {};
-        bool found = false, hidden = false;
-        DbStmt *st;
         int64_t id = 0;
         Conn *c;
-        int r, rc;
+        int r;
 
         db_purpose_set("reading a job's summary");
         reader_acquire(s, &c);
@@ -278,40 +328,8 @@ int sql_get_job(Storage *base, const char *job, const char *cluster, const JobVi
                 reader_release(s, c);
                 return r;
         }
-        r = conn_stmt(c, cluster ? STMT_JOB_FIND_CLUSTER : STMT_JOB_FIND, &st);
-        if (r < 0 || (r = bind_nullable_text(st, 1, job)) < 0 ||
-            (cluster && (r = bind_nullable_text(st, 2, cluster)) < 0))
-                goto finish;
-        /* The rows of the id the viewer may not see count for nothing: the
-         * answer must not tell whether they exist. */
-        while ((rc = db_step(st)) == 1) {
-                StoredJob j;
-                int64_t jid;
-
-                r = read_job_info(st, &j, &jid);
-                if (r < 0) {
-                        stored_job_free(&j);
-                        goto finish;
-                }
-                if (!job_viewer_may_see(viewer, j.user, j.account)) {
-                        stored_job_free(&j);
-                        hidden = true;
-                        continue;
-                }
-                if (found) {
-                        stored_job_free(&j);
-                        r = -ENOTUNIQ;
-                        goto finish;
-                }
-                js.info = j;
-                id = jid;
-                found = true;
-        }
-        if (rc < 0 || !found) {
-                r = rc < 0 ? step_errno(rc) : hidden ? -EACCES : -ENOENT;
-                goto finish;
-        }
-        if ((r = read_shares(c, STMT_JOB_KINDS, id, 0, false, &js.kinds)) < 0 ||
+        if ((r = find_job(c, job, cluster, viewer, &js.info, &id)) < 0 ||
+            (r = read_shares(c, STMT_JOB_KINDS, id, 0, false, &js.kinds)) < 0 ||
             (r = read_shares(c, STMT_JOB_OBJECTS, id, JOB_SUMMARY_MAX_OBJECTS + 1, true, &js.objects)) < 0 ||
             (r = read_shares(c, STMT_JOB_PHASES, id, 0, false, &js.phases)) < 0 ||
             (r = read_shares(c, STMT_JOB_NODES, id, 0, false, &js.nodes)) < 0 ||
@@ -319,7 +337,9 @@ int sql_get_job(Storage *base, const char *job, const char *cluster, const JobVi
             (r = read_markers(c, id, &js)) < 0 ||
             (r = read_rank_rows(c, STMT_JOB_RANKS, id, &js.ranks, &js.n_ranks, &js.ranks_truncated)) < 0 ||
             (r = read_timeline(c, id, &js)) < 0 ||
-            (r = read_job_measured(c, id, &js.measured)) < 0)
+            (r = read_job_measured(c, id, &js.measured)) < 0 ||
+            (r = read_job_functions(c, id, false, JOB_SUMMARY_MAX_FUNCTIONS, &js.functions)) < 0 ||
+            (r = read_job_functions(c, id, true, JOB_SUMMARY_MAX_FUNCTIONS, &js.phase_functions)) < 0)
                 goto finish;
         if (js.objects.n > JOB_SUMMARY_MAX_OBJECTS) {
                 Share *last = &js.objects.items[--js.objects.n];
@@ -337,5 +357,34 @@ finish:
                 return r;
         }
         *ret = js;
+        return 0;
+}
+
+int sql_get_job_functions(Storage *base, const char *job, const char *cluster, const JobViewer *viewer,
+                          bool per_phase, unsigned limit, StoredJob *ret_info, FunctionList *ret) {
+        SqlStorage *s = (SqlStorage *) base;
+        StoredJob info = {};
+        FunctionList l = {};
+        int64_t id = 0;
+        Conn *c;
+        int r;
+
+        db_purpose_set("reading a job's functions");
+        reader_acquire(s, &c);
+        /* the job's row and its functions of one moment */
+        r = conn_begin_read(c);
+        if (r < 0) {
+                reader_release(s, c);
+                return r;
+        }
+        if ((r = find_job(c, job, cluster, viewer, &info, &id)) >= 0)
+                r = read_job_functions(c, id, per_phase, MIN(limit, (unsigned) JOB_FUNCTIONS_MAX), &l);
+        reader_end_read(s, c);
+        if (r < 0) {
+                stored_job_free(&info);
+                return r;
+        }
+        *ret_info = info;
+        *ret = l;
         return 0;
 }

@@ -8,7 +8,9 @@
 /* Sums for one rollup key, accumulated in memory over a batch so that each
  * rollup row is written once per batch, not once per input row. */
 typedef struct Acc {
-        int64_t a, b; /* the key: (job, object), (job, phase), (object, 0) */
+        /* the key: (job, object, 0), (job, phase, 0), (object, 0, 0), (job,
+         * function, 0), (job, phase, function) */
+        int64_t a, b, c;
         int64_t samples;
         double cpu_seconds;
         int64_t cpu_time_ns, cycles, instructions;
@@ -27,5 +29,8 @@ void acc_map_done(AccMap *m);
 /* Forgets the sums, for the batch to be summed again. */
 void acc_map_reset(AccMap *m);
 int acc_add(AccMap *m, int64_t a, int64_t b, const BatchRow *row, double cpu_seconds);
+/* The same of a function (functions[]), which has no counted CPU time
+ * and no multiplexed samples. */
+int acc_add_function(AccMap *m, int64_t a, int64_t b, int64_t c, const BatchFunction *f, double cpu_seconds);
 /* Adds a nullable counter (STORAGE_NULL) to a nullable sum. */
 void add_counter(int64_t *sum, int64_t v);

@@ -64,7 +64,7 @@ typedef struct SqlStorage {
          * the same one (sql_ingest()). NULL in those. */
         struct SqlStorage **lanes;
         unsigned n_lanes;
-        Hashmap *object_ids, *phase_ids, *task_ids, *role_ids, *node_type_ids, *node_ids;
+        Hashmap *object_ids, *phase_ids, *task_ids, *role_ids, *node_type_ids, *node_ids, *function_ids;
         /* The writer changes the caches, under caches_lock taken for
          * writing; a batch's own thread looks its rows' ids up under it
          * taken for reading (intern_lookup_rows()). caches_generation counts
@@ -153,6 +153,10 @@ int intern(SqlStorage *s, Hashmap *cache, Stmt select, Stmt insert, const char *
 int intern_lookup_rows(SqlStorage *s, const Batch *b, int64_t *ret, uint64_t *ret_generation);
 /* The generation of the caches, for the writer. */
 uint64_t caches_generation(SqlStorage *s);
+/* The id of a function (functions, schema/0021) of an object: named
+ * (offset -1), unnamed (name "", its file offset) or the other functions
+ * (name "", offset -1); found or created. */
+int intern_function(SqlStorage *s, int64_t object_id, const char *name, int64_t offset, int64_t *ret);
 /* The id of a node type (node_types), found by its name or created. */
 int intern_node_type(SqlStorage *s, const BatchNodeType *t, int64_t *ret);
 /* The id of a node's row, from the cache that its upserts fill. */
@@ -166,6 +170,10 @@ int read_job_info(DbStmt *st, StoredJob *j, int64_t *ret_id);
 int read_marker_row(DbStmt *st, int col, Marker *m);
 int read_rank_rows(Conn *c, Stmt id, int64_t job_id, RankFigures **v, size_t *n, bool *truncated);
 
+/* job-functions.c: a job's functions (JOB_FUNCTIONS, or per_phase
+ * JOB_PHASE_FUNCTIONS), at most limit (truncated when there were more). */
+int read_job_functions(Conn *c, int64_t job_id, bool per_phase, size_t limit, FunctionList *ret);
+
 /* job-measured.c */
 int read_node_type(DbStmt *st, int col, NodeTypeInfo *ret);
 int read_job_node_type(Conn *c, int64_t job_id, NodeTypeInfo *ret);
@@ -176,6 +184,8 @@ int sql_ingest(Storage *base, const Batch *b, int64_t now, IngestResult *ret, Ba
 int sql_list_jobs(Storage *base, const JobFilter *f, JobList *ret);
 int sql_get_job(Storage *base, const char *job, const char *cluster, const JobViewer *viewer,
                 JobSummary *ret);
+int sql_get_job_functions(Storage *base, const char *job, const char *cluster, const JobViewer *viewer,
+                          bool per_phase, unsigned limit, StoredJob *ret_info, FunctionList *ret);
 int sql_list_job_summaries(Storage *base, const JobFilter *f, JobWant want, void *userdata, JobSummaryList *ret);
 int sql_list_objects(Storage *base, const ObjectFilter *f, ObjectList *ret);
 int sql_list_packages(Storage *base, const PackageFilter *f, PackageList *ret);

@@ -55,6 +55,26 @@
         ADD(table, "samples") ", " ADD(table, "cpu_seconds") " "                                \
         "WHERE " FITS(table, "samples")
 
+/* A job's sums of one function (schema/0021), over its phases (key
+ * "function_id") or per phase ("phase_id, function_id"). */
+#define SQL_FUNCTION_UPSERT(table, key, params)                                                         \
+        "INSERT INTO " table " (job_id, " key ", samples, cpu_seconds, cycles, instructions) "          \
+        "VALUES (" params ") ON CONFLICT (job_id, " key ") DO UPDATE SET "                              \
+        ADD(table, "samples") ", " ADD(table, "cpu_seconds") ", " ADD_NULLABLE(table, "cycles") ", "    \
+        ADD_NULLABLE(table, "instructions") " "                                                         \
+        "WHERE " FITS(table, "samples") " AND " FITS(table, "cycles") " AND " FITS(table, "instructions")
+/* A job's functions x: the function, its object, and the name found for
+ * an unnamed one since (function_names), as read_function_row() reads
+ * them, then x's sums */
+#define FUNCTION_COLUMNS(x)                                                                             \
+        "o.path, o.kind, o.build_id, f.name, f.file_offset, n.name, " x ".samples, " x ".cpu_seconds, "  \
+        x ".cycles, " x ".instructions"
+#define FUNCTION_JOINS(x)                                                                               \
+        "JOIN functions f ON f.id = " x ".function_id JOIN objects o ON o.id = f.object_id "            \
+        "LEFT JOIN function_names n ON f.name = '' AND f.file_offset >= 0 AND n.build_id = o.build_id " \
+        "AND n.file_offset = f.file_offset "
+#define FUNCTION_ORDER(x) x ".samples DESC, o.path, f.name, f.file_offset, o.id"
+
 /* The file name of a path: rtrim() strips the trailing characters that are
  * not '/', leaving the directories, which replace() removes (they cannot
  * occur again after the last '/'). schema/sqlite/0006-job-app.sql spells the same. */
@@ -422,6 +442,15 @@ static const char *const stmt_sql[_STMT_MAX] = {
                 "ON CONFLICT (job_id, object_id, phase_id, role_id) DO UPDATE SET "
                 ADD("job_bursts", "bursts") ", " ADD("job_bursts", "window_ns") ", " ADD("job_bursts", "count") " "
                 "WHERE " FITS("job_bursts", "bursts") " AND " FITS("job_bursts", "window_ns"),
+        /* functions (schema/0021) */
+        [STMT_FUNCTION_SELECT] = "SELECT id FROM functions WHERE object_id = ? AND name = ? AND file_offset = ?",
+        [STMT_FUNCTION_INSERT] =
+                "INSERT INTO functions (object_id, name, file_offset) VALUES (?, ?, ?) ON CONFLICT DO NOTHING "
+                "RETURNING id",
+        /* many at once (conn_write_rows()) */
+        [STMT_JOB_FUNCTION_UPSERT] = SQL_FUNCTION_UPSERT("job_functions", "function_id", "?, ?, ?, ?, ?, ?"),
+        [STMT_JOB_PHASE_FUNCTION_UPSERT] =
+                SQL_FUNCTION_UPSERT("job_phase_functions", "phase_id, function_id", "?, ?, ?, ?, ?, ?, ?"),
         /* retention: raw detail older than the horizon, in small steps */
         [STMT_PRUNE_MARK_GET] =
                 "SELECT (SELECT value FROM retention WHERE name = 'prune_jobs_seen'), "
@@ -493,6 +522,8 @@ static const char *const stmt_sql[_STMT_MAX] = {
         EXPIRE_ROWS(STMT_EXPIRE_JOB_EVENTS, "job_events", "role_id"),
         EXPIRE_ROWS(STMT_EXPIRE_JOB_BURSTS, "job_bursts", "object_id, phase_id, role_id"),
         EXPIRE_ROWS(STMT_EXPIRE_JOB_TASKS, "job_tasks", "task_id"),
+        EXPIRE_ROWS(STMT_EXPIRE_JOB_FUNCTIONS, "job_functions", "function_id"),
+        EXPIRE_ROWS(STMT_EXPIRE_JOB_PHASE_FUNCTIONS, "job_phase_functions", "phase_id, function_id"),
 #undef EXPIRE_ROWS
 
         /* every cluster's job of the id: those the viewer may not see are
@@ -569,6 +600,16 @@ static const char *const stmt_sql[_STMT_MAX] = {
                 "JOIN event_roles r ON r.id = b.role_id "
                 "JOIN job_objects jo ON jo.job_id = b.job_id AND jo.object_id = b.object_id "
                 "WHERE b.job_id = ? ORDER BY jo.samples DESC, o.path, o.id, p.path, r.name LIMIT ?",
+        /* the job's functions, the most samples first (store/db/sql/job-functions.c) */
+        [STMT_JOB_FUNCTIONS] =
+                "SELECT " FUNCTION_COLUMNS("x") " FROM job_functions x " FUNCTION_JOINS("x")
+                "WHERE x.job_id = ? ORDER BY " FUNCTION_ORDER("x") " LIMIT ?",
+        /* per phase, with the phase's samples: what their shares are of */
+        [STMT_JOB_PHASE_FUNCTIONS] =
+                "SELECT " FUNCTION_COLUMNS("x") ", p.path, coalesce(jp.samples, 0) FROM job_phase_functions x "
+                FUNCTION_JOINS("x") "JOIN phases p ON p.id = x.phase_id "
+                "LEFT JOIN job_phases jp ON jp.job_id = x.job_id AND jp.phase_id = x.phase_id "
+                "WHERE x.job_id = ? ORDER BY " FUNCTION_ORDER("x") ", p.path LIMIT ?",
         /* summed by list_objects, see there */
         [STMT_OBJECT_HOURS] =
                 "SELECT object_id, samples, cpu_seconds FROM object_hours WHERE bucket >= ? AND bucket < ?",
@@ -664,6 +705,7 @@ bool stmt_changes_shared(Stmt id) {
         case STMT_TASK_INSERT:
         case STMT_ROLE_INSERT:
         case STMT_NODE_TYPE_INSERT:
+        case STMT_FUNCTION_INSERT:
         case STMT_PACKAGE_INSERT:
         case STMT_PACKAGE_FILE_INSERT:
         case STMT_MIX_KEY_INSERT:

@@ -70,6 +70,11 @@ typedef enum Stmt {
         STMT_JOB_EVENT_UPSERT,
         STMT_JOB_EVENT_SUMS,
         STMT_JOB_BURST_UPSERT,
+        /* functions (schema/0021) */
+        STMT_FUNCTION_SELECT,
+        STMT_FUNCTION_INSERT,
+        STMT_JOB_FUNCTION_UPSERT,
+        STMT_JOB_PHASE_FUNCTION_UPSERT,
         /* retention (schema/0014) */
         STMT_PRUNE_MARK_GET,
         STMT_PRUNE_MARK_SET,
@@ -122,6 +127,8 @@ typedef enum Stmt {
         STMT_EXPIRE_JOB_EVENTS,
         STMT_EXPIRE_JOB_BURSTS,
         STMT_EXPIRE_JOB_TASKS,
+        STMT_EXPIRE_JOB_FUNCTIONS,
+        STMT_EXPIRE_JOB_PHASE_FUNCTIONS,
         /* readers (the job list builds its SQL per filter: list_jobs) */
         STMT_JOB_FIND,
         STMT_JOB_FIND_CLUSTER,
@@ -140,6 +147,8 @@ typedef enum Stmt {
         STMT_JOB_OBJECT_EVENTS,
         STMT_JOB_PHASE_EVENTS,
         STMT_JOB_BURSTS,
+        STMT_JOB_FUNCTIONS,
+        STMT_JOB_PHASE_FUNCTIONS,
         STMT_OBJECT_HOURS,
         STMT_OBJECT_DAYS,
         STMT_OBJECT_WEEKS,
@@ -183,7 +192,7 @@ const char *stmt_text(DbDialect dialect, Stmt id);
 /* Whether statement id changes rows that batches of any node and job
  * change too: the site-wide sums (objects per hour to four weeks, the
  * application mix) and the rows every batch may add to (objects, phases,
- * tasks, counter roles, node types, packages, mix keys). A writer beside
+ * tasks, counter roles, node types, packages, mix keys, functions). A writer beside
  * others runs it under the site lock (SqlDialect.ingest_lock_site), as it
  * does markers outside jobs; all else it changes belongs to its batches'
  * nodes and jobs, which it locked first. Maintenance runs alone and takes

@@ -140,6 +140,7 @@ static void sql_close(Storage *base) {
                 hashmap_free(s->role_ids);
                 hashmap_free(s->node_type_ids);
                 hashmap_free(s->node_ids);
+                hashmap_free(s->function_ids);
         }
         pthread_mutex_destroy(&s->write_lock);
         pthread_mutex_destroy(&s->queue_lock);
@@ -188,8 +189,10 @@ static int sql_open_one(const StorageOps *ops, const DbDriver *driver, const cha
         s->role_ids = hashmap_new(&string_hash_ops);
         s->node_type_ids = hashmap_new(&string_hash_ops);
         s->node_ids = hashmap_new(&string_hash_ops);
+        s->function_ids = hashmap_new(&string_hash_ops);
         s->readers = calloc(MAX(s->n_readers, 1u), sizeof(Conn));
-        if (!s->object_ids || !s->phase_ids || !s->task_ids || !s->role_ids || !s->node_type_ids || !s->node_ids || !s->readers) {
+        if (!s->object_ids || !s->phase_ids || !s->task_ids || !s->role_ids || !s->node_type_ids || !s->node_ids ||
+            !s->function_ids || !s->readers) {
                 r = -ENOMEM;
                 goto fail;
         }
@@ -252,6 +255,7 @@ static int sql_open_sqlite(const char *location, const StorageOptions *opts, Sto
                 .ingest = sql_ingest,                        \
                 .list_jobs = sql_list_jobs,                  \
                 .get_job = sql_get_job,                      \
+                .get_job_functions = sql_get_job_functions,  \
                 .list_job_summaries = sql_list_job_summaries,\
                 .list_objects = sql_list_objects,            \
                 .list_nodes = sql_list_nodes,                \
