@@ -26,6 +26,7 @@ const Route store_routes[] = {
         { "/api/v1/families", false, "GET", api_families, &site_view, &api_families_csv },
         { "/api/v1/scaling", false, "GET", api_scaling, &site_view, &api_scaling_csv },
         { "/api/v1/apps", false, "GET", api_apps, &site_view, &api_apps_csv },
+        { "/api/v1/compare", false, "GET", api_compare, &query, &api_compare_csv },
         { "/api/v1/sessions", false, "POST", api_sessions, &credential, .body = true },
         { "/metrics", false, "GET", health_metrics },
         { "/healthz", false, "GET", health_check },

@@ -61,6 +61,9 @@ void api_apps(Server *s, Request *req, Reply *reply);
 /* POST /api/v1/sessions: a login ticket for a browser (sessions.c,
  * auth/session.h). */
 void api_sessions(Server *s, Request *req, Reply *reply);
+/* Two runs side by side (compare.c), and its rows as CSV. */
+void api_compare(Server *s, Request *req, Reply *reply);
+extern const CsvTable api_compare_csv;
 
 /* Sees every answer of the ingest route: counts the batches not taken
  * (metrics.h). */
@@ -113,5 +116,8 @@ int api_add_job_info(json_object *o, const StoredJob *j);
 /* A job's functions as the list key of o (job-functions.c): each with
  * its share of job_samples, or per phase of its phase's samples. */
 int api_add_functions(json_object *o, const char *key, const FunctionList *l, int64_t job_samples);
+/* What a function is called in an answer: its name, "(other functions)",
+ * or a name made of its object's file and offset (job-functions.c). */
+json_object *api_function_text(const char *object, const char *name, int64_t offset, bool other);
 /* Adds "findings" to a job's summary (findings.c). */
 int api_job_findings(Server *s, const JobSummary *js, json_object *o);

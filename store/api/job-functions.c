@@ -20,19 +20,18 @@ const CsvTable api_job_functions_csv = CSV_TABLE("functions", NULL, "lmk-functio
         { "phase" }, { "samples" }, CSV_SHARE_COLUMNS, { "cpu_seconds" }, { "cycles" }, { "instructions" },
         { "ipc" });
 
-/* What a function is called in an answer: its name, "(other functions)",
- * or, unnamed, its object's file name and the offset of its page in the
- * file ("libopenblas.so.0+0x21000"), as perf shows such an address. */
-static json_object *function_text(const FunctionShare *x) {
+/* Unnamed, its object's file name and the offset of its page in the file
+ * ("libopenblas.so.0+0x21000"), as perf shows such an address. */
+json_object *api_function_text(const char *object, const char *name, int64_t offset, bool other) {
         const char *file;
         char buf[4200];
 
-        if (x->name)
-                return json_object_new_string(x->name);
-        if (x->other || x->offset == STORAGE_NULL)
+        if (name)
+                return json_object_new_string(name);
+        if (other || offset == STORAGE_NULL || !object)
                 return json_object_new_string("(other functions)");
-        file = strrchr(x->object, '/');
-        snprintf(buf, sizeof(buf), "%s+0x%" PRIx64, file && file[1] ? file + 1 : x->object, (uint64_t) x->offset);
+        file = strrchr(object, '/');
+        snprintf(buf, sizeof(buf), "%s+0x%" PRIx64, file && file[1] ? file + 1 : object, (uint64_t) offset);
         return json_object_new_string(buf);
 }
 
@@ -59,7 +58,7 @@ int api_add_functions(json_object *o, const char *key, const FunctionList *l, in
                     (r = json_add(e, "object", json_object_new_string(x->object))) < 0 ||
                     (r = json_add(e, "kind", json_string_or_null(x->kind))) < 0 ||
                     (r = json_add(e, "build_id", json_string_or_null(x->build_id))) < 0 ||
-                    (r = json_add(e, "function", function_text(x))) < 0 ||
+                    (r = json_add(e, "function", api_function_text(x->object, x->name, x->offset, x->other))) < 0 ||
                     (r = json_add(e, "named_by", named_by(x))) < 0 ||
                     (r = json_add(e, "offset", json_int_or_null(x->offset))) < 0 ||
                     (r = json_add(e, "other", json_object_new_boolean(x->other))) < 0 ||
