@@ -42,6 +42,7 @@ const Route store_routes[] = {
         { "/site/software", false, "GET", web_site_software, &site_view, .error_page = web_error_page },
         { "/site/scaling", false, "GET", web_site_scaling, &site_view, .error_page = web_error_page },
         { "/site/apps", false, "GET", web_site_apps, &site_view, .error_page = web_error_page },
+        { "/compare", false, "GET", web_compare, &query, .error_page = web_error_page },
 };
 
 const size_t store_n_routes = ELEMENTSOF(store_routes);
