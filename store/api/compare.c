@@ -192,29 +192,27 @@ static int add_rows(json_object *o, const CompareRows *rows) {
         return r;
 }
 
-/* ?format=csv: a row per compared item. */
+/* ?format=csv: a row per compared item, its columns named as the JSON's
+ * fields ("a": {"samples"} is a_samples, an interval two columns). */
+#define CSV_SIDE(x)                                                                                         \
+        { #x "_samples", #x ".samples" }, { #x "_share", #x ".share" },                                     \
+        { #x "_share_ci95_low", #x ".share_ci95[0]" }, { #x "_share_ci95_high", #x ".share_ci95[1]" },      \
+        { #x "_share_of_samples", #x ".share_of_samples" }, { #x "_share_reliable", #x ".share_reliable" }, \
+        { #x "_cpu_seconds", #x ".cpu_seconds" }, { #x "_cpu_seconds_ci95_low", #x ".cpu_seconds_ci95[0]" }, \
+        { #x "_cpu_seconds_ci95_high", #x ".cpu_seconds_ci95[1]" }, { #x "_ipc", #x ".ipc" }
 const CsvTable api_compare_csv = CSV_TABLE("rows", NULL, "lmk-compare.csv",
-        { "dimension" }, { "name" }, { "kind" }, { "object" },
-        { "a_samples", "a.samples" }, { "a_share", "a.share" },
-        { "a_share_ci95_low", "a.share_ci95[0]" }, { "a_share_ci95_high", "a.share_ci95[1]" },
-        { "a_share_of_samples", "a.share_of_samples" }, { "a_cpu_seconds", "a.cpu_seconds" },
-        { "a_cpu_seconds_ci95_low", "a.cpu_seconds_ci95[0]" }, { "a_cpu_seconds_ci95_high", "a.cpu_seconds_ci95[1]" },
-        { "a_ipc", "a.ipc" },
-        { "b_samples", "b.samples" }, { "b_share", "b.share" },
-        { "b_share_ci95_low", "b.share_ci95[0]" }, { "b_share_ci95_high", "b.share_ci95[1]" },
-        { "b_share_of_samples", "b.share_of_samples" }, { "b_cpu_seconds", "b.cpu_seconds" },
-        { "b_cpu_seconds_ci95_low", "b.cpu_seconds_ci95[0]" }, { "b_cpu_seconds_ci95_high", "b.cpu_seconds_ci95[1]" },
-        { "b_ipc", "b.ipc" },
-        { "cpu_seconds_difference", "difference.cpu_seconds" },
-        { "cpu_seconds_difference_ci95_low", "difference.cpu_seconds_ci95[0]" },
-        { "cpu_seconds_difference_ci95_high", "difference.cpu_seconds_ci95[1]" },
-        { "ratio", "difference.ratio" }, { "ratio_ci95_low", "difference.ratio_ci95[0]" },
-        { "ratio_ci95_high", "difference.ratio_ci95[1]" },
-        { "beyond_uncertainty", "difference.beyond_uncertainty" }, { "verdict", "difference.verdict" },
-        { "share_difference", "difference.share" },
-        { "share_difference_ci95_low", "difference.share_ci95[0]" },
-        { "share_difference_ci95_high", "difference.share_ci95[1]" },
-        { "share_beyond_uncertainty", "difference.share_beyond_uncertainty" });
+        { "dimension" }, { "name" }, { "kind" }, { "object" }, CSV_SIDE(a), CSV_SIDE(b),
+        { "difference_cpu_seconds", "difference.cpu_seconds" },
+        { "difference_cpu_seconds_ci95_low", "difference.cpu_seconds_ci95[0]" },
+        { "difference_cpu_seconds_ci95_high", "difference.cpu_seconds_ci95[1]" },
+        { "difference_ratio", "difference.ratio" }, { "difference_ratio_ci95_low", "difference.ratio_ci95[0]" },
+        { "difference_ratio_ci95_high", "difference.ratio_ci95[1]" },
+        { "difference_beyond_uncertainty", "difference.beyond_uncertainty" },
+        { "difference_verdict", "difference.verdict" },
+        { "difference_share", "difference.share" },
+        { "difference_share_ci95_low", "difference.share_ci95[0]" },
+        { "difference_share_ci95_high", "difference.share_ci95[1]" },
+        { "difference_share_beyond_uncertainty", "difference.share_beyond_uncertainty" });
 
 /* One of the two jobs, as GET /api/v1/jobs/{id} finds it: false with the
  * reply set when it is not there for the asker (404, whether it does not

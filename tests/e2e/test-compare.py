@@ -189,8 +189,8 @@ def main():
     table = list(csv.DictReader(io.StringIO(text)))
     check(len(table) == len(cmp["rows"]), f"CSV: {len(table)} rows, JSON {len(cmp['rows'])}")
     t = next(t for t in table if t["dimension"] == "phase" and t["name"] == IO)
-    check((int(t["a_samples"]), int(t["b_samples"]), t["verdict"]) ==
-          (io_row["a"]["samples"], io_row["b"]["samples"], "more in b") and float(t["ratio"]) == d["ratio"],
+    check((int(t["a_samples"]), int(t["b_samples"]), t["difference_verdict"]) ==
+          (io_row["a"]["samples"], io_row["b"]["samples"], "more in b") and float(t["difference_ratio"]) == d["ratio"],
           f"the CSV's io row: {t}")
     log(cli.stdout)
     io_line = [ln for ln in cli.stdout.splitlines() if ln.rstrip().endswith(" " + IO)]

@@ -182,10 +182,11 @@ def main():
         table = list(csv.DictReader(io.StringIO(text)))
         check_eq(len(table), len(rows), "CSV rows")
         io_csv = next(t for t in table if t["dimension"] == "phase" and t["name"] == "io")
-        check_eq((io_csv["a_samples"], io_csv["b_samples"], io_csv["verdict"], io_csv["beyond_uncertainty"]),
+        check_eq((io_csv["a_samples"], io_csv["b_samples"], io_csv["difference_verdict"],
+                  io_csv["difference_beyond_uncertainty"]),
                  ("200", "400", "more in b", "true"), "the CSV's io row")
-        close(float(io_csv["ratio"]), io_row["ratio"], "the CSV's io ratio")
-        close(float(io_csv["cpu_seconds_difference_ci95_low"]), io_row["cpu_seconds_ci95"][0], "the CSV's interval")
+        close(float(io_csv["difference_ratio"]), io_row["ratio"], "the CSV's io ratio")
+        close(float(io_csv["difference_cpu_seconds_ci95_low"]), io_row["cpu_seconds_ci95"][0], "the CSV's interval")
         fn = next(t for t in table if t["dimension"] == "function" and t["name"] == "write_chunk")
         check_eq(fn["object"], APP, "the CSV names a function's object")
 
