@@ -53,7 +53,7 @@ def cells(page, selector):
         tr => Array.from(tr.querySelectorAll('td')).map(td => td.innerText.trim()))""") or []
 
 
-def check_page(b, base, cmp, jobs):
+def check_page(b, store, base, cmp, jobs):
     """As the owner: job A's page, its link to the choice, B there, and the
     compare page it leads to."""
     who = {PERSON: "nobody"}
@@ -87,6 +87,18 @@ def check_page(b, base, cmp, jobs):
           f"the runs' facts: {list(facts)}")
     check(f"×{cmp['difference']['elapsed_ratio']:.2f}" in facts["Elapsed"][3], f"elapsed: {facts['Elapsed']}")
     page.screenshot("compare")
+    links = {ln["text"]: ln["href"] for ln in page.links}
+    p = b.open(links["JSON"], extra_headers=who)
+    check(p.status == 200 and json.loads(p.text)["rows"] == cmp["rows"], f"the page's JSON link: {p.status}")
+    # a browser downloads the CSV (an attachment) rather than show it
+    status, hdrs, _ = store.request("GET", links["CSV"][len(base) - 1:], headers=who)
+    check(status == 200 and "lmk-compare.csv" in hdrs.get("content-disposition", ""),
+          f"the page's CSV link {links['CSV']}: {status} {hdrs}")
+    page = b.open(links["Swap A and B"], extra_headers=who)
+    page.assert_clean()
+    rows = {r[0]: r for r in cells(page, "table.compare-phase tbody tr")}
+    check(page.status == 200 and f"Job {jobs['B']} vs job {jobs['A']}" in page.text and
+          "less in B" in rows.get(IO, [""])[-1], f"A and B swapped: {rows.get(IO)}")
     page = b.open(base + f"compare?a={jobs['A']}&b={jobs['B']}", extra_headers={PERSON: "someoneelse"})
     page.assert_clean()
     check(page.status == 404 and "timestep" not in page.text, f"the page as someone else: {page.status}")
@@ -173,7 +185,7 @@ def main():
                               "compare", jobs["A"], jobs["B"]], capture_output=True, text=True, timeout=60)
         base = store.url("/")
         with Browser(screenshot_dir=shots) as b:
-            check_page(b, base, cmp, jobs)
+            check_page(b, store, base, cmp, jobs)
 
     io_row = row(cmp, "phase", IO)
     d = io_row["difference"]
