@@ -191,6 +191,8 @@ def main():
     d = io_row["difference"]
     for k in "ab":
         run = cmp[k]
+        log(f"run {k}: {run['samples']} samples, {run['cpu_seconds']} CPU-s sampled, "
+            f"{(run['exact'] or {}).get('cpu_time_ns')} ns counted, {run['elapsed_seconds']} s elapsed")
         # one node: the cores it kept busy are its CPU time over its time there
         busy = run["cpu_seconds"] / run["elapsed_seconds"]
         check(run["user"] == "nobody" and run["app"] == "compare-e2e" and abs(run["busy_cores"] - busy) < 0.01 and
