@@ -150,3 +150,4 @@ int do_web(Cli *cli, int argc, char **argv);
 int do_unused(Cli *cli, int argc, char **argv);
 int do_scaling(Cli *cli, int argc, char **argv);
 int do_apps(Cli *cli, int argc, char **argv);
+int do_compare(Cli *cli, int argc, char **argv);

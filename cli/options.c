@@ -34,6 +34,8 @@ void cli_help(void) {
                "  nodes                                                 Nodes and their last push\n"
                "  flagged [--since T] [--until T] [--user U] [--cluster C] [--rule R]\n"
                "          [--severity S] [--limit N]                    Jobs that waste their allocation\n"
+               "  compare A B [--cluster C] [--cluster-a C] [--cluster-b C]\n"
+               "                                                        Two runs side by side (also --csv)\n"
                "  web [JOB [--cluster C] | --site] [--open]             A link that signs your browser in\n"
                "                                                        to the store's pages (also: login)\n\n"
                "Options (before or after the command):\n"

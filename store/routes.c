@@ -28,6 +28,7 @@ const Route store_routes[] = {
         { "/api/v1/families", false, "GET", api_families, &site_view, &api_families_csv },
         { "/api/v1/scaling", false, "GET", api_scaling, &site_view, &api_scaling_csv },
         { "/api/v1/apps", false, "GET", api_apps, &site_view, &api_apps_csv },
+        { "/api/v1/compare", false, "GET", api_compare, &query, &api_compare_csv },
         { "/api/v1/sessions", false, "POST", api_sessions, &credential, .body = true },
         { "/metrics", false, "GET", health_metrics },
         { "/healthz", false, "GET", health_check },
@@ -43,6 +44,7 @@ const Route store_routes[] = {
         { "/site/software", false, "GET", web_site_software, &site_view, .error_page = web_error_page },
         { "/site/scaling", false, "GET", web_site_scaling, &site_view, .error_page = web_error_page },
         { "/site/apps", false, "GET", web_site_apps, &site_view, .error_page = web_error_page },
+        { "/compare", false, "GET", web_compare, &query, .error_page = web_error_page },
 };
 
 const size_t store_n_routes = ELEMENTSOF(store_routes);

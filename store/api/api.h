@@ -65,6 +65,9 @@ void api_apps(Server *s, Request *req, Reply *reply);
 /* POST /api/v1/sessions: a login ticket for a browser (sessions.c,
  * auth/session.h). */
 void api_sessions(Server *s, Request *req, Reply *reply);
+/* Two runs side by side (compare.c), and its rows as CSV. */
+void api_compare(Server *s, Request *req, Reply *reply);
+extern const CsvTable api_compare_csv;
 
 /* Sees every answer of the ingest route: counts the batches not taken
  * (metrics.h). */
@@ -122,7 +125,8 @@ int api_add_functions(json_object *o, const char *key, const FunctionList *l, in
  * file ("libopenblas.so.0+0x21000"), as perf shows such an address; in
  * buf when made up (job-functions.c). */
 #define FUNCTION_TEXT_MAX 4200
-const char *api_function_text(const FunctionShare *x, char *buf, size_t size);
+const char *api_function_text(const char *object, const char *name, int64_t offset, bool other, char *buf,
+                              size_t size);
 /* The routes /api/v1/jobs/ID/SUFFIX (job-functions.c): the job id of the
  * path, or NULL with the answer in reply; the answer to a failed lookup
  * of it, someone else's job answered as one that does not exist. */

@@ -20,15 +20,16 @@ const CsvTable api_job_functions_csv = CSV_TABLE("functions", NULL, "lmk-functio
         { "phase" }, { "samples" }, CSV_SHARE_COLUMNS, { "cpu_seconds" }, { "cycles" }, { "instructions" },
         { "ipc" });
 
-const char *api_function_text(const FunctionShare *x, char *buf, size_t size) {
+const char *api_function_text(const char *object, const char *name, int64_t offset, bool other, char *buf,
+                              size_t size) {
         const char *file;
 
-        if (x->name)
-                return x->name;
-        if (x->other || x->offset == STORAGE_NULL)
+        if (name)
+                return name;
+        if (other || offset == STORAGE_NULL || !object)
                 return "(other functions)";
-        file = strrchr(x->object, '/');
-        snprintf(buf, size, "%s+0x%" PRIx64, file && file[1] ? file + 1 : x->object, (uint64_t) x->offset);
+        file = strrchr(object, '/');
+        snprintf(buf, size, "%s+0x%" PRIx64, file && file[1] ? file + 1 : object, (uint64_t) offset);
         return buf;
 }
 
@@ -56,7 +57,7 @@ int api_add_functions(json_object *o, const char *key, const FunctionList *l, in
                     (r = json_add(e, "object", json_object_new_string(x->object))) < 0 ||
                     (r = json_add(e, "kind", json_string_or_null(x->kind))) < 0 ||
                     (r = json_add(e, "build_id", json_string_or_null(x->build_id))) < 0 ||
-                    (r = json_add(e, "function", json_object_new_string(api_function_text(x, buf, sizeof(buf))))) < 0 ||
+                    (r = json_add(e, "function", json_object_new_string(api_function_text(x->object, x->name, x->offset, x->other, buf, sizeof(buf))))) < 0 ||
                     (r = json_add(e, "named_by", named_by(x))) < 0 ||
                     (r = json_add(e, "offset", json_int_or_null(x->offset))) < 0 ||
                     (r = json_add(e, "other", json_object_new_boolean(x->other))) < 0 ||

@@ -69,7 +69,7 @@ static int folded(const FunctionList *l, char **ret, size_t *ret_size) {
 
                 put_frame(f, file && file[1] ? file + 1 : x->object);
                 fputc(';', f);
-                put_frame(f, api_function_text(x, buf, sizeof(buf)));
+                put_frame(f, api_function_text(x->object, x->name, x->offset, x->other, buf, sizeof(buf)));
                 fprintf(f, " %" PRId64 "\n", x->samples);
         }
         if (fclose(f) != 0) {

@@ -646,7 +646,18 @@ void web_job(Server *s, Request *req, Reply *reply) {
                 html_text(&h, jstr(job, "user"));
                 html_raw(&h, "</a>");
         }
-        html_raw(&h, "</p>");
+        /* the choice of B: recent runs of the same application first */
+        html_rawf(&h, "<a class=\"compare\" href=\"%scompare?a=", root);
+        html_url_part(&h, jstr(job, "job"));
+        if (cluster) {
+                html_raw(&h, "&amp;cluster_a=");
+                html_url_part(&h, cluster);
+        }
+        if (jstr(job, "app")) {
+                html_raw(&h, "&amp;app=");
+                html_url_part(&h, jstr(job, "app"));
+        }
+        html_raw(&h, "\">Compare with another run</a></p>");
         facts(&h, job);
         findings_section(&h, job);
         kinds_section(&h, job);

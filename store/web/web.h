@@ -25,6 +25,8 @@ void web_site(Server *s, Request *req, Reply *reply);
 void web_site_software(Server *s, Request *req, Reply *reply);
 void web_site_scaling(Server *s, Request *req, Reply *reply);
 void web_site_apps(Server *s, Request *req, Reply *reply);
+/* Two runs side by side, or the form to choose them (compare.c). */
+void web_compare(Server *s, Request *req, Reply *reply);
 /* A page route's Route.error_page: an error reply (JSON) as a page, with
  * the same status and message. */
 void web_error_page(Server *s, Request *req, Reply *reply);

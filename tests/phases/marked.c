@@ -4,10 +4,12 @@
  * unmarked work (25%), in rounds of random length so that no round beats
  * with the sampling period. It reports the CPU time it really spent in each.
  *
- *   lmk-marked THREADS SECONDS [hot]
+ *   lmk-marked THREADS SECONDS [hot | io=N]
  *
  * With "hot", each thread also calls a marker "hot" in a tight loop, which
- * liblmk must switch off while the program goes on.
+ * liblmk must switch off while the program goes on. With "io=N" each
+ * round spends N times as long in "io" (the same in the others): a run of
+ * the same code with one phase slower, for comparing two runs.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -26,6 +28,7 @@ struct worker {
         uint64_t solve, io, unmarked;
         unsigned seed;
         int hot;
+        unsigned io_factor;
 };
 
 static uint64_t spin(uint64_t ns) {
@@ -53,7 +56,7 @@ static void *run(void *arg) {
                 w->solve += spin(4 * unit);
                 LMK_END("solve");
                 LMK_BEGIN("io");
-                w->io += spin(2 * unit);
+                w->io += spin(2 * unit * w->io_factor);
                 LMK_END("io");
                 LMK_END("timestep");
                 w->unmarked += spin(2 * unit);
@@ -65,8 +68,9 @@ static void *run(void *arg) {
 
 int main(int argc, char **argv) {
         struct worker w[64];
-        unsigned long threads, seconds;
+        unsigned long threads, seconds, io_factor = 1;
         uint64_t solve = 0, io = 0, unmarked = 0;
+        int hot = 0;
         char *end;
 
         if (argc < 3 || argc > 4)
@@ -78,14 +82,21 @@ int main(int argc, char **argv) {
         seconds = strtoul(argv[2], &end, 10);
         if (errno || *end || seconds < 1)
                 goto usage;
-        if (argc == 4 && strcmp(argv[3], "hot") != 0)
+        if (argc == 4 && strcmp(argv[3], "hot") == 0)
+                hot = 1;
+        else if (argc == 4 && strncmp(argv[3], "io=", 3) == 0) {
+                io_factor = strtoul(argv[3] + 3, &end, 10);
+                if (errno || *end || io_factor < 1 || io_factor > 100)
+                        goto usage;
+        } else if (argc == 4)
                 goto usage;
 
         memset(w, 0, sizeof(w));
         for (unsigned long i = 0; i < threads; i++) {
                 w[i].seconds_ns = seconds * 1000000000u;
                 w[i].seed = (unsigned) (i * 7919 + 17);
-                w[i].hot = argc == 4;
+                w[i].hot = hot;
+                w[i].io_factor = (unsigned) io_factor;
                 if (pthread_create(&w[i].thread, NULL, run, &w[i]) != 0)
                         return 1;
         }
@@ -100,6 +111,6 @@ int main(int argc, char **argv) {
                (int) getpid(), solve, io, unmarked, lmk_region_state("hot"));
         return 0;
 usage:
-        fprintf(stderr, "usage: %s THREADS SECONDS [hot]\n", argv[0]);
+        fprintf(stderr, "usage: %s THREADS SECONDS [hot | io=N]\n", argv[0]);
         return 2;
 }

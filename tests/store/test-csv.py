@@ -64,12 +64,13 @@ def fill(store):
 
 
 def flatten(o, prefix=""):
-    """A JSON row's fields as CSV column names: share_ci95 is two columns."""
+    """A JSON row's fields as CSV column names: an interval (share_ci95,
+    cpu_seconds_ci95) is two columns."""
     out = {}
     for k, v in o.items():
-        if k == "share_ci95":
-            out[prefix + "share_ci95_low"] = v[0] if v else None
-            out[prefix + "share_ci95_high"] = v[1] if v else None
+        if k.endswith("_ci95"):
+            out[prefix + k + "_low"] = v[0] if v else None
+            out[prefix + k + "_high"] = v[1] if v else None
         elif isinstance(v, dict):
             out.update(flatten(v, prefix + k + "_"))  # energy.joules is energy_joules
         elif isinstance(v, list):
@@ -208,6 +209,10 @@ def main():
                  "a function's name with a comma, quotes and a line break, read back")
         header, rows = check_list(store, "/api/v1/jobs/4802/functions?by=phase", "functions")
         check_eq(rows[0][header.index("function")], "'" + NAMES["4802"], "a function's formula, defused")
+        # two runs compared: sides, intervals and the difference as columns
+        header, rows = check_list(store, "/api/v1/compare?a=4801&b=4711", "rows")
+        check_eq(sorted({r[header.index("dimension")] for r in rows}), ["function", "kind", "object", "phase"],
+                 "the compare rows' dimensions")
 
         # an empty list: the header alone
         for path, first in (("/api/v1/jobs?user=nobody&format=csv", "job"),

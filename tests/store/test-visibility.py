@@ -89,6 +89,29 @@ def run(d, sock):
         status, _, page = alice.get("/jobs/601")
         check_eq(status, 404, f"the job page of 601 as alice: {page[:200]}")
 
+        # Two runs compared: each as its own answer, whichever side it is.
+        # Bob's 601 (c1) and an id nobody used are the same 404, counted
+        # alike; alice's own two compare; her account's lead sees both.
+        answers = []
+        for other in ("601", "999"):
+            before = denied(s, "not-yours")
+            st_b, _, body_b = alice.get(f"/api/v1/compare?a=602&b={other}&cluster=c1")
+            st_a, _, body_a = alice.get(f"/api/v1/compare?a={other}&b=602&cluster=c1")
+            answers.append(((st_b, body_b), (st_a, body_a), denied(s, "not-yours") - before))
+        for other, answer in zip(("601", "999"), answers):
+            check_eq(answer, ((404, {"error": f"no such job: {other}", "field": "b"}),
+                              (404, {"error": f"no such job: {other}", "field": "a"}), 2),
+                     f"{other} compared with alice's 602, as alice")
+        status, _, page = alice.get("/compare?a=602&b=601&cluster=c1")
+        check_eq((status, "secret-project" in page), (404, False), "the compare page of bob's job, as alice")
+        status, _, body = alice.get("/api/v1/compare?a=602&b=603&cluster=c1")
+        check_eq((status, body.get("a", {}).get("user"), body.get("b", {}).get("job")), (200, "lmkalice", "603"),
+                 f"alice's two jobs: {body}")
+        status, _, body = carol.get("/api/v1/compare?a=602&b=603&cluster=c1")
+        check_eq(status, 200, f"chem's lead compares chem's jobs: {body}")
+        status, _, body = alice.get("/api/v1/compare?a=603&b=602&cluster_a=c2&cluster_b=c2")
+        check_eq((status, body), (404, {"error": "no such job: 602", "field": "b"}), "602 on c2 is bob's")
+
         # Site views narrowed to an account: its leads' and admins'.
         for path in ("/api/v1/objects", "/api/v1/packages", "/api/v1/families", "/api/v1/apps"):
             answers = []
