@@ -455,7 +455,7 @@ static int name_offsets(const Histogram *h, ProcessTable *pt, unsigned top, Func
 }
 
 int functions_name(const Histogram *h, ProcessTable *pt, unsigned top, Functions *ret) {
-        uint64_t t0 = now_ns(CLOCK_MONOTONIC);
+        uint64_t t0 = now_ns(CLOCK_MONOTONIC), c0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
         int r;
 
         *ret = (Functions) {};
@@ -470,6 +470,7 @@ int functions_name(const Histogram *h, ProcessTable *pt, unsigned top, Functions
                 return r;
         }
         ret->stats.ns = now_ns(CLOCK_MONOTONIC) - t0;
+        ret->stats.cpu_ns = now_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
         return 0;
 }
 

@@ -58,6 +58,7 @@ typedef struct FunctionStats {
         uint64_t samples_other;         /* past the top N, or nameable by nobody */
         uint64_t samples_dropped;       /* beyond FUNCTIONS_MAX, or of no row */
         uint64_t ns;                    /* time spent naming */
+        uint64_t cpu_ns;                /* of it, lmkd's CPU time (naming runs on its main thread) */
 } FunctionStats;
 
 typedef struct Functions {

@@ -484,6 +484,7 @@ static json_object *functions_stats_json(const Interval *iv) {
         json_member(&r, o, "offsets_overflowed",
                     json_object_new_int64((int64_t) histogram_offsets_overflowed(iv->hist)));
         json_member(&r, o, "naming_ms", json_object_new_double((double) st->ns / 1e6));
+        json_member(&r, o, "naming_cpu_ms", json_object_new_double((double) st->cpu_ns / 1e6));
         return json_built(o, r);
 }
 
