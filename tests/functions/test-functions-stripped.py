@@ -33,7 +33,8 @@ KERNELS = ("kernel_alpha", "kernel_beta", "kernel_gamma", "kernel_delta", "kerne
 def function_offsets(path):
     """{file offset of the function's start: name} from nm and readelf -l."""
     loads = []
-    for line in subprocess.run(["readelf", "-lW", path], capture_output=True, text=True, check=True).stdout.splitlines():
+    out = subprocess.run(["readelf", "-lW", path], capture_output=True, text=True, check=True).stdout
+    for line in out.splitlines():
         f = line.split()
         if f and f[0] == "LOAD":
             loads.append((int(f[1], 16), int(f[2], 16), int(f[4], 16)))    # offset, vaddr, filesz
