@@ -13,9 +13,10 @@ report, 997 Hz). The referee is binutils: `nm` on PROGRAM gives each
 function's address, `readelf -l` its segments, so each start's file
 offset. lmkd must name nothing in the stripped copy, give each of the
 five functions its own entry ("entry": true) whose offset is that
-function's start offset and whose share is within 2 percentage points
-of the share lmkd names it with in the unstripped program, and put
->= 99 % of the stripped copy's samples in entries at function starts.
+function's start offset and whose share is within 3 percentage points
+of the share lmkd names it with in the unstripped program (another
+process: TOLERANCE), and put >= 99 % of the stripped copy's samples in
+entries at function starts.
 """
 import os
 import shutil
@@ -25,8 +26,12 @@ import sys
 import functest
 from lmktest import check, log, require_bpf, skip, which
 
-SECONDS = 6
+SECONDS = 10             # up to ~10,000 samples of each at 997 Hz
 STRIPPED, NAMED = "930003", "930004"
+# Two processes' samples, not the same ones seen twice (as lmkd's and
+# perf's are): with ~6,000 samples each on a busy machine, a share's
+# difference has a standard deviation of about 0.9 points.
+TOLERANCE = 3.0
 KERNELS = ("kernel_alpha", "kernel_beta", "kernel_gamma", "kernel_delta", "kernel_epsilon")
 
 
@@ -112,9 +117,9 @@ def main():
         a = 100.0 * entries[want[k]] / total
         b = 100.0 * sum(f["samples"] for f in ns if f["function"] == k) / ntotal
         log(f"{k:15s} entry 0x{want[k]:x}: {a:6.2f}% stripped, {b:6.2f}% named")
-        if abs(a - b) > functest.TOLERANCE:
+        if abs(a - b) > TOLERANCE:
             bad.append(f"{k}: {a:.2f}% as an entry, {b:.2f}% named")
-    check(not bad, "shares more than %.1f points apart: %s" % (functest.TOLERANCE, "; ".join(bad)))
+    check(not bad, "shares more than %.1f points apart: %s" % (TOLERANCE, "; ".join(bad)))
     log("PASS")
 
 
