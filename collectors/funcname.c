@@ -250,11 +250,12 @@ static int read_header(Reader *r, Header *ret) {
         return 0;
 }
 
-static int read_loads(const Reader *r, const Header *h, Load loads[static LOADS_MAX], size_t *ret_n) {
+static int read_loads(const Reader *r, const Header *h, Load loads[static LOADS_MAX], size_t *ret_n, Load *ret_eh) {
         _cleanup_free_ uint8_t *buf = NULL;
         size_t per, n = 0;
         int k;
 
+        *ret_eh = (Load) {};
         if (h->phnum == 0) {
                 *ret_n = 0;
                 return 0;
@@ -273,7 +274,9 @@ static int read_loads(const Reader *r, const Header *h, Load loads[static LOADS_
                         const uint8_t *p = buf + i * h->phentsize;
                         Load l;
 
-                        if (get32(r, p) != PT_LOAD)
+                        uint32_t type = get32(r, p);
+
+                        if (type != PT_LOAD && (type != PT_GNU_EH_FRAME || ret_eh->filesz > 0))
                                 continue;
                         if (r->is64) {
                                 l.offset = get64(r, p + offsetof(Elf64_Phdr, p_offset));
@@ -288,6 +291,12 @@ static int read_loads(const Reader *r, const Header *h, Load loads[static LOADS_
                         }
                         if (l.filesz == 0)
                                 continue;
+                        if (type == PT_GNU_EH_FRAME) {
+                                /* the unwind table: only where it lies in the file */
+                                if (within(r, l.offset, l.filesz))
+                                        *ret_eh = l;
+                                continue;
+                        }
                         /* a segment's bytes must lie in the file and its addresses not wrap */
                         if (!within(r, l.offset, l.filesz) || l.vaddr + l.filesz < l.vaddr)
                                 return -EBADMSG;
@@ -782,11 +791,451 @@ static int pick_winners(const Points *pts, FuncSym *syms, Winner **ret, size_t *
         return 0;
 }
 
+/* ---- the unwind table: where the function of an unnamed address starts ----
+ *
+ * .eh_frame_hdr (the PT_GNU_EH_FRAME segment, which strip keeps) holds the
+ * initial locations of the FDEs of .eh_frame, sorted, for a binary
+ * search; each FDE says over which addresses [pc_begin, pc_begin +
+ * pc_range) its function's code lies. Read with pread() as the rest: a
+ * few entries per search (the table itself is never read whole), one FDE
+ * and its CIE per answer. A table or FDE that is malformed, of an encoding
+ * searched in no fixed-size way, or that does not cover the address gives
+ * no entry: the address stays unnamed, as before. */
+
+#define EH_PE_OMIT 0xff
+#define EH_PE_FORMAT 0x0f
+#define EH_PE_APPLICATION 0x70
+#define EH_PE_INDIRECT 0x80
+#define EH_PE_ABSPTR 0x00
+#define EH_PE_ULEB128 0x01
+#define EH_PE_UDATA2 0x02
+#define EH_PE_UDATA4 0x03
+#define EH_PE_UDATA8 0x04
+#define EH_PE_SLEB128 0x09
+#define EH_PE_SDATA2 0x0a
+#define EH_PE_SDATA4 0x0b
+#define EH_PE_SDATA8 0x0c
+#define EH_PE_PCREL 0x10
+#define EH_PE_DATAREL 0x30
+
+#define EH_BLOCK_ENTRIES 256u   /* the search's last steps: one read of at most 4 KiB */
+#define EH_FDE_READ 48u         /* length, CIE pointer, pc_begin, pc_range: at most 36 bytes */
+#define EH_CIE_READ 256u        /* a CIE up to its 'R' augmentation; real ones are ~20 bytes */
+
+typedef struct EhTable {
+        uint64_t vaddr;         /* of .eh_frame_hdr: the table's datarel base */
+        uint64_t table_off;     /* file offset of the first entry */
+        uint64_t count;
+        uint8_t enc;            /* of the entries' two values */
+        unsigned width;         /* bytes of one value */
+} EhTable;
+
+/* A value of format enc & 0x0f at b[*pos] (n bytes), moving *pos past it. */
+static int eh_read_format(const Reader *r, const uint8_t *b, size_t n, size_t *pos, uint8_t enc, uint64_t *ret) {
+        uint8_t format = enc & EH_PE_FORMAT;
+        unsigned width;
+        uint64_t v = 0;
+
+        if (format == EH_PE_ULEB128 || format == EH_PE_SLEB128) {
+                unsigned shift = 0;
+                uint8_t byte;
+
+                do {
+                        if (*pos >= n || shift >= 64)
+                                return -EBADMSG;
+                        byte = b[(*pos)++];
+                        v |= (uint64_t) (byte & 0x7f) << shift;
+                        shift += 7;
+                } while (byte & 0x80);
+                if (format == EH_PE_SLEB128 && shift < 64 && (byte & 0x40))
+                        v |= UINT64_MAX << shift;
+                *ret = v;
+                return 0;
+        }
+        switch (format) {
+        case EH_PE_ABSPTR:
+                width = r->is64 ? 8 : 4;
+                break;
+        case EH_PE_UDATA2:
+        case EH_PE_SDATA2:
+                width = 2;
+                break;
+        case EH_PE_UDATA4:
+        case EH_PE_SDATA4:
+                width = 4;
+                break;
+        case EH_PE_UDATA8:
+        case EH_PE_SDATA8:
+                width = 8;
+                break;
+        default:
+                return -EBADMSG;
+        }
+        if (n - MIN(*pos, n) < width)
+                return -EBADMSG;
+        v = width == 2 ? get16(r, b + *pos) : width == 4 ? get32(r, b + *pos) : get64(r, b + *pos);
+        if (format == EH_PE_SDATA2)
+                v = (uint64_t) (int64_t) (int16_t) v;
+        else if (format == EH_PE_SDATA4)
+                v = (uint64_t) (int64_t) (int32_t) v;
+        *pos += width;
+        *ret = v;
+        return 0;
+}
+
+/* A pointer of encoding enc at b[*pos], whose address is b_vaddr + *pos:
+ * absolute, or relative to itself (pcrel) or to data (datarel). */
+static int eh_read_pointer(const Reader *r, const uint8_t *b, size_t n, size_t *pos, uint8_t enc, uint64_t b_vaddr,
+                           uint64_t data, uint64_t *ret) {
+        uint64_t here = b_vaddr + *pos, v;
+        int k;
+
+        if (enc & EH_PE_INDIRECT)
+                return -EBADMSG;        /* a pointer to read from the process, not the file */
+        k = eh_read_format(r, b, n, pos, enc, &v);
+        if (k < 0)
+                return k;
+        switch (enc & EH_PE_APPLICATION) {
+        case 0:
+                break;
+        case EH_PE_PCREL:
+                v += here;
+                break;
+        case EH_PE_DATAREL:
+                v += data;
+                break;
+        default:
+                return -EBADMSG;        /* textrel, funcrel, aligned: no unwinder's choice for these tables */
+        }
+        *ret = r->is64 ? v : (uint32_t) v;
+        return 0;
+}
+
+/* The table of .eh_frame_hdr, if it is one lmkd can search. */
+static bool eh_table_init(const Reader *r, const Load *eh, EhTable *ret) {
+        uint8_t b[4 + 8 + 8];
+        size_t n = (size_t) MIN(eh->filesz, (uint64_t) sizeof(b)), pos = 4;
+        uint64_t frame, count;
+        uint8_t format;
+
+        if (eh->filesz < 4 || read_at(r, b, n, eh->offset) < 0)
+                return false;
+        /* version 1; the table's entries of one fixed size, relative to the
+         * header (datarel) or absolute */
+        format = b[3] & EH_PE_FORMAT;
+        if (b[0] != 1 || b[2] == EH_PE_OMIT || b[3] == EH_PE_OMIT || (b[3] & EH_PE_INDIRECT) ||
+            ((b[3] & EH_PE_APPLICATION) != EH_PE_DATAREL && (b[3] & EH_PE_APPLICATION) != 0) ||
+            (format != EH_PE_UDATA4 && format != EH_PE_SDATA4 && format != EH_PE_UDATA8 &&
+             format != EH_PE_SDATA8 && format != EH_PE_ABSPTR))
+                return false;
+        if (b[1] != EH_PE_OMIT && eh_read_pointer(r, b, n, &pos, b[1], eh->vaddr, eh->vaddr, &frame) < 0)
+                return false;
+        if (eh_read_pointer(r, b, n, &pos, b[2], eh->vaddr, eh->vaddr, &count) < 0)
+                return false;
+        *ret = (EhTable) { .vaddr = eh->vaddr, .table_off = eh->offset + pos, .enc = b[3],
+                           .width = format == EH_PE_ABSPTR ? (r->is64 ? 8 : 4)
+                                    : format == EH_PE_UDATA4 || format == EH_PE_SDATA4 ? 4 : 8 };
+        /* as many entries as the segment holds, whatever the count says */
+        ret->count = MIN(count, (eh->filesz - pos) / (2 * ret->width));
+        return ret->count > 0;
+}
+
+/* Entry i's value v (0: initial location, 1: its FDE's address), from
+ * b, which holds entries from first on. */
+static uint64_t eh_entry(const Reader *r, const EhTable *t, const uint8_t *b, uint64_t first, uint64_t i, unsigned v) {
+        size_t pos = (size_t) ((i - first) * 2 + v) * t->width;
+        uint64_t ret = 0;
+
+        /* b holds it and the format is fixed-size (eh_table_init()): no error */
+        (void) eh_read_pointer(r, b, pos + t->width, &pos, t->enc, 0, t->vaddr, &ret);
+        return ret;
+}
+
+/* The last entry whose initial location is <= vaddr: its location and its
+ * FDE's address (returns 1; 0: none). A binary search, reading single
+ * entries until EH_BLOCK_ENTRIES are left, then those in one read.
+ * [*ret_low, *ret_high): the addresses for which every comparison on the
+ * way goes as for vaddr, so that a search for them ends at the same entry,
+ * however the table is ordered. */
+static int eh_search(const Reader *r, const EhTable *t, uint64_t vaddr, uint64_t *ret_loc, uint64_t *ret_fde,
+                     uint64_t *ret_low, uint64_t *ret_high) {
+        uint8_t b[2 * 8 * EH_BLOCK_ENTRIES];
+        uint64_t lo = 0, hi = t->count, first, low = 0, high = UINT64_MAX;
+        int k;
+
+        while (hi - lo > EH_BLOCK_ENTRIES) {
+                uint64_t mid = lo + (hi - lo) / 2, loc;
+
+                k = read_at(r, b, t->width, t->table_off + mid * 2 * t->width);
+                if (k < 0)
+                        return k;
+                loc = eh_entry(r, t, b, mid, mid, 0);
+                if (loc <= vaddr) {
+                        low = MAX(low, loc);
+                        lo = mid + 1;
+                } else {
+                        high = MIN(high, loc);
+                        hi = mid;
+                }
+        }
+        /* the last entries, and the answer among them or just before */
+        first = lo;
+        if (hi > lo) {
+                k = read_at(r, b, (size_t) (hi - lo) * 2 * t->width, t->table_off + lo * 2 * t->width);
+                if (k < 0)
+                        return k;
+        }
+        while (lo < hi) {
+                uint64_t mid = lo + (hi - lo) / 2, loc = eh_entry(r, t, b, first, mid, 0);
+
+                if (loc <= vaddr) {
+                        low = MAX(low, loc);
+                        lo = mid + 1;
+                } else {
+                        high = MIN(high, loc);
+                        hi = mid;
+                }
+        }
+        *ret_low = low;
+        *ret_high = high;
+        if (lo == 0)
+                return 0;
+        if (lo - 1 >= first) {
+                *ret_loc = eh_entry(r, t, b, first, lo - 1, 0);
+                *ret_fde = eh_entry(r, t, b, first, lo - 1, 1);
+        } else {
+                k = read_at(r, b, 2 * t->width, t->table_off + (lo - 1) * 2 * t->width);
+                if (k < 0)
+                        return k;
+                *ret_loc = eh_entry(r, t, b, lo - 1, lo - 1, 0);
+                *ret_fde = eh_entry(r, t, b, lo - 1, lo - 1, 1);
+        }
+        return 1;
+}
+
+/* The segment whose file bytes hold vaddr (an executable one first). */
+static const Load *load_for_vaddr(const Load *loads, size_t n, uint64_t vaddr) {
+        const Load *found = NULL;
+
+        for (size_t i = 0; i < n; i++)
+                if (vaddr >= loads[i].vaddr && vaddr - loads[i].vaddr < loads[i].filesz &&
+                    (!found || (loads[i].exec && !found->exec)))
+                        found = &loads[i];
+        return found;
+}
+
+/* Up to n bytes at vaddr, as far as its segment's file bytes go. */
+static int read_vaddr(const Reader *r, const Load *loads, size_t n_loads, uint64_t vaddr, uint8_t *b, size_t n,
+                      size_t *ret_n) {
+        const Load *l = load_for_vaddr(loads, n_loads, vaddr);
+
+        if (!l)
+                return -EBADMSG;
+        *ret_n = (size_t) MIN((uint64_t) n, l->filesz - (vaddr - l->vaddr));
+        return read_at(r, b, *ret_n, l->offset + (vaddr - l->vaddr));
+}
+
+/* An entry's length field: its length and where what it holds begins. */
+static int eh_length(const Reader *r, const uint8_t *b, size_t n, size_t *pos, uint64_t *ret) {
+        uint64_t len;
+
+        if (n < 4)
+                return -EBADMSG;
+        len = get32(r, b);
+        *pos = 4;
+        if (len == UINT32_MAX) {
+                if (n < 12)
+                        return -EBADMSG;
+                len = get64(r, b + 4);
+                *pos = 12;
+        }
+        if (len == 0)
+                return -EBADMSG;        /* the terminator */
+        *ret = len;
+        return 0;
+}
+
+/* The encoding of the FDE pointers of the CIE at cie_vaddr ('R' of its
+ * augmentation; absolute, of the address size, without one). */
+static int eh_cie_encoding(const Reader *r, const Load *loads, size_t n_loads, uint64_t cie_vaddr, uint8_t *ret) {
+        uint8_t b[EH_CIE_READ];
+        size_t n, pos, aug;
+        uint64_t len, v;
+        int k;
+
+        k = read_vaddr(r, loads, n_loads, cie_vaddr, b, sizeof(b), &n);
+        if (k < 0)
+                return k;
+        k = eh_length(r, b, n, &pos, &len);
+        if (k < 0)
+                return k;
+        n = (size_t) MIN((uint64_t) n, pos + len);      /* not past the CIE */
+        if (n - MIN(pos, n) < 5 || get32(r, b + pos) != 0 || (b[pos + 4] != 1 && b[pos + 4] != 3))
+                return -EBADMSG;                         /* not a CIE of .eh_frame's versions */
+        pos += 5;
+        aug = pos;
+        while (pos < n && b[pos] != 0)
+                pos++;
+        if (pos++ >= n)
+                return -EBADMSG;
+        *ret = EH_PE_ABSPTR;
+        if (b[aug] == 0)
+                return 0;
+        if (b[aug] != 'z')
+                return -EBADMSG;                         /* augmentation data of unknown size */
+        k = eh_read_format(r, b, n, &pos, EH_PE_ULEB128, &v);           /* code alignment */
+        if (k >= 0)
+                k = eh_read_format(r, b, n, &pos, EH_PE_SLEB128, &v);   /* data alignment */
+        if (k >= 0) {
+                if (b[aug - 1] == 1) {                  /* the return register: version 1's is a byte */
+                        if (pos >= n)
+                                return -EBADMSG;
+                        pos++;
+                } else
+                        k = eh_read_format(r, b, n, &pos, EH_PE_ULEB128, &v);
+        }
+        if (k >= 0)
+                k = eh_read_format(r, b, n, &pos, EH_PE_ULEB128, &v);   /* augmentation data length */
+        if (k < 0)
+                return k;
+        for (size_t a = aug + 1; b[a] != 0; a++) {
+                uint8_t enc;
+
+                if (pos >= n)
+                        return -EBADMSG;
+                switch (b[a]) {
+                case 'R':
+                        *ret = b[pos];
+                        return 0;
+                case 'P':       /* the personality routine: skipped */
+                        enc = b[pos++];
+                        if ((enc & EH_PE_APPLICATION) > EH_PE_DATAREL)
+                                return -EBADMSG;        /* aligned: padding we do not compute */
+                        k = eh_read_format(r, b, n, &pos, enc, &v);
+                        if (k < 0)
+                                return k;
+                        break;
+                case 'L':
+                        pos++;
+                        break;
+                case 'S':
+                case 'B':
+                        break;
+                default:
+                        return -EBADMSG;
+                }
+        }
+        return 0;
+}
+
+/* The function the FDE at fde_vaddr describes, [*ret_start, *ret_end),
+ * when its initial location is loc (as the table said). */
+static int eh_fde(const Reader *r, const Load *loads, size_t n_loads, uint64_t fde_vaddr, uint64_t loc,
+                  uint64_t *ret_start, uint64_t *ret_end) {
+        uint8_t b[EH_FDE_READ], enc;
+        size_t n, pos;
+        uint64_t len, cie, start, range;
+        int k;
+
+        k = read_vaddr(r, loads, n_loads, fde_vaddr, b, sizeof(b), &n);
+        if (k < 0)
+                return k;
+        k = eh_length(r, b, n, &pos, &len);
+        if (k < 0)
+                return k;
+        n = (size_t) MIN((uint64_t) n, pos + len);
+        if (n - MIN(pos, n) < 4)
+                return -EBADMSG;
+        cie = get32(r, b + pos);                 /* back from this field to its CIE; 0: a CIE */
+        if (cie == 0 || cie > fde_vaddr + pos)
+                return -EBADMSG;
+        k = eh_cie_encoding(r, loads, n_loads, fde_vaddr + pos - cie, &enc);
+        if (k < 0)
+                return k;
+        pos += 4;
+        if ((enc & EH_PE_APPLICATION) == EH_PE_DATAREL)
+                return -EBADMSG;        /* no data base is defined for .eh_frame */
+        k = eh_read_pointer(r, b, n, &pos, enc, fde_vaddr, 0, &start);
+        if (k < 0)
+                return k;
+        /* the range: the same format, no base */
+        k = eh_read_format(r, b, n, &pos, enc & EH_PE_FORMAT, &range);
+        if (k < 0)
+                return k;
+        if (!r->is64)
+                range = (uint32_t) range;
+        if (start != loc || range == 0)
+                return -EBADMSG;
+        *ret_start = start;
+        *ret_end = start + range < start ? UINT64_MAX : start + range;
+        return 0;
+}
+
+/* Narrows where f's answer holds to the addresses [from, to) around its own. */
+static void narrow(FuncSym *f, uint64_t from, uint64_t to) {
+        uint64_t back = f->vaddr - from, fwd = to - f->vaddr;  /* from <= vaddr < to */
+
+        f->same_from = MAX(f->same_from, f->offset >= back ? f->offset - back : 0);
+        f->same_to = MIN(f->same_to, fwd <= UINT64_MAX - f->offset ? f->offset + fwd : UINT64_MAX);
+}
+
+/* For each sampled address no symbol named: the start of the function
+ * the unwind table says holds it, as a file offset (entry), and where
+ * that answer holds. Addresses in order: one FDE serves its neighbours. */
+static int find_entries(const Reader *r, const Load *eh, const Load *loads, size_t n_loads, const Points *pts,
+                        FuncSym *syms, const size_t *name_at, size_t *ret_entries) {
+        uint64_t from = 0, to = 0, start = 0, end = 0, entry = 0;
+        size_t entries = 0;
+        bool have = false;
+        EhTable t;
+
+        *ret_entries = 0;
+        if (!eh_table_init(r, eh, &t))
+                return 0;
+        for (size_t j = 0; j < pts->n; j++) {
+                FuncSym *f = &syms[pts->p[j].item];
+                uint64_t v = f->vaddr, loc, fde, low, high;
+                const Load *l;
+                int k;
+
+                if (name_at[pts->p[j].item] != SIZE_MAX)
+                        continue;
+                if (!have || v < from || v >= to) {
+                        have = false;
+                        k = eh_search(r, &t, v, &loc, &fde, &low, &high);
+                        if (k < 0)
+                                return k;
+                        if (k > 0 && eh_fde(r, loads, n_loads, fde, loc, &start, &end) >= 0) {
+                                if (v >= end)   /* past its function's end */
+                                        low = MAX(low, end);
+                                else if ((l = load_for_vaddr(loads, n_loads, start))) {
+                                        entry = start - l->vaddr + l->offset;
+                                        from = MAX(low, start);
+                                        to = MIN(high, end);
+                                        have = true;
+                                }
+                        }
+                        if (!have) {
+                                narrow(f, low, high);
+                                continue;
+                        }
+                }
+                f->entry = true;
+                f->entry_offset = entry;
+                f->start = start;
+                f->end = end;
+                narrow(f, from, to);
+                entries++;
+        }
+        *ret_entries = entries;
+        return 0;
+}
+
 static int resolve(Reader *r, FuncSym *syms, size_t n, Names *names, size_t *name_at, FuncNameInfo *info) {
         _cleanup_(points_done) Points pts = {};
         _cleanup_free_ Winner *w = NULL;
         _cleanup_(table_done) Table t = {};
-        Load loads[LOADS_MAX];
+        Load loads[LOADS_MAX], eh;
         size_t n_loads, n_w;
         Header h;
         int k;
@@ -794,7 +1243,7 @@ static int resolve(Reader *r, FuncSym *syms, size_t n, Names *names, size_t *nam
         k = read_header(r, &h);
         if (k < 0)
                 return k;
-        k = read_loads(r, &h, loads, &n_loads);
+        k = read_loads(r, &h, loads, &n_loads, &eh);
         if (k < 0)
                 return k;
         k = points_init(&pts, syms, n, loads, n_loads);
@@ -804,17 +1253,22 @@ static int resolve(Reader *r, FuncSym *syms, size_t n, Names *names, size_t *nam
         if (k < 0)
                 return k;
         info->table = t.kind;
-        if (t.kind == FUNC_TABLE_NONE || pts.n == 0)
+        if (pts.n == 0)
                 return 0;
-        finish_seccuts(&pts);
-        k = read_symbols(r, &t, &pts, &info->n_symbols);
-        if (k < 0)
-                return k;
-        finish_points(&pts);
-        k = pick_winners(&pts, syms, &w, &n_w);
-        if (k < 0)
-                return k;
-        return name_winners(r, &t, w, n_w, syms, names, name_at, &info->n_functions);
+        if (t.kind != FUNC_TABLE_NONE) {
+                finish_seccuts(&pts);
+                k = read_symbols(r, &t, &pts, &info->n_symbols);
+                if (k < 0)
+                        return k;
+                finish_points(&pts);
+                k = pick_winners(&pts, syms, &w, &n_w);
+                if (k < 0)
+                        return k;
+                k = name_winners(r, &t, w, n_w, syms, names, name_at, &info->n_functions);
+                if (k < 0)
+                        return k;
+        }
+        return find_entries(r, &eh, loads, n_loads, &pts, syms, name_at, &info->n_entries);
 }
 
 static void reset(FuncSym *syms, size_t n) {

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -26,6 +27,14 @@
  *    symbol's start or executable section's boundary. An address that no
  *    symbol covers (between functions, in padding or a PLT) is unnamed:
  *    never a neighbour's name.
+ *  - an unnamed address that an FDE of the unwind table covers (the
+ *    PT_GNU_EH_FRAME segment's .eh_frame_hdr: its sorted table, searched
+ *    by reading O(log n) entries, then that FDE and its CIE) gets an entry:
+ *    the file offset where that FDE's function starts, for a reader of the
+ *    build's debug info to name exactly. Stripped files keep this table.
+ *    A table or FDE that is malformed, that lmkd cannot search (table
+ *    entries of no fixed size, indirect or text-relative pointers) or that
+ *    does not cover the address gives none, and never an error.
  *  - aliases (same start, both covering): GLOBAL over WEAK over LOCAL, then
  *    one with a size over one without, then the first in the table.
  *
@@ -42,7 +51,12 @@ typedef struct FuncSym {
         /* out: */
         const char *name;       /* shown as symname_show() does; NULL: unnamed */
         uint64_t vaddr;         /* the offset's ELF virtual address (0 when no PT_LOAD holds it) */
-        uint64_t start, end;    /* the named function's [start, end), virtual addresses */
+        uint64_t start, end;    /* the named function's [start, end), virtual addresses;
+                                 * an entry's: its FDE's [pc_begin, pc_begin + pc_range) */
+        /* Unnamed, but the unwind table (.eh_frame_hdr) says where its
+         * function starts: entry_offset, that start's file offset. */
+        bool entry;
+        uint64_t entry_offset;
         /* File offsets [same_from, same_to) around offset that all get this
          * same answer, named or unnamed: what a cache of function ranges may
          * keep for the object's build-id. Empty when no segment holds offset. */
@@ -59,6 +73,7 @@ typedef struct FuncNameInfo {
         FuncTable table;
         uint64_t n_symbols;     /* entries of that table read */
         size_t n_functions;     /* distinct functions named */
+        size_t n_entries;       /* offsets given an entry by the unwind table */
 } FuncNameInfo;
 
 /* Names syms[0..n) (distinct offsets in any order; outputs are reset

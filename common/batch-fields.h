@@ -162,6 +162,9 @@
 #define BF_FUNCTION_PHASE "phase"
 #define BF_FUNCTION_FUNCTION "function"
 #define BF_FUNCTION_OFFSET "offset"
+/* true: offset is the exact start of the function (from the unwind
+ * table), not a 4 KiB page; absent: false */
+#define BF_FUNCTION_ENTRY "entry"
 #define BF_FUNCTION_OTHER "other"
 #define BF_FUNCTION_SAMPLES "samples"
 

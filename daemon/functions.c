@@ -10,7 +10,8 @@
 #include "macro.h"
 #include "util.h"
 
-/* An unnamed offset travels rounded down to this (docs/batch-format.md). */
+/* An unnamed offset without an entry travels rounded down to this
+ * (docs/batch-format.md). */
 #define PAGE_SIZE_ROUND UINT64_C(4096)
 
 /* The sampled offsets of one file, each once, sorted, and their names. */
@@ -60,7 +61,8 @@ static int item_cmp(const void *a, const void *b) {
                 return c;
         if (x->kind == FUNCTION_OTHER)
                 return 0;
-        if ((c = x->kind == FUNCTION_NAMED ? strcmp(x->name, y->name) : cmp_u64(x->offset, y->offset)))
+        if ((c = x->kind == FUNCTION_NAMED ? strcmp(x->name, y->name) : cmp_u64(x->offset, y->offset)) ||
+            (c = (int) x->entry - (int) y->entry))
                 return c;
         return build_id_cmp(x->obj, y->obj);
 }
@@ -73,7 +75,9 @@ static int rank_cmp(const void *a, const void *b) {
                 return x->samples > y->samples ? -1 : 1;
         if (x->kind != y->kind)
                 return (int) x->kind - (int) y->kind;
-        return x->kind == FUNCTION_NAMED ? strcmp(x->name, y->name) : cmp_u64(x->offset, y->offset);
+        if (x->kind == FUNCTION_NAMED)
+                return strcmp(x->name, y->name);
+        return x->offset != y->offset ? cmp_u64(x->offset, y->offset) : (int) y->entry - (int) x->entry;
 }
 
 static int offset_row_cmp(const void *a, const void *b) {
@@ -234,7 +238,8 @@ static int collect_files(OffsetRow **offs, size_t n, FileWork **ret, size_t *ret
         return 0;
 }
 
-/* What an offset of a file is called: its function, its page, or "other". */
+/* What an offset of a file is called: its function, its function's start
+ * (entry), its page, or "other". */
 static void label(FunctionRow *it, const OffsetRow *o, const FileWork *w) {
         const FuncSym *s = NULL;
 
@@ -247,9 +252,12 @@ static void label(FunctionRow *it, const OffsetRow *o, const FileWork *w) {
                 it->kind = FUNCTION_NAMED;
                 it->name = s->name;
         } else if (o->key.obj->build_id_size > 0) {
-                /* for the store to name through debuginfod, by build-id */
+                /* for the store to name through debuginfod, by build-id:
+                 * exactly by the function's start where the unwind table
+                 * said it, else by page */
                 it->kind = FUNCTION_UNNAMED;
-                it->offset = o->key.offset & ~(PAGE_SIZE_ROUND - 1);
+                it->entry = s && s->entry;
+                it->offset = it->entry ? s->entry_offset : o->key.offset & ~(PAGE_SIZE_ROUND - 1);
         }
 }
 
@@ -393,9 +401,11 @@ static int build_rows(Functions *f, const Histogram *h, FunctionRow *items, size
                                 f->v[f->n++] = *x;
                                 if (x->kind == FUNCTION_NAMED)
                                         f->stats.samples_named += x->samples;
-                                else if (x->kind == FUNCTION_UNNAMED)
+                                else if (x->kind == FUNCTION_UNNAMED) {
                                         f->stats.samples_unnamed += x->samples;
-                                else
+                                        if (x->entry)
+                                                f->stats.samples_entry += x->samples;
+                                } else
                                         f->stats.samples_other += x->samples;
                         }
         return 0;
@@ -445,7 +455,7 @@ static int name_offsets(const Histogram *h, ProcessTable *pt, unsigned top, Func
 }
 
 int functions_name(const Histogram *h, ProcessTable *pt, unsigned top, Functions *ret) {
-        uint64_t t0 = now_ns(CLOCK_MONOTONIC);
+        uint64_t t0 = now_ns(CLOCK_MONOTONIC), c0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
         int r;
 
         *ret = (Functions) {};
@@ -460,6 +470,7 @@ int functions_name(const Histogram *h, ProcessTable *pt, unsigned top, Functions
                 return r;
         }
         ret->stats.ns = now_ns(CLOCK_MONOTONIC) - t0;
+        ret->stats.cpu_ns = now_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
         return 0;
 }
 

@@ -25,7 +25,7 @@
 
 typedef enum FunctionKind {
         FUNCTION_NAMED,         /* name */
-        FUNCTION_UNNAMED,       /* offset, rounded down to 4 KiB, and the object's build-id */
+        FUNCTION_UNNAMED,       /* offset and the object's build-id: a function's start (entry) or a 4 KiB page */
         FUNCTION_OTHER,         /* "(other functions)": past the top, or nameable by nobody */
 } FunctionKind;
 
@@ -40,6 +40,7 @@ typedef struct FunctionRow {
         FunctionKind kind;
         const char *name;       /* FUNCTION_NAMED */
         uint64_t offset;        /* FUNCTION_UNNAMED */
+        bool entry;             /* offset is the start of the function (the unwind table's), not a page */
         uint64_t samples;
         uint64_t window_ns;
         uint64_t counts[LMK_MAX_COUNTERS];
@@ -53,9 +54,11 @@ typedef struct FunctionStats {
         uint64_t files_unread;          /* changed while read, malformed, too big */
         uint64_t samples_named;
         uint64_t samples_unnamed;       /* with a build-id, for the store */
+        uint64_t samples_entry;         /* of those, at a function's start (entry), not a page */
         uint64_t samples_other;         /* past the top N, or nameable by nobody */
         uint64_t samples_dropped;       /* beyond FUNCTIONS_MAX, or of no row */
         uint64_t ns;                    /* time spent naming */
+        uint64_t cpu_ns;                /* of it, lmkd's CPU time (naming runs on its main thread) */
 } FunctionStats;
 
 typedef struct Functions {

@@ -217,6 +217,8 @@ static json_object *function_json(const Interval *iv, const FunctionRow *f) {
         add_text_or_null(&r, o, BF_FUNCTION_FUNCTION, f->kind == FUNCTION_NAMED ? f->name : NULL);
         json_member_or_null(&r, o, BF_FUNCTION_OFFSET, f->kind == FUNCTION_UNNAMED,
                             f->kind == FUNCTION_UNNAMED ? json_object_new_int64((int64_t) f->offset) : NULL);
+        if (f->kind == FUNCTION_UNNAMED && f->entry)
+                json_member(&r, o, BF_FUNCTION_ENTRY, json_object_new_boolean(true));
         json_member(&r, o, BF_FUNCTION_OTHER, json_object_new_boolean(f->kind == FUNCTION_OTHER));
         json_member(&r, o, BF_FUNCTION_SAMPLES, json_object_new_int64((int64_t) f->samples));
         for (unsigned i = 0; i < LMK_MAX_COUNTERS; i++)
@@ -476,11 +478,13 @@ static json_object *functions_stats_json(const Interval *iv) {
         json_member(&r, o, "files_unread", json_object_new_int64((int64_t) st->files_unread));
         json_member(&r, o, "samples_named", json_object_new_int64((int64_t) st->samples_named));
         json_member(&r, o, "samples_unnamed", json_object_new_int64((int64_t) st->samples_unnamed));
+        json_member(&r, o, "samples_entry", json_object_new_int64((int64_t) st->samples_entry));
         json_member(&r, o, "samples_other", json_object_new_int64((int64_t) st->samples_other));
         json_member(&r, o, "samples_dropped", json_object_new_int64((int64_t) st->samples_dropped));
         json_member(&r, o, "offsets_overflowed",
                     json_object_new_int64((int64_t) histogram_offsets_overflowed(iv->hist)));
         json_member(&r, o, "naming_ms", json_object_new_double((double) st->ns / 1e6));
+        json_member(&r, o, "naming_cpu_ms", json_object_new_double((double) st->cpu_ns / 1e6));
         return json_built(o, r);
 }
 

@@ -11,6 +11,7 @@ lmkd's functions[] are per (job, step, object, phase), without a command.
 perf's report is read with `--sort comm,dso,sym` and filtered by command
 here (perf 6.1's --comms drops kernel samples).
 """
+import bisect
 import os
 import re
 import select
@@ -89,12 +90,74 @@ class Run:
         job_notice(self.sock, event, job)
 
 
-def perf_label(dso, sym):
+def loads(path):
+    """[(file offset, vaddr, filesz, executable)] of path's PT_LOAD segments (readelf -l)."""
+    out = []
+    for line in subprocess.run(["readelf", "-lW", path], capture_output=True, text=True,
+                               check=True).stdout.splitlines():
+        f = line.split()
+        if f and f[0] == "LOAD":
+            out.append((int(f[1], 16), int(f[2], 16), int(f[4], 16), "E" in f[6:-1]))
+    return out
+
+
+class Unwind:
+    """An object's functions as its unwind table describes them, read by
+    binutils (readelf --debug-dump=frames, its .eh_frame alone): the
+    referee of lmkd's entries. at(offset) is the file offset where the
+    function holding a file offset starts, or None where no FDE covers it."""
+
+    def __init__(self, path):
+        self.loads = loads(path)
+        out = subprocess.run(["readelf", "--debug-dump=frames", path], capture_output=True, text=True).stdout
+        eh = ""
+        for part in out.split("Contents of the ")[1:]:
+            if part.startswith(".eh_frame section"):
+                eh = part
+        fdes = sorted((int(a, 16), int(b, 16)) for a, b in re.findall(r"FDE cie=\S+ pc=([0-9a-f]+)\.\.([0-9a-f]+)", eh))
+        self.starts = [s for s, _ in fdes]
+        self.fdes = fdes
+
+    def _load(self, x, by_vaddr):
+        found = None
+        for off, vaddr, filesz, ex in self.loads:
+            base = vaddr if by_vaddr else off
+            if base <= x < base + filesz and (found is None or (ex and not found[3])):
+                found = (off, vaddr, filesz, ex)
+        return found
+
+    def at(self, offset):
+        seg = self._load(offset, False)
+        if not seg:
+            return None
+        v = offset - seg[0] + seg[1]
+        i = bisect.bisect_right(self.starts, v) - 1
+        if i < 0 or not self.fdes[i][0] <= v < self.fdes[i][1]:
+            return None
+        seg = self._load(self.fdes[i][0], True)
+        return self.fdes[i][0] - seg[1] + seg[0] if seg else None
+
+
+_unwind = {}
+
+
+def unwind(path):
+    if path not in _unwind:
+        _unwind[path] = Unwind(path) if path and os.path.exists(path) else None
+    return _unwind[path]
+
+
+def perf_label(dso, sym, path=None):
     """perf's symbol as lmk names it: gfortran's module procedures as
-    module::name, an address perf could not name as its 4 KiB page."""
+    module::name; an address perf could not name (perf shows its file
+    offset) as the start of the function that holds it where the object's
+    unwind table has one (lmkd's "entry"), else as its 4 KiB page."""
     m = re.fullmatch(r"0x([0-9a-f]+)", sym)
     if m:
-        return f"page 0x{int(m.group(1), 16) & ~0xfff:x}"
+        off = int(m.group(1), 16)
+        u = unwind(path)
+        start = u.at(off) if u else None
+        return f"entry 0x{start:x}" if start is not None else f"page 0x{off & ~0xfff:x}"
     m = re.fullmatch(r"__(\w+?)_MOD_(\w+)", sym)
     if m:
         return f"{m.group(1)}::{m.group(2)}"
@@ -137,6 +200,8 @@ def perf_report(perf_data, *args):
         for line in out.splitlines():
             path = line.split(None, 1)[1] if len(line.split(None, 1)) == 2 else ""
             if path.startswith("/") and os.path.exists(path):
+                with open(os.path.join(d, "paths"), "a") as f:
+                    f.write(path + "\n")
                 os.makedirs(symfs + os.path.dirname(path), exist_ok=True)
                 if not os.path.lexists(symfs + path):
                     os.symlink(path, symfs + path)
@@ -146,10 +211,23 @@ def perf_report(perf_data, *args):
                           capture_output=True, text=True, check=True, env=env).stdout.splitlines()
 
 
+def sampled_paths(perf_data):
+    """{basename: path} of the files perf sampled (perf buildid-list)."""
+    paths = {}
+    try:
+        with open(os.path.join(os.path.dirname(perf_data), "perf-view", "paths")) as f:
+            for path in f.read().split():
+                paths.setdefault(os.path.basename(path), path)
+    except FileNotFoundError:
+        pass
+    return paths
+
+
 def perf_shares(perf_data, comms):
     """{(dso, label): samples} of the commands comms, user space only, and
     all their samples (kernel too), from perf report --sort comm,dso,sym."""
     out = "\n".join(perf_report(perf_data, "--sort", "comm,dso,sym"))
+    paths = sampled_paths(perf_data)
     funcs, total = {}, 0
     for line in out.splitlines():
         parts = [p.strip() for p in line.split("\x1f")]
@@ -160,7 +238,7 @@ def perf_shares(perf_data, comms):
         dso, sym = os.path.basename(parts[3]), parts[4]
         if not sym.startswith("[.] "):
             continue            # [k]: the kernel, which lmk does not name
-        key = (dso, perf_label(dso, sym[4:].strip()))
+        key = (dso, perf_label(dso, sym[4:].strip(), paths.get(dso)))
         funcs[key] = funcs.get(key, 0) + n
     return funcs, total
 
@@ -177,6 +255,8 @@ def lmk_shares(rep, job, comms):
             label = OTHER
         elif f["function"] is not None:
             label = perf_style(f["function"])
+        elif f.get("entry"):
+            label = f"entry 0x{f['offset']:x}"
         else:
             label = f"page 0x{f['offset']:x}"
         key = (os.path.basename(f["object"]), label)

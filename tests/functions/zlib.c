@@ -25,6 +25,7 @@ int main(int argc, char **argv) {
         unsigned char *in, *z, *out;
         double end;
         size_t n = 0;
+        int r = 0;
 
         if (argc != 2 || atof(argv[1]) <= 0) {
                 fprintf(stderr, "usage: lmk-func-zlib SECONDS\n");
@@ -34,9 +35,9 @@ int main(int argc, char **argv) {
         out = malloc(SIZE);
         z = malloc(compressBound(SIZE));
         if (!in || !out || !z)
-                return 1;
+                r = 1;
         /* text-like: words and numbers, compressible about 4:1 */
-        while (n < SIZE) {
+        while (r == 0 && n < SIZE) {
                 int k = snprintf((char *) in + n, SIZE - n, "%s%u ", words[rand_r(&seed) % 10],
                                  (unsigned) rand_r(&seed) % 1000);
 
@@ -45,12 +46,18 @@ int main(int argc, char **argv) {
                 n += (size_t) k;
         }
         end = now() + atof(argv[1]);
-        do {
+        /* the buffers are freed: the sanitizer build checks for leaks */
+        while (r == 0) {
                 zlen = compressBound(SIZE);
                 ulen = SIZE;
                 if (compress2(z, &zlen, in, SIZE, 6) != Z_OK || uncompress(out, &ulen, z, zlen) != Z_OK ||
                     ulen != SIZE)
-                        return 1;
-        } while (now() < end);
-        return 0;
+                        r = 1;
+                else if (now() >= end)
+                        break;
+        }
+        free(in);
+        free(out);
+        free(z);
+        return r;
 }

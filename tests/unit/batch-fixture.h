@@ -53,24 +53,27 @@ static const RowIn rows_in[] = {
 };
 
 /* The functions of rows_in[0] (2000 samples) and rows_in[1] (900): named,
- * an offset lmkd could not name (with the executable's build-id), and the
- * rest; the library has no build-id, so its rest carries none. */
+ * offsets lmkd could not name (with the executable's build-id): a page and
+ * a function's start from the unwind table (entry), and the rest; the
+ * library has no build-id, so its rest carries none. */
 typedef struct FunctionIn {
         size_t row;                     /* of rows_in: its (job, step, object, phase) */
         FunctionKind kind;
         const char *name;
         uint64_t offset;
+        bool entry;
         uint64_t samples;
         uint64_t counts[LMK_MAX_COUNTERS]; /* over windows as long as the samples' time: scale 1 */
 } FunctionIn;
 
 static const FunctionIn functions_in[] = {
-        { 0, FUNCTION_NAMED, "CalcHourglassControlForElems(Domain&, double*, double)", 0, 1200,
+        { 0, FUNCTION_NAMED, "CalcHourglassControlForElems(Domain&, double*, double)", 0, false, 1200,
           { 18000000000, 27000000000, 4000000, 0 } },
-        { 0, FUNCTION_UNNAMED, NULL, 0x21000, 300, { 4500000000, 6700000000, 1000000, 0 } },
-        { 0, FUNCTION_OTHER, NULL, 0, 500, { 7500000000, 11300000000, 2000000, 0 } },
-        { 1, FUNCTION_NAMED, "dgemm_kernel_HASWELL", 0, 800, { 12000000000, 38000000000, 1800000, 0 } },
-        { 1, FUNCTION_OTHER, NULL, 0, 100, { 1000000000, 2000000000, 200000, 0 } },
+        { 0, FUNCTION_UNNAMED, NULL, 0x21000, false, 200, { 3000000000, 4500000000, 700000, 0 } },
+        { 0, FUNCTION_UNNAMED, NULL, 0x21a70, true, 100, { 1500000000, 2200000000, 300000, 0 } },
+        { 0, FUNCTION_OTHER, NULL, 0, false, 500, { 7500000000, 11300000000, 2000000, 0 } },
+        { 1, FUNCTION_NAMED, "dgemm_kernel_HASWELL", 0, false, 800, { 12000000000, 38000000000, 1800000, 0 } },
+        { 1, FUNCTION_OTHER, NULL, 0, false, 100, { 1000000000, 2000000000, 200000, 0 } },
 };
 
 /* the software inventory: a Debian package and a Spack prefix */
@@ -171,6 +174,7 @@ static void add_functions(Sent *s) {
                 s->function_rows[i] = (FunctionRow) {
                         .job = row->job, .step = row->step, .phase = row->phase, .obj = o,
                         .build_id = o->build_id_size > 0, .kind = in->kind, .name = in->name, .offset = in->offset,
+                        .entry = in->entry,
                         .samples = in->samples, .window_ns = (uint64_t) ((double) in->samples * 1e9 / FREQUENCY),
                         .counted = (1u << CYCLES) | (1u << INSTRUCTIONS) | (1u << L1D),
                 };

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Reads the input as lmkd names the functions sampled in a file a process
  * maps (funcname_resolve()): its segments, section headers, symbol and
- * string tables, at offsets spread over the whole input; and shows its
- * first bytes as a symbol's name (symname_show(): the C++ demangler and
- * the Fortran rule). Any process can map any file, so none of this may
+ * string tables, its unwind table (.eh_frame_hdr, FDEs, CIEs), at
+ * offsets spread over the whole input; and shows its first bytes as a
+ * symbol's name (symname_show(): the C++ demangler and the Fortran rule). Any process can map any file, so none of this may
  * crash, leak, read out of bounds or run away. */
 #include <stdint.h>
 #include <stdlib.h>
@@ -26,8 +26,9 @@ static void check_range(int fd, const FuncSym *f) {
         if (funcname_resolve(fd, NULL, 0, ends, 2, &names, NULL) < 0)
                 abort(); /* the same file, read a second time */
         for (size_t k = 0; k < 2; k++)
-                if (!f->name ? ends[k].name != NULL
-                             : !ends[k].name || strcmp(ends[k].name, f->name) != 0 || ends[k].start != f->start)
+                if ((!f->name ? ends[k].name != NULL
+                              : !ends[k].name || strcmp(ends[k].name, f->name) != 0 || ends[k].start != f->start) ||
+                    ends[k].entry != f->entry || ends[k].entry_offset != f->entry_offset)
                         abort();
         free(names);
 }
@@ -61,6 +62,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         for (size_t i = 0; r >= 0 && i < ELEMENTSOF(syms); i++) {
                 if (syms[i].name && (strlen(syms[i].name) > SYMNAME_MAX || syms[i].start > syms[i].vaddr ||
                                      syms[i].vaddr >= syms[i].end))
+                        abort();
+                /* an entry: the FDE covers the address, its start is in the file */
+                if (syms[i].entry && (syms[i].name || syms[i].start > syms[i].vaddr ||
+                                      syms[i].vaddr >= syms[i].end || syms[i].entry_offset >= size))
                         abort();
                 if (syms[i].same_from != syms[i].same_to &&
                     (syms[i].offset < syms[i].same_from || syms[i].offset >= syms[i].same_to))

@@ -332,6 +332,11 @@ static void check_functions_written(const Sent *s) {
                         ASSERT_EQ(int_member(f, BF_FUNCTION_OFFSET), in->offset);
                 else
                         ASSERT_TRUE(is_null(f, BF_FUNCTION_OFFSET));
+                /* "entry": true with an exact start, absent otherwise (a page) */
+                if (in->entry)
+                        ASSERT_TRUE(json_object_get_boolean(member(f, BF_FUNCTION_ENTRY)));
+                else
+                        ASSERT_FALSE(json_object_object_get_ex(f, BF_FUNCTION_ENTRY, NULL));
                 ASSERT_EQ(json_object_get_boolean(member(f, BF_FUNCTION_OTHER)), in->kind == FUNCTION_OTHER);
                 ASSERT_EQ(int_member(f, BF_FUNCTION_SAMPLES), in->samples);
                 ASSERT_EQ(int_member(f, BF_CYCLES), in->counts[CYCLES]);

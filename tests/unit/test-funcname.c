@@ -122,8 +122,9 @@ static void check_same_ranges(int fd, const uint8_t *id, size_t id_size, const F
                 if (s[i].same_from == s[i].same_to)
                         continue;
                 for (size_t k = j; k < j + 2; k++)
-                        if (!s[i].name ? e[k].name != NULL
-                                       : !e[k].name || !streq(e[k].name, s[i].name) || e[k].start != s[i].start)
+                        if ((!s[i].name ? e[k].name != NULL
+                                        : !e[k].name || !streq(e[k].name, s[i].name) || e[k].start != s[i].start) ||
+                            e[k].entry != s[i].entry || e[k].entry_offset != s[i].entry_offset)
                                 test_fail("offset 0x%" PRIx64 " (%s) holds for [0x%" PRIx64 ", 0x%" PRIx64
                                           "), but 0x%" PRIx64 " is %s",
                                           s[i].offset, s[i].name ?: "unnamed", s[i].same_from, s[i].same_to,
@@ -278,6 +279,38 @@ TEST(compiled_dynsym_only) {
         ASSERT_NULL(s[1].name);
 }
 
+
+/* Stripped: what no symbol names gets the start of its function from the
+ * unwind table (.eh_frame_hdr), the offset where the unstripped build's
+ * symbol starts; what has no FDE (the assembly without CFI) gets none. */
+TEST(stripped_entries) {
+        RefSym local = ref_must(prog, "local_work"), sized = ref_must(prog, "fn_sized");
+        uint64_t want = ref_offset(prog, local.value);
+        FuncSym s[] = { { .offset = want }, { .offset = want + 1 }, { .offset = want + local.size - 1 },
+                        { .offset = ref_offset(prog, sized.value) + 40 }, { .offset = ref_offset(prog, sized.value) } };
+        _cleanup_free_ char *names = NULL;
+        FuncNameInfo info;
+
+        ASSERT_EQ(name_in(prog_stripped, NULL, s, ELEMENTSOF(s), &names, &info), 1);
+        ASSERT_EQ(info.n_entries, 3);
+        for (size_t i = 0; i < 3; i++) {
+                ASSERT_NULL(s[i].name);
+                ASSERT_TRUE(s[i].entry);
+                ASSERT_U64_EQ(s[i].entry_offset, want);
+                ASSERT_U64_EQ(s[i].start, local.value);
+                ASSERT_TRUE(s[i].end >= local.value + local.size);
+        }
+        ASSERT_NULL(s[3].name);
+        ASSERT_FALSE(s[3].entry);
+        ASSERT_STREQ(s[4].name, "fn_sized");     /* .dynsym names it: no entry */
+        ASSERT_FALSE(s[4].entry);
+        /* the unstripped build names it from .symtab, without an entry */
+        free(TAKE_PTR(names));
+        s[0] = (FuncSym) { .offset = want + 1 };
+        ASSERT_EQ(name_in(prog, NULL, s, 1, &names, NULL), 1);
+        ASSERT_STREQ(s[0].name, "local_work");
+        ASSERT_FALSE(s[0].entry);
+}
 
 TEST(other_build) {
         FuncSym s = { .offset = offset_of(prog, "fn_sized") };
@@ -847,6 +880,243 @@ TEST(truncated) {
         free(copy);
 }
 
+/* ---- hostile unwind tables ---- */
+
+typedef struct Stripped {
+        uint8_t *bytes;
+        size_t size;
+        uint64_t phdr;          /* file offset of the PT_GNU_EH_FRAME program header */
+        uint64_t hdr;           /* file offset of .eh_frame_hdr */
+        uint64_t fde;           /* file offset of local_work's FDE */
+        uint64_t want;          /* local_work's start, a file offset */
+        uint64_t sample;        /* an offset inside it */
+} Stripped;
+
+static Stripped stripped_load(void) {
+        _cleanup_close_ int fd = open(prog_stripped, O_RDONLY | O_CLOEXEC);
+        RefSym local = ref_must(prog, "local_work");
+        Stripped s = { .want = ref_offset(prog, local.value) };
+        Elf *elf;
+        struct stat st;
+        size_t n;
+
+        s.sample = s.want + 2;
+        ASSERT_TRUE(fd >= 0 && fstat(fd, &st) == 0);
+        s.size = (size_t) st.st_size;
+        s.bytes = malloc(s.size);
+        ASSERT_NOT_NULL(s.bytes);
+        ASSERT_EQ(pread(fd, s.bytes, s.size, 0), (ssize_t) s.size);
+        elf = elf_begin(fd, ELF_C_READ, NULL);
+        ASSERT_NOT_NULL(elf);
+        ASSERT_TRUE(elf_getphdrnum(elf, &n) == 0);
+        for (size_t i = 0; i < n; i++) {
+                GElf_Phdr ph;
+
+                ASSERT_NOT_NULL(gelf_getphdr(elf, (int) i, &ph));
+                if (ph.p_type == PT_GNU_EH_FRAME) {
+                        s.phdr = sizeof(Elf64_Ehdr) + i * sizeof(Elf64_Phdr);
+                        s.hdr = ph.p_offset;
+                        /* x86-64 toolchains: datarel|sdata4 entries after a 12-byte header */
+                        ASSERT_EQ(s.bytes[s.hdr + 3], 0x3b);
+                        for (uint32_t k = 0; k < *(uint32_t *) (s.bytes + s.hdr + 8); k++) {
+                                const int32_t *e = (const int32_t *) (s.bytes + s.hdr + 12 + 8 * k);
+
+                                if (ph.p_vaddr + (uint64_t) (int64_t) e[0] == local.value)
+                                        s.fde = ref_offset(prog_stripped, ph.p_vaddr + (uint64_t) (int64_t) e[1]);
+                        }
+                }
+        }
+        elf_end(elf);
+        ASSERT_TRUE(s.hdr > 0 && s.fde > 0);
+        return s;
+}
+
+/* Names the stripped program's sample offset with bytes patched: the
+ * error, and the entry (0: none). */
+static int name_patched(const Stripped *s, void (*patch)(const Stripped *s, uint8_t *b), uint64_t *ret_entry) {
+        _cleanup_close_ int fd = temp_fd();
+        _cleanup_free_ uint8_t *b = malloc(s->size);
+        _cleanup_free_ char *names = NULL;
+        uint8_t id[BUILD_ID_MAX];
+        FuncSym f = { .offset = s->sample };
+        int idn, r;
+
+        ASSERT_NOT_NULL(b);
+        memcpy(b, s->bytes, s->size);
+        patch(s, b);
+        pwrite_all(fd, b, s->size, 0);
+        idn = buildid_read_fd(fd, id);
+        ASSERT_TRUE(idn > 0);
+        r = funcname_resolve(fd, id, (size_t) idn, &f, 1, &names, NULL);
+        ASSERT_NULL(f.name);
+        if (f.entry)
+                ASSERT_TRUE(f.start <= f.vaddr && f.vaddr < f.end);
+        *ret_entry = f.entry ? f.entry_offset : 0;
+        return r;
+}
+
+static void patch_none(const Stripped *s, uint8_t *b) {
+}
+
+static void patch_count_absurd(const Stripped *s, uint8_t *b) {
+        put(b + s->hdr + 8, UINT32_MAX, 4, false);
+}
+
+static void patch_version(const Stripped *s, uint8_t *b) {
+        b[s->hdr] = 2;
+}
+
+static void patch_table_uleb(const Stripped *s, uint8_t *b) {
+        b[s->hdr + 3] = 0x01;   /* uleb128: no fixed size to search */
+}
+
+static void patch_table_indirect(const Stripped *s, uint8_t *b) {
+        b[s->hdr + 3] = 0xbb;
+}
+
+static void patch_table_textrel(const Stripped *s, uint8_t *b) {
+        b[s->hdr + 3] = 0x2b;
+}
+
+static void patch_count_enc(const Stripped *s, uint8_t *b) {
+        b[s->hdr + 2] = 0x07;   /* no such format */
+}
+
+static void patch_count_omitted(const Stripped *s, uint8_t *b) {
+        b[s->hdr + 2] = 0xff;
+}
+
+static void patch_reversed(const Stripped *s, uint8_t *b) {
+        uint32_t n = *(uint32_t *) (b + s->hdr + 8);
+
+        for (uint32_t k = 0; k < n / 2; k++) {
+                uint64_t x, y;
+
+                memcpy(&x, b + s->hdr + 12 + 8 * k, 8);
+                memcpy(&y, b + s->hdr + 12 + 8 * (n - 1 - k), 8);
+                memcpy(b + s->hdr + 12 + 8 * k, &y, 8);
+                memcpy(b + s->hdr + 12 + 8 * (n - 1 - k), &x, 8);
+        }
+}
+
+static void patch_fde_pointers_wild(const Stripped *s, uint8_t *b) {
+        uint32_t n = *(uint32_t *) (b + s->hdr + 8);
+
+        for (uint32_t k = 0; k < n; k++)
+                put(b + s->hdr + 12 + 8 * k + 4, 0x7ffffff0, 4, false);
+}
+
+static void patch_fde_is_cie(const Stripped *s, uint8_t *b) {
+        put(b + s->fde + 4, 0, 4, false);
+}
+
+static void patch_fde_cie_wild(const Stripped *s, uint8_t *b) {
+        put(b + s->fde + 4, 0xfffffff0, 4, false);
+}
+
+static void patch_fde_range_zero(const Stripped *s, uint8_t *b) {
+        put(b + s->fde + 12, 0, 4, false);
+}
+
+static void patch_fde_range_short(const Stripped *s, uint8_t *b) {
+        put(b + s->fde + 12, 1, 4, false);      /* ends before the sample */
+}
+
+static void patch_fde_length_zero(const Stripped *s, uint8_t *b) {
+        put(b + s->fde, 0, 4, false);           /* the terminator */
+}
+
+static void patch_fde_length_short(const Stripped *s, uint8_t *b) {
+        put(b + s->fde, 6, 4, false);           /* pc_begin cut */
+}
+
+static void patch_fde_length_extended(const Stripped *s, uint8_t *b) {
+        put(b + s->fde, UINT32_MAX, 4, false);  /* 64-bit length: what follows is read as one */
+}
+
+static void patch_fde_begin_other(const Stripped *s, uint8_t *b) {
+        put(b + s->fde + 8, *(uint32_t *) (b + s->fde + 8) - 4, 4, false);
+}
+
+static void patch_cie_augmentation(const Stripped *s, uint8_t *b) {
+        uint64_t cie = s->fde + 4 - *(uint32_t *) (b + s->fde + 4);
+
+        b[cie + 9] = 'Q';       /* "zR" -> "zQ": data of unknown size before 'R' */
+}
+
+static void patch_cie_version(const Stripped *s, uint8_t *b) {
+        uint64_t cie = s->fde + 4 - *(uint32_t *) (b + s->fde + 4);
+
+        b[cie + 8] = 9;
+}
+
+static void patch_cie_unterminated(const Stripped *s, uint8_t *b) {
+        uint64_t cie = s->fde + 4 - *(uint32_t *) (b + s->fde + 4);
+        uint32_t len = *(uint32_t *) (b + cie);
+
+        memset(b + cie + 9, 'z', len - 5);
+}
+
+static void patch_segment_short(const Stripped *s, uint8_t *b) {
+        put(b + s->phdr + offsetof(Elf64_Phdr, p_filesz), 12, 8, false);        /* the header alone */
+}
+
+static void patch_segment_beyond(const Stripped *s, uint8_t *b) {
+        put(b + s->phdr + offsetof(Elf64_Phdr, p_filesz), UINT64_C(1) << 40, 8, false);
+}
+
+static void patch_segment_odd(const Stripped *s, uint8_t *b) {
+        put(b + s->phdr + offsetof(Elf64_Phdr, p_filesz), 12 + 8 * 2 + 3, 8, false); /* two entries and a bit */
+}
+
+/* Whatever the unwind table says, naming ends in bounded time with an
+ * answer or none, never an error of the whole file, never an entry that
+ * does not cover the address. */
+TEST(hostile_unwind_tables) {
+        Stripped s = stripped_load();
+        const struct {
+                const char *what;
+                void (*patch)(const Stripped *s, uint8_t *b);
+                bool entry;
+        } cases[] = {
+                { "as built", patch_none, true },
+                { "fde_count 2^32-1 (as many as the segment holds)", patch_count_absurd, true },
+                { "version 2", patch_version, false },
+                { "table_enc uleb128", patch_table_uleb, false },
+                { "table_enc indirect", patch_table_indirect, false },
+                { "table_enc textrel", patch_table_textrel, false },
+                { "fde_count_enc of no format", patch_count_enc, false },
+                { "fde_count omitted", patch_count_omitted, false },
+                { "FDE pointers beyond the segments", patch_fde_pointers_wild, false },
+                { "FDE's CIE pointer 0 (a CIE)", patch_fde_is_cie, false },
+                { "FDE's CIE pointer before the file", patch_fde_cie_wild, false },
+                { "pc_range 0", patch_fde_range_zero, false },
+                { "pc_range ending before the address", patch_fde_range_short, false },
+                { "FDE length 0", patch_fde_length_zero, false },
+                { "FDE length cutting pc_begin", patch_fde_length_short, false },
+                { "FDE 64-bit length", patch_fde_length_extended, false },
+                { "pc_begin not the table's", patch_fde_begin_other, false },
+                { "CIE augmentation unknown", patch_cie_augmentation, false },
+                { "CIE version 9", patch_cie_version, false },
+                { "CIE augmentation without NUL", patch_cie_unterminated, false },
+                { "segment holding the header alone", patch_segment_short, false },
+                { "segment beyond the file", patch_segment_beyond, false },
+        };
+        uint64_t entry;
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                int r = name_patched(&s, cases[i].patch, &entry);
+
+                if (r < 0 || (entry != 0) != cases[i].entry || (entry != 0 && entry != s.want))
+                        test_fail("%s: returned %d, entry 0x%" PRIx64 " (want %s0x%" PRIx64 ")", cases[i].what, r,
+                                  entry, cases[i].entry ? "" : "none, not ", s.want);
+        }
+        /* unsorted, or cut mid-entry: an answer or none, within bounds (name_patched()) */
+        ASSERT_OK(name_patched(&s, patch_reversed, &entry));
+        ASSERT_OK(name_patched(&s, patch_segment_odd, &entry));
+        free(s.bytes);
+}
+
 /* ---- a 100 MB .symtab ---- */
 
 #define BIG_BASE UINT64_C(0x100000)
@@ -952,6 +1222,82 @@ typedef struct Changer {
         atomic_bool stop;
         unsigned changes;
 } Changer;
+
+/* A 32 MB unwind table (4M FDEs; real ones hold up to ~1M): every
+ * offset of the stripped program's code gets the answer the program's
+ * own table gives, the table is searched, not read (the peak RSS), in
+ * bounded time. */
+TEST(big_unwind_table_bounded) {
+        Stripped s = stripped_load();
+        uint32_t n_real = *(uint32_t *) (s.bytes + s.hdr + 8);
+        uint64_t n = (getenv("LMK_UNDER_VALGRIND") ? 1 : 4) * (UINT64_C(1) << 20), base = 0x20000000;
+        uint64_t at = (s.size + 15) & ~UINT64_C(15), vaddr = 0, size = 12 + 8 * (n_real + n);
+        _cleanup_close_ int fd = temp_fd(), small = -EBADF;
+        _cleanup_free_ uint8_t *table = malloc(size);
+        _cleanup_free_ FuncSym *a = NULL, *b = NULL;
+        _cleanup_free_ char *names_a = NULL, *names_b = NULL;
+        uint8_t id[BUILD_ID_MAX];
+        struct timespec t0, t1;
+        long before, after;
+        size_t m = 0x400;
+        double secs_taken;
+        int idn;
+
+        ASSERT_NOT_NULL(table);
+        ASSERT_TRUE(n_real > 0);
+        /* the real entries, relative to the new header, then fakes past them */
+        memcpy(&vaddr, s.bytes + s.phdr + offsetof(Elf64_Phdr, p_vaddr), 8);
+        memcpy(table, s.bytes + s.hdr, 8);
+        put(table + 8, n_real + n, 4, false);
+        for (uint32_t k = 0; k < n_real; k++)
+                for (unsigned v = 0; v < 2; v++) {
+                        int32_t x;
+
+                        memcpy(&x, s.bytes + s.hdr + 12 + 8 * k + 4 * v, 4);
+                        put(table + 12 + 8 * k + 4 * v, vaddr + (uint64_t) (int64_t) x - base, 4, false);
+                }
+        for (uint64_t k = 0; k < n; k++) {
+                put(table + 12 + 8 * (n_real + k), 0x10000000 + 16 * k, 4, false);
+                put(table + 12 + 8 * (n_real + k) + 4, 0x40, 4, false);
+        }
+        pwrite_all(fd, s.bytes, s.size, 0);
+        pwrite_all(fd, table, size, at);
+        put(table, at, 8, false);
+        pwrite_all(fd, table, 8, s.phdr + offsetof(Elf64_Phdr, p_offset));
+        put(table, base, 8, false);
+        pwrite_all(fd, table, 8, s.phdr + offsetof(Elf64_Phdr, p_vaddr));
+        put(table, size, 8, false);
+        pwrite_all(fd, table, 8, s.phdr + offsetof(Elf64_Phdr, p_filesz));
+
+        /* every offset of the first 4 KiB of code, against the original */
+        a = calloc(m, sizeof(*a));
+        b = calloc(m, sizeof(*b));
+        ASSERT_TRUE(a && b);
+        for (size_t i = 0; i < m; i++)
+                a[i].offset = b[i].offset = (s.want & ~UINT64_C(0xfff)) + 4 * i;
+        small = open(prog_stripped, O_RDONLY | O_CLOEXEC);
+        ASSERT_TRUE(small >= 0);
+        idn = buildid_read_fd(small, id);
+        ASSERT_TRUE(idn > 0);
+        ASSERT_OK(funcname_resolve(small, id, (size_t) idn, a, m, &names_a, NULL));
+        before = peak_rss_start();
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        ASSERT_OK(funcname_resolve(fd, id, (size_t) idn, b, m, &names_b, NULL));
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        after = peak_rss_kb();
+        secs_taken = (double) (t1.tv_sec - t0.tv_sec) + (double) (t1.tv_nsec - t0.tv_nsec) / 1e9;
+        fprintf(stderr, "%.0f MB unwind table (%" PRIu64 " FDEs), %zu addresses: %.3f s, peak RSS +%ld KiB\n",
+                (double) size / 1e6, n_real + n, m, secs_taken, after - before);
+        for (size_t i = 0; i < m; i++) {
+                ASSERT_EQ(a[i].entry, b[i].entry);
+                ASSERT_U64_EQ(a[i].entry_offset, b[i].entry_offset);
+                ASSERT_EQ(!!a[i].name, !!b[i].name);
+        }
+        ASSERT_TRUE(b[(s.sample - a[0].offset) / 4].entry);
+        ASSERT_TRUE(after - before < 4 * 1024);
+        ASSERT_TRUE(secs_taken < (getenv("LMK_UNDER_VALGRIND") ? 60 : 5));
+        free(s.bytes);
+}
 
 static void *change_file(void *userdata) {
         Changer *c = userdata;
@@ -1210,6 +1556,9 @@ int main(int argc, char **argv) {
         RUN(compiled_symtab);
         RUN(same_ranges);
         RUN(compiled_dynsym_only);
+        RUN(stripped_entries);
+        RUN(hostile_unwind_tables);
+        RUN(big_unwind_table_bounded);
         RUN(other_build);
         RUN(cxx_demangled);
         RUN(fortran_module_procedure);

@@ -363,19 +363,41 @@ TEST(without_build_id) {
 }
 
 /* Stripped to its .dynsym: the exported function named, the local one
- * left to the store by page. */
+ * left to the store by its start, which the unwind table gives (one entry
+ * for all its offsets); code without an FDE by page. */
 TEST(stripped) {
+        uint64_t local = file_offset(prog, "local_work"), gap = file_offset(prog, "fn_sized") + 40;
+        const FunctionRow *f = NULL;
         Node n;
         Object *o;
 
         node_init(&n, 1000, 1000);
         o = sampled(&n, prog_stripped);
         add(&n, o, NULL, "", file_offset(prog, "fn_sized"), 2);
-        add(&n, o, NULL, "", file_offset(prog, "local_work"), 3);
+        add(&n, o, NULL, "", local, 3);
+        add(&n, o, NULL, "", local + 5, 4);
+        add(&n, o, NULL, "", gap, 1);
         name(&n, 64);
         ASSERT_EQ(named(&n, "fn_sized")->samples, 2);
         ASSERT_NULL(named(&n, "local_work"));
-        ASSERT_EQ(kind_of(&n, FUNCTION_UNNAMED)->samples, 3);
+        for (size_t i = 0; i < n.f.n; i++)
+                if (n.f.v[i].kind == FUNCTION_UNNAMED && n.f.v[i].entry) {
+                        ASSERT_NULL(f);
+                        f = &n.f.v[i];
+                }
+        ASSERT_NOT_NULL(f);
+        ASSERT_U64_EQ(f->offset, local);        /* exact: the unstripped build's start */
+        ASSERT_EQ(f->samples, 7);
+        ASSERT_TRUE(f->build_id);
+        f = kind_of(&n, FUNCTION_UNNAMED);
+        for (size_t i = 0; i < n.f.n; i++)
+                if (n.f.v[i].kind == FUNCTION_UNNAMED && !n.f.v[i].entry)
+                        f = &n.f.v[i];
+        ASSERT_FALSE(f->entry);
+        ASSERT_U64_EQ(f->offset, gap & ~UINT64_C(4095));
+        ASSERT_EQ(f->samples, 1);
+        ASSERT_EQ(n.f.stats.samples_unnamed, 8);
+        ASSERT_EQ(n.f.stats.samples_entry, 7);
         ASSERT_NULL(n.f.v[0].job);
         node_done(&n);
 }
