@@ -163,6 +163,7 @@
 #define BF_FUNCTION_FUNCTION "function"
 #define BF_FUNCTION_OFFSET "offset"
 #define BF_FUNCTION_OTHER "other"
+#define BF_FUNCTION_ENTRY "entry"
 #define BF_FUNCTION_SAMPLES "samples"
 
 /* inventory (docs/inventory.md): lmkd sends the report of

@@ -119,14 +119,16 @@ typedef struct JobMeasured {
 } JobMeasured;
 
 /* A function of a job (schema/0021): named by lmkd from its file's
- * symbols, unnamed (a 4 KiB page of its object's file; named since by
- * the store where function_names has it), or the other functions of its
- * object, with its sums over the whole job or in one phase. */
+ * symbols, unnamed (the first byte of a function in its object's file, or
+ * a 4 KiB page of it; named since by the store where function_names has
+ * it), or the other functions of its object, with its sums over the
+ * whole job or in one phase. */
 typedef struct FunctionShare {
         char *object, *kind;
         char *build_id;         /* NULL when unknown */
         char *name;             /* lmkd's name, or the store's of an unnamed one; NULL: none */
         int64_t offset;         /* an unnamed one's file offset; STORAGE_NULL: named by lmkd, or other */
+        bool entry;             /* offset is a function's first byte, else a page's */
         bool other;             /* "(other functions)" */
         char *phase;            /* per phase only; else NULL */
         int64_t phase_samples;  /* per phase only: the phase's samples */

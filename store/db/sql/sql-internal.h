@@ -156,7 +156,7 @@ uint64_t caches_generation(SqlStorage *s);
 /* The id of a function (functions, schema/0021) of an object: named
  * (offset -1), unnamed (name "", its file offset) or the other functions
  * (name "", offset -1); found or created. */
-int intern_function(SqlStorage *s, int64_t object_id, const char *name, int64_t offset, int64_t *ret);
+int intern_function(SqlStorage *s, int64_t object_id, const char *name, int64_t offset, bool entry, int64_t *ret);
 /* The id of a node type (node_types), found by its name or created. */
 int intern_node_type(SqlStorage *s, const BatchNodeType *t, int64_t *ret);
 /* The id of a node's row, from the cache that its upserts fill. */

@@ -64,15 +64,15 @@
         ADD_NULLABLE(table, "instructions") " "                                                         \
         "WHERE " FITS(table, "samples") " AND " FITS(table, "cycles") " AND " FITS(table, "instructions")
 /* A job's functions x: the function, its object, and the name found for
- * an unnamed one since (function_names), as read_function_row() reads
- * them, then x's sums */
+ * an unnamed one since (function_names, 0022; '' names nothing), as
+ * read_function_row() reads them, then x's sums */
 #define FUNCTION_COLUMNS(x)                                                                             \
-        "o.path, o.kind, o.build_id, f.name, f.file_offset, n.name, " x ".samples, " x ".cpu_seconds, "  \
-        x ".cycles, " x ".instructions"
+        "o.path, o.kind, o.build_id, f.name, f.file_offset, f.entry, n.name, " x ".samples, "            \
+        x ".cpu_seconds, " x ".cycles, " x ".instructions"
 #define FUNCTION_JOINS(x)                                                                               \
         "JOIN functions f ON f.id = " x ".function_id JOIN objects o ON o.id = f.object_id "            \
         "LEFT JOIN function_names n ON f.name = '' AND f.file_offset >= 0 AND n.build_id = o.build_id " \
-        "AND n.file_offset = f.file_offset "
+        "AND n.file_offset = f.file_offset AND n.entry = f.entry "
 #define FUNCTION_ORDER(x) x ".samples DESC, o.path, f.name, f.file_offset, o.id"
 
 /* The file name of a path: rtrim() strips the trailing characters that are
@@ -443,9 +443,11 @@ static const char *const stmt_sql[_STMT_MAX] = {
                 ADD("job_bursts", "bursts") ", " ADD("job_bursts", "window_ns") ", " ADD("job_bursts", "count") " "
                 "WHERE " FITS("job_bursts", "bursts") " AND " FITS("job_bursts", "window_ns"),
         /* functions (schema/0021) */
-        [STMT_FUNCTION_SELECT] = "SELECT id FROM functions WHERE object_id = ? AND name = ? AND file_offset = ?",
+        [STMT_FUNCTION_SELECT] =
+                "SELECT id FROM functions WHERE object_id = ? AND name = ? AND file_offset = ? AND entry = ?",
         [STMT_FUNCTION_INSERT] =
-                "INSERT INTO functions (object_id, name, file_offset) VALUES (?, ?, ?) ON CONFLICT DO NOTHING "
+                "INSERT INTO functions (object_id, name, file_offset, entry) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT DO NOTHING "
                 "RETURNING id",
         /* many at once (conn_write_rows()) */
         [STMT_JOB_FUNCTION_UPSERT] = SQL_FUNCTION_UPSERT("job_functions", "function_id", "?, ?, ?, ?, ?, ?"),
