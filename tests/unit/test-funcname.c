@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* funcname_resolve() (collectors/funcname.c) against referees: programs
+/* funcname_resolve() (common/elf/funcname.c) against referees: programs
  * the build compiled (tests/unit/funcname/: C laid out in assembly, C++,
  * Fortran; rebuilt, without build-id, stripped), whose symbols libelf
  * reads for the test; and ELF files written here, for what compilers do
