@@ -16,6 +16,7 @@
 #include "http/json-out.h"
 #include "metrics/metrics.h"
 #include "metrics/node-health.h"
+#include "symbols/debuginfod.h"
 
 /* The JSON API (docs/api.md), one file per resource: what its handlers
  * share. A handler reads its query (args.c), asks the storage, and
@@ -31,6 +32,7 @@ struct Server {
         Metrics metrics;
         NodeHealth *node_health;
         size_t max_inflated;    /* an ingest body's bytes after decompression */
+        Symbols *symbols;       /* names by build-id from debuginfod; NULL: none */
 
         /* the findings' rules and the library families they use; SIGHUP
          * swaps both under the write lock */

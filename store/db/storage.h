@@ -137,6 +137,14 @@ typedef struct FunctionShare {
         int64_t cycles, instructions;
 } FunctionShare;
 
+/* An unnamed function of a build (its file offset, entry as in
+ * FunctionShare) and the name a lookup found for it ("" none). */
+typedef struct FunctionName {
+        int64_t offset;
+        bool entry;
+        char *name;
+} FunctionName;
+
 typedef struct FunctionList {
         FunctionShare *items;
         size_t n;
@@ -564,6 +572,15 @@ typedef struct StorageOps {
          * first time, -EALREADY when it was before, through this store or
          * another on the database. Kept until it expires. */
         int (*use_ticket)(Storage *s, uint64_t nonce, int64_t expires, int64_t now);
+        /* Names of unnamed functions found by build-id (schema/0022,
+         * store/symbols/): up to limit build-ids with unnamed functions
+         * that no lookup has named, in any order; the offsets of one
+         * build's (name NULL), up to limit; and what a lookup found for
+         * them (name "" for none), kept for good: a name once stored stays. */
+        int (*list_unnamed_builds)(Storage *s, size_t limit, char ***ret, size_t *ret_n);
+        int (*list_unnamed_functions)(Storage *s, const char *build_id, size_t limit, FunctionName **ret,
+                                      size_t *ret_n);
+        int (*put_function_names)(Storage *s, const char *build_id, const FunctionName *names, size_t n);
 } StorageOps;
 
 /* The StorageOps of each driver differ only in the driver their open()
@@ -590,6 +607,8 @@ void stored_job_free(StoredJob *j);
 void job_list_free(JobList *l);
 void job_summary_free(JobSummary *s);
 void function_list_free(FunctionList *l);
+void function_names_free(FunctionName *names, size_t n);
+void strv_free_n(char **v, size_t n);
 void job_summary_list_free(JobSummaryList *l);
 void object_list_free(ObjectList *l);
 void node_list_free(NodeList *l);

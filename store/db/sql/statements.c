@@ -73,6 +73,10 @@
         "JOIN functions f ON f.id = " x ".function_id JOIN objects o ON o.id = f.object_id "            \
         "LEFT JOIN function_names n ON f.name = '' AND f.file_offset >= 0 AND n.build_id = o.build_id " \
         "AND n.file_offset = f.file_offset AND n.entry = f.entry "
+/* An unnamed function f of object o that no lookup has named (0022) */
+#define NOT_NAMED                                                                                       \
+        "NOT EXISTS (SELECT 1 FROM function_names n WHERE n.build_id = o.build_id "                     \
+        "AND n.file_offset = f.file_offset AND n.entry = f.entry)"
 #define FUNCTION_ORDER(x) x ".samples DESC, o.path, f.name, f.file_offset, o.id"
 
 /* The file name of a path: rtrim() strips the trailing characters that are
@@ -668,6 +672,18 @@ static const char *const stmt_sql[_STMT_MAX] = {
         [STMT_TICKET_PRUNE] = "DELETE FROM used_tickets WHERE expires < ?",
         /* changes one row the first time, none after */
         [STMT_TICKET_USE] = "INSERT INTO used_tickets (nonce, expires) VALUES (?, ?) ON CONFLICT (nonce) DO NOTHING",
+        /* unnamed functions that no lookup has named yet, of any build or
+         * of one (store/db/sql/function-names.c) */
+        [STMT_UNNAMED_BUILDS] =
+                "SELECT DISTINCT o.build_id FROM functions f JOIN objects o ON o.id = f.object_id "
+                "WHERE f.name = '' AND f.file_offset >= 0 AND o.build_id <> '' AND " NOT_NAMED " LIMIT ?",
+        [STMT_UNNAMED_FUNCTIONS] =
+                "SELECT DISTINCT f.file_offset, f.entry FROM functions f JOIN objects o ON o.id = f.object_id "
+                "WHERE o.build_id = ? AND f.name = '' AND f.file_offset >= 0 AND " NOT_NAMED
+                " ORDER BY f.file_offset, f.entry LIMIT ?",
+        [STMT_FUNCTION_NAME_PUT] =
+                "INSERT INTO function_names (build_id, file_offset, entry, name) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT (build_id, file_offset, entry) DO NOTHING",
 };
 
 /* What PostgreSQL spells differently; NULL: as stmt_sql[]. */

@@ -174,6 +174,11 @@ typedef enum Stmt {
          * statement a transaction of its own (store/db/sql/tickets.c) */
         STMT_TICKET_PRUNE,
         STMT_TICKET_USE,
+        /* names of unnamed functions found by build-id (schema/0022,
+         * store/db/sql/function-names.c) */
+        STMT_UNNAMED_BUILDS,
+        STMT_UNNAMED_FUNCTIONS,
+        STMT_FUNCTION_NAME_PUT,
         _STMT_MAX,
 } Stmt;
 
