@@ -107,7 +107,7 @@ void symbols_queue_batch(Symbols *s, const Batch *b) {
         pthread_mutex_unlock(&s->lock);
 }
 
-/* Under lock: build_id (owned) not to be asked for before now_s + delay_s. */
+/* Under lock: build_id (owned) not to be asked for before until_s. */
 static void remember_locked(Symbols *s, char *build_id, uint64_t until_s, uint64_t now_s) {
         const void *key;
 

@@ -3,8 +3,11 @@
  * maps (funcname_resolve()): its segments, section headers, symbol and
  * string tables, at offsets spread over the whole input; and shows its
  * first bytes as a symbol's name (symname_show(): the C++ demangler and
- * the Fortran rule). Any process can map any file, so none of this may
- * crash, leak, read out of bounds or run away. */
+ * the Fortran rule); then as lmk-store names offsets from a debug file
+ * and an executable a debuginfod server sent (funcname_resolve_split()),
+ * the input as both. Any process can map any file and a server may send
+ * anything, so none of this may crash, leak, read out of bounds or run
+ * away. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +33,17 @@ static void check_range(int fd, const FuncSym *f) {
                              : !ends[k].name || strcmp(ends[k].name, f->name) != 0 || ends[k].start != f->start)
                         abort();
         free(names);
+}
+
+static void check_answers(const FuncSym *syms, size_t n) {
+        for (size_t i = 0; i < n; i++) {
+                if (syms[i].name && (strlen(syms[i].name) > SYMNAME_MAX || syms[i].start > syms[i].vaddr ||
+                                     syms[i].vaddr >= syms[i].end))
+                        abort();
+                if (syms[i].same_from != syms[i].same_to &&
+                    (syms[i].offset < syms[i].same_from || syms[i].offset >= syms[i].same_to))
+                        abort();
+        }
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -58,18 +72,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         syms[65] = (FuncSym) { .offset = size };
         syms[66] = (FuncSym) { .offset = UINT64_MAX };
         r = funcname_resolve(fd, NULL, 0, syms, ELEMENTSOF(syms), &names, NULL);
-        for (size_t i = 0; r >= 0 && i < ELEMENTSOF(syms); i++) {
-                if (syms[i].name && (strlen(syms[i].name) > SYMNAME_MAX || syms[i].start > syms[i].vaddr ||
-                                     syms[i].vaddr >= syms[i].end))
-                        abort();
-                if (syms[i].same_from != syms[i].same_to &&
-                    (syms[i].offset < syms[i].same_from || syms[i].offset >= syms[i].same_to))
-                        abort();
-        }
+        if (r >= 0)
+                check_answers(syms, ELEMENTSOF(syms));
         /* Each answer holds over its range: the ends of a few ranges are
          * named as the offset was. */
         for (size_t i = 0; r >= 0 && i < ELEMENTSOF(syms); i += 8)
                 check_range(fd, &syms[i]);
+        free(TAKE_PTR(names));
+        r = funcname_resolve_split(fd, fd, NULL, 0, syms, ELEMENTSOF(syms), &names, NULL);
+        if (r >= 0)
+                check_answers(syms, ELEMENTSOF(syms));
         free(names);
         close(fd);
         return 0;
