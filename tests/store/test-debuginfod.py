@@ -18,7 +18,8 @@ headers (readelf). Then:
   CSV), `lmk job --functions` and the job page show the names once the
   lookup ran (polled with a deadline); the page of several functions and
   the unknown build stay object+0xOFFSET; /metrics counts the lookups;
-- a store without debuginfod: everything object+0xOFFSET;
+- a store without debuginfod: everything object+0xOFFSET; on the
+  database a lookup named, the names;
 - a debuginfod that accepts connections and never answers, and one that
   is down: ingest and answers stay fast, nothing is named, the lookups
   count as failed, and the store stops at once.
@@ -202,8 +203,9 @@ def page(store):
     return body if isinstance(body, str) else body.decode()
 
 
-def proxy_store(*extra, env=None):
-    return Store(extra=["--user-header", "X-Remote-User", "--trusted-proxies", "127.0.0.1 ::1", *extra], env=env)
+def proxy_store(*extra, env=None, db=None):
+    return Store(extra=["--user-header", "X-Remote-User", "--trusted-proxies", "127.0.0.1 ::1", *extra], env=env,
+                 db=db)
 
 
 def main():
@@ -289,6 +291,12 @@ def main():
             check_eq(st, 200, f"ingest again: {body}")
             time.sleep(1)
             check_eq(metric(store, 'lmk_store_debuginfod_lookups_total{result="found"}'), 1, "no lookup again")
+            named = texts(store)
+            db = store.db
+        # the names are the database's: a store started on it without
+        # debuginfod shows them at once
+        with proxy_store(db=db) as store:
+            check_eq(texts(store), named, "the names after a restart without debuginfod")
     finally:
         proc.terminate()
         proc.wait(timeout=20)
