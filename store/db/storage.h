@@ -574,10 +574,11 @@ typedef struct StorageOps {
         int (*use_ticket)(Storage *s, uint64_t nonce, int64_t expires, int64_t now);
         /* Names of unnamed functions found by build-id (schema/0022,
          * store/symbols/): up to limit build-ids with unnamed functions
-         * that no lookup has named, in any order; the offsets of one
+         * that no lookup has named, in order, from the first after after
+         * (NULL: from the first); the offsets of one
          * build's (name NULL), up to limit; and what a lookup found for
          * them (name "" for none), kept for good: a name once stored stays. */
-        int (*list_unnamed_builds)(Storage *s, size_t limit, char ***ret, size_t *ret_n);
+        int (*list_unnamed_builds)(Storage *s, const char *after, size_t limit, char ***ret, size_t *ret_n);
         int (*list_unnamed_functions)(Storage *s, const char *build_id, size_t limit, FunctionName **ret,
                                       size_t *ret_n);
         int (*put_function_names)(Storage *s, const char *build_id, const FunctionName *names, size_t n);

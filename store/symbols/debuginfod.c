@@ -45,6 +45,7 @@ struct Symbols {
         bool stopping;          /* under lock; stop also for the lookup in flight: */
         atomic_bool cancel;
         bool rescan;            /* the queue overflowed: look in the database once it drains */
+        char *scan_after;       /* where the database's builds are walked on from; NULL: the first */
         char **queue;           /* a ring of config.queue_max build-ids, owned */
         size_t head, n;
         Hashmap *waiting;       /* the build-ids in the queue (keys are the queue's) */
@@ -62,29 +63,31 @@ bool symbols_supported(void) {
         return true;
 }
 
-/* Under lock. */
-static void queue_locked(Symbols *s, const char *build_id, uint64_t now_s) {
+/* Under lock. false: dropped, the queue full (then the database is
+ * walked for it once the queue drains). */
+static bool queue_locked(Symbols *s, const char *build_id, uint64_t now_s) {
         void *v;
         char *k;
 
         if (hashmap_get2(s->waiting, build_id, NULL, NULL) ||
             (hashmap_get2(s->not_before, build_id, &v, NULL) && (uint64_t) (uintptr_t) v > now_s))
-                return;
+                return true;
         if (s->n == s->config.queue_max || !(k = strdup(build_id))) {
                 atomic_fetch_add(&s->metrics->debuginfod_dropped, 1);
                 s->rescan = true;
-                return;
+                return false;
         }
         if (hashmap_put(s->waiting, k, NULL) < 0) {
                 free(k);
                 atomic_fetch_add(&s->metrics->debuginfod_dropped, 1);
                 s->rescan = true;
-                return;
+                return false;
         }
         s->queue[(s->head + s->n++) % s->config.queue_max] = k;
         atomic_fetch_add(&s->metrics->debuginfod_queued, 1);
         atomic_store(&s->metrics->debuginfod_queue_length, s->n);
         pthread_cond_signal(&s->wake);
+        return true;
 }
 
 void symbols_queue_batch(Symbols *s, const Batch *b) {
@@ -102,7 +105,7 @@ void symbols_queue_batch(Symbols *s, const Batch *b) {
                 if (f->offset == BATCH_NULL || !f->job || !*f->build_id || (last && streq(last, f->build_id)))
                         continue;
                 last = f->build_id;
-                queue_locked(s, f->build_id, now_s);
+                (void) queue_locked(s, f->build_id, now_s);
         }
         pthread_mutex_unlock(&s->lock);
 }
@@ -218,21 +221,33 @@ static int64_t lookup(Symbols *s, const char *build_id) {
         return n == NAMES_PER_LOOKUP ? -1 : AGAIN_AFTER_NAMING_S;
 }
 
-/* The builds the database holds unnamed functions of, queued. */
-static void scan(Symbols *s) {
+/* The builds the database holds unnamed functions of, queued: a queue's
+ * worth at a time, in build-id order on from where the last walk
+ * stopped, so that builds not to be asked for yet cannot hide the others
+ * however many they are. Under lock, which it lets go meanwhile. */
+static void scan_locked(Symbols *s) {
+        _cleanup_free_ char *after = TAKE_PTR(s->scan_after);
         char **v = NULL;
-        size_t n = 0;
-        int r = s->storage->ops->list_unnamed_builds(s->storage, s->config.queue_max, &v, &n);
-        uint64_t now_s = now_ms() / 1000;
+        size_t n = 0, i;
+        uint64_t now_s;
+        int r;
 
+        pthread_mutex_unlock(&s->lock);
+        r = s->storage->ops->list_unnamed_builds(s->storage, after, s->config.queue_max, &v, &n);
+        pthread_mutex_lock(&s->lock);
         if (r < 0) {
                 log_warning_errno(r, "debuginfod: failed to find builds with unnamed functions: %m");
                 return;
         }
-        pthread_mutex_lock(&s->lock);
-        for (size_t i = 0; i < n; i++)
-                queue_locked(s, v[i], now_s);
-        pthread_mutex_unlock(&s->lock);
+        now_s = now_ms() / 1000;
+        for (i = 0; i < n && queue_locked(s, v[i], now_s); i++)
+                ;
+        /* on from the last one queued or passed over, where the queue
+         * filled or the page ended; a short page ends the walk */
+        if (i < n || n == s->config.queue_max) {
+                s->scan_after = i > 0 ? TAKE_PTR(v[i - 1]) : TAKE_PTR(after);
+                s->rescan = true;
+        }
         strv_free_n(v, n);
 }
 
@@ -249,11 +264,10 @@ static void *symbols_thread(void *userdata) {
                 /* the database's builds at start, after an overflow drained,
                  * and every retry_s for those whose time came */
                 if (s->n == 0 && (s->rescan || now_s >= next_scan)) {
+                        if (!s->rescan)
+                                next_scan = now_s + s->config.retry_s;
                         s->rescan = false;
-                        next_scan = now_s + s->config.retry_s;
-                        pthread_mutex_unlock(&s->lock);
-                        scan(s);
-                        pthread_mutex_lock(&s->lock);
+                        scan_locked(s);
                         continue;
                 }
                 if (s->n == 0) {
@@ -293,6 +307,7 @@ static void symbols_free(Symbols *s) {
         for (size_t j = 0; j < s->n; j++)
                 free(s->queue[(s->head + j) % s->config.queue_max]);
         free(s->queue);
+        free(s->scan_after);
         hashmap_free(s->waiting);
         while (s->not_before && hashmap_iterate(s->not_before, &i, &v, &k))
                 free((char *) k);

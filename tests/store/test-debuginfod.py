@@ -22,7 +22,9 @@ headers (readelf). Then:
   database a lookup named, the names;
 - a debuginfod that accepts connections and never answers, and one that
   is down: ingest and answers stay fast, nothing is named, the lookups
-  count as failed, and the store stops at once.
+  count as failed, and the store stops at once;
+- a queue of one build-id: those it drops are looked up all the same,
+  found in the database once it drains.
 
 Skips (77) without gcc, objcopy, readelf, nm or debuginfod, or when
 debuginfod cannot start."""
@@ -346,6 +348,24 @@ def main():
                 t0 = time.monotonic()
                 store.stop()
                 check(time.monotonic() - t0 < 5, f"the store stops at once, {what}")
+        # a queue of one: the builds it drops are found in the database
+        # once it drains, none hidden by those tried already
+        ids = [f"{i:02x}" * 20 for i in (0xa1, 0xb2, 0xc3)]
+        rows = [dict(row(JOB, f"/opt/lib{i}.so", "lib", 10), build_id=b) for i, b in enumerate(ids)]
+        fns = [function(JOB, f"/opt/lib{i}.so", 10, offset=0x1000, build_id=b) for i, b in enumerate(ids)]
+        job = {"job": JOB, "user": "alice"}
+        with proxy_store("--debuginfod-queue", "1", "--debuginfod-timeout", "1", "--debuginfod-cache",
+                         os.path.join(d, "cache-queue"), env={"DEBUGINFOD_URLS": f"http://127.0.0.1:{free_port()}"}) \
+                as store:
+            st, _, body = store.ingest(make_batch(node="cn002", seq=1, rows=rows, jobs=[job], functions=fns))
+            check_eq(st, 200, f"ingest: {body}")
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline and \
+                    (metric(store, 'lmk_store_debuginfod_lookups_total{result="failed"}') or 0) < 3:
+                time.sleep(0.2)
+            check_eq(metric(store, 'lmk_store_debuginfod_lookups_total{result="failed"}'), 3,
+                     "every build looked up through a queue of one")
+            check_eq(metric(store, "lmk_store_debuginfod_dropped_total"), 2, "build-ids dropped, the queue full")
     finally:
         stop.set()
         t.join()

@@ -8,7 +8,7 @@
 
 #include "db/sql/sql-internal.h"
 
-int sql_list_unnamed_builds(Storage *base, size_t limit, char ***ret, size_t *ret_n) {
+int sql_list_unnamed_builds(Storage *base, const char *after, size_t limit, char ***ret, size_t *ret_n) {
         SqlStorage *s = (SqlStorage *) base;
         char **v = NULL;
         size_t n = 0, alloc = 0;
@@ -24,7 +24,7 @@ int sql_list_unnamed_builds(Storage *base, size_t limit, char ***ret, size_t *re
                 return r;
         }
         r = conn_stmt(c, STMT_UNNAMED_BUILDS, &st);
-        if (r >= 0 && (r = db_bind_int(st, 1, (int64_t) limit)) >= 0)
+        if (r >= 0 && (r = db_bind_text(st, 1, after ?: "")) >= 0 && (r = db_bind_int(st, 2, (int64_t) limit)) >= 0)
                 while ((rc = db_step(st)) == 1) {
                         r = grow((void **) &v, n, &alloc, sizeof(char *));
                         if (r < 0)

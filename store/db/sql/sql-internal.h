@@ -197,7 +197,7 @@ int sql_prune_rollups(Storage *base, int64_t before, unsigned max_rows, PruneRes
 int sql_prune_jobs(Storage *base, int64_t before, unsigned max_rows, PruneResult *ret);
 int sql_partitions(Storage *base, int64_t now, int64_t raw_before, int64_t rollup_before, PartitionResult *ret);
 /* function-names.c */
-int sql_list_unnamed_builds(Storage *base, size_t limit, char ***ret, size_t *ret_n);
+int sql_list_unnamed_builds(Storage *base, const char *after, size_t limit, char ***ret, size_t *ret_n);
 int sql_list_unnamed_functions(Storage *base, const char *build_id, size_t limit, FunctionName **ret, size_t *ret_n);
 int sql_put_function_names(Storage *base, const char *build_id, const FunctionName *names, size_t n);
 

@@ -676,7 +676,8 @@ static const char *const stmt_sql[_STMT_MAX] = {
          * of one (store/db/sql/function-names.c) */
         [STMT_UNNAMED_BUILDS] =
                 "SELECT DISTINCT o.build_id FROM functions f JOIN objects o ON o.id = f.object_id "
-                "WHERE f.name = '' AND f.file_offset >= 0 AND o.build_id <> '' AND " NOT_NAMED " LIMIT ?",
+                "WHERE f.name = '' AND f.file_offset >= 0 AND o.build_id > ? AND " NOT_NAMED
+                " ORDER BY o.build_id LIMIT ?",
         [STMT_UNNAMED_FUNCTIONS] =
                 "SELECT DISTINCT f.file_offset, f.entry FROM functions f JOIN objects o ON o.id = f.object_id "
                 "WHERE o.build_id = ? AND f.name = '' AND f.file_offset >= 0 AND " NOT_NAMED
