@@ -22,6 +22,7 @@
 #include "retention.h"
 #include "server.h"
 #include "store-config.h"
+#include "symbols/debuginfod.h"
 #include "util.h"
 
 #define STOP_TIMEOUT_S 10
@@ -75,6 +76,15 @@ static void help(void) {
                "                                were last seen (default 0: for good; at least\n"
                "                                --keep-raw-days)\n"
                "     --retention-interval SEC   Time between retention passes (default 3600)\n"
+               "     --debuginfod URL...        Name the functions lmkd could not from these\n"
+               "                                debuginfod servers, by build-id (default:\n"
+               "                                $DEBUGINFOD_URLS; \"\": none)\n"
+               "     --debuginfod-cache DIR     Where fetched debug files are kept (default: the\n"
+               "                                store's state folder)\n"
+               "     --debuginfod-timeout SEC   Give up a query that makes no progress for SEC\n"
+               "                                (DEBUGINFOD_TIMEOUT, default 10)\n"
+               "     --debuginfod-retry SEC     Ask again for a build not found after (default 3600)\n"
+               "     --debuginfod-queue N       Build-ids waiting for a lookup, at most (default 1024)\n"
                "     --db-wait SEC|forever      How long to wait at start for a database server\n"
                "                                that cannot be reached (default forever)\n"
                "\nSee lmk-store(8).\n");
@@ -112,6 +122,11 @@ static const struct option options[] = {
         { "db-wait", required_argument, NULL, 'W' },
         { "keep-rollup-days", required_argument, NULL, 'U' },
         { "keep-job-days", required_argument, NULL, 'J' },
+        { "debuginfod", required_argument, NULL, 'D' },
+        { "debuginfod-cache", required_argument, NULL, 'E' },
+        { "debuginfod-timeout", required_argument, NULL, 'X' },
+        { "debuginfod-retry", required_argument, NULL, 'Y' },
+        { "debuginfod-queue", required_argument, NULL, 'Q' },
         {}
 };
 
@@ -194,6 +209,47 @@ static int load_tokens(const char *path, TokenSet **ret) {
         if (token_set_size(*ret, ROLE_NODE) == 0)
                 log_warning("%s has no node token: ingest will be refused.", path);
         return 0;
+}
+
+/* The debuginfod client takes its servers, its cache and its time-out
+ * from the environment: set here, before any thread starts. Returns 1
+ * when lookups are on. The cache: --debuginfod-cache, else a folder of
+ * the store's (systemd's state folder, else the SQLite database's). */
+static int setup_debuginfod(const StoreConfig *c, char **ret_cache) {
+        const char *urls = c->debuginfod ?: getenv("DEBUGINFOD_URLS"), *state;
+        _cleanup_free_ char *cache = NULL;
+        char timeout[16];
+        int k = 0;
+
+        *ret_cache = NULL;
+        if (!urls || !*urls)
+                return 0;
+        if (!symbols_supported()) {
+                if (c->debuginfod)
+                        return log_error_errno(-EOPNOTSUPP, "--debuginfod: this lmk-store was built without "
+                                               "libdebuginfod.");
+                log_warning("DEBUGINFOD_URLS is set, but this lmk-store was built without libdebuginfod: "
+                            "unnamed functions stay unnamed.");
+                return 0;
+        }
+        state = getenv("STATE_DIRECTORY");
+        if (c->debuginfod_cache)
+                k = asprintf(&cache, "%s", c->debuginfod_cache);
+        else if (state) /* the first of its folders */
+                k = asprintf(&cache, "%.*s/debuginfod", (int) strcspn(state, ":"), state);
+        else if (!strstr(c->db, "://")) {
+                const char *path = c->db + (strncmp(c->db, "sqlite:", 7) == 0 ? 7 : 0), *slash = strrchr(path, '/');
+
+                k = asprintf(&cache, "%.*s/debuginfod-cache", slash ? (int) (slash - path) : 1, slash ? path : ".");
+        }
+        if (k < 0)
+                return log_oom();
+        snprintf(timeout, sizeof(timeout), "%u", c->debuginfod_timeout);
+        if (setenv("DEBUGINFOD_URLS", urls, 1) < 0 || (cache && setenv("DEBUGINFOD_CACHE_PATH", cache, 1) < 0) ||
+            setenv("DEBUGINFOD_TIMEOUT", timeout, 1) < 0)
+                return log_oom();
+        *ret_cache = TAKE_PTR(cache);
+        return 1;
 }
 
 static void format_address(const struct sockaddr_storage *sa, uint16_t port, char *buf, size_t size) {
@@ -504,8 +560,9 @@ int main(int argc, char **argv) {
         unsigned to = 0;
         char addr[INET6_ADDRSTRLEN + 16];
         Retention retention = {};
+        _cleanup_free_ char *debuginfod_cache = NULL;
         sigset_t mask;
-        int r;
+        int r, debuginfod;
 
         log_setup("lmk-store");
         /* The database and the -wal and -shm beside it (SQLite gives them
@@ -518,6 +575,9 @@ int main(int argc, char **argv) {
         r = parse_argv(argc, argv, &c);
         if (r <= 0)
                 return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+        debuginfod = setup_debuginfod(&c, &debuginfod_cache);
+        if (debuginfod < 0)
+                return EXIT_FAILURE;
 
         /* Every thread started from here on inherits the mask, so these
          * signals reach only the main thread's sigwait. */
@@ -584,6 +644,21 @@ int main(int argc, char **argv) {
         }
         s.storage = storage;
         s.auth.tokens = TAKE_PTR(tokens);
+        if (debuginfod > 0) {
+                SymbolsConfig sc = {
+                        .timeout_s = c.debuginfod_timeout,
+                        .retry_s = c.debuginfod_retry,
+                        .queue_max = c.debuginfod_queue,
+                };
+
+                r = symbols_start(&sc, storage, &s.metrics, &s.symbols);
+                if (r < 0) {
+                        log_error_errno(r, "Failed to start the debuginfod lookups: %m");
+                        goto fail;
+                }
+                log_info("Naming unnamed functions by build-id from %s (files kept in %s).",
+                         getenv("DEBUGINFOD_URLS"), debuginfod_cache ?: "the client's default cache");
+        }
         r = server_start(&s, &http);
         if (r < 0) {
                 log_error_errno(r, "Failed to listen on %s: %m", c.listen);
@@ -607,6 +682,7 @@ int main(int argc, char **argv) {
         notify("STOPPING=1");
         retention_stop(&retention);
         server_stop(&s, STOP_TIMEOUT_S);
+        symbols_stop(s.symbols);
         ops->close(storage);
         free_users(s.auth.config.admin_users);
         explicit_bzero(s.auth.config.session_key, sizeof(s.auth.config.session_key));
@@ -615,6 +691,7 @@ int main(int argc, char **argv) {
 
 fail:
         server_stop(&s, 0);
+        symbols_stop(s.symbols);
         free_users(s.auth.config.admin_users);
         ops->close(storage);
         return EXIT_FAILURE;

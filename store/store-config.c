@@ -7,6 +7,7 @@
 #include "auth/identity.h"
 #include "auth/session.h"
 #include "store-config.h"
+#include "symbols/debuginfod.h"
 #include "macro.h"
 #include "utf8.h"
 #include "util.h"
@@ -27,6 +28,9 @@ void store_config_init(StoreConfig *c) {
                 .keep_raw_days = STORE_DEFAULT_KEEP_RAW_DAYS,
                 .retention_interval = STORE_DEFAULT_RETENTION_INTERVAL,
                 .db_wait = STORE_DB_WAIT_FOREVER,
+                .debuginfod_timeout = SYMBOLS_DEFAULT_TIMEOUT_S,
+                .debuginfod_retry = SYMBOLS_DEFAULT_RETRY_S,
+                .debuginfod_queue = SYMBOLS_DEFAULT_QUEUE_MAX,
         };
 }
 
@@ -42,6 +46,8 @@ void store_config_done(StoreConfig *c) {
         free(c->admin_users);
         free(c->session_key_file);
         free(c->trusted_proxies);
+        free(c->debuginfod);
+        free(c->debuginfod_cache);
         *c = (StoreConfig) {};
 }
 
@@ -182,6 +188,21 @@ int store_config_set(StoreConfig *c, const char *key, const char *value) {
                 return set_uint(value, 0, 100 * 366, &c->keep_rollup_days);
         if (streq(key, "keep-job-days"))
                 return set_uint(value, 0, 100 * 366, &c->keep_job_days);
+        if (streq(key, "debuginfod")) {
+                /* space-separated URLs, as DEBUGINFOD_URLS; "" for none */
+                for (const char *p = value; *p; p++)
+                        if ((unsigned char) *p < 0x20 && *p != '\t')
+                                return -EINVAL;
+                return set_string(value, &c->debuginfod);
+        }
+        if (streq(key, "debuginfod-cache"))
+                return set_string(value, &c->debuginfod_cache);
+        if (streq(key, "debuginfod-timeout"))
+                return set_uint(value, 1, 3600, &c->debuginfod_timeout);
+        if (streq(key, "debuginfod-retry"))
+                return set_uint(value, 1, 30 * 86400, &c->debuginfod_retry);
+        if (streq(key, "debuginfod-queue"))
+                return set_uint(value, 1, 1 << 20, &c->debuginfod_queue);
         if (streq(key, "retention-interval"))
                 return set_uint(value, 1, 7 * 86400, &c->retention_interval);
         if (streq(key, "connection-timeout"))

@@ -39,6 +39,12 @@ typedef struct StoreConfig {
         unsigned retention_interval;    /* seconds between retention passes */
         unsigned db_wait;               /* seconds to wait for an unreachable database server at
                                          * start-up; STORE_DB_WAIT_FOREVER */
+        /* names of unnamed functions by build-id (store/symbols/) */
+        char *debuginfod;               /* the servers' URLs; NULL: $DEBUGINFOD_URLS; "": none */
+        char *debuginfod_cache;         /* the client's cache; NULL: a folder of the store's */
+        unsigned debuginfod_timeout;    /* seconds one lookup may take */
+        unsigned debuginfod_retry;      /* seconds before a build not found is asked for again */
+        unsigned debuginfod_queue;      /* build-ids waiting for a lookup, at most */
 } StoreConfig;
 
 #define STORE_DB_WAIT_FOREVER UINT32_MAX

@@ -6,7 +6,8 @@ CREATE TABLE functions (
         object_id BIGINT NOT NULL,
         name TEXT COLLATE "C" NOT NULL,
         file_offset BIGINT NOT NULL,
-        UNIQUE (object_id, name, file_offset)
+        entry BIGINT NOT NULL,
+        UNIQUE (object_id, name, file_offset, entry)
 );
 CREATE TABLE job_functions (
         job_id BIGINT NOT NULL,
@@ -26,10 +27,4 @@ CREATE TABLE job_phase_functions (
         cycles BIGINT,
         instructions BIGINT,
         PRIMARY KEY (job_id, phase_id, function_id)
-);
-CREATE TABLE function_names (
-        build_id TEXT COLLATE "C" NOT NULL,
-        file_offset BIGINT NOT NULL,
-        name TEXT COLLATE "C" NOT NULL,
-        PRIMARY KEY (build_id, file_offset)
 );

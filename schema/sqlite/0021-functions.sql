@@ -5,11 +5,13 @@
 -- job_phases.
 --
 -- A function is a dimension like objects: one row per (object, name,
--- file_offset), its object the sampled file of one build (objects' key
--- holds the build-id). Three kinds:
+-- file_offset, entry), its object the sampled file of one build (objects'
+-- key holds the build-id). Three kinds:
 --   named by lmkd from the file's symbols: name <> '', file_offset -1;
---   unnamed: name '', file_offset the file offset rounded down to 4 KiB,
---     to be named later by the object's build-id (function_names);
+--   unnamed: name '', to be named later by the object's build-id
+--     (function_names, 0022): entry 1 and file_offset the function's
+--     first byte (lmkd found it in the unwind table), or entry 0 and
+--     file_offset a sampled offset rounded down to 4 KiB;
 --   "(other functions)", what did not make lmkd's top N of its (job,
 --     step, object, phase): name '', file_offset -1.
 -- Everything keyed by function keys by its id alone, so that sums per
@@ -21,7 +23,8 @@ CREATE TABLE functions (
         object_id INTEGER NOT NULL,
         name TEXT NOT NULL,
         file_offset INTEGER NOT NULL,
-        UNIQUE (object_id, name, file_offset)
+        entry INTEGER NOT NULL,
+        UNIQUE (object_id, name, file_offset, entry)
 );
 
 -- Each job's samples per function (over its phases) and per phase and
@@ -47,16 +50,4 @@ CREATE TABLE job_phase_functions (
         cycles INTEGER,
         instructions INTEGER,
         PRIMARY KEY (job_id, phase_id, function_id)
-) WITHOUT ROWID;
-
--- Names of unnamed functions found after the fact, by the build-id of
--- their object and their file offset (a store-side lookup such as
--- debuginfod's): the answers show such a name instead of object+0xOFFSET.
--- The key is the build's, not an object row's, so that one lookup names
--- the page in every copy of the file.
-CREATE TABLE function_names (
-        build_id TEXT NOT NULL,
-        file_offset INTEGER NOT NULL,
-        name TEXT NOT NULL,
-        PRIMARY KEY (build_id, file_offset)
 ) WITHOUT ROWID;

@@ -16,6 +16,7 @@
 #include "http/json-out.h"
 #include "metrics/metrics.h"
 #include "metrics/node-health.h"
+#include "symbols/debuginfod.h"
 
 /* The JSON API (docs/api.md), one file per resource: what its handlers
  * share. A handler reads its query (args.c), asks the storage, and
@@ -31,6 +32,7 @@ struct Server {
         Metrics metrics;
         NodeHealth *node_health;
         size_t max_inflated;    /* an ingest body's bytes after decompression */
+        Symbols *symbols;       /* names by build-id from debuginfod; NULL: none */
 
         /* the findings' rules and the library families they use; SIGHUP
          * swaps both under the write lock */
@@ -121,7 +123,7 @@ int api_add_job_info(json_object *o, const StoredJob *j);
  * its share of job_samples, or per phase of its phase's samples. */
 int api_add_functions(json_object *o, const char *key, const FunctionList *l, int64_t job_samples);
 /* What a function is called in an answer: its name, "(other functions)",
- * or, unnamed, its object's file name and the offset of its page in the
+ * or, unnamed, its object's file name and the offset of its first byte or page in the
  * file ("libopenblas.so.0+0x21000"), as perf shows such an address; in
  * buf when made up (job-functions.c). */
 #define FUNCTION_TEXT_MAX 4200

@@ -189,6 +189,8 @@ void api_ingest(Server *s, Request *req, Reply *reply) {
                 atomic_fetch_add(&s->metrics.batches_stored, 1);
                 atomic_fetch_add(&s->metrics.rows_stored, res.rows);
                 note_written(s);
+                /* queued only: the lookups run in their own thread */
+                symbols_queue_batch(s->symbols, b);
         }
 
         o = json_object_new_object();

@@ -16,7 +16,8 @@
 
 /* ?format=csv: a row per function, as api_add_functions() writes it. */
 const CsvTable api_job_functions_csv = CSV_TABLE("functions", NULL, "lmk-functions.csv",
-        { "object" }, { "kind" }, { "build_id" }, { "function" }, { "named_by" }, { "offset" }, { "other" },
+        { "object" }, { "kind" }, { "build_id" }, { "function" }, { "named_by" }, { "offset" }, { "entry" },
+        { "other" },
         { "phase" }, { "samples" }, CSV_SHARE_COLUMNS, { "cpu_seconds" }, { "cycles" }, { "instructions" },
         { "ipc" });
 
@@ -60,6 +61,7 @@ int api_add_functions(json_object *o, const char *key, const FunctionList *l, in
                     (r = json_add(e, "function", json_object_new_string(api_function_text(x->object, x->name, x->offset, x->other, buf, sizeof(buf))))) < 0 ||
                     (r = json_add(e, "named_by", named_by(x))) < 0 ||
                     (r = json_add(e, "offset", json_int_or_null(x->offset))) < 0 ||
+                    (r = json_add(e, "entry", json_object_new_boolean(x->entry))) < 0 ||
                     (r = json_add(e, "other", json_object_new_boolean(x->other))) < 0 ||
                     (r = json_add(e, "phase", json_string_or_null(x->phase))) < 0 ||
                     (r = json_add(e, "samples", json_object_new_int64(x->samples))) < 0 ||

@@ -1005,19 +1005,22 @@ static int row_groups(Arena *arena, const Batch *b, RowKey **ret_keys, RowGroup 
         return 0;
 }
 
-enum { FUNC_JOB, FUNC_STEP, FUNC_OBJECT, FUNC_BUILD_ID, FUNC_PHASE, FUNC_FUNCTION, FUNC_OFFSET, FUNC_OTHER,
-       FUNC_SAMPLES, FUNC_CYCLES, FUNC_INSTRUCTIONS, FUNC_EVENTS };
+enum { FUNC_JOB, FUNC_STEP, FUNC_OBJECT, FUNC_BUILD_ID, FUNC_PHASE, FUNC_FUNCTION, FUNC_OFFSET, FUNC_ENTRY,
+       FUNC_OTHER, FUNC_SAMPLES, FUNC_CYCLES, FUNC_INSTRUCTIONS, FUNC_EVENTS };
 static const char *const function_fields[] = {
         [FUNC_JOB] = BF_FUNCTION_JOB, [FUNC_STEP] = BF_FUNCTION_STEP, [FUNC_OBJECT] = BF_FUNCTION_OBJECT,
         [FUNC_BUILD_ID] = BF_FUNCTION_BUILD_ID, [FUNC_PHASE] = BF_FUNCTION_PHASE,
-        [FUNC_FUNCTION] = BF_FUNCTION_FUNCTION, [FUNC_OFFSET] = BF_FUNCTION_OFFSET, [FUNC_OTHER] = BF_FUNCTION_OTHER,
+        [FUNC_FUNCTION] = BF_FUNCTION_FUNCTION, [FUNC_OFFSET] = BF_FUNCTION_OFFSET, [FUNC_ENTRY] = BF_FUNCTION_ENTRY, [FUNC_OTHER] = BF_FUNCTION_OTHER,
         [FUNC_SAMPLES] = BF_FUNCTION_SAMPLES, [FUNC_CYCLES] = BF_CYCLES, [FUNC_INSTRUCTIONS] = BF_INSTRUCTIONS,
         [FUNC_EVENTS] = BF_EVENTS,
 };
 
 /* Exactly one of a name, a file offset (unnamed: then the build-id that
- * names it later) and other. */
+ * names it later) and other. An offset is a 4 KiB page's, or with entry
+ * the exact start of a function (lmkd found it in the unwind table). */
 static int check_function_kind(const BatchFunction *fn, Where w, BatchError *err) {
+        if (fn->entry && fn->offset == BATCH_NULL)
+                return field_fail(err, -EINVAL, w, BF_FUNCTION_ENTRY, "needs an offset");
         if (fn->function && (fn->offset != BATCH_NULL || fn->other))
                 return field_fail(err, -EINVAL, w, fn->other ? BF_FUNCTION_OTHER : BF_FUNCTION_OFFSET,
                                   "must be %s with a function's name", fn->other ? "false" : "null");
@@ -1025,9 +1028,9 @@ static int check_function_kind(const BatchFunction *fn, Where w, BatchError *err
                 return field_fail(err, -EINVAL, w, BF_FUNCTION_OFFSET, "must be null in other functions");
         if (!fn->function && fn->offset == BATCH_NULL && !fn->other)
                 return field_fail(err, -EINVAL, w, BF_FUNCTION_FUNCTION, "needs a name, an offset or other: true");
-        if (fn->offset != BATCH_NULL && fn->offset % BATCH_FUNCTION_PAGE != 0)
-                return field_fail(err, -EINVAL, w, BF_FUNCTION_OFFSET, "must be a multiple of %d",
-                                  BATCH_FUNCTION_PAGE);
+        if (fn->offset != BATCH_NULL && !fn->entry && fn->offset % BATCH_FUNCTION_PAGE != 0)
+                return field_fail(err, -EINVAL, w, BF_FUNCTION_OFFSET,
+                                  "must be a multiple of %d unless entry is true", BATCH_FUNCTION_PAGE);
         if (fn->offset != BATCH_NULL && !*fn->build_id)
                 return field_fail(err, -EINVAL, w, BF_FUNCTION_BUILD_ID,
                                   "is needed with an offset: it names the function later");
@@ -1081,6 +1084,7 @@ static int parse_functions(const Fields *top, Arena *arena, Batch *b, BatchError
                                       &fn->function, err)) < 0 ||
                     (r = field_int(&f, FUNC_OFFSET, w, NULLABLE, 0, (int64_t) BATCH_MAX_COUNTER, &fn->offset,
                                    err)) < 0 ||
+                    (r = field_bool(&f, FUNC_ENTRY, w, &fn->entry, err)) < 0 ||
                     (r = field_bool(&f, FUNC_OTHER, w, &fn->other, err)) < 0 ||
                     (r = field_int(&f, FUNC_SAMPLES, w, REQUIRED, 0, b->limits.samples, &fn->samples, err)) < 0 ||
                     (r = field_int(&f, FUNC_CYCLES, w, NULLABLE, 0, b->limits.cycles, &fn->cycles, err)) < 0 ||

@@ -191,13 +191,16 @@ typedef struct BatchRank {
  * (an "other" entry over several builds of the object). */
 #define BATCH_MAX_FUNCTIONS 100000u
 #define BATCH_MAX_FUNCTION_NAME 1024u
-#define BATCH_FUNCTION_PAGE 4096 /* lmkd rounds an unnamed offset down to a page */
+/* lmkd rounds an unnamed offset down to a page, unless the object's unwind
+ * table gave it the function's start (entry) */
+#define BATCH_FUNCTION_PAGE 4096
 
 typedef struct BatchFunction {
         const char *job;                /* NULL: system work */
         const char *step, *object, *build_id, *phase; /* never NULL; "" when absent */
         const char *function;           /* its name; NULL: unnamed or other */
         int64_t offset;                 /* unnamed: the file offset; BATCH_NULL otherwise */
+        bool entry;                     /* offset is the function's first byte, else a 4 KiB page's */
         bool other;                     /* "(other functions)" */
         int64_t samples;
         int64_t cycles, instructions;   /* BATCH_NULL when null */

@@ -127,6 +127,18 @@ void site_profile_free(SiteProfile *p) {
         *p = (SiteProfile) {};
 }
 
+void function_names_free(FunctionName *names, size_t n) {
+        for (size_t i = 0; names && i < n; i++)
+                free(names[i].name);
+        free(names);
+}
+
+void strv_free_n(char **v, size_t n) {
+        for (size_t i = 0; v && i < n; i++)
+                free(v[i]);
+        free(v);
+}
+
 void job_summary_free(JobSummary *s) {
         stored_job_free(&s->info);
         share_list_free(&s->kinds);

@@ -119,14 +119,16 @@ typedef struct JobMeasured {
 } JobMeasured;
 
 /* A function of a job (schema/0021): named by lmkd from its file's
- * symbols, unnamed (a 4 KiB page of its object's file; named since by
- * the store where function_names has it), or the other functions of its
- * object, with its sums over the whole job or in one phase. */
+ * symbols, unnamed (the first byte of a function in its object's file, or
+ * a 4 KiB page of it; named since by the store where function_names has
+ * it), or the other functions of its object, with its sums over the
+ * whole job or in one phase. */
 typedef struct FunctionShare {
         char *object, *kind;
         char *build_id;         /* NULL when unknown */
         char *name;             /* lmkd's name, or the store's of an unnamed one; NULL: none */
         int64_t offset;         /* an unnamed one's file offset; STORAGE_NULL: named by lmkd, or other */
+        bool entry;             /* offset is a function's first byte, else a page's */
         bool other;             /* "(other functions)" */
         char *phase;            /* per phase only; else NULL */
         int64_t phase_samples;  /* per phase only: the phase's samples */
@@ -134,6 +136,14 @@ typedef struct FunctionShare {
         double cpu_seconds;
         int64_t cycles, instructions;
 } FunctionShare;
+
+/* An unnamed function of a build (its file offset, entry as in
+ * FunctionShare) and the name a lookup found for it ("" none). */
+typedef struct FunctionName {
+        int64_t offset;
+        bool entry;
+        char *name;
+} FunctionName;
 
 typedef struct FunctionList {
         FunctionShare *items;
@@ -574,6 +584,16 @@ typedef struct StorageOps {
          * first time, -EALREADY when it was before, through this store or
          * another on the database. Kept until it expires. */
         int (*use_ticket)(Storage *s, uint64_t nonce, int64_t expires, int64_t now);
+        /* Names of unnamed functions found by build-id (schema/0022,
+         * store/symbols/): up to limit build-ids with unnamed functions
+         * that no lookup has named, in order, from the first after after
+         * (NULL: from the first); the offsets of one
+         * build's (name NULL), up to limit; and what a lookup found for
+         * them (name "" for none), kept for good: a name once stored stays. */
+        int (*list_unnamed_builds)(Storage *s, const char *after, size_t limit, char ***ret, size_t *ret_n);
+        int (*list_unnamed_functions)(Storage *s, const char *build_id, size_t limit, FunctionName **ret,
+                                      size_t *ret_n);
+        int (*put_function_names)(Storage *s, const char *build_id, const FunctionName *names, size_t n);
 } StorageOps;
 
 /* The StorageOps of each driver differ only in the driver their open()
@@ -601,6 +621,8 @@ void job_list_free(JobList *l);
 void job_summary_free(JobSummary *s);
 void function_list_free(FunctionList *l);
 void site_profile_free(SiteProfile *p);
+void function_names_free(FunctionName *names, size_t n);
+void strv_free_n(char **v, size_t n);
 void job_summary_list_free(JobSummaryList *l);
 void object_list_free(ObjectList *l);
 void node_list_free(NodeList *l);

@@ -285,6 +285,36 @@ void metrics_write(const Metrics *m, int64_t db_bytes, FILE *f) {
                         "lmk_store_partition_failures_total %" PRIu64 "\n",
                         LOAD(m->partitions_created), LOAD(m->partitions_dropped), LOAD(m->partition_failures));
         }
+        if (atomic_load(&m->debuginfod_on))
+                fprintf(f,
+                        "# HELP lmk_store_debuginfod_lookups_total Lookups of a build's debug file by build-id "
+                        "(found; missing: the server has none; failed: an error or a time-out, tried again "
+                        "later).\n"
+                        "# TYPE lmk_store_debuginfod_lookups_total counter\n"
+                        "lmk_store_debuginfod_lookups_total{result=\"found\"} %" PRIu64 "\n"
+                        "lmk_store_debuginfod_lookups_total{result=\"missing\"} %" PRIu64 "\n"
+                        "lmk_store_debuginfod_lookups_total{result=\"failed\"} %" PRIu64 "\n"
+                        "# HELP lmk_store_debuginfod_queued_total Build-ids with unnamed functions queued for "
+                        "a lookup.\n"
+                        "# TYPE lmk_store_debuginfod_queued_total counter\n"
+                        "lmk_store_debuginfod_queued_total %" PRIu64 "\n"
+                        "# HELP lmk_store_debuginfod_dropped_total Build-ids not queued, the queue full (found "
+                        "again in the database once it drains).\n"
+                        "# TYPE lmk_store_debuginfod_dropped_total counter\n"
+                        "lmk_store_debuginfod_dropped_total %" PRIu64 "\n"
+                        "# HELP lmk_store_debuginfod_queue_length Build-ids waiting for a lookup.\n"
+                        "# TYPE lmk_store_debuginfod_queue_length gauge\n"
+                        "lmk_store_debuginfod_queue_length %" PRIu64 "\n"
+                        "# HELP lmk_store_debuginfod_functions_total Unnamed functions of found debug files, "
+                        "named or not (a page of several functions, an address no symbol covers).\n"
+                        "# TYPE lmk_store_debuginfod_functions_total counter\n"
+                        "lmk_store_debuginfod_functions_total{named=\"yes\"} %" PRIu64 "\n"
+                        "lmk_store_debuginfod_functions_total{named=\"no\"} %" PRIu64 "\n",
+                        LOAD(m->debuginfod_lookups[METRICS_LOOKUP_FOUND]),
+                        LOAD(m->debuginfod_lookups[METRICS_LOOKUP_MISSING]),
+                        LOAD(m->debuginfod_lookups[METRICS_LOOKUP_FAILED]), LOAD(m->debuginfod_queued),
+                        LOAD(m->debuginfod_dropped), LOAD(m->debuginfod_queue_length), LOAD(m->debuginfod_named),
+                        LOAD(m->debuginfod_unnamed));
         if (db_bytes >= 0)
                 fprintf(f,
                         "# HELP lmk_store_db_size_bytes Size of the database files on disk.\n"

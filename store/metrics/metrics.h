@@ -47,7 +47,17 @@ typedef struct Metrics {
         atomic_bool partitions_known;
         atomic_uint_fast64_t partitions[_PARTITIONED_TABLE_MAX], partition_default_rows[_PARTITIONED_TABLE_MAX];
         atomic_uint_fast64_t partitions_created, partitions_dropped, partition_failures;
+        /* Names by build-id from debuginfod (store/symbols/), shown when
+         * it is on: lookups by result (METRICS_LOOKUP_*), build-ids
+         * queued and dropped (the queue full), the queue's length, and
+         * unnamed functions named or left unnamed by a found debug file. */
+        atomic_bool debuginfod_on;
+        atomic_uint_fast64_t debuginfod_lookups[3];
+        atomic_uint_fast64_t debuginfod_queued, debuginfod_dropped, debuginfod_queue_length;
+        atomic_uint_fast64_t debuginfod_named, debuginfod_unnamed;
 } Metrics;
+
+enum { METRICS_LOOKUP_FOUND, METRICS_LOOKUP_MISSING, METRICS_LOOKUP_FAILED };
 
 void metrics_count_request(Metrics *m, unsigned status);
 void metrics_observe_ingest(Metrics *m, uint64_t usec);

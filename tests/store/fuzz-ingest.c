@@ -151,7 +151,8 @@ static bool same_group(const BatchRow *r, const BatchFunction *f) {
                !strcmp(r->phase, f->phase);
 }
 
-/* functions[] (version 2): exactly one of a name, an offset and other;
+/* functions[] (version 2): exactly one of a name, an offset (a page's, or
+ * any with entry) and other;
  * each of an executable's or a library's rows of its (job, step, object,
  * phase), of its build where it names one (its row the first of them);
  * the functions of a (job, step, object, phase) hold no more samples than
@@ -180,8 +181,10 @@ static void check_functions(const Batch *b) {
                         check_ident(f->function);
                         check(f->function[0] && strlen(f->function) <= BATCH_MAX_FUNCTION_NAME);
                 }
-                check(f->offset == BATCH_NULL || (f->offset >= 0 && f->offset % BATCH_FUNCTION_PAGE == 0 &&
-                                                  f->offset <= (int64_t) BATCH_MAX_COUNTER && f->build_id[0]));
+                check(f->offset == BATCH_NULL ||
+                      (f->offset >= 0 && (f->entry || f->offset % BATCH_FUNCTION_PAGE == 0) &&
+                       f->offset <= (int64_t) BATCH_MAX_COUNTER && f->build_id[0]));
+                check(!f->entry || f->offset != BATCH_NULL);
                 check(f->row < b->n_rows);
                 r = &b->rows[f->row];
                 check(same_group(r, f) && (!f->build_id[0] || !strcmp(r->build_id, f->build_id)));

@@ -460,9 +460,10 @@ def make_batch(node="cn001", seq=0, boot_id="boot-a", start=START, rows=(), jobs
 
 
 def function(job, obj, samples, name=None, offset=None, other=False, phase="", build_id=None, cycles=None,
-             instructions=None, step=None):
+             instructions=None, step=None, entry=False):
     """An entry of functions[] (version 2): named (name), unnamed (offset,
-    with the object's build_id) or the other functions (other=True) of
+    with the object's build_id; entry=True: a function's first byte, else
+    a page's) or the other functions (other=True) of
     the rows of (job, step, object, build_id, phase); step "0" in a job,
     as row() makes it."""
     f = {"job": job, "step": step if step is not None else ("0" if job else None), "object": obj,
@@ -470,6 +471,8 @@ def function(job, obj, samples, name=None, offset=None, other=False, phase="", b
          "cycles": cycles, "instructions": instructions}
     if other:
         f["other"] = True
+    if entry:
+        f["entry"] = True
     return f
 
 

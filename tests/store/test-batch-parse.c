@@ -849,6 +849,20 @@ TEST(functions) {
         ASSERT_EQ(b->functions[3].kind, CODE_LIB);
         ASSERT_EQ(b->total_function_cycles, 1000);
         ASSERT_EQ(b->total_function_instructions, 2000);
+        ASSERT_FALSE(b->functions[1].entry);
+        batch_free(b);
+
+        /* a function's start from the unwind table: any offset, with entry */
+        b = parse_ok(V2(APP_FN("\"offset\":135175,\"entry\":true", "20") ","
+                        APP_FN("\"offset\":0,\"entry\":true", "1") ","
+                        APP_FN("\"offset\":8192,\"entry\":false", "2") ","
+                        APP_FN("\"offset\":8192,\"entry\":true", "3")));
+        ASSERT_EQ(b->functions[0].offset, 135175);
+        ASSERT_TRUE(b->functions[0].entry);
+        ASSERT_EQ(b->functions[1].offset, 0);
+        ASSERT_TRUE(b->functions[1].entry);
+        ASSERT_FALSE(b->functions[2].entry);
+        ASSERT_TRUE(b->functions[3].entry);
         batch_free(b);
 
         /* none at all, or an empty list */
@@ -904,6 +918,17 @@ TEST(functions_refused) {
         EXPECT_ERROR(V2(APP_FN("\"offset\":4096,\"other\":true", "1")), EINVAL, "functions[0].offset");
         /* offsets: pages, within 2^53, with the build-id that names them */
         EXPECT_ERROR(V2(APP_FN("\"offset\":4097", "1")), EINVAL, "functions[0].offset");
+        EXPECT_ERROR(V2(APP_FN("\"offset\":4097,\"entry\":false", "1")), EINVAL, "functions[0].offset");
+        /* entry: a boolean, of an offset (so with its build-id) */
+        EXPECT_ERROR(V2(APP_FN("\"offset\":4097,\"entry\":1", "1")), EINVAL, "functions[0].entry");
+        EXPECT_ERROR(V2(APP_FN("\"offset\":4097,\"entry\":\"true\"", "1")), EINVAL, "functions[0].entry");
+        EXPECT_ERROR(V2(APP_FN("\"function\":\"f\",\"entry\":true", "1")), EINVAL, "functions[0].entry");
+        EXPECT_ERROR(V2(APP_FN("\"other\":true,\"entry\":true", "1")), EINVAL, "functions[0].entry");
+        EXPECT_ERROR(V2(APP_FN("\"offset\":null,\"entry\":true", "1")), EINVAL, "functions[0].entry");
+        EXPECT_ERROR(V2(APP_FN("\"offset\":-1,\"entry\":true", "1")), EINVAL, "functions[0].offset");
+        EXPECT_ERROR(V2(APP_FN("\"offset\":9007199254740993,\"entry\":true", "1")), EINVAL, "functions[0].offset");
+        EXPECT_ERROR(V2(FN("\"7\"", "/lib/libm.so.6", "null", "solve", "\"offset\":4097,\"entry\":true", "1")),
+                     EINVAL, "functions[0].build_id");
         EXPECT_ERROR(V2(APP_FN("\"offset\":-4096", "1")), EINVAL, "functions[0].offset");
         EXPECT_ERROR(V2(APP_FN("\"offset\":9007199254745088", "1")), EINVAL, "functions[0].offset");
         EXPECT_ERROR(V2(APP_FN("\"offset\":4096.0", "1")), EINVAL, "functions[0].offset");

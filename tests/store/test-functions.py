@@ -33,6 +33,8 @@ APP_ID, BLAS_ID = "aa11", "bb22"
 HOSTILE = "std::vector<int, A&amp;>::operator<(\"x\", 'y') <script>alert(1)</script> & <b>"
 FORMULA = "=cmd|' /C calc'!A0"
 INT64_MAX = (1 << 63) - 1
+# an unnamed function's first byte (lmkd found it in the unwind table)
+ENTRY = 0x22a47
 
 
 def wilson(k, n, z=1.959964):
@@ -71,7 +73,8 @@ CN1_FUNCTIONS = [
     function("6001", APP, 500, name="solve_kernel", phase="solve", build_id=APP_ID, cycles=5 * 10 ** 9,
              instructions=11 * 10 ** 9),
     function("6001", APP, 150, name=HOSTILE, phase="solve", build_id=APP_ID),
-    function("6001", APP, 150, other=True, phase="solve", build_id=APP_ID),
+    function("6001", APP, 120, other=True, phase="solve", build_id=APP_ID),
+    function("6001", APP, 30, offset=ENTRY, entry=True, phase="solve", build_id=APP_ID),
     function("6001", APP, 60, name=FORMULA, build_id=APP_ID),
     function("6001", APP, 40, offset=0x21000, build_id=APP_ID),
     function("6001", BLAS, 280, name="dgemm_kernel_HASWELL", phase="solve", build_id=BLAS_ID,
@@ -91,10 +94,11 @@ OUTSIDE_SAMPLES = 100
 WANT_FUNCTIONS = {
     (APP, "solve_kernel"): (600, 6 * 10 ** 9, 14 * 10 ** 9),
     (APP, HOSTILE): (150, None, None),
-    (APP, "(other functions)"): (150, None, None),
+    (APP, "(other functions)"): (120, None, None),
     (BLAS, "dgemm_kernel_HASWELL"): (280, 2800 * 10 ** 6, 8400 * 10 ** 6),
     (APP, FORMULA): (60, None, None),
     (APP, "app+0x21000"): (40, None, None),
+    (APP, "app+0x22a47"): (30, None, None),
     (BLAS, "(other functions)"): (20, None, None),
 }
 
@@ -126,7 +130,8 @@ def check_entry(e, obj, text, phase, samples, total, cycles, instructions, what)
     unnamed = "+0x" in text
     check_eq(e["other"], other, f"{what}: other")
     check_eq(e["named_by"], None if other or unnamed else "lmkd", f"{what}: named_by")
-    check_eq(e["offset"], 0x21000 if unnamed else None, f"{what}: offset")
+    check_eq(e["offset"], int(text.split("+0x")[1], 16) if unnamed else None, f"{what}: offset")
+    check_eq(e["entry"], e["offset"] == ENTRY, f"{what}: entry")
     check_eq(e["build_id"], APP_ID if obj == APP else BLAS_ID, f"{what}: build_id")
     check_eq(e["kind"], "exe" if obj == APP else "lib", f"{what}: kind")
 
@@ -141,7 +146,8 @@ def check_stored(store):
     want = sorted([
         (APP, APP_ID, "solve_kernel", -1, 600, 60.0, 6 * 10 ** 9, 14 * 10 ** 9),
         (APP, APP_ID, HOSTILE, -1, 150, 15.0, None, None),
-        (APP, APP_ID, "", -1, 150, 15.0, None, None),
+        (APP, APP_ID, "", -1, 120, 12.0, None, None),
+        (APP, APP_ID, "", ENTRY, 30, 3.0, None, None),
         (APP, APP_ID, FORMULA, -1, 60, 6.0, None, None),
         (APP, APP_ID, "", 0x21000, 40, 4.0, None, None),
         (BLAS, BLAS_ID, "dgemm_kernel_HASWELL", -1, 280, 28.0, 2800 * 10 ** 6, 8400 * 10 ** 6),
@@ -152,11 +158,14 @@ def check_stored(store):
         "SELECT p.path, f.name, f.file_offset, x.samples, x.cycles FROM job_phase_functions x "
         "JOIN functions f ON f.id = x.function_id JOIN phases p ON p.id = x.phase_id"))
     check_eq(got, sorted([("solve", "solve_kernel", -1, 600, 6 * 10 ** 9), ("solve", HOSTILE, -1, 150, None),
-                          ("solve", "", -1, 150, None), ("", FORMULA, -1, 60, None), ("", "", 0x21000, 40, None),
+                          ("solve", "", -1, 120, None), ("solve", "", ENTRY, 30, None),
+                          ("", FORMULA, -1, 60, None), ("", "", 0x21000, 40, None),
                           ("solve", "dgemm_kernel_HASWELL", -1, 280, 2800 * 10 ** 6), ("solve", "", -1, 20, None)]),
              "job_phase_functions")
     # sshd's main, outside jobs, is not kept; each function is one row
-    check_eq(store.sql("SELECT count(*) FROM functions")[0][0], 7, "functions")
+    check_eq(store.sql("SELECT count(*) FROM functions")[0][0], 8, "functions")
+    check_eq(sorted(tuple(r) for r in store.sql("SELECT file_offset, entry FROM functions WHERE file_offset >= 0")),
+             [(0x21000, 0), (ENTRY, 1)], "an unnamed page and an unnamed function's first byte")
     check_eq(store.sql("SELECT count(*) FROM functions f JOIN objects o ON o.id = f.object_id "
                        "WHERE o.path = '/usr/sbin/sshd'")[0][0], 0, "functions of work outside jobs")
 
@@ -166,8 +175,8 @@ def check_job_json(store):
     check_eq(o["samples"], JOB_SAMPLES, "the job's samples")
     fs = o["functions"]
     check_eq([(e["object"], e["function"]) for e in fs],
-             [(APP, "solve_kernel"), (BLAS, "dgemm_kernel_HASWELL"), (APP, "(other functions)"), (APP, HOSTILE),
-              (APP, FORMULA), (APP, "app+0x21000"), (BLAS, "(other functions)")],
+             [(APP, "solve_kernel"), (BLAS, "dgemm_kernel_HASWELL"), (APP, HOSTILE), (APP, "(other functions)"),
+              (APP, FORMULA), (APP, "app+0x21000"), (APP, "app+0x22a47"), (BLAS, "(other functions)")],
              "the job's functions, the most samples first (ties by object, then name)")
     for e in fs:
         samples, cycles, instructions = WANT_FUNCTIONS[(e["object"], e["function"])]
@@ -176,8 +185,9 @@ def check_job_json(store):
     check_eq(o["functions_truncated"], False, "functions_truncated")
     ps = o["phase_functions"]
     check_eq([(e["phase"], e["function"]) for e in ps],
-             [("solve", "solve_kernel"), ("solve", "dgemm_kernel_HASWELL"), ("solve", "(other functions)"),
-              ("solve", HOSTILE), ("", FORMULA), ("", "app+0x21000"), ("solve", "(other functions)")],
+             [("solve", "solve_kernel"), ("solve", "dgemm_kernel_HASWELL"), ("solve", HOSTILE),
+              ("solve", "(other functions)"), ("", FORMULA), ("", "app+0x21000"), ("solve", "app+0x22a47"),
+              ("solve", "(other functions)")],
              "phase_functions")
     for e in ps:
         samples, cycles, instructions = WANT_FUNCTIONS[(e["object"], e["function"])]
@@ -223,14 +233,15 @@ def check_list(store, job_json):
     check_eq((st, hdrs.get("content-type"), hdrs.get("content-disposition")),
              (200, "text/csv; charset=utf-8", 'attachment; filename="lmk-functions.csv"'), "CSV answer")
     rows = list(csv.reader(io.StringIO(text, newline="")))
-    check_eq(rows[0], ["object", "kind", "build_id", "function", "named_by", "offset", "other", "phase", "samples",
+    check_eq(rows[0], ["object", "kind", "build_id", "function", "named_by", "offset", "entry", "other", "phase",
+                       "samples",
                        "share", "share_ci95_low", "share_ci95_high", "share_of_samples", "share_reliable",
                        "cpu_seconds", "cycles", "instructions", "ipc"], "CSV header")
     check_eq(len(rows) - 1, len(job_json["functions"]), "CSV rows")
     names = [r[3] for r in rows[1:]]
     check(HOSTILE in names and "'" + FORMULA in names, f"CSV names as sent, a formula defused: {names}")
     first = rows[1]
-    check_eq(first[:4] + first[8:10], [APP, "exe", APP_ID, "solve_kernel", "600", str(round(600 / JOB_SAMPLES, 6))],
+    check_eq(first[:4] + first[9:11], [APP, "exe", APP_ID, "solve_kernel", "600", str(round(600 / JOB_SAMPLES, 6))],
              "the first CSV row")
     return text
 
@@ -284,7 +295,7 @@ def check_visibility(store):
     def as_user(user, path):
         return store.request("GET", path, headers={"X-Remote-User": user})
     st, _, body = as_user("alice", "/api/v1/jobs/6001/functions")
-    check_eq((st, len(body["functions"])), (200, 7), "alice's own job's functions")
+    check_eq((st, len(body["functions"])), (200, 8), "alice's own job's functions")
     for path in ("/api/v1/jobs/6001/functions", "/api/v1/jobs/6001/functions?format=csv", "/api/v1/jobs/6001"):
         st, _, body = as_user("bob", path)
         check_eq(st, 404, f"bob asks for alice's job: {path}: {body}")
@@ -329,13 +340,24 @@ def check_page(store, job_json):
 
 def check_named_since(store):
     """An unnamed function named since by its build-id and offset (as a
-    debuginfod lookup would fill function_names): the answers show the
-    name, named by the store."""
-    sql_write(store.db, [("INSERT INTO function_names (build_id, file_offset, name) VALUES (?, ?, ?)",
-                          (APP_ID, 0x21000, "stripped_helper"))])
-    e = [e for e in store.get_ok("/api/v1/jobs/6001")["functions"] if e["offset"] == 0x21000]
-    check_eq([(e[0]["function"], e[0]["named_by"], e[0]["other"])], [("stripped_helper", "store", False)],
-             "a function named since")
+    debuginfod lookup fills function_names): the answers show the name,
+    named by the store; a page's name is not an entry's at the same
+    offset, nor the other way round, and '' names nothing."""
+    def named():
+        return {e["offset"]: (e["function"], e["named_by"], e["other"])
+                for e in store.get_ok("/api/v1/jobs/6001")["functions"] if e["offset"] is not None}
+
+    sql_write(store.db, [("INSERT INTO function_names (build_id, file_offset, entry, name) VALUES (?, ?, ?, ?)",
+                          row) for row in [(APP_ID, 0x21000, 1, "not_a_page"), (APP_ID, ENTRY, 0, "not_an_entry"),
+                                           (APP_ID, ENTRY, 1, "")]])
+    check_eq(named(), {0x21000: ("app+0x21000", None, False), ENTRY: ("app+0x22a47", None, False)},
+             "names of another kind of offset, or none")
+    sql_write(store.db, [("INSERT INTO function_names (build_id, file_offset, entry, name) VALUES (?, ?, ?, ?)",
+                          (APP_ID, 0x21000, 0, "stripped_helper")),
+                         ("UPDATE function_names SET name = ? WHERE build_id = ? AND file_offset = ? AND entry = 1",
+                          ("stripped_entry", APP_ID, ENTRY))])
+    check_eq(named(), {0x21000: ("stripped_helper", "store", False), ENTRY: ("stripped_entry", "store", False)},
+             "functions named since")
 
 
 def check_duplicates(store):

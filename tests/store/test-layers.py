@@ -21,7 +21,8 @@ import sys
 LAYERS = {
     ".": ["web", "migrate"],
     "web": ["api"],
-    "api": ["auth", "analysis"],
+    "api": ["auth", "analysis", "symbols"],
+    "symbols": ["metrics"],
     "auth": ["http"],
     "http": ["metrics"],
     "metrics": ["db"],

@@ -254,9 +254,9 @@ def main():
         con.executemany("INSERT INTO samples (job_id, bucket, node_id, object_id, phase_id, task_id, samples, "
                         "cpu_seconds, cpu_time_ns, cycles, instructions) VALUES (?, ?, 1, 1, 1, 1, ?, ?, ?, ?, ?)",
                         [(1, START - 2 * DAY, 40, 40.0, None, 4000, 8000), (0, START - 2 * DAY, 3, 3.0, 7, None, None)])
-    # a name found since for an unnamed function (schema/0021)
-    con.execute("INSERT INTO function_names (build_id, file_offset, name) VALUES (?, ?, ?)",
-                ("5d1c", 4096, FUNCTION_NAME))
+    # names found since for unnamed functions (schema/0022)
+    con.executemany("INSERT INTO function_names (build_id, file_offset, entry, name) VALUES (?, ?, ?, ?)",
+                    [("5d1c", 4096, 0, FUNCTION_NAME), ("5d1c", 4099, 1, "")])
     con.commit()
     con.close()
     before = fingerprint(db)

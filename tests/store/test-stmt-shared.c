@@ -32,11 +32,12 @@ static const char *const alone_tables[] = {
         "retention",
 };
 
-/* Changed outside the ingest, a row at a time by statements that are
- * transactions of their own, with no writers' lock: the login tickets used
- * (store/db/sql/tickets.c), which no batch touches. */
+/* Changed outside the ingest, by transactions of their own with no
+ * writers' lock, and touched by no batch: the login tickets used
+ * (store/db/sql/tickets.c), names found by build-id
+ * (store/db/sql/function-names.c). */
 static const char *const own_tables[] = {
-        "used_tickets",
+        "used_tickets", "function_names",
 };
 
 static bool listed(const char *const *list, size_t n, const char *name) {

@@ -3,8 +3,11 @@
  * maps (funcname_resolve()): its segments, section headers, symbol and
  * string tables, its unwind table (.eh_frame_hdr, FDEs, CIEs), at
  * offsets spread over the whole input; and shows its first bytes as a
- * symbol's name (symname_show(): the C++ demangler and the Fortran rule). Any process can map any file, so none of this may
- * crash, leak, read out of bounds or run away. */
+ * symbol's name (symname_show(): the C++ demangler and the Fortran rule);
+ * then as lmk-store names offsets from a debug file and an executable a
+ * debuginfod server sent (funcname_resolve_split()), the input as both.
+ * Any process can map any file and a server may send anything, so none of
+ * this may crash, leak, read out of bounds or run away. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +36,21 @@ static void check_range(int fd, const FuncSym *f) {
         free(names);
 }
 
+static void check_answers(const FuncSym *syms, size_t n, size_t size) {
+        for (size_t i = 0; i < n; i++) {
+                if (syms[i].name && (strlen(syms[i].name) > SYMNAME_MAX || syms[i].start > syms[i].vaddr ||
+                                     syms[i].vaddr >= syms[i].end))
+                        abort();
+                /* an entry: the FDE covers the address, its start is in the file */
+                if (syms[i].entry && (syms[i].name || syms[i].start > syms[i].vaddr ||
+                                      syms[i].vaddr >= syms[i].end || syms[i].entry_offset >= size))
+                        abort();
+                if (syms[i].same_from != syms[i].same_to &&
+                    (syms[i].offset < syms[i].same_from || syms[i].offset >= syms[i].same_to))
+                        abort();
+        }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         FuncSym syms[67];
         char *names = NULL, shown[SYMNAME_MAX + 1];
@@ -59,22 +77,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         syms[65] = (FuncSym) { .offset = size };
         syms[66] = (FuncSym) { .offset = UINT64_MAX };
         r = funcname_resolve(fd, NULL, 0, syms, ELEMENTSOF(syms), &names, NULL);
-        for (size_t i = 0; r >= 0 && i < ELEMENTSOF(syms); i++) {
-                if (syms[i].name && (strlen(syms[i].name) > SYMNAME_MAX || syms[i].start > syms[i].vaddr ||
-                                     syms[i].vaddr >= syms[i].end))
-                        abort();
-                /* an entry: the FDE covers the address, its start is in the file */
-                if (syms[i].entry && (syms[i].name || syms[i].start > syms[i].vaddr ||
-                                      syms[i].vaddr >= syms[i].end || syms[i].entry_offset >= size))
-                        abort();
-                if (syms[i].same_from != syms[i].same_to &&
-                    (syms[i].offset < syms[i].same_from || syms[i].offset >= syms[i].same_to))
-                        abort();
-        }
+        if (r >= 0)
+                check_answers(syms, ELEMENTSOF(syms), size);
         /* Each answer holds over its range: the ends of a few ranges are
          * named as the offset was. */
         for (size_t i = 0; r >= 0 && i < ELEMENTSOF(syms); i += 8)
                 check_range(fd, &syms[i]);
+        free(TAKE_PTR(names));
+        r = funcname_resolve_split(fd, fd, NULL, 0, syms, ELEMENTSOF(syms), &names, NULL);
+        if (r >= 0)
+                check_answers(syms, ELEMENTSOF(syms), size);
         free(names);
         close(fd);
         return 0;

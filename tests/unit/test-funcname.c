@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* funcname_resolve() (collectors/funcname.c) against referees: programs
+/* funcname_resolve() (common/elf/funcname.c) against referees: programs
  * the build compiled (tests/unit/funcname/: C laid out in assembly, C++,
  * Fortran; rebuilt, without build-id, stripped), whose symbols libelf
  * reads for the test; and ELF files written here, for what compilers do
@@ -26,7 +26,7 @@
 #include "symname.h"
 #include "tests.h"
 
-static const char *prog, *prog_rebuilt, *prog_noid, *prog_stripped, *prog_cxx, *prog_fortran;
+static const char *prog, *prog_rebuilt, *prog_noid, *prog_stripped, *prog_debug, *prog_cxx, *prog_fortran;
 
 /* ---- the referee for compiled programs: libelf ---- */
 
@@ -250,6 +250,50 @@ TEST(same_ranges) {
                 ASSERT_U64_EQ(s[i].same_from, want[i].from);
                 ASSERT_U64_EQ(s[i].same_to, want[i].to);
         }
+}
+
+/* A separate debug file (objcopy --only-keep-debug, as debuginfod serves
+ * it) with the stripped executable's segments names every offset as the
+ * unstripped build does: same name, function and range. Alone, its
+ * segments hold no file bytes, so it names nothing; with segments of
+ * another build, it names nothing either. */
+TEST(split_debug_file) {
+        static const char *const symbols[] = { "fn_sized", "fn_sizeless", "alias_global", "label_local", "tie_a",
+                                               "outer", "inner", "fn_end", "local_work", "main" };
+        _cleanup_close_ int fd = open(prog_debug, O_RDONLY | O_CLOEXEC);
+        _cleanup_close_ int lfd = open(prog_stripped, O_RDONLY | O_CLOEXEC);
+        _cleanup_close_ int other = open(prog_rebuilt, O_RDONLY | O_CLOEXEC);
+        _cleanup_free_ char *want_names = NULL, *names = NULL, *none = NULL;
+        FuncSym want[3 * ELEMENTSOF(symbols)] = {}, s[ELEMENTSOF(want)] = {};
+        uint8_t id[BUILD_ID_MAX];
+        FuncNameInfo info;
+        int idn, named;
+
+        ASSERT_TRUE(fd >= 0 && lfd >= 0 && other >= 0);
+        idn = buildid_read_fd(fd, id);
+        ASSERT_TRUE(idn > 0);
+        for (size_t i = 0; i < ELEMENTSOF(symbols); i++)
+                for (size_t k = 0; k < 3; k++)
+                        want[3 * i + k].offset = s[3 * i + k].offset = offset_of(prog, symbols[i]) + 7 * k;
+        named = name_in(prog, NULL, want, ELEMENTSOF(want), &want_names, NULL);
+        ASSERT_TRUE(named > (int) ELEMENTSOF(symbols));
+        ASSERT_EQ(funcname_resolve_split(fd, lfd, id, (size_t) idn, s, ELEMENTSOF(s), &names, &info), named);
+        ASSERT_EQ(info.table, FUNC_TABLE_SYMTAB);
+        for (size_t i = 0; i < ELEMENTSOF(s); i++) {
+                if (!want[i].name != !s[i].name || (want[i].name && !streq(want[i].name, s[i].name)))
+                        test_fail("offset 0x%" PRIx64 ": %s from the debug file, %s from the program", s[i].offset,
+                                  s[i].name ?: "unnamed", want[i].name ?: "unnamed");
+                ASSERT_U64_EQ(s[i].vaddr, want[i].vaddr);
+                ASSERT_U64_EQ(s[i].start, want[i].start);
+                ASSERT_U64_EQ(s[i].end, want[i].end);
+                ASSERT_U64_EQ(s[i].same_from, want[i].same_from);
+                ASSERT_U64_EQ(s[i].same_to, want[i].same_to);
+        }
+        ASSERT_EQ(funcname_resolve(fd, id, (size_t) idn, s, ELEMENTSOF(s), &none, NULL), 0);
+        free(TAKE_PTR(none));
+        ASSERT_EQ(funcname_resolve_split(fd, other, id, (size_t) idn, s, ELEMENTSOF(s), &none, NULL), -ESTALE);
+        for (size_t i = 0; i < ELEMENTSOF(s); i++)
+                ASSERT_NULL(s[i].name);
 }
 
 TEST(compiled_dynsym_only) {
@@ -1539,8 +1583,8 @@ int main(int argc, char **argv) {
         }
         if (argc == 5 && streq(argv[1], "--bench"))
                 return bench(argv[2], strtoul(argv[3], NULL, 10), argv[4]);
-        if (argc != 7) {
-                fprintf(stderr, "usage: %s PROG REBUILT NOID STRIPPED CXX|\"\" FORTRAN|\"\"\n"
+        if (argc != 8) {
+                fprintf(stderr, "usage: %s PROG REBUILT NOID STRIPPED DEBUG CXX|\"\" FORTRAN|\"\"\n"
                                 "       %s --bench ELF-FILE OFFSETS OUT\n"
                                 "       %s --write-seeds DIR\n", argv[0], argv[0], argv[0]);
                 return 2;
@@ -1549,12 +1593,14 @@ int main(int argc, char **argv) {
         prog_rebuilt = argv[2];
         prog_noid = argv[3];
         prog_stripped = argv[4];
-        prog_cxx = argv[5];
-        prog_fortran = argv[6];
+        prog_debug = argv[5];
+        prog_cxx = argv[6];
+        prog_fortran = argv[7];
 
         RUN(shown_names);
         RUN(compiled_symtab);
         RUN(same_ranges);
+        RUN(split_debug_file);
         RUN(compiled_dynsym_only);
         RUN(stripped_entries);
         RUN(hostile_unwind_tables);

@@ -58,7 +58,7 @@ int ingest_functions(IngestCtx *x) {
                     (r = intern(x->s, x->s->phase_ids, STMT_PHASE_SELECT, STMT_PHASE_INSERT, f->phase, NULL, NULL, 1,
                                 &phase_id)) < 0 ||
                     (r = intern_function(x->s, object_id, f->function ?: "", f->offset != BATCH_NULL ? f->offset : -1,
-                                         &function_id)) < 0)
+                                         f->entry, &function_id)) < 0)
                         return r;
                 if ((r = acc_add_function(&x->job_functions, j->id, function_id, 0, f, cpu_seconds)) < 0 ||
                     (r = acc_add_function(&x->job_phase_functions, j->id, phase_id, function_id, f, cpu_seconds)) < 0)

@@ -163,10 +163,11 @@ static const char *int_text(char buf[static 21], int64_t v) {
         return p;
 }
 
-int intern_function(SqlStorage *s, int64_t object_id, const char *name, int64_t offset, int64_t *ret) {
+int intern_function(SqlStorage *s, int64_t object_id, const char *name, int64_t offset, bool entry, int64_t *ret) {
         char buf[1200], object_buf[21], offset_buf[21];
+        /* an entry's offset as its negative - 2 (offsets are >= 0, -1 is none) */
         const char *key = make_key(buf, sizeof(buf), int_text(object_buf, object_id), name,
-                                   int_text(offset_buf, offset));
+                                   int_text(offset_buf, entry ? -2 - offset : offset));
         DbStmt *st;
         void *v;
         int r;
@@ -180,7 +181,8 @@ int intern_function(SqlStorage *s, int64_t object_id, const char *name, int64_t 
                 if ((r = conn_stmt(&s->writer, pass == 1 ? STMT_FUNCTION_INSERT : STMT_FUNCTION_SELECT, &st)) < 0 ||
                     (r = db_bind_int(st, 1, object_id)) < 0 ||
                     (r = bind_nullable_text(st, 2, name)) < 0 ||
-                    (r = db_bind_int(st, 3, offset)) < 0)
+                    (r = db_bind_int(st, 3, offset)) < 0 ||
+                    (r = db_bind_int(st, 4, entry)) < 0)
                         return r;
                 r = step_id(st, ret);
                 if (r != -ENOENT)

@@ -7,8 +7,8 @@
 #include "db/sql/sql-internal.h"
 
 /* A function from FUNCTION_COLUMNS (statements.c) at col: object, kind,
- * build_id, name, file_offset, the name found since, samples, cpu_seconds,
- * cycles, instructions. */
+ * build_id, name, file_offset, entry, the name found since ('' none),
+ * samples, cpu_seconds, cycles, instructions. */
 static int read_function_row(DbStmt *st, int col, FunctionShare *x) {
         const char *build_id = db_column_text(st, col + 2), *name = db_column_text(st, col + 3);
         int64_t offset = db_column_int(st, col + 4);
@@ -20,14 +20,15 @@ static int read_function_row(DbStmt *st, int col, FunctionShare *x) {
         /* named by lmkd; unnamed, maybe named since; or the rest */
         if (name && *name)
                 x->name = column_strdup(st, col + 3, &r);
-        else if (offset >= 0 && !db_column_null(st, col + 5))
-                x->name = column_strdup(st, col + 5, &r);
+        else if (offset >= 0 && !db_column_null(st, col + 6) && *db_column_text(st, col + 6))
+                x->name = column_strdup(st, col + 6, &r);
         x->offset = offset >= 0 ? offset : STORAGE_NULL;
+        x->entry = db_column_int(st, col + 5) != 0;
         x->other = !(name && *name) && offset < 0;
-        x->samples = db_column_int(st, col + 6);
-        x->cpu_seconds = db_column_double(st, col + 7);
-        x->cycles = column_nullable_int(st, col + 8);
-        x->instructions = column_nullable_int(st, col + 9);
+        x->samples = db_column_int(st, col + 7);
+        x->cpu_seconds = db_column_double(st, col + 8);
+        x->cycles = column_nullable_int(st, col + 9);
+        x->instructions = column_nullable_int(st, col + 10);
         x->phase_samples = STORAGE_NULL;
         return r;
 }
@@ -53,8 +54,8 @@ int read_function_rows(DbStmt *st, bool per_phase, size_t limit, FunctionList *r
                 *x = (FunctionShare) {};
                 r = read_function_row(st, 0, x);
                 if (r >= 0 && per_phase) {
-                        x->phase = column_strdup(st, 10, &r);
-                        x->phase_samples = db_column_int(st, 11);
+                        x->phase = column_strdup(st, 11, &r);
+                        x->phase_samples = db_column_int(st, 12);
                 }
                 if (r < 0)
                         break;

@@ -156,7 +156,7 @@ uint64_t caches_generation(SqlStorage *s);
 /* The id of a function (functions, schema/0021) of an object: named
  * (offset -1), unnamed (name "", its file offset) or the other functions
  * (name "", offset -1); found or created. */
-int intern_function(SqlStorage *s, int64_t object_id, const char *name, int64_t offset, int64_t *ret);
+int intern_function(SqlStorage *s, int64_t object_id, const char *name, int64_t offset, bool entry, int64_t *ret);
 /* The id of a node type (node_types), found by its name or created. */
 int intern_node_type(SqlStorage *s, const BatchNodeType *t, int64_t *ret);
 /* The id of a node's row, from the cache that its upserts fill. */
@@ -200,5 +200,10 @@ int sql_prune(Storage *base, int64_t before, unsigned max_rows, PruneResult *ret
 int sql_prune_rollups(Storage *base, int64_t before, unsigned max_rows, PruneResult *ret);
 int sql_prune_jobs(Storage *base, int64_t before, unsigned max_rows, PruneResult *ret);
 int sql_partitions(Storage *base, int64_t now, int64_t raw_before, int64_t rollup_before, PartitionResult *ret);
+/* function-names.c */
+int sql_list_unnamed_builds(Storage *base, const char *after, size_t limit, char ***ret, size_t *ret_n);
+int sql_list_unnamed_functions(Storage *base, const char *build_id, size_t limit, FunctionName **ret, size_t *ret_n);
+int sql_put_function_names(Storage *base, const char *build_id, const FunctionName *names, size_t n);
+
 /* tickets.c */
 int sql_use_ticket(Storage *base, uint64_t nonce, int64_t expires, int64_t now);

@@ -432,9 +432,11 @@ static const char *const stmt_sql[_STMT_MAX] = {
                 ADD("job_bursts", "bursts") ", " ADD("job_bursts", "window_ns") ", " ADD("job_bursts", "count") " "
                 "WHERE " FITS("job_bursts", "bursts") " AND " FITS("job_bursts", "window_ns"),
         /* functions (schema/0021) */
-        [STMT_FUNCTION_SELECT] = "SELECT id FROM functions WHERE object_id = ? AND name = ? AND file_offset = ?",
+        [STMT_FUNCTION_SELECT] =
+                "SELECT id FROM functions WHERE object_id = ? AND name = ? AND file_offset = ? AND entry = ?",
         [STMT_FUNCTION_INSERT] =
-                "INSERT INTO functions (object_id, name, file_offset) VALUES (?, ?, ?) ON CONFLICT DO NOTHING "
+                "INSERT INTO functions (object_id, name, file_offset, entry) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT DO NOTHING "
                 "RETURNING id",
         /* many at once (conn_write_rows()) */
         [STMT_JOB_FUNCTION_UPSERT] = SQL_FUNCTION_UPSERT("job_functions", "function_id", "?, ?, ?, ?, ?, ?"),
@@ -655,6 +657,19 @@ static const char *const stmt_sql[_STMT_MAX] = {
         [STMT_TICKET_PRUNE] = "DELETE FROM used_tickets WHERE expires < ?",
         /* changes one row the first time, none after */
         [STMT_TICKET_USE] = "INSERT INTO used_tickets (nonce, expires) VALUES (?, ?) ON CONFLICT (nonce) DO NOTHING",
+        /* unnamed functions that no lookup has named yet, of any build or
+         * of one (store/db/sql/function-names.c) */
+        [STMT_UNNAMED_BUILDS] =
+                "SELECT DISTINCT o.build_id FROM functions f JOIN objects o ON o.id = f.object_id "
+                "WHERE f.name = '' AND f.file_offset >= 0 AND o.build_id > ? AND " NOT_NAMED
+                " ORDER BY o.build_id LIMIT ?",
+        [STMT_UNNAMED_FUNCTIONS] =
+                "SELECT DISTINCT f.file_offset, f.entry FROM functions f JOIN objects o ON o.id = f.object_id "
+                "WHERE o.build_id = ? AND f.name = '' AND f.file_offset >= 0 AND " NOT_NAMED
+                " ORDER BY f.file_offset, f.entry LIMIT ?",
+        [STMT_FUNCTION_NAME_PUT] =
+                "INSERT INTO function_names (build_id, file_offset, entry, name) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT (build_id, file_offset, entry) DO NOTHING",
 };
 
 /* What PostgreSQL spells differently; NULL: as stmt_sql[]. */

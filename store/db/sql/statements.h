@@ -174,6 +174,11 @@ typedef enum Stmt {
          * statement a transaction of its own (store/db/sql/tickets.c) */
         STMT_TICKET_PRUNE,
         STMT_TICKET_USE,
+        /* names of unnamed functions found by build-id (schema/0022,
+         * store/db/sql/function-names.c) */
+        STMT_UNNAMED_BUILDS,
+        STMT_UNNAMED_FUNCTIONS,
+        STMT_FUNCTION_NAME_PUT,
         _STMT_MAX,
 } Stmt;
 
@@ -190,12 +195,16 @@ typedef enum Stmt {
  * function, its object, and the name found for an unnamed one since
  * (function_names), as read_function_row() reads them, then x's sums */
 #define FUNCTION_COLUMNS(x)                                                                             \
-        "o.path, o.kind, o.build_id, f.name, f.file_offset, n.name, " x ".samples, " x ".cpu_seconds, "  \
-        x ".cycles, " x ".instructions"
+        "o.path, o.kind, o.build_id, f.name, f.file_offset, f.entry, n.name, " x ".samples, "            \
+        x ".cpu_seconds, " x ".cycles, " x ".instructions"
 #define FUNCTION_JOINS(x)                                                                               \
         "JOIN functions f ON f.id = " x ".function_id JOIN objects o ON o.id = f.object_id "            \
         "LEFT JOIN function_names n ON f.name = '' AND f.file_offset >= 0 AND n.build_id = o.build_id " \
-        "AND n.file_offset = f.file_offset "
+        "AND n.file_offset = f.file_offset AND n.entry = f.entry "
+/* An unnamed function f of object o that no lookup has named (0022) */
+#define NOT_NAMED                                                                                       \
+        "NOT EXISTS (SELECT 1 FROM function_names n WHERE n.build_id = o.build_id "                     \
+        "AND n.file_offset = f.file_offset AND n.entry = f.entry)"
 #define FUNCTION_ORDER(x) x ".samples DESC, o.path, f.name, f.file_offset, o.id"
 
 /* The text of statement id in a dialect. */

@@ -270,6 +270,9 @@ static int sql_open_sqlite(const char *location, const StorageOptions *opts, Sto
                 .stats = sql_stats,                          \
                 .check = sql_check,                          \
                 .use_ticket = sql_use_ticket,                \
+                .list_unnamed_builds = sql_list_unnamed_builds, \
+                .list_unnamed_functions = sql_list_unnamed_functions, \
+                .put_function_names = sql_put_function_names, \
         }
 
 const StorageOps storage_sqlite_ops = SQL_STORAGE_OPS("sqlite", sql_open_sqlite, NULL);

@@ -28,6 +28,7 @@ typedef struct Reader {
         struct stat st;                 /* when reading began */
         bool is64, swap;
         uint16_t machine;
+        bool debug;                     /* a separate debug file: its sections' bytes are gone (NOBITS) */
 } Reader;
 
 typedef struct Load {
@@ -509,7 +510,7 @@ static int read_sections(const Reader *r, const Header *h, Points *pts, Table *t
                                 dynsym = s;
                                 have_dynsym = true;
                         }
-                        if (idx == 0 || s.type == SHT_NOBITS || s.size == 0 ||
+                        if (idx == 0 || (s.type == SHT_NOBITS && !r->debug) || s.size == 0 ||
                             (s.flags & (SHF_ALLOC | SHF_EXECINSTR)) != (SHF_ALLOC | SHF_EXECINSTR))
                                 continue;
                         t->exec[idx / 8] |= (uint8_t) (1u << (idx % 8));
@@ -1231,7 +1232,10 @@ static int find_entries(const Reader *r, const Load *eh, const Load *loads, size
         return 0;
 }
 
-static int resolve(Reader *r, FuncSym *syms, size_t n, Names *names, size_t *name_at, FuncNameInfo *info) {
+/* The segments come from lr, the symbols and sections from r: the same
+ * file, or an executable and its separate debug file. */
+static int resolve(Reader *r, Reader *lr, FuncSym *syms, size_t n, Names *names, size_t *name_at,
+                   FuncNameInfo *info) {
         _cleanup_(points_done) Points pts = {};
         _cleanup_free_ Winner *w = NULL;
         _cleanup_(table_done) Table t = {};
@@ -1240,12 +1244,19 @@ static int resolve(Reader *r, FuncSym *syms, size_t n, Names *names, size_t *nam
         Header h;
         int k;
 
-        k = read_header(r, &h);
+        k = read_header(lr, &h);
         if (k < 0)
                 return k;
-        k = read_loads(r, &h, loads, &n_loads, &eh);
+        k = read_loads(lr, &h, loads, &n_loads, &eh);
         if (k < 0)
                 return k;
+        if (r != lr) {
+                k = read_header(r, &h);
+                if (k < 0)
+                        return k;
+                if (r->is64 != lr->is64 || r->swap != lr->swap || r->machine != lr->machine)
+                        return -ESTALE; /* not the build of the executable */
+        }
         k = points_init(&pts, syms, n, loads, n_loads);
         if (k < 0)
                 return k;
@@ -1268,7 +1279,8 @@ static int resolve(Reader *r, FuncSym *syms, size_t n, Names *names, size_t *nam
                 if (k < 0)
                         return k;
         }
-        return find_entries(r, &eh, loads, n_loads, &pts, syms, name_at, &info->n_entries);
+        /* the unwind table is the executable's, as its segments */
+        return find_entries(lr, &eh, loads, n_loads, &pts, syms, name_at, &info->n_entries);
 }
 
 static void reset(FuncSym *syms, size_t n) {
@@ -1276,33 +1288,49 @@ static void reset(FuncSym *syms, size_t n) {
                 syms[i] = (FuncSym) { .offset = syms[i].offset, .same_from = syms[i].offset, .same_to = syms[i].offset };
 }
 
+static int open_reader(Reader *r, const uint8_t *build_id, size_t build_id_size) {
+        int k;
+
+        if (fstat(r->fd, &r->st) < 0)
+                return -errno;
+        if (!S_ISREG(r->st.st_mode))
+                return -EINVAL;
+        k = check_build_id(r->fd, build_id, build_id_size);
+        if (k < 0)
+                return file_changed(r) ? -EAGAIN : k;
+        return 0;
+}
+
 int funcname_resolve(int fd, const uint8_t *build_id, size_t build_id_size, FuncSym *syms, size_t n,
                      char **ret_names, FuncNameInfo *ret_info) {
+        return funcname_resolve_split(fd, -1, build_id, build_id_size, syms, n, ret_names, ret_info);
+}
+
+int funcname_resolve_split(int fd, int loads_fd, const uint8_t *build_id, size_t build_id_size, FuncSym *syms,
+                           size_t n, char **ret_names, FuncNameInfo *ret_info) {
         _cleanup_free_ size_t *name_at = NULL;
         Names names = {};
         FuncNameInfo info = {};
-        Reader r = { .fd = fd };
+        Reader r = { .fd = fd, .debug = loads_fd >= 0 }, lr = { .fd = loads_fd };
         size_t named = 0;
         int k;
 
         if (n > FUNCNAME_OFFSETS_MAX || build_id_size > BUILD_ID_MAX)
                 return -EINVAL;
         reset(syms, n);
-        if (fstat(fd, &r.st) < 0)
-                return -errno;
-        if (!S_ISREG(r.st.st_mode))
-                return -EINVAL;
-        k = check_build_id(fd, build_id, build_id_size);
+        k = open_reader(&r, build_id, build_id_size);
+        if (k >= 0 && loads_fd >= 0)
+                k = open_reader(&lr, build_id, build_id_size);
         if (k < 0)
-                return file_changed(&r) ? -EAGAIN : k;
+                return k;
         name_at = malloc(MAX(n, (size_t) 1) * sizeof(*name_at));
         if (!name_at)
                 return -ENOMEM;
         for (size_t i = 0; i < n; i++)
                 name_at[i] = SIZE_MAX;
-        k = resolve(&r, syms, n, &names, name_at, &info);
+        k = resolve(&r, loads_fd >= 0 ? &lr : &r, syms, n, &names, name_at, &info);
         /* Whatever went wrong, a file that changed under us is why. */
-        if (file_changed(&r))
+        if (file_changed(&r) || (loads_fd >= 0 && file_changed(&lr)))
                 k = -EAGAIN;
         if (k < 0) {
                 free(names.buf);

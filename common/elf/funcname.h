@@ -93,3 +93,13 @@ typedef struct FuncNameInfo {
  *   -ENOMEM, or a read's errno. */
 int funcname_resolve(int fd, const uint8_t *build_id, size_t build_id_size, FuncSym *syms, size_t n,
                      char **ret_names, FuncNameInfo *ret_info);
+
+/* The same for a separate debug file open at fd (objcopy --only-keep-debug,
+ * what debuginfod serves): its symbols and sections name the offsets, but
+ * its PT_LOAD segments no longer say where their bytes were in the file,
+ * so the offsets become addresses with the segments of the executable or
+ * library of the same build, open at loads_fd. Both must carry build_id
+ * (-ESTALE otherwise, or when their ELF class, byte order or machine
+ * differ). loads_fd -1: as funcname_resolve(). */
+int funcname_resolve_split(int fd, int loads_fd, const uint8_t *build_id, size_t build_id_size, FuncSym *syms,
+                           size_t n, char **ret_names, FuncNameInfo *ret_info);
