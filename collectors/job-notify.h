@@ -46,3 +46,9 @@ int job_notice_parse(const char *msg, size_t len, JobNotice *ret);
 int job_notice_format(JobNoticeEvent event, const JobInfo *info, char *buf, size_t size);
 
 const char *job_notice_event_to_string(JobNoticeEvent event);
+
+/* Sends one notice as one datagram to lmkd's socket at path. Never blocks:
+ * a missing lmkd (-ENOENT, -ECONNREFUSED) or a full queue (-EAGAIN) fails
+ * at once, so that a job never waits for lmkd. Used by lmk-notify and the
+ * SPANK plugin (slurm/spank-lmk.c). */
+int job_notice_send(const char *path, const char *msg, size_t len);
