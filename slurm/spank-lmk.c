@@ -13,7 +13,9 @@
  *   socket=PATH          lmkd's notice socket (default /run/lmk/lmkd.sock)
  *   opt-out=forbidden    refuse --lmk=off (sbatch says so; slurmd sends "on")
  *   required             a notice that cannot be delivered fails the job's
- *                        prolog (Slurm then drains the node and requeues the job)
+ *                        prolog (Slurm then holds the job and drains the
+ *                        node); only on a plugstack line that starts with
+ *                        "required": Slurm ignores an optional plugin's errors
  *
  * The plugin never fails a job otherwise: without lmkd it logs and lets
  * the job run. It is loaded into sbatch, srun, salloc, slurmd and
@@ -213,13 +215,13 @@ static int notify(spank_t sp, JobNoticeEvent event) {
 }
 
 int slurm_spank_job_prolog(spank_t sp, int ac, char **av) {
-        (void) ac;
-        (void) av;
+        /* slurmd's prolog runs in a process of its own, without slurm_spank_init() */
+        parse_args(ac, av);
         return notify(sp, JOB_NOTICE_START);
 }
 
 int slurm_spank_job_epilog(spank_t sp, int ac, char **av) {
-        (void) ac;
-        (void) av;
+        /* slurmd's epilog runs in a process of its own, without slurm_spank_init() */
+        parse_args(ac, av);
         return notify(sp, JOB_NOTICE_END);
 }
