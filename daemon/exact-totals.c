@@ -111,7 +111,12 @@ static void account_task(uint32_t tgid, const TaskTotals *a, void *userdata) {
                 comm[sizeof(comm) - 1] = '\0';
                 key = (TotalKey) { .comm = p && p->comm[0] ? p->comm : g && g->comm[0] ? g->comm : comm,
                                    .uid = a->uid };
-                if (j) {
+                if (job_opted_out(j)) {
+                        /* only its CPU time: not which commands ran, nor their counters */
+                        key.job = j->display;
+                        key.comm = "";
+                        memset(d, 0, sizeof(d));
+                } else if (j) {
                         key.job = j->display;
                         key.step = p->job.step[0] ? p->job.step : NULL;
                 } else if (g && g->job[0]) {
