@@ -366,6 +366,13 @@ static void facts(Html *h, json_object *job) {
                 html_raw(h, "</dd>");
         }
         html_raw(h, "</dl>");
+        if (jbool(job, "opted_out"))
+                html_raw(h, "<p class=\"note\" id=\"opted-out\">Opted out by the user (<code>--lmk=off</code>): "
+                            "lmk kept only this job's CPU time and sample count, not what it ran.</p>");
+        if (jbool(job, "counters_released"))
+                html_raw(h, "<p class=\"note\" id=\"counters-released\">Counters released for the user "
+                            "(<code>--lmk=nocounters</code>): lmk read no hardware counters while the job ran, "
+                            "so that the user's own tools had them; sampling went on with cpu-clock.</p>");
         if (jint(job, "metadata_conflicts", 0) > 0)
                 html_rawf(h, "<p class=\"note\">%" PRId64 " later reports of this job's metadata differed from "
                              "the first, which is shown.</p>", jint(job, "metadata_conflicts", 0));

@@ -184,7 +184,8 @@ typedef enum Stmt {
         "j.samples, j.cpu_seconds, j.cpu_time_ns, j.cycles, j.instructions, "   \
         "(SELECT count(*) FROM job_nodes n WHERE n.job_id = j.id), j.metadata_conflicts, j.app, j.revision, " \
         "j.node_type_id, (SELECT t.name FROM node_types t WHERE t.id = j.node_type_id), "       \
-        "j.energy_joules, j.energy_alone_joules, j.exact_cpu_time_ns, j.exact_cycles, j.exact_instructions"
+        "j.energy_joules, j.energy_alone_joules, j.exact_cpu_time_ns, j.exact_cycles, j.exact_instructions, " \
+        "j.opted_out, j.counters_released"
 
 /* The text of statement id in a dialect. */
 const char *stmt_text(DbDialect dialect, Stmt id);
