@@ -460,6 +460,9 @@ int do_job(Cli *cli, int argc, char **argv) {
                 return 0;
         }
         print_header(o);
+        /* nothing was recorded of what it ran: no empty tables that look measured */
+        if (json_object_get_boolean(jget(o, "opted_out")))
+                return 0;
         print_kinds(o);
         print_objects(o);
         print_functions(o);

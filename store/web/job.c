@@ -655,6 +655,14 @@ void web_job(Server *s, Request *req, Reply *reply) {
         }
         html_raw(&h, "</p>");
         facts(&h, job);
+        /* nothing was recorded of what it ran: no empty sections that look measured */
+        if (jbool(job, "opted_out")) {
+                timeline_section(&h, job);
+                nodes_section(&h, job);
+                web_end(&h, req);
+                web_reply(reply, &h);
+                return;
+        }
         findings_section(&h, job);
         kinds_section(&h, job);
         shares_section(&h, job, "objects", "object", "Executables and libraries",
