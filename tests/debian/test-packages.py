@@ -38,6 +38,7 @@ MULTIARCH = subprocess.run(["dpkg-architecture", "-qDEB_HOST_MULTIARCH"], captur
 PACKAGES = {
     "lmkd": ["usr/sbin/lmkd", "lib/systemd/system/lmkd.service", "etc/lmk/lmkd.conf",
              "usr/libexec/lmk/lmk-prolog", "usr/libexec/lmk/lmk-epilog", "usr/libexec/lmk/lmk-notify",
+             f"usr/lib/{MULTIARCH}/slurm-wlm/lmk.so", "etc/slurm/plugstack.conf.d/lmk.conf",
              "usr/share/man/man8/lmkd.8.gz", "usr/share/man/man5/lmkd.conf.5.gz", "var/lib/lmk",
              "usr/share/doc/lmkd/copyright"],
     "lmk-store": ["usr/bin/lmk-store", "lib/systemd/system/lmk-store.service", "etc/lmk/lmk-store.conf",
