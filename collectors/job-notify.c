@@ -354,3 +354,15 @@ int job_notice_send(const char *path, const char *msg, size_t len) {
                 return -errno;
         return 0;
 }
+
+int job_notice_state_dir(const char *socket_path, char *buf, size_t size) {
+        const char *slash = strrchr(socket_path, '/');
+        int n;
+
+        if (!slash)
+                return -EINVAL;
+        n = snprintf(buf, size, "%.*s/jobs", (int) (slash - socket_path), socket_path);
+        if (n < 0 || (size_t) n >= size)
+                return -ENAMETOOLONG;
+        return 0;
+}

@@ -545,6 +545,8 @@ static int run(const LmkdConfig *o) {
                         return log_error_errno(r, "Failed to open the job notice socket %s: %m", o->notify_socket);
                 if ((r = epoll_add(ep, nfd)) < 0)
                         return log_error_errno(r, "Failed to watch the job notice socket: %m");
+                /* after the socket: a job that starts meanwhile is not missed */
+                (void) notice_state_read(o->notify_socket, m);
         }
 
         if (o->ready_file) {

@@ -22,10 +22,14 @@
  * slurmstepd; only its SPANK entry points are exported (spank-lmk.sym),
  * so that lmk's own functions never bind to Slurm's of the same name. */
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <slurm/spank.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "job-notify.h"
 #include "macro.h"
@@ -182,6 +186,38 @@ static void job_options(spank_t sp, JobInfo *info) {
                 job_notes_parse(arg, strlen(arg), &info->notes);
 }
 
+/* The job's start notice as a file (job_notice_state_dir()), for an lmkd
+ * that starts while the job runs; gone at its end. Root's folder, root's
+ * files: lmkd believes nothing else there. */
+static void keep_notice(JobNoticeEvent event, const char *job, const char *msg, size_t len) {
+        char dir[PATH_MAX], path[PATH_MAX], tmp[PATH_MAX];
+        _cleanup_close_ int fd = -EBADF;
+        char *slash;
+
+        if (job_notice_state_dir(socket_path, dir, sizeof(dir)) < 0 ||
+            snprintf(path, sizeof(path), "%s/%s", dir, job) >= (int) sizeof(path) ||
+            snprintf(tmp, sizeof(tmp), "%s/.%s.tmp", dir, job) >= (int) sizeof(tmp))
+                return;
+        if (event == JOB_NOTICE_END) {
+                (void) unlink(path);
+                return;
+        }
+        slash = strrchr(dir, '/');
+        *slash = '\0';
+        (void) mkdir(dir, 0755); /* as lmkd makes it for its socket */
+        *slash = '/';
+        if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+                goto fail;
+        (void) unlink(tmp);
+        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0 || write(fd, msg, len) != (ssize_t) len || rename(tmp, path) < 0)
+                goto fail;
+        return;
+fail:
+        slurm_info("lmk: could not keep the start notice of job %s in %s: %s", job, dir, strerror(errno));
+        (void) unlink(tmp);
+}
+
 static int notify(spank_t sp, JobNoticeEvent event) {
         _cleanup_free_ JobInfo *info = job_info_new();
         char msg[JOB_NOTICE_MAX + 1];
@@ -202,6 +238,7 @@ static int notify(spank_t sp, JobNoticeEvent event) {
                             job_notice_event_to_string(event), info->job, strerror(-len));
                 return required ? -1 : 0;
         }
+        keep_notice(event, info->job, msg, (size_t) len);
         r = job_notice_send(socket_path, msg, (size_t) len);
         if (r < 0) {
                 /* lmkd stopped, not installed, or busy: the job runs unmeasured */

@@ -14,8 +14,9 @@ job_functions or sample_packs, lmkd's report has no row of it either, and
 `lmk job` and its page say "opted out by the user". A third job asks
 --lmk=nocounters: lmkd releases the PMU while it runs (this VM has no
 hardware counters: the state is what is checked) and the store and page
-say so. Then lmkd with --opt-out forbidden measures an --lmk=off job as
-usual.
+say so. An lmkd started while an opted-out job runs learns its wish from
+the start notice the plugin keeps beside the socket. Then lmkd with
+--opt-out forbidden measures an --lmk=off job as usual.
 
 Usage: test-slurm-optout.py LMK_SO LMK_MARKED
 """
@@ -138,6 +139,25 @@ def main():
         check(i >= 0 and said.find("Hardware counters taken back", i) > i, f"lmkd's log: {said[-2000:]}")
         log_text = lmk(store, "job", noc)
         check("released for the user" in log_text, f"lmk job {noc}: {log_text}")
+
+        # lmkd started while an opted-out job runs: the plugin kept its
+        # start notice beside the socket (root's file), lmkd reads it
+        late = s.sbatch(script, user=USER, args=["--lmk=off"])
+        s.wait_state(late, "RUNNING")
+        kept = os.path.join(d, "jobs", late)
+        st = os.stat(kept)
+        check(st.st_uid == 0 and st.st_mode & 0o777 == 0o600, f"{kept}: uid {st.st_uid}, mode {st.st_mode:o}")
+        lmkd = Lmkd(d, store, interval=1, hz=99, notify_socket=sock).start()
+        try:
+            check(s.wait_done(late, timeout=90) == "COMPLETED", f"job {late}: {s.job_state(late)}")
+            time.sleep(2.5)
+        finally:
+            lmkd.stop()
+        check(not os.path.exists(kept), f"{kept} is still there after the job's end")
+        r = store.get_ok(f"/api/v1/jobs/{late}")
+        check(r["opted_out"] is True and r["samples"] > 100, f"job {late} after lmkd's start: {r}")
+        check(not any(job_row_counts(store, late).values()), f"job {late} has rows: {job_row_counts(store, late)}")
+        log(f"OK: lmkd started during opted-out job {late} kept only its samples ({r['samples']})")
 
         # lmkd.conf opt_out = forbidden: an --lmk=off job is measured as usual
         lmkd = Lmkd(d, store, interval=1, hz=99, notify_socket=sock, extra=("--opt-out", "forbidden")).start()
