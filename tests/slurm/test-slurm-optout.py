@@ -147,13 +147,29 @@ def main():
         kept = os.path.join(d, "jobs", late)
         st = os.stat(kept)
         check(st.st_uid == 0 and st.st_mode & 0o777 == 0o600, f"{kept}: uid {st.st_uid}, mode {st.st_mode:o}")
-        lmkd = Lmkd(d, store, interval=1, hz=99, notify_socket=sock).start()
+        # what is not root's alone, or not the job its name says, is no notice
+        forged = os.path.join(d, "jobs", "99999999")
+        with open(forged, "w") as f:
+            f.write("LMK1 job-start job=99999999 uid=65534 user=nobody lmk=off\n")
+        os.chown(forged, 65534, 65534)
+        misnamed = os.path.join(d, "jobs", "99999998")
+        with open(misnamed, "w") as f:
+            f.write(f"LMK1 job-start job={normal} lmk=off\n")
+        os.chmod(misnamed, 0o600)
+        lmkd = Lmkd(d, store, interval=1, hz=99, notify_socket=sock, log_path=os.path.join(d, "lmkd-late.log")).start()
         try:
             check(s.wait_done(late, timeout=90) == "COMPLETED", f"job {late}: {s.job_state(late)}")
             time.sleep(2.5)
         finally:
             lmkd.stop()
         check(not os.path.exists(kept), f"{kept} is still there after the job's end")
+        said = lmkd.read_log()
+        check("Read the start notices of 1 running job(s)" in said, f"lmkd's log: {said[-1500:]}")
+        for bad in (forged, misnamed):
+            check(f"Ignored the kept job notice {bad}" in said, f"lmkd took {bad}: {said[-1500:]}")
+            os.unlink(bad)
+        check(store.get("/api/v1/jobs/99999999")[0] == 404, "a notice nobody wrote made a job")
+        check(store.get_ok(f"/api/v1/jobs/{normal}")["opted_out"] is False, f"a misnamed notice opted {normal} out")
         r = store.get_ok(f"/api/v1/jobs/{late}")
         check(r["opted_out"] is True and r["samples"] > 100, f"job {late} after lmkd's start: {r}")
         check(not any(job_row_counts(store, late).values()), f"job {late} has rows: {job_row_counts(store, late)}")
