@@ -145,6 +145,11 @@ def main():
         late = s.sbatch(script, user=USER, args=["--lmk=off"])
         s.wait_state(late, "RUNNING")
         kept = os.path.join(d, "jobs", late)
+        # Slurm says RUNNING while the prolog may still run
+        end = time.monotonic() + 30
+        while not os.path.exists(kept):
+            check(time.monotonic() < end, f"no kept notice {kept}\n{s.logs()}")
+            time.sleep(0.2)
         st = os.stat(kept)
         check(st.st_uid == 0 and st.st_mode & 0o777 == 0o600, f"{kept}: uid {st.st_uid}, mode {st.st_mode:o}")
         # what is not root's alone, or not the job its name says, is no notice
