@@ -50,7 +50,7 @@ PACKAGES = {
                    f"usr/lib/{MULTIARCH}/liblmk.so", f"usr/lib/{MULTIARCH}/pkgconfig/lmk.pc",
                    "usr/share/man/man3/lmk-markers.3.gz", "usr/share/doc/liblmk-dev/examples/example.c"],
 }
-CONFFILES = {"lmkd": ["/etc/lmk/lmkd.conf"], "lmk-store": ["/etc/lmk/lmk-store.conf"]}
+CONFFILES = {"lmkd": ["/etc/lmk/lmkd.conf", "/etc/slurm/plugstack.conf.d/lmk.conf"], "lmk-store": ["/etc/lmk/lmk-store.conf"]}
 
 
 def run(cmd, what, cwd=None, env=None, quiet=False):
