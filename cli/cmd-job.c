@@ -112,6 +112,10 @@ static void print_header(json_object *j) {
         else
                 printf("  IPC         - (no cycle and instruction counts for this job)\n");
         print_measured_header(j);
+        if (json_object_get_boolean(jget(j, "opted_out")))
+                printf("  Opted out   by the user (--lmk=off): only CPU time and samples were kept\n");
+        if (json_object_get_boolean(jget(j, "counters_released")))
+                printf("  Counters    released for the user (--lmk=nocounters): none read while it ran\n");
 }
 
 static void print_kinds(json_object *j) {
@@ -524,6 +528,9 @@ int do_job(Cli *cli, int argc, char **argv) {
                 return 0;
         }
         print_header(o);
+        /* nothing was recorded of what it ran: no empty tables that look measured */
+        if (json_object_get_boolean(jget(o, "opted_out")))
+                return 0;
         print_kinds(o);
         print_objects(o);
         print_functions(o);

@@ -166,7 +166,26 @@ int job_info_merge(JobInfo *dst, const JobInfo *src) {
         FILL_U32(dst, src, cpus_on_node);
         if (dst->notes.n == 0 && dst->notes.rejected == 0)
                 dst->notes = src->notes;
+        if (dst->lmk == JOB_LMK_UNSET)
+                dst->lmk = src->lmk;
         return 0;
+}
+
+static const char *const lmk_names[_JOB_LMK_MAX] = {
+        [JOB_LMK_ON] = "on",
+        [JOB_LMK_OFF] = "off",
+        [JOB_LMK_NOCOUNTERS] = "nocounters",
+};
+
+const char *job_lmk_to_string(JobLmk lmk) {
+        return lmk > JOB_LMK_UNSET && lmk < _JOB_LMK_MAX ? lmk_names[lmk] : NULL;
+}
+
+int job_lmk_from_string(const char *s, size_t len) {
+        for (int i = JOB_LMK_UNSET + 1; i < _JOB_LMK_MAX; i++)
+                if (len == strlen(lmk_names[i]) && memcmp(s, lmk_names[i], len) == 0)
+                        return i;
+        return -EINVAL;
 }
 
 void job_info_display_id(const JobInfo *info, char ret[static JOB_ID_SIZE]) {

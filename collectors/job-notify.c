@@ -2,6 +2,8 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 
 #include "job-notify.h"
 #include "macro.h"
@@ -26,6 +28,7 @@ typedef enum FieldKind {
         FIELD_COUNT,    /* > 0 */
         FIELD_TEXT,
         FIELD_NOTES,
+        FIELD_LMK,
 } FieldKind;
 
 typedef struct Field {
@@ -56,6 +59,7 @@ static const Field fields[] = {
         U32_FIELD("nodes", FIELD_COUNT, nodes),
         U32_FIELD("tasks", FIELD_COUNT, tasks),
         { "notes", FIELD_NOTES, offsetof(JobInfo, notes), 0 },
+        { "lmk", FIELD_LMK, offsetof(JobInfo, lmk), 0 },
 };
 
 static int unhex(char c) {
@@ -93,6 +97,8 @@ static int decode(const char *s, size_t len, char *out, size_t *ret_len) {
         return 0;
 }
 
+/* Returns 0, 1 when the value is a word of a later lmk (skipped and
+ * counted like an unknown field), -EBADMSG when malformed. */
 static int set_field(JobInfo *info, const Field *f, const char *v, size_t len) {
         char *str = (char *) info + f->offset;
         uint32_t *num = (uint32_t *) ((char *) info + f->offset);
@@ -126,6 +132,16 @@ static int set_field(JobInfo *info, const Field *f, const char *v, size_t len) {
         case FIELD_NOTES:
                 job_notes_parse(v, len, &info->notes);
                 return 0;
+        case FIELD_LMK:
+        {
+                int lmk = job_lmk_from_string(v, len);
+
+                /* a later plugin's word: the job is still known, measured as usual */
+                if (lmk < 0)
+                        return 1;
+                info->lmk = (JobLmk) lmk;
+                return 0;
+        }
         }
         /* The id checks above bound len below the field size. */
         memcpy(str, v, len);
@@ -208,6 +224,8 @@ int job_notice_parse(const char *msg, size_t len, JobNotice *ret) {
                         r = set_field(&notice.info, f, value, vlen);
                         if (r < 0)
                                 return r;
+                        if (r > 0)
+                                notice.unknown_fields++;
                 } else
                         notice.unknown_fields++;
 
@@ -303,6 +321,13 @@ int job_notice_format(JobNoticeEvent event, const JobInfo *info, char *buf, size
                                 put_encoded(&w, "=", 1);
                                 put_encoded(&w, val, strlen(val));
                         }
+                } else if (f->kind == FIELD_LMK) {
+                        const char *lmk = job_lmk_to_string(info->lmk);
+
+                        if (!lmk)
+                                continue;
+                        put_key(&w, f->name);
+                        put(&w, lmk, strlen(lmk));
                 } else if (str[0]) {
                         put_key(&w, f->name);
                         put_encoded(&w, str, strnlen(str, f->size));
@@ -312,4 +337,32 @@ int job_notice_format(JobNoticeEvent event, const JobInfo *info, char *buf, size
         if (w.overflow)
                 return -ENOBUFS;
         return (int) w.len;
+}
+
+int job_notice_send(const char *path, const char *msg, size_t len) {
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        _cleanup_close_ int fd = -EBADF;
+
+        if (strlen(path) >= sizeof(sa.sun_path))
+                return -ENAMETOOLONG;
+        strcpy(sa.sun_path, path);
+
+        fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (fd < 0)
+                return -errno;
+        if (sendto(fd, msg, len, MSG_NOSIGNAL, (const struct sockaddr *) &sa, sizeof(sa)) < 0)
+                return -errno;
+        return 0;
+}
+
+int job_notice_state_dir(const char *socket_path, char *buf, size_t size) {
+        const char *slash = strrchr(socket_path, '/');
+        int n;
+
+        if (!slash)
+                return -EINVAL;
+        n = snprintf(buf, size, "%.*s/jobs", (int) (slash - socket_path), socket_path);
+        if (n < 0 || (size_t) n >= size)
+                return -ENAMETOOLONG;
+        return 0;
 }

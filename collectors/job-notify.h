@@ -46,3 +46,18 @@ int job_notice_parse(const char *msg, size_t len, JobNotice *ret);
 int job_notice_format(JobNoticeEvent event, const JobInfo *info, char *buf, size_t size);
 
 const char *job_notice_event_to_string(JobNoticeEvent event);
+
+/* Sends one notice as one datagram to lmkd's socket at path. Never blocks:
+ * a missing lmkd (-ENOENT, -ECONNREFUSED) or a full queue (-EAGAIN) fails
+ * at once, so that a job never waits for lmkd. Used by lmk-notify and the
+ * SPANK plugin (slurm/spank-lmk.c). */
+int job_notice_send(const char *path, const char *msg, size_t len);
+
+/* Where the running jobs' start notices are kept as files, beside lmkd's
+ * socket at socket_path: "<its folder>/jobs". The SPANK plugin writes
+ * "jobs/<job id>" (the notice line) as root at each job's start and
+ * removes it at its end, so that an lmkd started while the job runs still
+ * learns what its user asked (--lmk=off above all). lmkd reads them at
+ * start, only from a folder and files that root owns and only root may
+ * write. -ENAMETOOLONG when it does not fit size. */
+int job_notice_state_dir(const char *socket_path, char *buf, size_t size);

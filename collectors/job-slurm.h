@@ -48,6 +48,17 @@
 /* Numeric fields hold this when the value is unknown. */
 #define JOB_UNSET UINT32_MAX
 
+/* What the job's user asked of lmk (sbatch --lmk=..., slurm/spank-lmk.c).
+ * Only root's notice carries it, never an environment: a process cannot
+ * switch measurement off for a job, nor on for one that opted out. */
+typedef enum JobLmk {
+        JOB_LMK_UNSET,          /* not said: measured as usual */
+        JOB_LMK_ON,             /* --lmk=on, or an opt-out the site refused */
+        JOB_LMK_OFF,            /* only CPU time and samples are kept */
+        JOB_LMK_NOCOUNTERS,     /* hardware counters released on its CPUs */
+        _JOB_LMK_MAX,
+} JobLmk;
+
 /* Where a process sits in Slurm's cgroup tree. */
 typedef struct JobRef {
         char job[JOB_ID_SIZE];    /* "4711"; "" when the path names the job by SLUID only */
@@ -80,6 +91,7 @@ typedef struct JobInfo {
         uint32_t nodes, tasks;
         uint32_t cpus_on_node;          /* SLURM_CPUS_ON_NODE: the job's CPUs on this node */
         JobNotes notes;
+        JobLmk lmk;                     /* from root's notice only */
         /* The MPI rank of the process whose environment was parsed, or
          * JOB_UNSET: a property of one process, not of the job, so
          * job_info_merge() leaves it alone. */
@@ -175,6 +187,12 @@ void job_info_from_ref(JobInfo *ret, const JobRef *ref);
  * different jobs (both have a job id, or both a SLUID, and they differ) or
  * different steps. */
 int job_info_merge(JobInfo *dst, const JobInfo *src);
+
+/* "on", "off", "nocounters" (the notice's and the option's words); NULL
+ * for JOB_LMK_UNSET. */
+const char *job_lmk_to_string(JobLmk lmk);
+/* The JobLmk of one of those words, -EINVAL for another. */
+int job_lmk_from_string(const char *s, size_t len);
 
 /* The id users know: "4711_3" for an array task, "4711+1" for a
  * heterogeneous job component, else the job id ("" if unknown). */

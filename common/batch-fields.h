@@ -71,6 +71,7 @@
 #define BF_SAMPLING_EVENT "event"
 #define BF_SAMPLING_FREQUENCY_HZ "frequency_hz"
 #define BF_SAMPLING_SAMPLES_LOST "samples_lost"
+#define BF_SAMPLING_PMU_RELEASED "pmu_released"
 
 /* counters[] */
 #define BF_COUNTER_ROLE "role"
@@ -124,6 +125,11 @@
 #define BF_JOB_ENDED "ended"
 #define BF_JOB_ENERGY_JOULES "energy_joules"
 #define BF_JOB_ENERGY_ALONE_JOULES "energy_alone_joules"
+/* sbatch --lmk=off: the job has no rows, only these samples; and
+ * --lmk=nocounters (docs/slurm.md, "The SPANK plugin") */
+#define BF_JOB_OPTED_OUT "opted_out"
+#define BF_JOB_SAMPLES "samples"
+#define BF_JOB_COUNTERS_RELEASED "counters_released"
 
 /* energy */
 #define BF_ENERGY_SOURCE "source"

@@ -115,6 +115,7 @@ int attribute_sample(Attribution *a, Histogram *h, const struct lmk_sample *s, u
         uint64_t offset = 0;
         char comm[COMM_LEN], phase[1024];
         Process *p = NULL;
+        Job *j = NULL;
 
         if (s->pid == 0) {
                 /* the per-CPU idle tasks are all "swapper/N" */
@@ -125,6 +126,17 @@ int attribute_sample(Attribution *a, Histogram *h, const struct lmk_sample *s, u
         }
 
         p = process_for_sample(a, s, now);
+        if (p)
+                j = jobs_resolve(a->jobs, p, s->uid, (double) ((int64_t) s->time_ns + real_offset_ns) / 1e9);
+        if (job_opted_out(j)) {
+                /* its user asked for privacy: the sample is counted, its
+                 * code, object, phase and rank are not looked at */
+                if (s->type == LMK_EVENT_SAMPLE) {
+                        j->samples++;
+                        j->private_samples++;
+                }
+                return 0;
+        }
         if (s->flags & LMK_SAMPLE_KERNEL)
                 key.obj = object_table_get_special(a->objects, OBJECT_KERNEL);
         else if (p && (map = find_mapping(a, &p, s, s->ip, now))) {
@@ -153,8 +165,8 @@ int attribute_sample(Attribution *a, Histogram *h, const struct lmk_sample *s, u
         if ((s->flags & LMK_SAMPLE_PHASE) && s->phase_depth > 0 && p)
                 key.phase = phases_of_sample(a->phases, p, s, now, phase, sizeof(phase));
         if (p) {
-                Job *j = jobs_resolve(a->jobs, p, s->uid, (double) ((int64_t) s->time_ns + real_offset_ns) / 1e9);
-
+                /* again: a re-read of its maps above may have made p anew */
+                j = jobs_resolve(a->jobs, p, s->uid, (double) ((int64_t) s->time_ns + real_offset_ns) / 1e9);
                 if (j) {
                         key.job = j->display;
                         key.step = p->job.step[0] ? p->job.step : NULL;

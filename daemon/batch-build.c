@@ -67,6 +67,7 @@ static json_object *sampling_json(const Interval *iv) {
         json_member(&r, o, BF_SAMPLING_EVENT, json_object_new_string(iv->event));
         json_member(&r, o, BF_SAMPLING_FREQUENCY_HZ, json_object_new_double(iv->frequency_hz));
         json_member(&r, o, BF_SAMPLING_SAMPLES_LOST, u64(iv->stats.samples_lost));
+        json_member(&r, o, BF_SAMPLING_PMU_RELEASED, json_object_new_boolean(iv->pmu_released));
         return json_built(o, r);
 }
 

@@ -17,6 +17,7 @@ typedef struct GoneIdent {
         char comm[COMM_LEN];
         char job[JOB_ID_SIZE];
         char step[JOB_STEP_SIZE];
+        bool opted_out;         /* its job's user asked for privacy (--lmk=off) */
 } GoneIdent;
 
 int exact_totals_init(ExactTotals *x, const TotalsSource *source, ProcessTable *procs, JobTable *jobs,
@@ -49,6 +50,7 @@ void exact_totals_process_gone(ExactTotals *x, const Process *p) {
         if (j) {
                 snprintf(g->job, sizeof(g->job), "%s", j->display);
                 snprintf(g->step, sizeof(g->step), "%s", p->job.step);
+                g->opted_out = job_opted_out(j);
         }
         if (hashmap_replace(x->gone, INT_TO_KEY(p->pid), g, (void **) &old) < 0)
                 free(g);
@@ -111,7 +113,12 @@ static void account_task(uint32_t tgid, const TaskTotals *a, void *userdata) {
                 comm[sizeof(comm) - 1] = '\0';
                 key = (TotalKey) { .comm = p && p->comm[0] ? p->comm : g && g->comm[0] ? g->comm : comm,
                                    .uid = a->uid };
-                if (j) {
+                if (job_opted_out(j) || (!j && g && g->job[0] && g->opted_out)) {
+                        /* only its CPU time: not which commands ran, nor their counters */
+                        key.job = j ? j->display : g->job;
+                        key.comm = "";
+                        memset(d, 0, sizeof(d));
+                } else if (j) {
                         key.job = j->display;
                         key.step = p->job.step[0] ? p->job.step : NULL;
                 } else if (g && g->job[0]) {

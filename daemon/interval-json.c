@@ -323,14 +323,25 @@ static json_object *job_json(const Interval *iv, const Job *j, TotalRow **totals
         add_nonempty_or_null(&r, o, BF_JOB_CLUSTER, j->info.cluster);
         notes = json_object_new_object();
         rn = notes ? 0 : -ENOMEM;
-        for (size_t k = 0; k < j->info.notes.n; k++)
+        /* an opted-out job's notes describe its run: they stay here */
+        for (size_t k = 0; k < j->info.notes.n && !job_opted_out(j); k++)
                 json_member(&rn, notes, job_notes_key(&j->info.notes, k),
                             json_text_new(job_notes_value(&j->info.notes, k)));
         json_member(&r, o, BF_JOB_NOTES, json_built(notes, rn));
         json_member(&r, o, BF_JOB_FIRST_SEEN, json_object_new_double(j->first_seen));
         json_member(&r, o, BF_JOB_LAST_SEEN, json_object_new_double(j->last_seen));
         json_member(&r, o, BF_JOB_ENDED, json_object_new_boolean(j->ended));
-        add_counters(&r, o, iv, (double) cpu, true, counts, valid, 1.0);
+        if (job_opted_out(j))
+                /* its CPU time only: no counter says what its code did */
+                add_count_or_null(&r, o, BF_CPU_TIME_NS, true, (double) cpu);
+        else
+                add_counters(&r, o, iv, (double) cpu, true, counts, valid, 1.0);
+        if (job_opted_out(j)) {
+                json_member(&r, o, BF_JOB_OPTED_OUT, json_object_new_boolean(true));
+                json_member(&r, o, BF_JOB_SAMPLES, json_object_new_int64((int64_t) j->private_samples));
+        }
+        if (job_counters_released(j))
+                json_member(&r, o, BF_JOB_COUNTERS_RELEASED, json_object_new_boolean(true));
         if (iv->energy && !iv->energy_since_start) {
                 json_member(&r, o, BF_JOB_ENERGY_JOULES, json_object_new_double(j->energy_joules));
                 json_member(&r, o, BF_JOB_ENERGY_ALONE_JOULES, json_object_new_double(j->energy_alone_joules));

@@ -69,4 +69,7 @@ typedef struct Interval {
         /* The interval's functions, named when it closed (functions.h);
          * NULL: none named (lmkd.conf functions = 0). */
         const Functions *functions;
+        /* a job's user had the hardware counters (--lmk=nocounters) at
+         * some time in the interval: none read, sampling on cpu-clock */
+        bool pmu_released;
 } Interval;

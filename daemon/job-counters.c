@@ -183,6 +183,8 @@ static int add_job(JobCounters *jc, JobTable *jobs, const char *path, const JobR
 
         if (!ref->job[0])
                 return 0; /* named by SLUID only: no job id to file the counts under */
+        if (job_counters_released(jobs_get(jobs, ref->job)))
+                return 0; /* its user took the PMU (sbatch --lmk=nocounters) */
         old = hashmap_get(jc->sets, ref->job);
         if (old && old->ino == ino && streq(old->path, path))
                 return 0;
@@ -323,8 +325,8 @@ static bool dir_gone(JobCounters *jc, const JobCounterSet *s) {
 }
 
 void job_counters_collect(JobCounters *jc, JobTable *jobs, double now) {
-        char *gone[64];
-        size_t n_gone = 0;
+        char *gone[64], *released[64];
+        size_t n_gone = 0, n_released = 0;
         JobCounterSet *s;
         size_t i;
 
@@ -362,6 +364,14 @@ void job_counters_collect(JobCounters *jc, JobTable *jobs, double now) {
                 s->multiplexed = false;
                 if (is_gone)
                         gone[n_gone++] = s->job;
+                else if (job_counters_released(j) && n_released < ELEMENTSOF(released))
+                        /* the notice came after its cgroup: the PMU goes back now */
+                        released[n_released++] = s->job;
+        }
+        for (size_t k = 0; k < n_released; k++) {
+                s = hashmap_remove(jc->sets, released[k]);
+                log_debug("Job %s: counters released for its user, its cgroup's counters closed.", released[k]);
+                set_free(jc, s);
         }
         for (size_t k = 0; k < n_gone; k++) {
                 s = hashmap_remove(jc->sets, gone[k]);

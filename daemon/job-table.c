@@ -7,6 +7,7 @@
 #include "job-cpuset.h"
 #include "job-stepd.h"
 #include "job-table.h"
+#include "log.h"
 #include "util.h"
 
 int jobs_init(JobTable *t) {
@@ -296,6 +297,12 @@ void jobs_apply_notice(JobTable *t, const JobNotice *n, double now) {
         {
                 JobInfo merged = n->info;
 
+                if (merged.lmk == JOB_LMK_OFF && t->opt_out_forbidden) {
+                        log_info("Job %s asked --lmk=off, which lmkd.conf forbids (opt-out = forbidden): "
+                                 "measured as usual.", n->info.job);
+                        merged.lmk = JOB_LMK_ON;
+                        t->opt_outs_refused++;
+                }
                 if (job_info_merge(&merged, &j->info) >= 0) {
                         j->info = merged;
                         job_info_display_id(&j->info, j->display);
@@ -335,6 +342,7 @@ void jobs_end_interval(JobTable *t) {
                                         break;
                         } else {
                                 j->seen = false;
+                                j->private_samples = 0;
                                 j->counted = j->counted_multiplexed = false;
                                 j->counted_valid = 0;
                                 memset(j->counts, 0, sizeof(j->counts));

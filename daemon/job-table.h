@@ -38,6 +38,9 @@ typedef struct Job {
         bool end_notice;                /* the epilog said so: samples processed late do not undo it */
         bool seen;                      /* active in the current interval */
         uint64_t samples;               /* attributed to it since it was created */
+        /* --lmk=off (info.lmk): its samples in the interval, counted
+         * here and nowhere else (no row, object, phase or function) */
+        uint64_t private_samples;
         /* its energy (energy.h): samples at the last read, and its joules
          * in the interval, in all and while it was alone on the node */
         uint64_t energy_mark;
@@ -56,7 +59,20 @@ typedef struct JobTable {
         Hashmap *jobs;                  /* info.job → Job* */
         const char *proc_root;          /* "/proc", or a fake tree in tests */
         uint64_t notices, bad_notices;
+        bool opt_out_forbidden;         /* lmkd.conf opt-out = forbidden: --lmk=off is measured as usual */
+        uint64_t opt_outs_refused;      /* notices whose --lmk=off that refused */
 } JobTable;
+
+/* The job's user opted out (sbatch --lmk=off): only its CPU time and
+ * sample count leave lmkd (docs/slurm.md, "What opting out keeps"). */
+static inline bool job_opted_out(const Job *j) {
+        return j && j->info.lmk == JOB_LMK_OFF;
+}
+
+/* The job's user took the hardware counters (sbatch --lmk=nocounters). */
+static inline bool job_counters_released(const Job *j) {
+        return j && j->info.lmk == JOB_LMK_NOCOUNTERS;
+}
 
 /* The CPUs the job was given on this node: its cgroup's cpuset where
  * Slurm constrains cores, else SLURM_CPUS_ON_NODE; JOB_UNSET when unknown. */

@@ -60,6 +60,9 @@ const char config_help_text[] =
         "                            alone: on 127.0.0.1; *:PORT: every address)\n"
         "      --notify-socket PATH  Take Slurm Prolog/Epilog notices there ('none': no\n"
         "                            socket; default with --store: " JOB_NOTICE_SOCKET_DEFAULT ")\n"
+        "      --opt-out allowed|forbidden\n"
+        "                            Whether a job's sbatch --lmk=off is honoured\n"
+        "                            (default allowed; forbidden: measured as usual)\n"
         "      --liblmk PATHS        liblmk copies whose marker probes to watch from the\n"
         "                            start (default " LMK_LIBDIR "/liblmk.so.1; copies\n"
         "                            seen mapped are watched as they appear)\n"
@@ -301,6 +304,11 @@ int config_set(LmkdConfig *c, const char *section, const char *key, const char *
                         r = value[0] == '/' ? set_string(&c->notify_socket, value) : -EINVAL;
                         c->notify_socket_none = r < 0 && c->notify_socket_none;
                 }
+        } else if (KEY("node", "opt_out")) {
+                *ret_why = "allowed or forbidden";
+                r = streq(value, "allowed") || streq(value, "forbidden") ? 0 : -EINVAL;
+                if (r >= 0)
+                        c->opt_out_forbidden = streq(value, "forbidden");
         } else if (KEY("node", "metrics_file"))
                 r = set_string(&c->metrics_file, value);
         else if (KEY("node", "metrics_listen")) {

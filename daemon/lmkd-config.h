@@ -36,6 +36,7 @@ typedef struct LmkdConfig {
         char *metrics_listen;           /* serve GET /metrics there (metrics-server.h); NULL: no */
         char *notify_socket;            /* Prolog/Epilog notices; NULL: none */
         bool notify_socket_none;        /* "none" was given: no default either */
+        bool opt_out_forbidden;         /* opt_out = forbidden: sbatch --lmk=off is measured as usual */
         /* [families] */
         char *families_file;            /* NULL: LMK_SYSCONF_DIR/families.conf if it exists */
         /* [inventory] (collectors/inventory/inventory.h): debian, spack, easybuild, opt, rpm, module */

@@ -49,6 +49,7 @@ enum {
         ARG_LIBLMK,
         ARG_FAMILIES,
         ARG_NOTIFY_SOCKET,
+        ARG_OPT_OUT,
         ARG_BURST,
         ARG_EXACT_COUNTERS,
         ARG_JOB_COUNTERS,
@@ -122,6 +123,7 @@ static const struct option options[] = {
         { "liblmk", required_argument, NULL, ARG_LIBLMK },
         { "families", required_argument, NULL, ARG_FAMILIES },
         { "notify-socket", required_argument, NULL, ARG_NOTIFY_SOCKET },
+        { "opt-out", required_argument, NULL, ARG_OPT_OUT },
         { "verbose", no_argument, NULL, 'v' },
         { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, ARG_VERSION },
@@ -160,6 +162,7 @@ static const struct {
         { ARG_LIBLMK, "markers", "liblmk", "--liblmk" },
         { ARG_FAMILIES, "families", "file", "--families" },
         { ARG_NOTIFY_SOCKET, "node", "notify_socket", "--notify-socket" },
+        { ARG_OPT_OUT, "node", "opt_out", "--opt-out" },
 };
 
 static int load_config(int argc, char **argv, LmkdConfig *cfg) {
@@ -431,6 +434,7 @@ static int run(const LmkdConfig *o) {
                 .proc_root = o->proc_root,
                 .powercap_root = o->powercap_root,
                 .job_counters = o->job_counters,
+                .opt_out_forbidden = o->opt_out_forbidden,
                 .functions = o->functions,
                 .liblmk_paths = (const char *const *) o->liblmk,
                 .families = &families,
@@ -541,6 +545,8 @@ static int run(const LmkdConfig *o) {
                         return log_error_errno(r, "Failed to open the job notice socket %s: %m", o->notify_socket);
                 if ((r = epoll_add(ep, nfd)) < 0)
                         return log_error_errno(r, "Failed to watch the job notice socket: %m");
+                /* after the socket: a job that starts meanwhile is not missed */
+                (void) notice_state_read(o->notify_socket, m);
         }
 
         if (o->ready_file) {

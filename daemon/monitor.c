@@ -38,6 +38,7 @@ struct Monitor {
         JobTable jobs;
         Sideband sb;
         Sampler *sampler;
+        bool pmu_released_in_interval;  /* hardware counters were a user's at some time in it */
         Histogram *hist;
         Histogram *cumulative;          /* all intervals, for a report at the end */
         Functions functions;            /* of the closed interval, until it is reset */
@@ -141,6 +142,7 @@ int monitor_new(const MonitorConfig *cfg, Monitor **ret) {
         r = jobs_init(&m->jobs);
         if (r < 0)
                 return r;
+        m->jobs.opt_out_forbidden = cfg->opt_out_forbidden;
         phases_init(&m->phases, &m->procs, &m->jobs, &(const PhaseHooks) {
                 .attach_probes = hook_attach_probes,
                 .set_marked = hook_set_marked,
@@ -559,6 +561,7 @@ void monitor_close_interval(Monitor *m, bool final, bool cumulative, double star
                                                                  : m->energy.unattributed_joules,
                 .energy_since_start = h == m->cumulative,
                 .functions = m->cfg.functions > 0 ? &m->functions : NULL,
+                .pmu_released = m->pmu_released_in_interval || monitor_pmu_released(m),
         };
         ev = sampler_events(m->sampler, &n);
         ret->events = ev;
@@ -572,6 +575,37 @@ void monitor_close_interval(Monitor *m, bool final, bool cumulative, double star
                 }
 }
 
+/* The PMU is the user's while a job here asked for it (sbatch
+ * --lmk=nocounters) and has not ended: then lmkd reads no hardware
+ * counter on any CPU of the node and samples with cpu-clock. A job's
+ * cpuset may leave other CPUs free, but a job without one may run on
+ * any CPU, and the user's profiler counts wherever its threads go. */
+static void update_pmu(Monitor *m) {
+        bool want = false;
+        Job *j;
+        size_t i;
+        int r;
+
+        HASHMAP_FOREACH(j, m->jobs.jobs, i)
+                if (job_counters_released(j) && !j->ended)
+                        want = true;
+        if (!m->sampler || sampler_pmu_released(m->sampler) == want)
+                return;
+        r = sampler_release_pmu(m->sampler, want);
+        if (r < 0)
+                log_warning_errno(r, "Failed to reopen sampling after %s the hardware counters: %m",
+                                  want ? "releasing" : "taking back");
+        else
+                log_info("Hardware counters %s: %s.", want ? "released" : "taken back",
+                         want ? "a job here asked for them (--lmk=nocounters), sampling goes on with cpu-clock"
+                              : "no job here holds them any more");
+        m->pmu_released_in_interval |= want;
+}
+
+bool monitor_pmu_released(const Monitor *m) {
+        return m->sampler && sampler_pmu_released(m->sampler);
+}
+
 void monitor_reset_interval(Monitor *m) {
         functions_done(&m->functions);
         if (m->cumulative && histogram_merge(m->cumulative, m->hist) < 0)
@@ -580,6 +614,10 @@ void monitor_reset_interval(Monitor *m) {
         phases_end_interval(&m->phases);
         jobs_end_interval(&m->jobs);
         energy_reset(&m->energy, &m->jobs);
+        /* jobs that ended without an epilog notice give the PMU back here */
+        m->pmu_released_in_interval = false;
+        update_pmu(m);
+        m->pmu_released_in_interval = monitor_pmu_released(m);
 }
 
 JobTable *monitor_jobs(Monitor *m) {
@@ -590,6 +628,7 @@ void monitor_apply_notice(Monitor *m, const JobNotice *n) {
         /* a job starts or ends here: what the node used until now goes to the jobs before */
         energy_account(&m->energy, &m->jobs);
         jobs_apply_notice(&m->jobs, n, (double) now_ns(CLOCK_REALTIME) / 1e9);
+        update_pmu(m);
 }
 
 const MonitorStats *monitor_stats(Monitor *m) {

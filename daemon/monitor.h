@@ -23,6 +23,7 @@
 typedef struct MonitorConfig {
         SamplerConfig sampler;
         const char *proc_root;
+        bool opt_out_forbidden;         /* lmkd.conf opt_out = forbidden */
         size_t max_rows;
         unsigned sideband_ring_order;   /* 2^order pages per CPU */
         const char *const *liblmk_paths; /* liblmk copies whose probes to attach at start */
@@ -63,6 +64,8 @@ void monitor_reset_interval(Monitor *m);
 JobTable *monitor_jobs(Monitor *m);
 /* A Prolog/Epilog notice arrived. */
 void monitor_apply_notice(Monitor *m, const JobNotice *n);
+/* Whether a job's user holds the hardware counters now (--lmk=nocounters). */
+bool monitor_pmu_released(const Monitor *m);
 const MonitorStats *monitor_stats(Monitor *m);
 unsigned monitor_online_cpus(Monitor *m);
 const char *monitor_event_name(Monitor *m);

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <libgen.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -9,6 +12,7 @@
 #include "job-notify.h"
 #include "log.h"
 #include "notices.h"
+#include "util.h"
 
 static int mkdir_parent(const char *path) {
         _cleanup_free_ char *copy = strdup(path);
@@ -108,4 +112,72 @@ void notice_socket_read(int fd, Monitor *m) {
                 log_debug("Job %s: %s.", notice.info.job, job_notice_event_to_string(notice.event));
                 monitor_apply_notice(m, &notice);
         }
+}
+
+/* Only root's: a folder or file another user could write would let them
+ * name a job's user or switch its measurement off. */
+static bool roots_own(const struct stat *st) {
+        return st->st_uid == 0 && !(st->st_mode & (S_IWGRP | S_IWOTH));
+}
+
+static int read_kept(int dir_fd, const char *name, JobNotice *ret) {
+        _cleanup_close_ int fd = -EBADF;
+        _cleanup_free_ char *buf = NULL;
+        struct stat st;
+        size_t n;
+        int r;
+
+        fd = openat(dir_fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+        if (fd < 0)
+                return -errno;
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        if (!S_ISREG(st.st_mode) || !roots_own(&st))
+                return -EPERM;
+        r = read_full_fd(fd, JOB_NOTICE_MAX, &buf, &n);
+        if (r < 0)
+                return r;
+        r = job_notice_parse(buf, n, ret);
+        if (r < 0)
+                return r;
+        /* the file is named by its job, and says its start */
+        return ret->event == JOB_NOTICE_START && streq(ret->info.job, name) ? 0 : -EBADMSG;
+}
+
+int notice_state_read(const char *socket_path, Monitor *m) {
+        _cleanup_(closedirp) DIR *d = NULL;
+        char path[PATH_MAX];
+        struct dirent *de;
+        struct stat st;
+        int r, n = 0;
+
+        r = job_notice_state_dir(socket_path, path, sizeof(path));
+        if (r < 0)
+                return r;
+        d = opendir(path);
+        if (!d)
+                return errno == ENOENT ? 0 : -errno;
+        if (fstat(dirfd(d), &st) < 0)
+                return -errno;
+        if (!roots_own(&st)) {
+                log_warning("Ignored the job notices kept in %s: not root's alone.", path);
+                return -EPERM;
+        }
+        while ((de = readdir(d))) {
+                JobNotice notice;
+
+                if (de->d_name[0] == '.')
+                        continue;
+                r = read_kept(dirfd(d), de->d_name, &notice);
+                if (r < 0) {
+                        log_warning_errno(r, "Ignored the kept job notice %s/%s: %m", path, de->d_name);
+                        monitor_jobs(m)->bad_notices++;
+                        continue;
+                }
+                monitor_apply_notice(m, &notice);
+                n++;
+        }
+        if (n > 0)
+                log_info("Read the start notices of %d running job(s) from %s.", n, path);
+        return n;
 }

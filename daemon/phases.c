@@ -99,6 +99,10 @@ static void note_region_off(Phases *ph, Process *p, const char *name, uint32_t u
         const char *job = j ? j->display : "";
         MarkerOff *x;
 
+        /* its regions' names are the opted-out user's */
+        if (job_opted_out(j))
+                return;
+
         for (size_t i = 0; i < ph->n_off; i++) {
                 x = &ph->off[i];
                 if (streq(x->job, job) && streq(x->comm, p->comm) && streq(x->name, name) && x->reason == reason)

@@ -56,6 +56,9 @@ struct Sampler {
         struct ring_buffer *rb;
         SamplerConfig cfg;
         SampleEvent event;      /* resolved: never AUTO */
+        /* a job's user has the PMU (sbatch --lmk=nocounters): hardware
+         * counters closed, sampling on cpu-clock (sampler_release_pmu()) */
+        bool pmu_released;
         unsigned n_cpus;
         SamplerCpu *cpus;
         sampler_cb_t cb;

@@ -164,6 +164,17 @@ static uint64_t read_enabled(int fd) {
         return v[1];
 }
 
+/* Whether the event counts on the CPU's PMU: everything but the kernel's
+ * software events (task-clock, page-faults, ...) and tracepoints. */
+static bool uses_pmu(const struct perf_event_attr *attr) {
+        return attr->type != PERF_TYPE_SOFTWARE && attr->type != PERF_TYPE_TRACEPOINT;
+}
+
+/* The event that samples now: cpu-clock while the PMU is a user's. */
+static SampleEvent sample_event(const Sampler *s) {
+        return s->pmu_released ? SAMPLE_EVENT_CPU_CLOCK : s->event;
+}
+
 static void open_counters(Sampler *s, int cpu) {
         SamplerCpu *c = &s->cpus[cpu];
         int map = s->fds.counters;
@@ -177,6 +188,8 @@ static void open_counters(Sampler *s, int cpu) {
                         s->counters[i].error = -EOPNOTSUPP;
                         continue;
                 }
+                if (s->pmu_released && uses_pmu(&attr))
+                        continue;
                 attr.disabled = 0;
                 attr.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
                 fd = perf_event_open_cpu(&attr, cpu, -1);
@@ -259,7 +272,7 @@ int sampler_cpu_open(Sampler *s, int cpu) {
         if (c->link_fd >= 0)
                 return 0;
         open_counters(s, cpu);
-        event_attr(s, s->event, &attr);
+        event_attr(s, sample_event(s), &attr);
         fd = perf_event_open_cpu(&attr, cpu, -1);
         if (fd < 0) {
                 close_counters(s, cpu);
@@ -321,8 +334,33 @@ uint64_t sampler_cpu_enabled_ns(Sampler *s, int cpu) {
         return c->enabled_base + c->enabled_last;
 }
 
+int sampler_release_pmu(Sampler *s, bool release) {
+        int r = 0;
+
+        if (s->pmu_released == release)
+                return 0;
+        s->pmu_released = release;
+        for (unsigned i = 0; i < s->n_cpus; i++) {
+                int k;
+
+                if (s->cpus[i].link_fd < 0)
+                        continue;
+                /* closed and opened again: counters by the new rule, and the
+                 * sampling event (hardware ref-cycles or cpu-clock) anew */
+                sampler_cpu_close(s, (int) i);
+                k = sampler_cpu_open(s, (int) i);
+                if (k < 0 && r == 0)
+                        r = k;
+        }
+        return r;
+}
+
+bool sampler_pmu_released(const Sampler *s) {
+        return s->pmu_released;
+}
+
 void sampler_rejitter(Sampler *s) {
-        if (s->cfg.jitter <= 0 || s->event != SAMPLE_EVENT_CPU_CLOCK)
+        if (s->cfg.jitter <= 0 || sample_event(s) != SAMPLE_EVENT_CPU_CLOCK)
                 return;
         for (unsigned i = 0; i < s->n_cpus; i++) {
                 double u = (double) rand_r(&s->rand_state) / RAND_MAX * 2.0 - 1.0;
@@ -343,7 +381,7 @@ int sampler_fd(const Sampler *s) {
 }
 
 const char *sampler_event_name(const Sampler *s) {
-        return s->event == SAMPLE_EVENT_REF_CYCLES ? "ref-cycles" : "cpu-clock";
+        return sample_event(s) == SAMPLE_EVENT_REF_CYCLES ? "ref-cycles" : "cpu-clock";
 }
 
 double sampler_frequency(const Sampler *s) {

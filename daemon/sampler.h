@@ -57,6 +57,13 @@ int sampler_fd(const Sampler *s);
 /* Total nanoseconds the CPU's sampling event has been enabled (summed over
  * open/close cycles): the basis of the expected sample count. */
 uint64_t sampler_cpu_enabled_ns(Sampler *s, int cpu);
+/* Gives the CPUs' hardware counters to a job's user (sbatch
+ * --lmk=nocounters, release true) or takes them back: counters that use
+ * the PMU are closed on every CPU and sampling goes on with cpu-clock
+ * (software events stay open). Returns the first error reopening a CPU. */
+int sampler_release_pmu(Sampler *s, bool release);
+bool sampler_pmu_released(const Sampler *s);
+
 /* Re-draws each CPU's period for the jitter. */
 void sampler_rejitter(Sampler *s);
 

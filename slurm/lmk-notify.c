@@ -8,8 +8,6 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 
 #include "job-notify.h"
 #include "log.h"
@@ -35,22 +33,6 @@ static int environ_block(char **ret, size_t *ret_size) {
         }
         *ret = TAKE_PTR(buf);
         *ret_size = size;
-        return 0;
-}
-
-static int send_notice(const char *path, const char *msg, size_t len) {
-        struct sockaddr_un sa = { .sun_family = AF_UNIX };
-        _cleanup_close_ int fd = -EBADF;
-
-        if (strlen(path) >= sizeof(sa.sun_path))
-                return -ENAMETOOLONG;
-        strcpy(sa.sun_path, path);
-
-        fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-        if (fd < 0)
-                return -errno;
-        if (sendto(fd, msg, len, MSG_NOSIGNAL, (const struct sockaddr *) &sa, sizeof(sa)) < 0)
-                return -errno;
         return 0;
 }
 
@@ -130,7 +112,7 @@ int main(int argc, char **argv) {
                 puts(msg);
                 return EXIT_SUCCESS;
         }
-        r = send_notice(path, msg, (size_t) len);
+        r = job_notice_send(path, msg, (size_t) len);
         if (r < 0) {
                 log_error_errno(r, "Failed to send the %s notice for job %s to %s: %m",
                                 argv[optind], info.job, path);

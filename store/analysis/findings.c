@@ -526,7 +526,9 @@ int findings_evaluate(const FindingsConfig *c, const LibFamilies *families, Fami
         /* an allocation left idle has no samples at all: only its time on
          * the node counts (min-elapsed, per node) */
         rules_allocation(&e);
-        if ((double) js->info.samples >= c->min_samples)
+        /* an opted-out job (--lmk=off) has samples but no record of where
+         * they fell: only its allocation can be judged */
+        if ((double) js->info.samples >= c->min_samples && !js->info.opted_out)
                 rules_time(&e);
         rule_markers(&e);
         if (e.error < 0) {

@@ -31,6 +31,8 @@ int api_add_job_info(json_object *o, const StoredJob *j) {
             (r = json_add(o, "nodes_seen", json_object_new_int64((int64_t) j->n_nodes))) < 0 ||
             (r = json_add(o, "ended", json_object_new_boolean(j->ended))) < 0 ||
             (r = json_add(o, "metadata_conflicts", json_object_new_int64(j->metadata_conflicts))) < 0 ||
+            (r = json_add(o, "opted_out", json_object_new_boolean(j->opted_out))) < 0 ||
+            (r = json_add(o, "counters_released", json_object_new_boolean(j->counters_released))) < 0 ||
             (r = json_add(o, "first_seen", json_number(j->first_seen, TIME_DECIMALS))) < 0 ||
             (r = json_add(o, "last_seen", json_number(j->last_seen, TIME_DECIMALS))) < 0 ||
             (r = json_add(o, "elapsed_seconds", json_number(elapsed(j->first_seen, j->last_seen), TIME_DECIMALS))) < 0 ||
@@ -47,6 +49,7 @@ static const char *const jobs_args[] = { "user", "cluster", "account", "partitio
 const CsvTable api_jobs_csv = CSV_TABLE("jobs", NULL, "lmk-jobs.csv",
         { "job" }, { "cluster" }, { "user" }, { "account" }, { "partition" }, { "name" }, { "app" },
         { "nodes_allocated" }, { "tasks" }, { "nodes_seen" }, { "ended" }, { "metadata_conflicts" },
+        { "opted_out" }, { "counters_released" },
         { "first_seen" }, { "last_seen" }, { "elapsed_seconds" }, { "samples" }, { "cpu_seconds" },
         { "node_type" }, { "node_types_differ" }, { "energy_joules", "energy.joules" },
         { "energy_alone_joules", "energy.alone_joules" }, { "energy_estimated_joules", "energy.estimated_joules" },

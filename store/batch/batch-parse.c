@@ -645,7 +645,8 @@ static int parse_notes(const JsonValue *o, Arena *arena, Where w, BatchJob *j, B
 
 enum { JOB_JOB, JOB_USER, JOB_ACCOUNT, JOB_PARTITION, JOB_NAME, JOB_NODES, JOB_TASKS, JOB_CPUS_ALLOCATED,
        JOB_CLUSTER, JOB_NOTES, JOB_FIRST_SEEN, JOB_LAST_SEEN, JOB_ENDED, JOB_CPU_TIME_NS, JOB_CYCLES,
-       JOB_INSTRUCTIONS, JOB_EVENTS, JOB_ENERGY_JOULES, JOB_ENERGY_ALONE_JOULES };
+       JOB_INSTRUCTIONS, JOB_EVENTS, JOB_ENERGY_JOULES, JOB_ENERGY_ALONE_JOULES, JOB_OPTED_OUT, JOB_SAMPLES,
+       JOB_COUNTERS_RELEASED };
 static const char *const job_fields[] = {
         [JOB_JOB] = BF_JOB_JOB, [JOB_USER] = BF_JOB_USER, [JOB_ACCOUNT] = BF_JOB_ACCOUNT,
         [JOB_PARTITION] = BF_JOB_PARTITION, [JOB_NAME] = BF_JOB_NAME, [JOB_NODES] = BF_JOB_NODES,
@@ -653,7 +654,8 @@ static const char *const job_fields[] = {
         [JOB_NOTES] = BF_JOB_NOTES, [JOB_FIRST_SEEN] = BF_JOB_FIRST_SEEN, [JOB_LAST_SEEN] = BF_JOB_LAST_SEEN,
         [JOB_ENDED] = BF_JOB_ENDED, [JOB_CPU_TIME_NS] = BF_CPU_TIME_NS, [JOB_CYCLES] = BF_CYCLES,
         [JOB_INSTRUCTIONS] = BF_INSTRUCTIONS, [JOB_EVENTS] = BF_EVENTS, [JOB_ENERGY_JOULES] = BF_JOB_ENERGY_JOULES,
-        [JOB_ENERGY_ALONE_JOULES] = BF_JOB_ENERGY_ALONE_JOULES,
+        [JOB_ENERGY_ALONE_JOULES] = BF_JOB_ENERGY_ALONE_JOULES, [JOB_OPTED_OUT] = BF_JOB_OPTED_OUT,
+        [JOB_SAMPLES] = BF_JOB_SAMPLES, [JOB_COUNTERS_RELEASED] = BF_JOB_COUNTERS_RELEASED,
 };
 
 static int parse_jobs(const Fields *top, Arena *arena, Batch *b, BatchError *err) {
@@ -696,8 +698,21 @@ static int parse_jobs(const Fields *top, Arena *arena, Batch *b, BatchError *err
                     (r = field_double(&f, JOB_ENERGY_JOULES, w, NULLABLE, 0, b->limits.joules, &j->energy_joules,
                                       err)) < 0 ||
                     (r = field_double(&f, JOB_ENERGY_ALONE_JOULES, w, NULLABLE, 0, b->limits.joules,
-                                      &j->energy_alone_joules, err)) < 0)
+                                      &j->energy_alone_joules, err)) < 0 ||
+                    (r = field_bool(&f, JOB_OPTED_OUT, w, &j->opted_out, err)) < 0 ||
+                    (r = field_bool(&f, JOB_COUNTERS_RELEASED, w, &j->counters_released, err)) < 0 ||
+                    (r = field_int(&f, JOB_SAMPLES, w, NULLABLE, 0, b->limits.samples, &j->samples, err)) < 0)
                         return r;
+                if (j->samples == BATCH_NULL)
+                        j->samples = 0;
+                /* an opted-out job's samples are its only figure: they come
+                 * here, not in rows, and nothing but its CPU time with them */
+                if (field_has(&f, JOB_SAMPLES) && !j->opted_out)
+                        return field_fail(err, -EINVAL, w, BF_JOB_SAMPLES, "only for an opted-out job (opted_out)");
+                if (j->opted_out && (field_has(&f, JOB_EVENTS) || j->cycles != BATCH_NULL ||
+                                     j->instructions != BATCH_NULL))
+                        return field_fail(err, -EINVAL, w, BF_JOB_OPTED_OUT,
+                                          "an opted-out job has no counters (cycles, instructions, events)");
                 if (field_has(&f, JOB_EVENTS) && !b->job_events &&
                     !(b->job_events = arena_calloc(arena, b->n_jobs, sizeof(BatchEvents))))
                         return -ENOMEM;
@@ -1043,6 +1058,39 @@ static int check_function_kind(const BatchFunction *fn, Where w, BatchError *err
  * one), of an executable or a library, and the functions of a key may not
  * hold more samples than its rows. Their counters are checked like the
  * rows'. */
+static bool same_job(const char *a, const char *b) {
+        return a && b && streq(a, b);
+}
+
+/* A job whose user opted out (sbatch --lmk=off) has nothing but its CPU
+ * time and samples: a row, marker, rank or function of it would store
+ * what the user asked lmk not to keep. */
+static int check_opted_out(const Batch *b, BatchError *err) {
+        for (size_t i = 0; i < b->n_jobs; i++) {
+                const char *job = b->jobs[i].job;
+
+                if (!b->jobs[i].opted_out)
+                        continue;
+                for (size_t k = 0; k < b->n_rows; k++)
+                        if (same_job(b->rows[k].job, job))
+                                return field_fail(err, -EINVAL, AT(BF_ROWS, k), "job",
+                                                  "is job %s, which opted out (jobs[%zu].opted_out)", job, i);
+                for (size_t k = 0; k < b->n_markers; k++)
+                        if (same_job(b->markers[k].job, job))
+                                return field_fail(err, -EINVAL, AT(BF_MARKERS, k), "job",
+                                                  "is job %s, which opted out (jobs[%zu].opted_out)", job, i);
+                for (size_t k = 0; k < b->n_ranks; k++)
+                        if (same_job(b->ranks[k].job, job))
+                                return field_fail(err, -EINVAL, AT(BF_RANKS, k), "job",
+                                                  "is job %s, which opted out (jobs[%zu].opted_out)", job, i);
+                for (size_t k = 0; k < b->n_functions; k++)
+                        if (same_job(b->functions[k].job, job))
+                                return field_fail(err, -EINVAL, AT(BF_FUNCTIONS, k), "job",
+                                                  "is job %s, which opted out (jobs[%zu].opted_out)", job, i);
+        }
+        return 0;
+}
+
 static int parse_functions(const Fields *top, Arena *arena, Batch *b, BatchError *err) {
         RowGroup *groups = NULL;
         RowKey *keys = NULL;
@@ -1209,7 +1257,8 @@ int batch_parse(const char *data, size_t size, Batch **ret, BatchError *err) {
             (r = parse_markers(&top, arena, b, err)) < 0 ||
             (r = parse_ranks(&top, arena, b, err)) < 0 ||
             (r = parse_functions(&top, arena, b, err)) < 0 ||
-            (r = batch_parse_inventory(top.v[TOP_INVENTORY], arena, b, err)) < 0)
+            (r = batch_parse_inventory(top.v[TOP_INVENTORY], arena, b, err)) < 0 ||
+            (r = check_opted_out(b, err)) < 0)
                 return r;
 
         b->memory = TAKE_PTR(arena);

@@ -109,6 +109,11 @@ typedef struct BatchJob {
          * "Energy"): all of it, and the part while it ran alone there;
          * NAN when the node has no energy counters. */
         double energy_joules, energy_alone_joules;
+        /* sbatch --lmk=off: the job has no rows, functions or ranks, only
+         * these samples on the node in the interval (0 when absent) */
+        bool opted_out;
+        int64_t samples;
+        bool counters_released;         /* sbatch --lmk=nocounters */
 } BatchJob;
 
 typedef struct BatchRow {

@@ -31,7 +31,7 @@ int field_fail(BatchError *err, int r, Where w, const char *key, const char *fmt
 /* The members of one object that the checks read, looked up once
  * (json_object_bind()): each kind of object has a table of names and an
  * enum of indices into it, and the checks name a member by its index. */
-#define FIELDS_MAX 20
+#define FIELDS_MAX 24
 
 typedef struct Fields {
         const char *const *names;

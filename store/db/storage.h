@@ -187,6 +187,9 @@ typedef struct StoredJob {
         double energy_joules, energy_alone_joules;
         bool has_exact;         /* lmkd's exact figures: CPU time, counters unless STORAGE_NULL */
         int64_t exact_cpu_time_ns, exact_cycles, exact_instructions;
+        /* what its user asked (sbatch --lmk, schema/0023): off, only CPU
+         * time and samples kept; nocounters, no hardware counter read */
+        bool opted_out, counters_released;
 } StoredJob;
 
 typedef struct JobList {

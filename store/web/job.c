@@ -366,6 +366,13 @@ static void facts(Html *h, json_object *job) {
                 html_raw(h, "</dd>");
         }
         html_raw(h, "</dl>");
+        if (jbool(job, "opted_out"))
+                html_raw(h, "<p class=\"note\" id=\"opted-out\">Opted out by the user (<code>--lmk=off</code>): "
+                            "lmk kept only this job's CPU time and sample count, not what it ran.</p>");
+        if (jbool(job, "counters_released"))
+                html_raw(h, "<p class=\"note\" id=\"counters-released\">Counters released for the user "
+                            "(<code>--lmk=nocounters</code>): lmk read no hardware counters while the job ran, "
+                            "so that the user's own tools had them; sampling went on with cpu-clock.</p>");
         if (jint(job, "metadata_conflicts", 0) > 0)
                 html_rawf(h, "<p class=\"note\">%" PRId64 " later reports of this job's metadata differed from "
                              "the first, which is shown.</p>", jint(job, "metadata_conflicts", 0));
@@ -659,6 +666,14 @@ void web_job(Server *s, Request *req, Reply *reply) {
         }
         html_raw(&h, "\">Compare with another run</a></p>");
         facts(&h, job);
+        /* nothing was recorded of what it ran: no empty sections that look measured */
+        if (jbool(job, "opted_out")) {
+                timeline_section(&h, job);
+                nodes_section(&h, job);
+                web_end(&h, req);
+                web_reply(reply, &h);
+                return;
+        }
         findings_section(&h, job);
         kinds_section(&h, job);
         shares_section(&h, job, "objects", "object", "Executables and libraries",

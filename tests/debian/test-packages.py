@@ -38,6 +38,7 @@ MULTIARCH = subprocess.run(["dpkg-architecture", "-qDEB_HOST_MULTIARCH"], captur
 PACKAGES = {
     "lmkd": ["usr/sbin/lmkd", "lib/systemd/system/lmkd.service", "etc/lmk/lmkd.conf",
              "usr/libexec/lmk/lmk-prolog", "usr/libexec/lmk/lmk-epilog", "usr/libexec/lmk/lmk-notify",
+             f"usr/lib/{MULTIARCH}/slurm-wlm/lmk.so", "etc/slurm/plugstack.conf.d/lmk.conf",
              "usr/share/man/man8/lmkd.8.gz", "usr/share/man/man5/lmkd.conf.5.gz", "var/lib/lmk",
              "usr/share/doc/lmkd/copyright"],
     "lmk-store": ["usr/bin/lmk-store", "lib/systemd/system/lmk-store.service", "etc/lmk/lmk-store.conf",
@@ -49,7 +50,7 @@ PACKAGES = {
                    f"usr/lib/{MULTIARCH}/liblmk.so", f"usr/lib/{MULTIARCH}/pkgconfig/lmk.pc",
                    "usr/share/man/man3/lmk-markers.3.gz", "usr/share/doc/liblmk-dev/examples/example.c"],
 }
-CONFFILES = {"lmkd": ["/etc/lmk/lmkd.conf"], "lmk-store": ["/etc/lmk/lmk-store.conf"]}
+CONFFILES = {"lmkd": ["/etc/lmk/lmkd.conf", "/etc/slurm/plugstack.conf.d/lmk.conf"], "lmk-store": ["/etc/lmk/lmk-store.conf"]}
 
 
 def run(cmd, what, cwd=None, env=None, quiet=False):

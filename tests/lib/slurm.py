@@ -26,6 +26,7 @@ Modes:
 Tests call require_slurm() first: it skips (exit 77, with the reason) when
 not root or when the Debian packages slurm-wlm and munge are not installed.
 """
+import json
 import os
 import pwd
 import random
@@ -118,14 +119,45 @@ class SlurmError(Exception):
     pass
 
 
+def receive_notices(sock, job_probe, job, want, timeout=30, logs="", stash=None):
+    """Reads lmkd notices from a datagram socket (a test's stand-in for
+    lmkd) until every event in want came for job; each is parsed by lmkd's
+    own parser (job-probe --notice). Returns {event: parsed notice}.
+    stash: a dict that keeps other jobs' notices for later calls."""
+    stash = {} if stash is None else stash
+    got = stash.pop(job, {})
+    end = time.monotonic() + timeout
+    while not set(want) <= set(got):
+        left = end - time.monotonic()
+        if left <= 0:
+            lmktest.fail(f"job {job}: got notices {sorted(got)}, expected {sorted(want)}{logs}")
+        sock.settimeout(left)
+        try:
+            msg = sock.recv(65536)
+        except socket.timeout:
+            continue
+        r = subprocess.run([job_probe, "--notice"], input=msg, capture_output=True)
+        lmktest.check(r.returncode == 0, f"job-probe --notice failed: {r.stderr!r}")
+        n = json.loads(r.stdout)
+        lmktest.log(f"notice: {msg.decode(errors='replace').strip()}")
+        lmktest.check(n["rc"] == 0, f"lmkd's parser refuses {msg!r}: {n['rc']}")
+        to = got if n["info"]["job"] == job else stash.setdefault(n["info"]["job"], {})
+        lmktest.check(n["event"] not in to, f"job {n['info']['job']}: {n['event']} came twice")
+        to[n["event"]] = n
+    return got
+
+
 class Slurm:
     def __init__(self, mode="linuxproc", prolog=None, epilog=None, script_env=None,
-                 prolog_flags="Alloc", extra_conf=(), startup_timeout=30.0):
+                 prolog_flags="Alloc", extra_conf=(), startup_timeout=30.0, plugstack=None):
         """prolog/epilog: programs slurmd runs as Prolog/Epilog (as root, at
         job allocation with PrologFlags=Alloc, and at job end). slurmd gives
         them a fresh environment of SLURM_* variables only; script_env adds
         variables to it through small wrapper scripts.
-        extra_conf: more slurm.conf lines."""
+        extra_conf: more slurm.conf lines.
+        plugstack: lines of a plugstack.conf (SPANK plugins, e.g.
+        "required /path/lmk.so opt-out=forbidden"), read by slurmd,
+        slurmstepd and the clients (sbatch, srun, salloc) alike."""
         if mode not in ("linuxproc", "cgroup"):
             raise ValueError("mode must be 'linuxproc' or 'cgroup'")
         self.mode = mode
@@ -134,6 +166,7 @@ class Slurm:
         self.script_env = dict(script_env or {})
         self.prolog_flags = prolog_flags
         self.extra_conf = list(extra_conf)
+        self.plugstack = list(plugstack) if plugstack else None
         self.startup_timeout = startup_timeout
         self.dir = None
         self.conf = None
@@ -302,7 +335,13 @@ class Slurm:
             lines.append(f"Prolog={self._wrap('prolog', self.prolog)}")
         if self.epilog:
             lines.append(f"Epilog={self._wrap('epilog', self.epilog)}")
-        if (self.prolog or self.epilog) and self.prolog_flags:
+        if self.plugstack is not None:
+            path = os.path.join(d, "etc", "plugstack.conf")
+            with open(path, "w") as f:
+                f.write("\n".join(self.plugstack) + "\n")
+            lines.append(f"PlugStackConfig={path}")
+        # a SPANK plugin's job_prolog runs where a Prolog would
+        if (self.prolog or self.epilog or self.plugstack) and self.prolog_flags:
             lines.append(f"PrologFlags={self.prolog_flags}")
         lines += self.extra_conf
         lines += [

@@ -50,6 +50,7 @@ static json_object *info_to_json(const JobInfo *info) {
                 add_str(notes, job_notes_key(&info->notes, i), job_notes_value(&info->notes, i));
         json_object_object_add(o, "notes", notes);
         json_object_object_add(o, "notes_rejected", json_object_new_int64(info->notes.rejected));
+        json_object_object_add(o, "lmk", job_lmk_to_string(info->lmk) ? json_object_new_string(job_lmk_to_string(info->lmk)) : NULL);
         return o;
 }
 

@@ -50,6 +50,18 @@ TEST(parse_example) {
         ASSERT_EQ(notice.info.array_task, 3);
         ASSERT_STREQ(job_notes_get(&notice.info.notes, "size"), "128");
 
+        /* what the user asked with sbatch --lmk (the SPANK plugin) */
+        ASSERT_OK(parse_str("LMK1 job-start job=7 lmk=off"));
+        ASSERT_EQ(notice.info.lmk, JOB_LMK_OFF);
+        ASSERT_OK(parse_str("LMK1 job-start job=7 lmk=nocounters notes=a%3Db"));
+        ASSERT_EQ(notice.info.lmk, JOB_LMK_NOCOUNTERS);
+        ASSERT_OK(parse_str("LMK1 job-start job=7"));
+        ASSERT_EQ(notice.info.lmk, JOB_LMK_UNSET);
+        /* a later plugin's word: the notice still counts, the job measured as usual */
+        ASSERT_OK(parse_str("LMK1 job-start job=7 lmk=gpus-only"));
+        ASSERT_EQ(notice.info.lmk, JOB_LMK_UNSET);
+        ASSERT_EQ(notice.unknown_fields, 1);
+
         /* newer senders' fields are skipped and counted */
         ASSERT_OK(parse_str("LMK1 job-start job=1 gpus=4 node=cn001"));
         ASSERT_EQ(notice.unknown_fields, 2);
@@ -154,6 +166,7 @@ static void assert_same(const JobInfo *a, const JobInfo *b) {
         ASSERT_STREQ(a->name, b->name);
         ASSERT_EQ(a->nodes, b->nodes);
         ASSERT_EQ(a->tasks, b->tasks);
+        ASSERT_EQ(a->lmk, b->lmk);
         ASSERT_EQ(a->notes.n, b->notes.n);
         for (size_t i = 0; i < a->notes.n; i++) {
                 ASSERT_STREQ(job_notes_key(&a->notes, i), job_notes_key(&b->notes, i));
@@ -181,6 +194,7 @@ TEST(round_trip) {
         info.nodes = 2;
         info.tasks = 96;
         job_notes_parse(S("app=lulesh:size=128:path=/a b/c=d"), &info.notes);
+        info.lmk = JOB_LMK_NOCOUNTERS;
 
         len = job_notice_format(JOB_NOTICE_END, &info, msg, sizeof(msg));
         ASSERT_TRUE(len > 0);
@@ -191,6 +205,7 @@ TEST(round_trip) {
         ASSERT_NOT_NULL(strstr(msg, " user=alice%20smith "));
         ASSERT_NOT_NULL(strstr(msg, " uid=0 "));
         ASSERT_NULL(strstr(msg, "array_job"));
+        ASSERT_NOT_NULL(strstr(msg, " lmk=nocounters"));
 
         ASSERT_OK(parse(msg, (size_t) len));
         ASSERT_EQ(notice.event, JOB_NOTICE_END);

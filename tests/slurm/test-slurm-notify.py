@@ -7,7 +7,6 @@ and user; and with nobody listening, jobs still run and the node stays up.
 
 Usage: test-slurm-notify.py MODE JOB_PROBE LMK_NOTIFY SLURM_DIR
 """
-import json
 import os
 import shutil
 import socket
@@ -18,34 +17,6 @@ import time
 import lmktest
 import slurm
 from lmktest import check, log
-
-
-def parse_notice(job_probe, msg):
-    r = subprocess.run([job_probe, "--notice"], input=msg, capture_output=True)
-    check(r.returncode == 0, f"job-probe --notice failed: {r.stderr!r}")
-    return json.loads(r.stdout)
-
-
-def receive(sock, job_probe, job, want, timeout=30):
-    """Notices for job until every event in want came; returns them by event."""
-    got = {}
-    end = time.monotonic() + timeout
-    while not set(want) <= set(got):
-        left = end - time.monotonic()
-        if left <= 0:
-            lmktest.fail(f"job {job}: got notices {sorted(got)}, expected {sorted(want)}")
-        sock.settimeout(left)
-        try:
-            msg = sock.recv(65536)
-        except socket.timeout:
-            continue
-        n = parse_notice(job_probe, msg)
-        log(f"notice: {msg.decode(errors='replace').strip()}")
-        check(n["rc"] == 0, f"lmkd's parser refuses {msg!r}: {n['rc']}")
-        if n["info"]["job"] == job:
-            check(n["event"] not in got, f"job {job}: {n['event']} came twice")
-            got[n["event"]] = n
-    return got
 
 
 def main():
@@ -62,7 +33,7 @@ def main():
                          script_env={"LMK_NOTIFY": lmk_notify, "LMK_SOCKET": path}) as s:
             j = s.sbatch("#!/bin/sh\nsleep 1\n", args=["-J", "notified job"], user="nobody")
             check(s.wait_done(j) == "COMPLETED", f"job {j} did not complete")
-            got = receive(sock, job_probe, j, ("job-start", "job-end"))
+            got = slurm.receive_notices(sock, job_probe, j, ("job-start", "job-end"))
             meta = s.show_job(j)
             for ev, n in got.items():
                 info = n["info"]

@@ -118,6 +118,36 @@ TEST(minimal) {
 
 #define JOB_WITH(cpus) "{" HEADER ",\"jobs\":[{\"job\":\"7\",\"cpus_allocated\":" cpus "}],\"rows\":[]}"
 
+/* sbatch --lmk=off and --lmk=nocounters (docs/slurm.md): an opted-out
+ * job brings its samples in jobs[], and nothing of what it ran. */
+#define OPTED(job, rows) "{" HEADER ",\"jobs\":[" job "],\"rows\":[" rows "]}"
+#define ROW_OF(job) "{\"job\":\"" job "\",\"object\":\"/bin/x\",\"kind\":\"exe\",\"samples\":3}"
+TEST(opted_out) {
+        Batch *b = parse_ok(OPTED("{\"job\":\"7\",\"opted_out\":true,\"samples\":120,\"cpu_time_ns\":1200000000},"
+                                  "{\"job\":\"8\",\"counters_released\":true}",
+                                  ROW_OF("8")));
+
+        ASSERT_TRUE(b->jobs[0].opted_out);
+        ASSERT_EQ(b->jobs[0].samples, 120);
+        ASSERT_FALSE(b->jobs[0].counters_released);
+        ASSERT_FALSE(b->jobs[1].opted_out);
+        ASSERT_EQ(b->jobs[1].samples, 0);
+        ASSERT_TRUE(b->jobs[1].counters_released);
+        batch_free(b);
+
+        /* what the user asked lmk not to keep is refused, not stored */
+        EXPECT_ERROR(OPTED("{\"job\":\"7\",\"opted_out\":true,\"samples\":1}", ROW_OF("8") "," ROW_OF("7")),
+                     EINVAL, "rows[1].job");
+        EXPECT_ERROR(OPTED("{\"job\":\"7\",\"opted_out\":true,\"cycles\":5}", ""), EINVAL, "jobs[0].opted_out");
+        EXPECT_ERROR("{" HEADER ",\"jobs\":[{\"job\":\"7\",\"opted_out\":true}],\"rows\":[],"
+                     "\"markers\":[{\"job\":\"7\",\"comm\":\"x\",\"phase\":\"p\",\"state\":\"off-rate\"}]}",
+                     EINVAL, "markers[0].job");
+        /* samples without rows are an opted-out job's only */
+        EXPECT_ERROR(OPTED("{\"job\":\"7\",\"samples\":1}", ""), EINVAL, "jobs[0].samples");
+        EXPECT_ERROR(OPTED("{\"job\":\"7\",\"opted_out\":1}", ""), EINVAL, "jobs[0].opted_out");
+        EXPECT_ERROR(OPTED("{\"job\":\"7\",\"opted_out\":true,\"samples\":-1}", ""), EINVAL, "jobs[0].samples");
+}
+
 /* What the findings need: the job's CPUs on the node, what the node has. */
 TEST(allocation_and_installed) {
         Batch *b = parse_ok(NODE_WITH("[{\"purpose\":\"blas\",\"family\":\"openblas\"},"
@@ -1037,6 +1067,7 @@ int main(void) {
         RUN(limits);
         RUN(batch_sums);
         RUN(allocation_and_installed);
+        RUN(opted_out);
         RUN(good);
         RUN(measured);
         RUN(measured_refused);

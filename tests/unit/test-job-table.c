@@ -464,6 +464,46 @@ TEST(life) {
         jobs_done(&t);
 }
 
+static void notice_lmk(JobTable *t, JobNoticeEvent event, const char *job, JobLmk lmk) {
+        JobNotice n = { .event = event };
+
+        job_info_init(&n.info);
+        snprintf(n.info.job, sizeof(n.info.job), "%s", job);
+        n.info.lmk = lmk;
+        jobs_apply_notice(t, &n, 5.0);
+}
+
+/* sbatch --lmk: root's notice says it; a later notice without the word
+ * (the Epilog script beside the plugin) does not undo it; lmkd.conf
+ * opt_out = forbidden turns off into on. */
+TEST(lmk_wish) {
+        JobTable t;
+
+        ASSERT_OK(jobs_init(&t));
+        notice_lmk(&t, JOB_NOTICE_START, "4801", JOB_LMK_OFF);
+        notice_lmk(&t, JOB_NOTICE_START, "4802", JOB_LMK_NOCOUNTERS);
+        notice_lmk(&t, JOB_NOTICE_START, "4803", JOB_LMK_UNSET);
+        ASSERT_TRUE(job_opted_out(jobs_get(&t, "4801")));
+        ASSERT_FALSE(job_counters_released(jobs_get(&t, "4801")));
+        ASSERT_TRUE(job_counters_released(jobs_get(&t, "4802")));
+        ASSERT_FALSE(job_opted_out(jobs_get(&t, "4802")));
+        ASSERT_FALSE(job_opted_out(jobs_get(&t, "4803")) || job_counters_released(jobs_get(&t, "4803")));
+        notice_lmk(&t, JOB_NOTICE_END, "4801", JOB_LMK_UNSET);
+        ASSERT_TRUE(job_opted_out(jobs_get(&t, "4801")));
+        ASSERT_EQ(t.opt_outs_refused, 0);
+        jobs_done(&t);
+
+        ASSERT_OK(jobs_init(&t));
+        t.opt_out_forbidden = true;
+        notice_lmk(&t, JOB_NOTICE_START, "4804", JOB_LMK_OFF);
+        notice_lmk(&t, JOB_NOTICE_START, "4805", JOB_LMK_NOCOUNTERS);
+        ASSERT_FALSE(job_opted_out(jobs_get(&t, "4804")));
+        ASSERT_EQ(jobs_get(&t, "4804")->info.lmk, JOB_LMK_ON);
+        ASSERT_TRUE(job_counters_released(jobs_get(&t, "4805")));
+        ASSERT_EQ(t.opt_outs_refused, 1);
+        jobs_done(&t);
+}
+
 /* An exec re-reads a process's job: the job still counts it once, and its
  * exit ends the job. */
 TEST(exec_counts_once) {
@@ -516,6 +556,7 @@ int main(void) {
         RUN(trust);
         RUN(trust_placed);
         RUN(life);
+        RUN(lmk_wish);
         RUN(exec_counts_once);
         RUN(clock_step);
         return 0;

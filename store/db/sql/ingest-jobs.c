@@ -297,7 +297,9 @@ static int bind_job_row(DbStmt *st, int k, size_t i, void *userdata) {
             (r = bind_nullable_double(st, k + 19, m ? m->energy_alone_joules : NAN)) < 0 ||
             (r = bind_nullable_int(st, k + 20, m ? m->cpu_time_ns : BATCH_NULL)) < 0 ||
             (r = bind_nullable_int(st, k + 21, m ? m->cycles : BATCH_NULL)) < 0 ||
-            (r = bind_nullable_int(st, k + 22, m ? m->instructions : BATCH_NULL)) < 0)
+            (r = bind_nullable_int(st, k + 22, m ? m->instructions : BATCH_NULL)) < 0 ||
+            (r = db_bind_int(st, k + 23, m && m->opted_out)) < 0 ||
+            (r = db_bind_int(st, k + 24, m && m->counters_released)) < 0)
                 return r;
         return 0;
 }
@@ -443,6 +445,9 @@ int ingest_jobs(IngestCtx *x) {
                 if (r < 0)
                         return r;
                 j->meta = &b->jobs[i];
+                /* an opted-out job's samples come without rows (--lmk=off) */
+                j->samples += b->jobs[i].samples;
+                j->cpu_seconds += (double) b->jobs[i].samples * cps;
         }
         for (size_t i = 0; i < b->n_rows; i++) {
                 const BatchRow *row = &b->rows[i];

@@ -47,6 +47,8 @@ int read_job_info(DbStmt *st, StoredJob *j, int64_t *ret_id) {
                 .exact_cpu_time_ns = column_nullable_int(st, 25),
                 .exact_cycles = column_nullable_int(st, 26),
                 .exact_instructions = column_nullable_int(st, 27),
+                .opted_out = db_column_int(st, 28) != 0,
+                .counters_released = db_column_int(st, 29) != 0,
         };
         return r;
 }

@@ -213,10 +213,16 @@ static const char *const stmt_sql[_STMT_MAX] = {
                 "INSERT INTO jobs (job, cluster, user_name, account, partition_name, name, "
                 "nodes_alloc, tasks, ended, first_seen, last_seen, samples, cpu_seconds, "
                 "cpu_time_ns, cycles, instructions, metadata_conflicts, node_type_id, energy_joules, "
-                "energy_alone_joules, exact_cpu_time_ns, exact_cycles, exact_instructions, live) "
+                "energy_alone_joules, exact_cpu_time_ns, exact_cycles, exact_instructions, opted_out, "
+                "counters_released, live) "
                 /* a new job is live (schema/0018): out of the job list's indexes */
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1) "
                 "ON CONFLICT (job, cluster) DO UPDATE SET "
+                /* what its user asked, once any node said so (schema/0023) */
+                "opted_out = CASE WHEN excluded.opted_out > jobs.opted_out THEN excluded.opted_out "
+                "ELSE jobs.opted_out END, "
+                "counters_released = CASE WHEN excluded.counters_released > jobs.counters_released "
+                "THEN excluded.counters_released ELSE jobs.counters_released END, "
                 /* The first claim of each field stays (docs/lmk-store.md, "Trust"). */
                 "user_name = coalesce(jobs.user_name, excluded.user_name), "
                 "account = coalesce(jobs.account, excluded.account), "

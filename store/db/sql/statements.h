@@ -189,7 +189,8 @@ typedef enum Stmt {
         "j.samples, j.cpu_seconds, j.cpu_time_ns, j.cycles, j.instructions, "   \
         "(SELECT count(*) FROM job_nodes n WHERE n.job_id = j.id), j.metadata_conflicts, j.app, j.revision, " \
         "j.node_type_id, (SELECT t.name FROM node_types t WHERE t.id = j.node_type_id), "       \
-        "j.energy_joules, j.energy_alone_joules, j.exact_cpu_time_ns, j.exact_cycles, j.exact_instructions"
+        "j.energy_joules, j.energy_alone_joules, j.exact_cpu_time_ns, j.exact_cycles, j.exact_instructions, " \
+        "j.opted_out, j.counters_released"
 
 /* Functions' sums x (a job's, or a site range's in site-profile.c): the
  * function, its object, and the name found for an unnamed one since
