@@ -258,7 +258,8 @@ int compare_runs(const JobSummary *a, const JobSummary *b, CompareRows *ret) {
                 compare_rows_free(&rows);
                 return r;
         }
-        qsort(rows.items, rows.n, sizeof(CompareRow), by_size);
+        if (rows.n > 0) /* two runs with nothing sampled: no array to sort */
+                qsort(rows.items, rows.n, sizeof(CompareRow), by_size);
         *ret = rows;
         return 0;
 }
