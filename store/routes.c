@@ -20,6 +20,10 @@ const Route store_routes[] = {
         { "/api/v1/jobs/", true, "GET", api_job_functions, &query, &api_job_functions_csv, .suffix = "/functions" },
         { "/api/v1/jobs/", true, "GET", api_job, &query },
         { "/api/v1/objects", false, "GET", api_objects, &site_view, &api_objects_csv },
+        /* only over the jobs the asker may see: a query route */
+        { "/api/v1/objects/", true, "GET", api_object_functions, &query, &api_site_functions_csv,
+          .suffix = "/functions" },
+        { "/api/v1/functions", false, "GET", api_site_functions, &query, &api_site_functions_csv },
         { "/api/v1/nodes", false, "GET", api_nodes, &site_view, &api_nodes_csv },
         { "/api/v1/findings", false, "GET", api_findings, &query, &api_findings_csv },
         { "/api/v1/packages", false, "GET", api_packages, &site_view, &api_packages_csv },

@@ -1,8 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Storing a batch's functions (schema/0021): interned like objects,
  * summed per job in memory, then one guarded upsert per (job, function)
- * and per (job, phase, function), as the rows' rollups are. */
+ * and per (job, phase, function), as the rows' rollups are; and the
+ * site's sums by function, application-mix key and node type in the
+ * batch's day and week (schema/0024), with the jobs' time they are a
+ * share of. */
 #include <errno.h>
+#include <math.h>
+#include <string.h>
 
 #include "db/sql/ingest-functions.h"
 
@@ -38,6 +43,124 @@ static int write_function_sums(IngestCtx *x, const AccMap *m, bool phases) {
         return r;
 }
 
+static int bind_known_row(DbStmt *st, int k, size_t i, void *userdata) {
+        const Acc *a = &((const IngestCtx *) userdata)->job_functions.pool[i];
+        int r;
+
+        if ((r = db_bind_int(st, k, (int64_t) i)) < 0 ||
+            (r = db_bind_int(st, k + 1, a->a)) < 0 ||
+            (r = db_bind_int(st, k + 2, a->b)) < 0)
+                return r;
+        return 0;
+}
+
+static int read_known_row(DbStmt *st, void *userdata) {
+        IngestCtx *x = userdata;
+        int64_t i = db_column_int(st, 0);
+
+        if (i < 0 || (size_t) i >= x->job_functions.n)
+                return -EIO;
+        x->function_known[i] = true;
+        return 0;
+}
+
+typedef struct SiteRows {
+        const AccMap *sums;
+        int64_t bucket;
+        bool scope;             /* keys (mix key, node type, 0); else (function, mix key, node type) */
+} SiteRows;
+
+static int bind_site_row(DbStmt *st, int k, size_t i, void *userdata) {
+        const SiteRows *o = userdata;
+        const Acc *a = &o->sums->pool[i];
+        int r;
+
+        if ((r = db_bind_int(st, k++, o->bucket)) < 0 ||
+            (r = db_bind_int(st, k++, a->a)) < 0 ||
+            (r = db_bind_int(st, k++, a->b)) < 0 ||
+            (!o->scope && (r = db_bind_int(st, k++, a->c)) < 0) ||
+            (r = db_bind_int(st, k++, a->samples)) < 0 ||
+            (r = bind_sum(st, k++, a->cpu_seconds)) < 0)
+                return r;
+        if (o->scope)
+                return 0;
+        if ((r = bind_nullable_double(st, k, a->cycles == STORAGE_NULL ? NAN : (double) a->cycles)) < 0 ||
+            (r = bind_nullable_double(st, k + 1, a->instructions == STORAGE_NULL ? NAN : (double) a->instructions)) < 0 ||
+            (r = db_bind_int(st, k + 2, a->jobs)) < 0)
+                return r;
+        return 0;
+}
+
+static int64_t job_mix_key(const JobAcc *j) {
+        return j->mix_key == STORAGE_NULL ? 0 : j->mix_key;
+}
+
+/* The site's sums of the batch's functions by (function, mix key, node
+ * type), and of its jobs' samples by (mix key, node type), into the
+ * batch's day and week. A job counts for a function when the function is
+ * new to it (not in job_functions before this batch). */
+static int write_site_sums(IngestCtx *x) {
+        static const struct {
+                Stmt functions, scope;
+                int64_t seconds;
+                const char *name;
+        } grains[] = {
+                { STMT_FUNCTION_DAY_UPSERT, STMT_FUNCTION_SCOPE_DAY_UPSERT, DAY_SECONDS, "day" },
+                { STMT_FUNCTION_WEEK_UPSERT, STMT_FUNCTION_SCOPE_WEEK_UPSERT, WEEK_SECONDS, "week" },
+        };
+        _cleanup_(hashmap_freep) Hashmap *by_id = hashmap_new(&uint64_hash_ops);
+        int64_t node_type = x->node_type_id == STORAGE_NULL ? 0 : x->node_type_id;
+        AccMap scope = {};
+        int r;
+
+        if (!by_id)
+                return -ENOMEM;
+        for (size_t i = 0; i < x->n_jobs; i++)
+                if ((r = hashmap_put(by_id, INT_TO_KEY(x->job_pool[i].id), &x->job_pool[i])) < 0)
+                        return r;
+        if (x->job_functions.n > 0) {
+                memset(x->function_known, 0, x->job_functions.n * sizeof(bool));
+                r = conn_read_rows(&x->s->writer, STMT_JOB_FUNCTIONS_KNOWN, x->job_functions.n, bind_known_row,
+                                   read_known_row, x);
+                if (r < 0)
+                        return r;
+        }
+        for (size_t i = 0; i < x->job_functions.n; i++) {
+                const Acc *a = &x->job_functions.pool[i];
+                const JobAcc *j = hashmap_get(by_id, INT_TO_KEY(a->a));
+                BatchFunction f = { .samples = a->samples, .cycles = a->cycles, .instructions = a->instructions };
+                Acc *y;
+
+                if (!j)
+                        return -EIO;
+                if ((r = acc_add_function(&x->function_sums, a->b, job_mix_key(j), node_type, &f, a->cpu_seconds)) < 0)
+                        return r;
+                y = hashmap_get(x->function_sums.map, &(Acc) { .a = a->b, .b = job_mix_key(j), .c = node_type });
+                y->jobs += !x->function_known[i];
+        }
+        r = acc_map_init(&scope, x->n_jobs);
+        for (size_t i = 0; r >= 0 && i < x->n_jobs; i++) {
+                const JobAcc *j = &x->job_pool[i];
+                BatchFunction f = { .samples = j->samples, .cycles = STORAGE_NULL, .instructions = STORAGE_NULL };
+
+                if (j->samples > 0)
+                        r = acc_add_function(&scope, job_mix_key(j), node_type, 0, &f, j->cpu_seconds);
+        }
+        for (size_t g = 0; r >= 0 && g < ELEMENTSOF(grains); g++) {
+                int64_t bucket = x->bucket - x->bucket % grains[g].seconds;
+                SiteRows fr = { &x->function_sums, bucket, false }, sr = { &scope, bucket, true };
+
+                r = conn_write_rows(&x->s->writer, grains[g].functions, x->function_sums.n, bind_site_row, &fr, true);
+                if (r >= 0)
+                        r = conn_write_rows(&x->s->writer, grains[g].scope, scope.n, bind_site_row, &sr, true);
+                if (r == -EOVERFLOW)
+                        r = overflow(x, "functions", "adding this batch to the site's samples per function in that "
+                                     "%s would overflow", grains[g].name);
+        }
+        acc_map_done(&scope);
+        return r;
+}
+
 int ingest_functions(IngestCtx *x) {
         const Batch *b = x->b;
         double cps = 1.0 / b->frequency_hz;
@@ -64,6 +187,11 @@ int ingest_functions(IngestCtx *x) {
                     (r = acc_add_function(&x->job_phase_functions, j->id, phase_id, function_id, f, cpu_seconds)) < 0)
                         return r;
         }
+        /* before job_functions takes this batch: which functions are new
+         * to their jobs */
+        r = write_site_sums(x);
+        if (r < 0)
+                return r;
         r = write_function_sums(x, &x->job_functions, false);
         if (r < 0)
                 return r;

@@ -63,6 +63,25 @@
         ADD(table, "samples") ", " ADD(table, "cpu_seconds") ", " ADD_NULLABLE(table, "cycles") ", "    \
         ADD_NULLABLE(table, "instructions") " "                                                         \
         "WHERE " FITS(table, "samples") " AND " FITS(table, "cycles") " AND " FITS(table, "instructions")
+/* The site's time per function in one grain's bucket (schema/0024): the
+ * tables differ only in their name and their bucket's. */
+#define SQL_FUNCTION_SUM_UPSERT(table, bucket)                                                          \
+        "INSERT INTO " table " (" bucket ", function_id, mix_key, node_type_id, samples, cpu_seconds, "  \
+        "cycles, instructions, jobs) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "                                \
+        "ON CONFLICT (" bucket ", function_id, mix_key, node_type_id) DO UPDATE SET "                   \
+        ADD(table, "samples") ", " ADD(table, "cpu_seconds") ", " ADD_NULLABLE(table, "cycles") ", "    \
+        ADD_NULLABLE(table, "instructions") ", " ADD(table, "jobs") " "                                  \
+        "WHERE " FITS(table, "samples") " AND " FITS(table, "jobs")
+#define SQL_FUNCTION_SCOPE_UPSERT(table, bucket)                                                        \
+        "INSERT INTO " table " (" bucket ", mix_key, node_type_id, samples, cpu_seconds) "               \
+        "VALUES (?, ?, ?, ?, ?) ON CONFLICT (" bucket ", mix_key, node_type_id) DO UPDATE SET "         \
+        ADD(table, "samples") ", " ADD(table, "cpu_seconds") " WHERE " FITS(table, "samples")
+#define SQL_FUNCTION_SUMS(table, bucket)                                                                \
+        "SELECT function_id, mix_key, node_type_id, samples, cpu_seconds, cycles, instructions, jobs "   \
+        "FROM " table " WHERE " bucket " >= ? AND " bucket " < ?"
+#define SQL_FUNCTION_SCOPE_SUMS(table, bucket)                                                          \
+        "SELECT mix_key, node_type_id, samples, cpu_seconds FROM " table " WHERE " bucket " >= ? AND "   \
+        bucket " < ?"
 /* A job's functions x: the function, its object, and the name found for
  * an unnamed one since (function_names), as read_function_row() reads
  * them, then x's sums */
@@ -451,6 +470,15 @@ static const char *const stmt_sql[_STMT_MAX] = {
         [STMT_JOB_FUNCTION_UPSERT] = SQL_FUNCTION_UPSERT("job_functions", "function_id", "?, ?, ?, ?, ?, ?"),
         [STMT_JOB_PHASE_FUNCTION_UPSERT] =
                 SQL_FUNCTION_UPSERT("job_phase_functions", "phase_id, function_id", "?, ?, ?, ?, ?, ?, ?"),
+        /* which of a batch's (place, job, function) a job had before
+         * (conn_read_rows()): answered with the place */
+        [STMT_JOB_FUNCTIONS_KNOWN] =
+                "SELECT v.column1 FROM (VALUES (CAST(? AS BIGINT), CAST(? AS BIGINT), CAST(? AS BIGINT))) AS v "
+                "JOIN job_functions jf ON jf.job_id = v.column2 AND jf.function_id = v.column3",
+        [STMT_FUNCTION_DAY_UPSERT] = SQL_FUNCTION_SUM_UPSERT("function_days", "day"),
+        [STMT_FUNCTION_WEEK_UPSERT] = SQL_FUNCTION_SUM_UPSERT("function_weeks", "week"),
+        [STMT_FUNCTION_SCOPE_DAY_UPSERT] = SQL_FUNCTION_SCOPE_UPSERT("function_scope_days", "day"),
+        [STMT_FUNCTION_SCOPE_WEEK_UPSERT] = SQL_FUNCTION_SCOPE_UPSERT("function_scope_weeks", "week"),
         /* retention: raw detail older than the horizon, in small steps */
         [STMT_PRUNE_MARK_GET] =
                 "SELECT (SELECT value FROM retention WHERE name = 'prune_jobs_seen'), "
@@ -492,6 +520,10 @@ static const char *const stmt_sql[_STMT_MAX] = {
         PRUNE_ROLLUP(STMT_PRUNE_OBJECT_PERIODS, "object_periods", "period"),
         PRUNE_ROLLUP(STMT_PRUNE_APP_DAYS, "app_days", "day"),
         PRUNE_ROLLUP(STMT_PRUNE_APP_DIM_DAYS, "app_dim_days", "day"),
+        PRUNE_ROLLUP(STMT_PRUNE_FUNCTION_DAYS, "function_days", "day"),
+        PRUNE_ROLLUP(STMT_PRUNE_FUNCTION_WEEKS, "function_weeks", "week"),
+        PRUNE_ROLLUP(STMT_PRUNE_FUNCTION_SCOPE_DAYS, "function_scope_days", "day"),
+        PRUNE_ROLLUP(STMT_PRUNE_FUNCTION_SCOPE_WEEKS, "function_scope_weeks", "week"),
 #undef PRUNE_ROLLUP
         /* retention of per-job summaries (store/db/sql/prune.c). SQLite gives
          * a new row the largest id + 1, so the newest job is never the
@@ -616,6 +648,13 @@ static const char *const stmt_sql[_STMT_MAX] = {
         [STMT_OBJECT_DAYS] =
                 "SELECT object_id, samples, cpu_seconds FROM object_days WHERE day >= ? AND day < ?",
         [STMT_OBJECT_IDS_OF_KIND] = "SELECT id FROM objects WHERE kind = ?",
+        [STMT_FUNCTION_DAYS] = SQL_FUNCTION_SUMS("function_days", "day"),
+        [STMT_FUNCTION_WEEKS] = SQL_FUNCTION_SUMS("function_weeks", "week"),
+        [STMT_FUNCTION_SCOPE_DAYS] = SQL_FUNCTION_SCOPE_SUMS("function_scope_days", "day"),
+        [STMT_FUNCTION_SCOPE_WEEKS] = SQL_FUNCTION_SCOPE_SUMS("function_scope_weeks", "week"),
+        [STMT_MIX_KEYS_ALL] = "SELECT id, app, user_name, account FROM mix_keys",
+        [STMT_FUNCTION_IDS_OF_PATH] =
+                "SELECT f.id FROM objects o JOIN functions f ON f.object_id = o.id WHERE o.path = ?",
         /* packages installed on a node now, and on how many */
         [STMT_PACKAGES_INSTALLED] =
                 "SELECT p.id, p.manager, p.name, p.version, p.arch, p.prefix, p.size, count(*) "
@@ -721,6 +760,10 @@ bool stmt_changes_shared(Stmt id) {
         case STMT_APP_DIM_ROW_UPSERT:
         case STMT_APP_DIM_TAKE:
         case STMT_APP_DIM_PRUNE:
+        case STMT_FUNCTION_DAY_UPSERT:
+        case STMT_FUNCTION_WEEK_UPSERT:
+        case STMT_FUNCTION_SCOPE_DAY_UPSERT:
+        case STMT_FUNCTION_SCOPE_WEEK_UPSERT:
         /* retention's, which runs alone: there the site lock is not taken */
         case STMT_PRUNE_OBJECT_HOURS:
         case STMT_PRUNE_OBJECT_DAYS:
@@ -728,6 +771,10 @@ bool stmt_changes_shared(Stmt id) {
         case STMT_PRUNE_OBJECT_PERIODS:
         case STMT_PRUNE_APP_DAYS:
         case STMT_PRUNE_APP_DIM_DAYS:
+        case STMT_PRUNE_FUNCTION_DAYS:
+        case STMT_PRUNE_FUNCTION_WEEKS:
+        case STMT_PRUNE_FUNCTION_SCOPE_DAYS:
+        case STMT_PRUNE_FUNCTION_SCOPE_WEEKS:
                 return true;
         default:
                 return false;

@@ -75,6 +75,12 @@ typedef enum Stmt {
         STMT_FUNCTION_INSERT,
         STMT_JOB_FUNCTION_UPSERT,
         STMT_JOB_PHASE_FUNCTION_UPSERT,
+        /* the site's functions by day and week (schema/0024) */
+        STMT_JOB_FUNCTIONS_KNOWN,
+        STMT_FUNCTION_DAY_UPSERT,
+        STMT_FUNCTION_WEEK_UPSERT,
+        STMT_FUNCTION_SCOPE_DAY_UPSERT,
+        STMT_FUNCTION_SCOPE_WEEK_UPSERT,
         /* retention (schema/0014) */
         STMT_PRUNE_MARK_GET,
         STMT_PRUNE_MARK_SET,
@@ -105,6 +111,14 @@ typedef enum Stmt {
         STMT_PRUNE_APP_DAYS,
         STMT_PRUNE_APP_DIM_DAYS_NEXT,
         STMT_PRUNE_APP_DIM_DAYS,
+        STMT_PRUNE_FUNCTION_DAYS_NEXT,
+        STMT_PRUNE_FUNCTION_DAYS,
+        STMT_PRUNE_FUNCTION_WEEKS_NEXT,
+        STMT_PRUNE_FUNCTION_WEEKS,
+        STMT_PRUNE_FUNCTION_SCOPE_DAYS_NEXT,
+        STMT_PRUNE_FUNCTION_SCOPE_DAYS,
+        STMT_PRUNE_FUNCTION_SCOPE_WEEKS_NEXT,
+        STMT_PRUNE_FUNCTION_SCOPE_WEEKS,
         /* retention of per-job summaries: the oldest job before the
          * horizon and its jobs row; the job whose other rows are still
          * being deleted (the retention table); then those rows, a slice of
@@ -154,6 +168,13 @@ typedef enum Stmt {
         STMT_OBJECT_WEEKS,
         STMT_OBJECT_PERIODS,
         STMT_OBJECT_IDS_OF_KIND,
+        /* the site's functions (function-rank.c) */
+        STMT_FUNCTION_DAYS,
+        STMT_FUNCTION_WEEKS,
+        STMT_FUNCTION_SCOPE_DAYS,
+        STMT_FUNCTION_SCOPE_WEEKS,
+        STMT_MIX_KEYS_ALL,
+        STMT_FUNCTION_IDS_OF_PATH,
         STMT_PACKAGES_INSTALLED,
         STMT_PACKAGE_OBJECTS,
         STMT_OBJECT_NAME,
