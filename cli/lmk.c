@@ -19,6 +19,7 @@ static const struct {
         { "unused", do_unused },
         { "scaling", do_scaling },
         { "apps", do_apps },
+        { "kernels", do_kernels },
         { "login", do_web },
 };
 

@@ -95,7 +95,7 @@ static int add_sums(json_object *e, int64_t samples, int64_t total, double cpu_s
 
 static int add_function(json_object *a, const SiteFunction *x, const char *family, const char *library,
                         int64_t total) {
-        json_object *e = json_object_new_object();
+        json_object *e = json_object_new_object(), *top;
         char text[4200];
         int r;
 
@@ -115,6 +115,17 @@ static int add_function(json_object *a, const SiteFunction *x, const char *famil
             (r = json_add(e, "users", json_object_new_int64(x->users))) < 0 ||
             (r = json_add(e, "apps", json_object_new_int64(x->apps))) < 0)
                 return r;
+        top = json_object_new_array();
+        if ((r = json_add(e, "top_apps", top)) < 0)
+                return r;
+        for (size_t j = 0; j < FUNCTION_TOP_APPS && x->top_apps[j].samples > 0; j++) {
+                json_object *t = json_object_new_object();
+
+                if ((r = json_append(top, t)) < 0 ||
+                    (r = json_add(t, "app", json_string_or_null(*x->top_apps[j].name ? x->top_apps[j].name : NULL))) < 0 ||
+                    (r = json_add(t, "samples", json_object_new_int64(x->top_apps[j].samples))) < 0)
+                        return r;
+        }
         return 0;
 }
 

@@ -233,6 +233,8 @@ void site_function_list_free(SiteFunctionList *l) {
                 free(l->items[i].kind);
                 free(l->items[i].build_id);
                 free(l->items[i].name);
+                for (size_t j = 0; j < FUNCTION_TOP_APPS; j++)
+                        free(l->items[i].top_apps[j].name);
         }
         for (size_t i = 0; i < l->n_users; i++)
                 free(l->users[i].name);

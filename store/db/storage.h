@@ -346,6 +346,17 @@ typedef struct FunctionFilter {
         const JobViewer *viewer;
 } FunctionFilter;
 
+/* Time of the listed functions by user or by application. */
+typedef struct FunctionUse {
+        char *name;             /* "" when unknown */
+        int64_t samples;
+        double cpu_seconds;
+        size_t index;           /* storage's own, while it sums */
+} FunctionUse;
+
+/* The applications of a function shown beside it, the most samples first. */
+#define FUNCTION_TOP_APPS 3
+
 /* A function's sums over the range; builds of one path are one function
  * where the function is named (its unnamed pages stay per build). */
 typedef struct SiteFunction {
@@ -359,14 +370,8 @@ typedef struct SiteFunction {
         double cycles, instructions; /* NAN: no node counted them */
         int64_t jobs;           /* that first ran it in the range */
         int64_t users, apps;    /* distinct, in the range */
+        FunctionUse top_apps[FUNCTION_TOP_APPS]; /* samples 0: none; no cpu_seconds */
 } SiteFunction;
-
-/* Time of the listed functions by user or by application. */
-typedef struct FunctionUse {
-        char *name;             /* "" when unknown */
-        int64_t samples;
-        double cpu_seconds;
-} FunctionUse;
 
 typedef struct SiteFunctionList {
         SiteFunction *items;    /* the most samples first */

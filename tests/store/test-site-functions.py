@@ -12,11 +12,13 @@ OpenBLAS's dgemm), 7002 lmkbob's (account phys, /home/lmkbob/zipper with
 zlib and OpenBLAS's dgemm); 7003 runs a day after the others."""
 import csv
 import io
+import json
 import os
+import subprocess
 
-from lmktest import check, log
+from lmktest import build_path, check, fail, log
 from people import credential, with_people
-from storetest import START, Store, check_eq, function, make_batch, row
+from storetest import ADMIN_TOKEN, START, Store, check_eq, function, make_batch, row
 
 HZ = 10
 SOLVER, ZIPPER = "/apps/chem/solver", "/home/lmkbob/zipper"
@@ -113,6 +115,8 @@ def check_admin(s):
         check_eq(e["core_hours"], round(samples / HZ / 3600, 6), f"{k[1]}: core-hours")
         check(e["share_ci95"][0] <= e["share"] <= e["share_ci95"][1], f"{k[1]}: share within its interval")
     dg = got[(BLAS, "dgemm_kernel_HASWELL")]
+    check_eq(dg["top_apps"], [{"app": "solver", "samples": 850}, {"app": "zipper", "samples": 200}],
+             "dgemm's applications")
     check_eq((dg["library"], dg["ipc"]), ("openblas", round((27 + 20) / 19, 3)), "dgemm: library and IPC")
     check_eq(got[(ZLIB, "deflate_slow")]["ipc"], None, "no counters, no IPC")
 
@@ -180,6 +184,41 @@ def check_people(s, sock):
     check(not any(k in ranking(o) for k in BOB - {(BLAS, "dgemm_kernel_HASWELL")}), "carol: not phys's")
 
 
+def lmk(s, token, *args, expect=0):
+    p = subprocess.run([build_path("cli", "lmk"), "--store", s.url(), "--token-file", token, *args],
+                       capture_output=True, timeout=60)
+    out = p.stdout.decode()
+    if p.returncode != expect:
+        fail(f"lmk {' '.join(args)}: exit {p.returncode}, want {expect}\n{out}\n{p.stderr.decode()}")
+    return out
+
+
+def check_cli(s, d):
+    token = os.path.join(d, "admin-token")
+    with open(token, "w") as f:
+        f.write(ADMIN_TOKEN + "\n")
+    os.chmod(token, 0o600)
+    since = str(SINCE)
+    out = lmk(s, token, "top", "--functions", "--since", since)
+    log(out)
+    lines = [l for l in out.splitlines() if l.rstrip().endswith(")")]
+    check("dgemm_kernel_HASWELL" in lines[2] and "blas-level3" in lines[2], f"lmk top --functions: dgemm first: {lines}")
+    check(HOSTILE[:50] in out, "the hostile name printed as sent (cut to its column)")
+    o = json.loads(lmk(s, token, "--json", "top", "--functions", "--since", since))
+    check_eq(o, s.get_ok(f"/api/v1/functions?since={since}&limit=20"), "--json is the API's answer")
+    text = lmk(s, token, "--csv", "top", "--functions", "--since", since)
+    check_eq(text.splitlines()[0].split(",")[:2], ["family", "function"], "--csv header")
+    out = lmk(s, token, "top", "--functions", "--by-family", "--since", since)
+    check("blas-level3" in out and "compression" in out, f"--by-family: {out}")
+    lmk(s, token, "top", "--functions", "--kind", "lib", expect=1)
+    # dgemm and solve_kernel: 1,050 + 500 of the jobs' 2,200 samples
+    out = lmk(s, token, "kernels", "--since", since, "--share", "70")
+    log(out)
+    check("2 functions cover 70.5%" in out, f"lmk kernels --share 70: {out}")
+    check("[solver 81%, zipper 19%]" in out, f"dgemm's applications: {out}")
+    lmk(s, token, "kernels", "--share", "0", expect=1)
+
+
 def run(d, sock):
     leads = os.path.join(d, "leads.conf")
     with open(leads, "w") as f:
@@ -195,6 +234,7 @@ def run(d, sock):
                  "function_days: each job once per function")
         check_admin(s)
         check_people(s, sock)
+        check_cli(s, d)
         check_eq(s.stop(), 0, "exit code")
     log("PASS")
 

@@ -22,6 +22,7 @@ typedef struct Pair {
         int64_t id;
         size_t other;
         bool app;
+        int64_t samples;
 } Pair;
 
 /* A function's sums while they are added up, by function id. */
@@ -138,16 +139,21 @@ static uint64_t pair_key(int64_t id, size_t other, bool app) {
         return ((uint64_t) id << 32) ^ ((uint64_t) other << 1) ^ app;
 }
 
-static int pair_add(RankCtx *x, int64_t id, size_t other, bool app) {
+static int pair_add(RankCtx *x, int64_t id, size_t other, bool app, int64_t samples) {
         uint64_t k = pair_key(id, other, app);
+        uintptr_t at = (uintptr_t) hashmap_get(x->pairs, INT_TO_KEY(k));
         int r;
 
-        if (hashmap_get(x->pairs, INT_TO_KEY(k)))
-                return 0;
-        if ((r = hashmap_put(x->pairs, INT_TO_KEY(k), (void *) 1)) < 0 ||
-            (r = grow((void **) &x->pair_v, x->n_pairs, &x->pairs_alloc, sizeof(Pair))) < 0)
-                return r;
-        x->pair_v[x->n_pairs++] = (Pair) { id, other, app };
+        if (at == 0) {
+                if ((r = grow((void **) &x->pair_v, x->n_pairs, &x->pairs_alloc, sizeof(Pair))) < 0 ||
+                    (r = hashmap_put(x->pairs, INT_TO_KEY(k), (void *) (uintptr_t) (x->n_pairs + 1))) < 0)
+                        return r;
+                x->pair_v[x->n_pairs] = (Pair) { id, other, app, 0 };
+                at = ++x->n_pairs;
+        }
+        x->pair_v[at - 1].samples = __builtin_add_overflow(x->pair_v[at - 1].samples, samples,
+                                                           &x->pair_v[at - 1].samples) ? INT64_MAX
+                                                                                       : x->pair_v[at - 1].samples;
         return 0;
 }
 
@@ -186,7 +192,8 @@ static int add_function_rows(RankCtx *x, Stmt which, int64_t since, int64_t unti
                 y->jobs += db_column_int(st, 7);
                 use_add(&x->l->users[k->user], samples, cpu);
                 use_add(&x->l->apps[k->app], samples, cpu);
-                if ((r = pair_add(x, id, k->user, false)) < 0 || (r = pair_add(x, id, k->app, true)) < 0)
+                if ((r = pair_add(x, id, k->user, false, samples)) < 0 ||
+                    (r = pair_add(x, id, k->app, true, samples)) < 0)
                         break;
         }
         db_reset(st);
@@ -343,6 +350,34 @@ static int use_by_samples(const void *p, const void *q) {
         return strcmp(a->name, b->name);
 }
 
+/* Adds samples of app (an index into the list's apps) to f's top
+ * applications: the same app's samples from other builds add up; a new
+ * one takes the place of the smallest when it is larger. */
+static void top_app_add(SiteFunction *f, size_t app, int64_t samples) {
+        FunctionUse *t = f->top_apps;
+        size_t at = FUNCTION_TOP_APPS;
+
+        for (size_t j = 0; j < FUNCTION_TOP_APPS; j++)
+                if (t[j].samples > 0 && t[j].index == app) {
+                        t[j].samples += samples;
+                        at = j;
+                        break;
+                }
+        if (at == FUNCTION_TOP_APPS) {
+                at = FUNCTION_TOP_APPS - 1;
+                if (t[at].samples >= samples)
+                        return;
+                t[at] = (FunctionUse) { .samples = samples, .index = app };
+        }
+        /* keep them by samples, the most first */
+        for (; at > 0 && t[at].samples > t[at - 1].samples; at--) {
+                FunctionUse u = t[at];
+
+                t[at] = t[at - 1];
+                t[at - 1] = u;
+        }
+}
+
 /* Counts each merged function's distinct users and applications: the
  * pairs of its functions' ids, by group. */
 static int count_distinct(RankCtx *x) {
@@ -357,20 +392,33 @@ static int count_distinct(RankCtx *x) {
         for (size_t i = 0; i < x->n_pairs; i++) {
                 const Pair *p = &x->pair_v[i];
                 uintptr_t g = (uintptr_t) hashmap_get(group_of, INT_TO_KEY(p->id));
+                SiteFunction *f;
                 uint64_t k;
 
                 if (g == 0)
                         continue;
+                f = &x->l->items[g - 1];
+                if (p->app)
+                        top_app_add(f, p->other, p->samples);
                 k = pair_key((int64_t) g - 1, p->other, p->app);
                 if (hashmap_get(seen, INT_TO_KEY(k)))
                         continue;
                 if ((r = hashmap_put(seen, INT_TO_KEY(k), (void *) 1)) < 0)
                         return r;
                 if (p->app)
-                        x->l->items[g - 1].apps++;
+                        f->apps++;
                 else
-                        x->l->items[g - 1].users++;
+                        f->users++;
         }
+        /* the apps' names, once the sums are whole */
+        for (size_t i = 0; i < x->l->n; i++)
+                for (size_t j = 0; j < FUNCTION_TOP_APPS && x->l->items[i].top_apps[j].samples > 0; j++) {
+                        FunctionUse *u = &x->l->items[i].top_apps[j];
+
+                        u->name = strdup(x->l->apps[u->index].name);
+                        if (!u->name)
+                                return -ENOMEM;
+                }
         return 0;
 }
 
