@@ -45,6 +45,9 @@ const Route store_routes[] = {
         { "/site/software", false, "GET", web_site_software, &site_view, .error_page = web_error_page },
         { "/site/scaling", false, "GET", web_site_scaling, &site_view, .error_page = web_error_page },
         { "/site/apps", false, "GET", web_site_apps, &site_view, .error_page = web_error_page },
+        /* over the jobs the reader may see, as their API */
+        { "/site/kernels", false, "GET", web_site_kernels, &query, .error_page = web_error_page },
+        { "/site/library", false, "GET", web_site_library, &query, .error_page = web_error_page },
 };
 
 const size_t store_n_routes = ELEMENTSOF(store_routes);

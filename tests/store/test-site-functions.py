@@ -16,6 +16,7 @@ import json
 import os
 import subprocess
 
+from browser import Browser, browser_available
 from lmktest import build_path, check, fail, log
 from people import credential, with_people
 from storetest import ADMIN_TOKEN, START, Store, check_eq, function, make_batch, row
@@ -29,15 +30,16 @@ HOSTILE = "std::map<int, std::vector<T&>>::operator<(a&b) </script><script>alert
 DAY = 86400
 
 
-def frow(job, obj, kind, samples, user, cycles=None, instructions=None):
-    r = row(job, obj, kind, samples, user=user, comm="solver" if user == "lmkalice" else "zipper", cycles=cycles,
+def frow(job, obj, kind, samples, user, cycles=None, instructions=None, phase=""):
+    r = row(job, obj, kind, samples, user=user, phase=phase, comm="solver" if user == "lmkalice" else "zipper", cycles=cycles,
             instructions=instructions)
     r["build_id"] = BUILD.get(obj)
     return r
 
 
-def fn(job, obj, samples, name, cycles=None, instructions=None):
-    return function(job, obj, samples, name=name, build_id=BUILD[obj], cycles=cycles, instructions=instructions)
+def fn(job, obj, samples, name, cycles=None, instructions=None, phase=""):
+    return function(job, obj, samples, name=name, build_id=BUILD[obj], cycles=cycles, instructions=instructions,
+                    phase=phase)
 
 
 def job(jid, user, account, start):
@@ -68,8 +70,10 @@ BATCHES = [
                functions=[fn("7001", BLAS, 100, "dgemm_kernel_HASWELL")]),
     make_batch(node="cn2", seq=1, start=T3, frequency=HZ,
                jobs=[job("7003", "lmkalice", "chem", T3)],
-               rows=[frow("7003", SOLVER, "exe", 200, "lmkalice"), frow("7003", BLAS, "lib", 300, "lmkalice")],
-               functions=[fn("7003", SOLVER, 200, "solve_kernel"), fn("7003", BLAS, 300, "dgemm_kernel_HASWELL")]),
+               rows=[frow("7003", SOLVER, "exe", 200, "lmkalice", phase="solve"),
+                     frow("7003", BLAS, "lib", 300, "lmkalice", phase="solve")],
+               functions=[fn("7003", SOLVER, 200, "solve_kernel", phase="solve"),
+                          fn("7003", BLAS, 300, "dgemm_kernel_HASWELL", phase="solve")]),
 ]
 # every kind counts to the jobs' time
 TOTAL = 400 + 500 + 100 + 100 + 300 + 200 + 100 + 200 + 300
@@ -219,6 +223,64 @@ def check_cli(s, d):
     lmk(s, token, "kernels", "--share", "0", expect=1)
 
 
+def cells(page, selector):
+    return page.evaluate(f"""Array.from(document.querySelectorAll('{selector} tbody tr'), tr =>
+        Array.from(tr.querySelectorAll('td'), td => td.innerText.trim()))""")
+
+
+def check_pages(s):
+    """The kernels page, a library's page and a job's functions per phase
+    in a real Chromium, as an admin: the API's numbers, the hostile name
+    as text, no script, no dialog, no console error."""
+    ok, why = browser_available()
+    if not ok:
+        log(f"no browser check of the pages: {why}")
+        return
+    shots = build_path("web-screenshots")
+    os.makedirs(shots, exist_ok=True)
+    st, _, body = s.request("POST", "/api/v1/sessions", body={"next": f"site/kernels?since={SINCE}"},
+                            token=ADMIN_TOKEN)
+    check_eq(st, 200, f"POST /api/v1/sessions: {body}")
+    api = s.get_ok(f"/api/v1/functions?since={SINCE}&limit=50")
+    with Browser(screenshot_dir=shots) as b:
+        page = b.open(s.url("/") + body["login"])
+        page.assert_clean()
+        check_eq(page.dialogs, [], "dialogs")
+        rows = cells(page, "table.functions")
+        check_eq([(r[1], r[2], r[3].split()[0]) for r in rows],
+                 [(e["function"], e["object"], "%.1f%%" % (100 * e["share"])) for e in api["functions"]],
+                 "the kernels page: names, objects and shares as the API's")
+        check(any(r[1] == HOSTILE for r in rows), "the hostile name shown literally")
+        check_eq(page.evaluate("document.querySelectorAll('script').length"), 0, "no script on the page")
+        fams = cells(page, "table.families")
+        check_eq(fams[0][:2], ["blas-level3", "2"], "the families, BLAS level-3 first")
+        page.screenshot("site-kernels")
+        page = b.open(s.url(f"/site/kernels?since={SINCE}&family=compression&app=zipper"))
+        page.assert_clean()
+        check_eq([r[1] for r in cells(page, "table.functions")], ["deflate_slow", "longest_match"],
+                 "family and application filters")
+        page = b.open(s.url(f"/site/library?object={BLAS}&since={SINCE}"))
+        page.assert_clean()
+        check_eq([r[1] for r in cells(page, "table.functions")], ["dgemm_kernel_HASWELL", "dgemm_itcopy_HASWELL"],
+                 "the library page's functions")
+        check_eq([r[0] for r in cells(page, "#users + table")], ["lmkalice", "lmkbob"], "the library's users")
+        check_eq([r[0] for r in cells(page, "#apps + table")], ["solver", "zipper"], "the library's applications")
+        page.screenshot("site-library")
+        page = b.open(s.url("/jobs/7003"))
+        page.assert_clean()
+        heads = page.evaluate("Array.from(document.querySelectorAll('#phase-functions ~ h3'), "
+                              "h => h.firstChild.textContent.trim())")
+        check_eq(heads, ["solve"], "the job's phases with functions")
+        rows = cells(page, "#phase-functions ~ table.functions")
+        check_eq([(r[0], r[1], r[2].split()[0]) for r in rows],
+                 [("dgemm_kernel_HASWELL", "libopenblas.so.0", "60.0%"), ("solve_kernel", "solver", "40.0%")],
+                 "the phase's functions and their shares of the phase")
+        page.screenshot("job-phase-functions")
+        page = b.open(s.url("/jobs/7001"))
+        page.assert_clean()
+        check_eq(page.dialogs, [], "dialogs on the job page with the hostile name")
+
+
 def run(d, sock):
     leads = os.path.join(d, "leads.conf")
     with open(leads, "w") as f:
@@ -235,6 +297,7 @@ def run(d, sock):
         check_admin(s)
         check_people(s, sock)
         check_cli(s, d)
+        check_pages(s)
         check_eq(s.stop(), 0, "exit code")
     log("PASS")
 
