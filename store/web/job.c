@@ -191,7 +191,7 @@ static void phase_functions_section(Html *h, json_object *job) {
                         html_raw(h, "<span class=\"muted\">(outside markers)</span>");
                 html_raw(h, " <small>");
                 web_share(h, p);
-                html_raw(h, " of the job</small></h3><table class=\"functions\"><thead><tr><th>Function</th>"
+                html_raw(h, " of the job</small></h3><table class=\"phase-functions\"><thead><tr><th>Function</th>"
                             "<th>Object</th><th class=\"num\">Share of the phase (95%)</th><th></th>"
                             "<th class=\"num\">CPU time</th><th class=\"num\">Samples</th><th class=\"num\">IPC</th>"
                             "</tr></thead><tbody>");

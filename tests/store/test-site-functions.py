@@ -271,7 +271,7 @@ def check_pages(s):
         heads = page.evaluate("Array.from(document.querySelectorAll('#phase-functions ~ h3'), "
                               "h => h.firstChild.textContent.trim())")
         check_eq(heads, ["solve"], "the job's phases with functions")
-        rows = cells(page, "#phase-functions ~ table.functions")
+        rows = cells(page, "#phase-functions ~ table.phase-functions")
         check_eq([(r[0], r[1], r[2].split()[0]) for r in rows],
                  [("dgemm_kernel_HASWELL", "libopenblas.so.0", "60.0%"), ("solve_kernel", "solver", "40.0%")],
                  "the phase's functions and their shares of the phase")
