@@ -170,8 +170,11 @@ int do_kernels(Cli *cli, int argc, char **argv) {
                         for (size_t k = 0; k < json_object_array_length(top); k++) {
                                 json_object *t = json_object_array_get_idx(top, k);
 
-                                printf("%s%s %.0f%%", k ? ", " : "", jstr(t, "app") ?: "?",
-                                       100.0 * (double) jint(t, "samples") / (double) MAX(jint(x, "samples"), 1));
+                                printf("%s%s", k ? ", " : "", jstr(t, "app") ?: "?");
+                                /* a share only where the store knows the range's samples */
+                                if (jint(t, "samples") >= 0)
+                                        printf(" %.0f%%", 100.0 * (double) jint(t, "samples") /
+                                                                  (double) MAX(jint(x, "samples"), 1));
                         }
                         printf("%s]", jint(x, "apps") > (int64_t) json_object_array_length(top) ? ", ..." : "");
                 }

@@ -118,12 +118,12 @@ static int add_function(json_object *a, const SiteFunction *x, const char *famil
         top = json_object_new_array();
         if ((r = json_add(e, "top_apps", top)) < 0)
                 return r;
-        for (size_t j = 0; j < FUNCTION_TOP_APPS && x->top_apps[j].samples > 0; j++) {
+        for (size_t j = 0; j < FUNCTION_TOP_APPS && x->top_apps[j].name; j++) {
                 json_object *t = json_object_new_object();
 
                 if ((r = json_append(top, t)) < 0 ||
                     (r = json_add(t, "app", json_string_or_null(*x->top_apps[j].name ? x->top_apps[j].name : NULL))) < 0 ||
-                    (r = json_add(t, "samples", json_object_new_int64(x->top_apps[j].samples))) < 0)
+                    (r = json_add(t, "samples", json_int_or_null(x->top_apps[j].samples))) < 0)
                         return r;
         }
         return 0;
@@ -148,6 +148,18 @@ static int add_uses(json_object *o, const char *key, const char *name_key, const
         return r;
 }
 
+typedef struct WantFamily {
+        Server *s;
+        const char *family;
+} WantFamily;
+
+static bool want_family(const SiteFunction *x, void *userdata) {
+        const WantFamily *w = userdata;
+        const char *library, *fam = family_of(w->s, x, &library);
+
+        return fam && streq(fam, w->family);
+}
+
 static int group_from_string(const char *s) {
         return streq(s, "function") ? 0 : streq(s, "family") ? 1 : -EINVAL;
 }
@@ -164,8 +176,9 @@ static void answer(Server *s, Request *req, Reply *reply, const char *object) {
         const char *family = request_arg(req, "family");
         unsigned limit = DEFAULT_LIMIT;
         SiteFunctionList l = {};
+        WantFamily wf = { s, NULL };
         FamilySum *fams = NULL;
-        size_t n_fams = 0, shown = 0;
+        size_t n_fams = 0;
         json_object *a;
         int group = 0, r;
 
@@ -179,6 +192,14 @@ static void answer(Server *s, Request *req, Reply *reply, const char *object) {
                 reply_error(reply, MHD_HTTP_BAD_REQUEST, "since", "since must be before until");
                 return;
         }
+        if (family) {
+                wf.family = family;
+                f.want = want_family;
+                f.userdata = &wf;
+        }
+        /* per family: every function, not counted */
+        f.limit = group ? SIZE_MAX : limit;
+        f.no_counts = group;
         r = s->storage->ops->list_site_functions(s->storage, &f, &l);
         if (r == -ENOENT && f.node_type) {
                 reply_error(reply, MHD_HTTP_BAD_REQUEST, "node_type", "no such node type: %s", f.node_type);
@@ -210,11 +231,8 @@ static void answer(Server *s, Request *req, Reply *reply, const char *object) {
                 const char *library, *fam = family_of(s, x, &library);
                 size_t k;
 
-                if (family && !(fam && streq(fam, family)))
-                        continue;
                 if (group == 0) {
-                        if (shown++ < limit)
-                                r = add_function(a, x, fam, library, l.total_samples);
+                        r = add_function(a, x, fam, library, l.total_samples);
                         continue;
                 }
                 for (k = 0; k < n_fams; k++)
@@ -247,7 +265,7 @@ static void answer(Server *s, Request *req, Reply *reply, const char *object) {
                              fams[k].instructions);
         }
         if (r >= 0)
-                r = json_add(o, "truncated", json_object_new_boolean(group ? n_fams > limit : shown > limit));
+                r = json_add(o, "truncated", json_object_new_boolean(group ? n_fams > limit : l.more));
         if (r >= 0 && f.object && (r = add_uses(o, "users", "user", l.users, l.n_users, l.total_samples)) >= 0)
                 r = add_uses(o, "apps", "app", l.apps, l.n_apps, l.total_samples);
         free(fams);

@@ -338,12 +338,19 @@ typedef struct ObjectList {
 /* The site's functions over a range (schema/0024, GET /api/v1/functions):
  * from the sums by day and week, narrowed to the jobs of an application,
  * account, user, node type and/or object (each NULL: any), and to those
- * viewer may see (NULL: every job). */
+ * viewer may see (NULL or no user: every job). Of the functions want
+ * keeps (NULL: all), the most samples first, limit are listed; their
+ * users and applications are counted unless no_counts. */
+typedef struct SiteFunction SiteFunction;
 typedef struct FunctionFilter {
         int64_t since, until;
         const char *app, *account, *user, *node_type;
         const char *object;     /* the path of an executable or library */
         const JobViewer *viewer;
+        size_t limit;
+        bool no_counts;
+        bool (*want)(const SiteFunction *f, void *userdata);
+        void *userdata;
 } FunctionFilter;
 
 /* Time of the listed functions by user or by application. */
@@ -359,7 +366,7 @@ typedef struct FunctionUse {
 
 /* A function's sums over the range; builds of one path are one function
  * where the function is named (its unnamed pages stay per build). */
-typedef struct SiteFunction {
+struct SiteFunction {
         char *object, *kind;
         char *build_id;         /* an unnamed one's build, else NULL */
         char *name;             /* NULL: none (unnamed, or "(other functions)") */
@@ -370,13 +377,20 @@ typedef struct SiteFunction {
         double cycles, instructions; /* NAN: no node counted them */
         int64_t jobs;           /* that first ran it in the range */
         int64_t users, apps;    /* distinct, in the range */
-        FunctionUse top_apps[FUNCTION_TOP_APPS]; /* samples 0: none; no cpu_seconds */
-} SiteFunction;
+        /* name NULL: none; no cpu_seconds. Narrowed to some jobs
+         * (FunctionFilter): by their samples of it in the range; over
+         * every job: those that ran it in the range with the most samples
+         * of it over all time, samples STORAGE_NULL. */
+        FunctionUse top_apps[FUNCTION_TOP_APPS];
+};
 
 typedef struct SiteFunctionList {
-        SiteFunction *items;    /* the most samples first */
+        SiteFunction *items;    /* the most samples first, at most FunctionFilter.limit */
         size_t n;
-        FunctionUse *users, *apps; /* the most samples first */
+        bool more;              /* there were more */
+        /* of a ranking narrowed to some jobs, or to an object: the
+         * functions' time by user and application, the most samples first */
+        FunctionUse *users, *apps;
         size_t n_users, n_apps;
         int64_t total_samples;  /* all samples of the jobs in view, every kind */
         double total_cpu_seconds;

@@ -1,9 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The site's functions over a range (list_site_functions, schema/0024):
- * the day and week sums of the range added up here, per function, kept
- * where their application-mix key and node type are in view; then named,
- * merged over builds of one path, with the distinct users and
- * applications that ran each. */
+/* The site's functions over a range (list_site_functions, schema/0024).
+ *
+ * Over every job (an admin's ranking, not narrowed): the site's sums by
+ * day and week, then the users and applications of the functions listed
+ * from who ran each and when (function_users, function_apps): the work
+ * grows with the functions of the range and those listed, not with the
+ * jobs. Narrowed to an application, account, user, node type or object,
+ * or to what a person may see: the sums per application-mix key, read key
+ * by key for a few keys and through the bucket's index for many, kept
+ * where their key and node type are in view, with exact users and
+ * applications from the same rows. Then named, merged over builds of one
+ * path, ranked. */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -11,13 +18,20 @@
 
 #include "db/sql/sql-internal.h"
 
-/* A mix key in view: its user's and application's index in the list's
- * users and apps. */
+/* Up to this many keys in view are read key by key; more through the
+ * bucket's index, as one range. */
+#define KEYS_ONE_BY_ONE 2000
+#define NAME_CHUNK 256
+
+/* A mix key in view: its id, its user's and application's index in the
+ * list's users and apps. */
 typedef struct KeyInView {
+        int64_t id;
         size_t user, app;
 } KeyInView;
 
-/* A function run by a user (app false) or in an application. */
+/* A function run by a user (app false) or in an application, and its
+ * samples there (narrowed rankings). */
 typedef struct Pair {
         int64_t id;
         size_t other;
@@ -37,28 +51,53 @@ typedef struct FunctionSum {
 typedef struct RankCtx {
         Conn *c;
         const FunctionFilter *f;
+        SiteFunctionList *l;
+        bool narrowed;
         int64_t node_type;      /* 0: any */
-        Hashmap *keys;          /* mix key id → KeyInView + 1 (index into views) */
+        Hashmap *keys;          /* mix key id → index into views + 1 */
         KeyInView *views;
-        size_t n_views;
+        size_t n_views, n_keys;
         Hashmap *only;          /* function ids of f->object, or NULL */
-        Hashmap *index;         /* function id → FunctionSum index + 1 */
+        Hashmap *index;         /* function id → index into v + 1 */
         FunctionSum *v;
         size_t n, alloc;
-        Hashmap *pairs;         /* (function id, user or app) seen */
-        Pair *pair_v;           /* the same, in the order seen */
+        Hashmap *pairs;         /* pair_key() → index into pair_v + 1 */
+        Pair *pair_v;
         size_t n_pairs, pairs_alloc;
-        SiteFunctionList *l;
         size_t users_alloc, apps_alloc;
+        SiteFunction *groups;   /* merged, in the order of v */
+        size_t n_groups;
+        size_t *rank_of;        /* group → its place in l->items, SIZE_MAX: not listed */
 } RankCtx;
 
 static double add_nullable(double sum, double v) {
         return isnan(v) ? sum : isnan(sum) ? v : sum + v;
 }
 
-static int use_add(FunctionUse *u, int64_t samples, double cpu_seconds) {
-        u->samples = __builtin_add_overflow(u->samples, samples, &u->samples) ? INT64_MAX : u->samples;
-        u->cpu_seconds += cpu_seconds;
+static int64_t add_capped(int64_t a, int64_t b) {
+        int64_t t;
+
+        return __builtin_add_overflow(a, b, &t) ? INT64_MAX : t;
+}
+
+/* ids and indexes are far below 2^31: one 64-bit key of the three */
+static uint64_t pair_key(int64_t id, size_t other, bool app) {
+        return ((uint64_t) id << 32) ^ ((uint64_t) other << 1) ^ app;
+}
+
+static int pair_add(RankCtx *x, int64_t id, size_t other, bool app, int64_t samples) {
+        uint64_t k = pair_key(id, other, app);
+        uintptr_t at = (uintptr_t) hashmap_get(x->pairs, INT_TO_KEY(k));
+        int r;
+
+        if (at == 0) {
+                if ((r = grow((void **) &x->pair_v, x->n_pairs, &x->pairs_alloc, sizeof(Pair))) < 0 ||
+                    (r = hashmap_put(x->pairs, INT_TO_KEY(k), (void *) (uintptr_t) (x->n_pairs + 1))) < 0)
+                        return r;
+                x->pair_v[x->n_pairs] = (Pair) { id, other, app, 0 };
+                at = ++x->n_pairs;
+        }
+        x->pair_v[at - 1].samples = add_capped(x->pair_v[at - 1].samples, samples);
         return 0;
 }
 
@@ -92,7 +131,7 @@ static int read_keys(RankCtx *x) {
         const FunctionFilter *f = x->f;
         size_t alloc = 0;
         DbStmt *st;
-        int r, rc;
+        int r = 0, rc;
 
         if (!users || !apps)
                 return -ENOMEM;
@@ -102,8 +141,9 @@ static int read_keys(RankCtx *x) {
         while ((rc = db_step(st)) == 1) {
                 const char *app = db_column_text(st, 1) ?: "", *user = db_column_text(st, 2) ?: "",
                            *account = db_column_text(st, 3) ?: "";
-                KeyInView k;
+                KeyInView k = { .id = db_column_int(st, 0) };
 
+                x->n_keys++;
                 if ((f->app && !streq(f->app, app)) || (f->user && !streq(f->user, user)) ||
                     (f->account && !streq(f->account, account)) ||
                     !job_viewer_may_see(f->viewer, *user ? user : NULL, *account ? account : NULL))
@@ -113,7 +153,7 @@ static int read_keys(RankCtx *x) {
                     (r = grow((void **) &x->views, x->n_views, &alloc, sizeof(KeyInView))) < 0)
                         break;
                 x->views[x->n_views++] = k;
-                r = hashmap_put(x->keys, INT_TO_KEY(db_column_int(st, 0)), (void *) (uintptr_t) x->n_views);
+                r = hashmap_put(x->keys, INT_TO_KEY(k.id), (void *) (uintptr_t) x->n_views);
                 if (r < 0)
                         break;
         }
@@ -123,8 +163,46 @@ static int read_keys(RankCtx *x) {
         return rc == 0 ? 0 : step_errno(rc);
 }
 
-/* A job of no application-mix key yet (key 0) is the viewer's only for
- * an admin with no narrowing. */
+/* Adds a row's sums to its function's; k: its key (narrowed only). */
+static int sum_row(RankCtx *x, int64_t id, const KeyInView *k, int64_t samples, double cpu, double cycles,
+                   double instructions, int64_t jobs) {
+        FunctionSum *y;
+        void *p;
+        int r;
+
+        if (x->only && !hashmap_get(x->only, INT_TO_KEY(id)))
+                return 0;
+        p = hashmap_get(x->index, INT_TO_KEY(id));
+        if (p)
+                y = &x->v[(uintptr_t) p - 1];
+        else {
+                if ((r = grow((void **) &x->v, x->n, &x->alloc, sizeof(FunctionSum))) < 0 ||
+                    (r = hashmap_put(x->index, INT_TO_KEY(id), (void *) (uintptr_t) (x->n + 1))) < 0)
+                        return r;
+                y = &x->v[x->n++];
+                *y = (FunctionSum) { .id = id, .cycles = NAN, .instructions = NAN };
+        }
+        y->samples = add_capped(y->samples, samples);
+        y->cpu_seconds += cpu;
+        y->cycles = add_nullable(y->cycles, cycles);
+        y->instructions = add_nullable(y->instructions, instructions);
+        y->jobs = add_capped(y->jobs, jobs);
+        if (!k)
+                return 0;
+        x->l->users[k->user].samples = add_capped(x->l->users[k->user].samples, samples);
+        x->l->users[k->user].cpu_seconds += cpu;
+        x->l->apps[k->app].samples = add_capped(x->l->apps[k->app].samples, samples);
+        x->l->apps[k->app].cpu_seconds += cpu;
+        if ((r = pair_add(x, id, k->user, false, samples)) < 0)
+                return r;
+        return pair_add(x, id, k->app, true, samples);
+}
+
+static void total_add(RankCtx *x, int64_t samples, double cpu) {
+        x->l->total_samples = add_capped(x->l->total_samples, samples);
+        x->l->total_cpu_seconds += cpu;
+}
+
 static const KeyInView *key_in_view(RankCtx *x, int64_t key, int64_t node_type) {
         void *p;
 
@@ -134,66 +212,62 @@ static const KeyInView *key_in_view(RankCtx *x, int64_t key, int64_t node_type) 
         return p ? &x->views[(uintptr_t) p - 1] : NULL;
 }
 
-/* ids and indexes are far below 2^31: one 64-bit key of the three */
-static uint64_t pair_key(int64_t id, size_t other, bool app) {
-        return ((uint64_t) id << 32) ^ ((uint64_t) other << 1) ^ app;
-}
+/* What one statement of a grain reads. */
+typedef enum RowsOf {
+        ROWS_SITE,              /* function_days: function, sums */
+        ROWS_TOTAL,             /* function_total_days: samples, cpu */
+        ROWS_KEY,               /* function_key_days of one key: function, node type, sums */
+        ROWS_KEY_ALL,           /* the same of every key, the key last */
+        ROWS_SCOPE,             /* function_scope_days of one key: node type, samples, cpu */
+        ROWS_SCOPE_ALL,         /* the same of every key, the key last */
+} RowsOf;
 
-static int pair_add(RankCtx *x, int64_t id, size_t other, bool app, int64_t samples) {
-        uint64_t k = pair_key(id, other, app);
-        uintptr_t at = (uintptr_t) hashmap_get(x->pairs, INT_TO_KEY(k));
-        int r;
-
-        if (at == 0) {
-                if ((r = grow((void **) &x->pair_v, x->n_pairs, &x->pairs_alloc, sizeof(Pair))) < 0 ||
-                    (r = hashmap_put(x->pairs, INT_TO_KEY(k), (void *) (uintptr_t) (x->n_pairs + 1))) < 0)
-                        return r;
-                x->pair_v[x->n_pairs] = (Pair) { id, other, app, 0 };
-                at = ++x->n_pairs;
-        }
-        x->pair_v[at - 1].samples = __builtin_add_overflow(x->pair_v[at - 1].samples, samples,
-                                                           &x->pair_v[at - 1].samples) ? INT64_MAX
-                                                                                       : x->pair_v[at - 1].samples;
-        return 0;
-}
-
-static int add_function_rows(RankCtx *x, Stmt which, int64_t since, int64_t until) {
+static int read_rows(RankCtx *x, RowsOf what, bool weeks, const KeyInView *key, int64_t since, int64_t until) {
+        static const Stmt stmts[][2] = {
+                [ROWS_SITE] = { STMT_FUNCTION_DAYS, STMT_FUNCTION_WEEKS },
+                [ROWS_TOTAL] = { STMT_FUNCTION_TOTAL_DAYS, STMT_FUNCTION_TOTAL_WEEKS },
+                [ROWS_KEY] = { STMT_FUNCTION_KEY_DAYS, STMT_FUNCTION_KEY_WEEKS },
+                [ROWS_KEY_ALL] = { STMT_FUNCTION_KEY_DAYS_ALL, STMT_FUNCTION_KEY_WEEKS_ALL },
+                [ROWS_SCOPE] = { STMT_FUNCTION_SCOPE_DAYS, STMT_FUNCTION_SCOPE_WEEKS },
+                [ROWS_SCOPE_ALL] = { STMT_FUNCTION_SCOPE_DAYS_ALL, STMT_FUNCTION_SCOPE_WEEKS_ALL },
+        };
+        bool one_key = what == ROWS_KEY || what == ROWS_SCOPE;
         DbStmt *st;
-        int r = 0, rc;
+        int r, rc, k = 1;
 
         if (since >= until)
                 return 0;
-        r = conn_stmt(x->c, which, &st);
-        if (r < 0 || (r = db_bind_int(st, 1, since)) < 0 || (r = db_bind_int(st, 2, until)) < 0)
+        r = conn_stmt(x->c, stmts[what][weeks], &st);
+        if (r < 0 || (one_key && (r = db_bind_int(st, k++, key->id)) < 0) ||
+            (r = db_bind_int(st, k, since)) < 0 || (r = db_bind_int(st, k + 1, until)) < 0)
                 return r;
         while ((rc = db_step(st)) == 1) {
-                int64_t id = db_column_int(st, 0), samples = db_column_int(st, 3);
-                const KeyInView *k = key_in_view(x, db_column_int(st, 1), db_column_int(st, 2));
-                double cpu = db_column_double(st, 4);
-                FunctionSum *y;
-                void *p;
+                const KeyInView *in = key;
 
-                if (!k || (x->only && !hashmap_get(x->only, INT_TO_KEY(id))))
-                        continue;
-                p = hashmap_get(x->index, INT_TO_KEY(id));
-                if (p)
-                        y = &x->v[(uintptr_t) p - 1];
-                else {
-                        if ((r = grow((void **) &x->v, x->n, &x->alloc, sizeof(FunctionSum))) < 0 ||
-                            (r = hashmap_put(x->index, INT_TO_KEY(id), (void *) (uintptr_t) (x->n + 1))) < 0)
-                                break;
-                        y = &x->v[x->n++];
-                        *y = (FunctionSum) { .id = id, .cycles = NAN, .instructions = NAN };
+                switch (what) {
+                case ROWS_SITE:
+                        r = sum_row(x, db_column_int(st, 0), NULL, db_column_int(st, 1), db_column_double(st, 2),
+                                    column_nullable_double(st, 3), column_nullable_double(st, 4),
+                                    db_column_int(st, 5));
+                        break;
+                case ROWS_TOTAL:
+                        total_add(x, db_column_int(st, 0), db_column_double(st, 1));
+                        break;
+                case ROWS_KEY_ALL:
+                case ROWS_KEY:
+                        in = key_in_view(x, what == ROWS_KEY ? key->id : db_column_int(st, 7), db_column_int(st, 1));
+                        if (in)
+                                r = sum_row(x, db_column_int(st, 0), in, db_column_int(st, 2),
+                                            db_column_double(st, 3), column_nullable_double(st, 4),
+                                            column_nullable_double(st, 5), db_column_int(st, 6));
+                        break;
+                case ROWS_SCOPE_ALL:
+                case ROWS_SCOPE:
+                        if (key_in_view(x, what == ROWS_SCOPE ? key->id : db_column_int(st, 3), db_column_int(st, 0)))
+                                total_add(x, db_column_int(st, 1), db_column_double(st, 2));
+                        break;
                 }
-                y->samples = __builtin_add_overflow(y->samples, samples, &y->samples) ? INT64_MAX : y->samples;
-                y->cpu_seconds += cpu;
-                y->cycles = add_nullable(y->cycles, column_nullable_double(st, 5));
-                y->instructions = add_nullable(y->instructions, column_nullable_double(st, 6));
-                y->jobs += db_column_int(st, 7);
-                use_add(&x->l->users[k->user], samples, cpu);
-                use_add(&x->l->apps[k->app], samples, cpu);
-                if ((r = pair_add(x, id, k->user, false, samples)) < 0 ||
-                    (r = pair_add(x, id, k->app, true, samples)) < 0)
+                if (r < 0)
                         break;
         }
         db_reset(st);
@@ -202,42 +276,38 @@ static int add_function_rows(RankCtx *x, Stmt which, int64_t since, int64_t unti
         return rc == 0 ? 0 : step_errno(rc);
 }
 
-static int add_scope_rows(RankCtx *x, Stmt which, int64_t since, int64_t until) {
-        DbStmt *st;
-        int r, rc;
-
-        if (since >= until)
-                return 0;
-        r = conn_stmt(x->c, which, &st);
-        if (r < 0 || (r = db_bind_int(st, 1, since)) < 0 || (r = db_bind_int(st, 2, until)) < 0)
-                return r;
-        while ((rc = db_step(st)) == 1) {
-                int64_t samples = db_column_int(st, 2);
-
-                if (!key_in_view(x, db_column_int(st, 0), db_column_int(st, 1)))
-                        continue;
-                x->l->total_samples = __builtin_add_overflow(x->l->total_samples, samples, &x->l->total_samples)
-                                              ? INT64_MAX : x->l->total_samples;
-                x->l->total_cpu_seconds += db_column_double(st, 3);
-        }
-        db_reset(st);
-        return rc == 0 ? 0 : step_errno(rc);
-}
-
-/* [since, until) in whole weeks where there are, days at the edges. */
-static int add_range(RankCtx *x, bool scope) {
-        Stmt days = scope ? STMT_FUNCTION_SCOPE_DAYS : STMT_FUNCTION_DAYS;
-        Stmt weeks = scope ? STMT_FUNCTION_SCOPE_WEEKS : STMT_FUNCTION_WEEKS;
-        int (*add)(RankCtx *, Stmt, int64_t, int64_t) = scope ? add_scope_rows : add_function_rows;
+/* [since, until) in whole weeks where there are, days at its edges. */
+static int read_range(RankCtx *x, RowsOf what, const KeyInView *key) {
         int64_t lo = x->l->since, hi = x->l->until;
         int64_t a = lo + (WEEK_SECONDS - lo % WEEK_SECONDS) % WEEK_SECONDS, b = hi - hi % WEEK_SECONDS;
         int r;
 
         if (b <= a)
-                return add(x, days, lo, hi);
-        if ((r = add(x, days, lo, a)) < 0 || (r = add(x, days, b, hi)) < 0)
+                return read_rows(x, what, false, key, lo, hi);
+        if ((r = read_rows(x, what, false, key, lo, a)) < 0 || (r = read_rows(x, what, false, key, b, hi)) < 0)
                 return r;
-        return add(x, weeks, a, b);
+        return read_rows(x, what, true, key, a, b);
+}
+
+static int read_sums(RankCtx *x) {
+        int r;
+
+        if (!x->narrowed) {
+                if ((r = read_range(x, ROWS_SITE, NULL)) < 0)
+                        return r;
+                return read_range(x, ROWS_TOTAL, NULL);
+        }
+        if ((r = read_keys(x)) < 0)
+                return r;
+        if (x->n_views > KEYS_ONE_BY_ONE) {
+                if ((r = read_range(x, ROWS_KEY_ALL, NULL)) < 0)
+                        return r;
+                return read_range(x, ROWS_SCOPE_ALL, NULL);
+        }
+        for (size_t i = 0; i < x->n_views; i++)
+                if ((r = read_range(x, ROWS_KEY, &x->views[i])) < 0 || (r = read_range(x, ROWS_SCOPE, &x->views[i])) < 0)
+                        return r;
+        return 0;
 }
 
 static int by_id(const void *p, const void *q) {
@@ -245,8 +315,6 @@ static int by_id(const void *p, const void *q) {
 
         return (a->id > b->id) - (a->id < b->id);
 }
-
-#define NAME_CHUNK 256
 
 /* Names x->v's functions (object, kind, build, name, offset, the name
  * found since), NAME_CHUNK ids to a query. */
@@ -278,7 +346,8 @@ static int name_functions(RankCtx *x) {
                         r = db_bind_int(st, (int) i + 1, x->v[at + i].id);
                 while (r >= 0 && (rc = db_step(st)) == 1) {
                         FunctionSum key = { .id = db_column_int(st, 0) }, *y;
-                        const char *name = db_column_text(st, 4), *found = db_column_text(st, 6);
+                        const char *name = db_column_text(st, 4), *found = db_column_text(st, 6),
+                                   *build = db_column_text(st, 3);
                         int64_t offset = db_column_int(st, 5);
 
                         y = bsearch(&key, x->v + at, k, sizeof(*x->v), by_id);
@@ -292,7 +361,7 @@ static int name_functions(RankCtx *x) {
                         else if (offset >= 0 && found && *found)
                                 y->name = column_strdup(st, 6, &r);
                         /* an unnamed page is of its build only */
-                        if (!y->name && offset >= 0 && db_column_text(st, 3) && *db_column_text(st, 3))
+                        if (!y->name && offset >= 0 && build && *build)
                                 y->build_id = column_strdup(st, 3, &r);
                 }
                 if (r >= 0 && rc != 0)
@@ -307,7 +376,7 @@ static int name_functions(RankCtx *x) {
         return 0;
 }
 
-static int streq_null(const char *a, const char *b) {
+static bool streq_null(const char *a, const char *b) {
         return a && b ? streq(a, b) : a == b;
 }
 
@@ -331,27 +400,82 @@ static int by_identity(const void *p, const void *q) {
         return (a->offset > b->offset) - (a->offset < b->offset);
 }
 
-static int by_samples(const void *p, const void *q) {
-        const SiteFunction *a = p, *b = q;
+/* Merges x->v over builds into x->groups. */
+static int merge(RankCtx *x) {
+        if (x->n > 1)
+                qsort(x->v, x->n, sizeof(*x->v), by_identity);
+        x->groups = calloc(MAX(x->n, (size_t) 1), sizeof(SiteFunction));
+        if (!x->groups)
+                return -ENOMEM;
+        for (size_t i = 0; i < x->n; i++) {
+                FunctionSum *y = &x->v[i];
+                SiteFunction *g;
+
+                if (x->n_groups == 0 || !same_function(&x->groups[x->n_groups - 1], y)) {
+                        g = &x->groups[x->n_groups++];
+                        *g = (SiteFunction) { .object = TAKE_PTR(y->object), .kind = TAKE_PTR(y->kind),
+                                              .build_id = TAKE_PTR(y->build_id), .name = TAKE_PTR(y->name),
+                                              .offset = y->offset, .cycles = NAN, .instructions = NAN };
+                        g->other = !g->name && g->offset == STORAGE_NULL;
+                } else
+                        g = &x->groups[x->n_groups - 1];
+                y->group = x->n_groups - 1;
+                g->samples = add_capped(g->samples, y->samples);
+                g->cpu_seconds += y->cpu_seconds;
+                g->cycles = add_nullable(g->cycles, y->cycles);
+                g->instructions = add_nullable(g->instructions, y->instructions);
+                g->jobs = add_capped(g->jobs, y->jobs);
+        }
+        return 0;
+}
+
+static int by_samples(const void *p, const void *q, void *groups) {
+        const SiteFunction *a = (SiteFunction *) groups + *(const size_t *) p, *b = (SiteFunction *) groups + *(const size_t *) q;
         int c;
 
         if (a->samples != b->samples)
                 return a->samples < b->samples ? 1 : -1;
         if ((c = strcmp(a->object, b->object)))
                 return c;
-        return strcmp(a->name ?: "", b->name ?: "");
+        if ((c = strcmp(a->name ?: "", b->name ?: "")))
+                return c;
+        return (a->offset > b->offset) - (a->offset < b->offset);
 }
 
-static int use_by_samples(const void *p, const void *q) {
-        const FunctionUse *a = p, *b = q;
+/* Ranks the groups: the most samples first, those f->want keeps, at
+ * most f->limit into l->items (the rest stay in x->groups, freed there). */
+static int rank_groups(RankCtx *x) {
+        _cleanup_free_ size_t *order = calloc(MAX(x->n_groups, (size_t) 1), sizeof(size_t));
+        SiteFunctionList *l = x->l;
 
-        if (a->samples != b->samples)
-                return a->samples < b->samples ? 1 : -1;
-        return strcmp(a->name, b->name);
+        x->rank_of = calloc(MAX(x->n_groups, (size_t) 1), sizeof(size_t));
+        l->items = calloc(MAX(MIN(x->n_groups, x->f->limit), (size_t) 1), sizeof(SiteFunction));
+        if (!order || !x->rank_of || !l->items)
+                return -ENOMEM;
+        for (size_t i = 0; i < x->n_groups; i++) {
+                order[i] = i;
+                x->rank_of[i] = SIZE_MAX;
+        }
+        if (x->n_groups > 1)
+                qsort_r(order, x->n_groups, sizeof(size_t), by_samples, x->groups);
+        for (size_t i = 0; i < x->n_groups; i++) {
+                SiteFunction *g = &x->groups[order[i]];
+
+                if (x->f->want && !x->f->want(g, x->f->userdata))
+                        continue;
+                if (l->n == x->f->limit) {
+                        l->more = true;
+                        break;
+                }
+                x->rank_of[order[i]] = l->n;
+                l->items[l->n++] = *g;
+                *g = (SiteFunction) {};
+        }
+        return 0;
 }
 
-/* Adds samples of app (an index into the list's apps) to f's top
- * applications: the same app's samples from other builds add up; a new
+/* Adds samples of app (an index into the list's apps, or any index of
+ * names) to f's top applications: the same app's samples add up; a new
  * one takes the place of the smallest when it is larger. */
 static void top_app_add(SiteFunction *f, size_t app, int64_t samples) {
         FunctionUse *t = f->top_apps;
@@ -359,7 +483,7 @@ static void top_app_add(SiteFunction *f, size_t app, int64_t samples) {
 
         for (size_t j = 0; j < FUNCTION_TOP_APPS; j++)
                 if (t[j].samples > 0 && t[j].index == app) {
-                        t[j].samples += samples;
+                        t[j].samples = add_capped(t[j].samples, samples);
                         at = j;
                         break;
                 }
@@ -369,7 +493,7 @@ static void top_app_add(SiteFunction *f, size_t app, int64_t samples) {
                         return;
                 t[at] = (FunctionUse) { .samples = samples, .index = app };
         }
-        /* keep them by samples, the most first */
+        /* kept by samples, the most first */
         for (; at > 0 && t[at].samples > t[at - 1].samples; at--) {
                 FunctionUse u = t[at];
 
@@ -378,16 +502,18 @@ static void top_app_add(SiteFunction *f, size_t app, int64_t samples) {
         }
 }
 
-/* Counts each merged function's distinct users and applications: the
- * pairs of its functions' ids, by group. */
-static int count_distinct(RankCtx *x) {
+/* Narrowed: each listed function's distinct users and applications, and
+ * its top applications, from the pairs its rows gave. */
+static int count_from_pairs(RankCtx *x) {
         _cleanup_(hashmap_freep) Hashmap *group_of = hashmap_new(&uint64_hash_ops), *seen = hashmap_new(&uint64_hash_ops);
         int r;
 
         if (!group_of || !seen)
                 return -ENOMEM;
         for (size_t i = 0; i < x->n; i++)
-                if ((r = hashmap_put(group_of, INT_TO_KEY(x->v[i].id), (void *) (uintptr_t) (x->v[i].group + 1))) < 0)
+                if (x->rank_of[x->v[i].group] != SIZE_MAX &&
+                    (r = hashmap_put(group_of, INT_TO_KEY(x->v[i].id),
+                                     (void *) (uintptr_t) (x->rank_of[x->v[i].group] + 1))) < 0)
                         return r;
         for (size_t i = 0; i < x->n_pairs; i++) {
                 const Pair *p = &x->pair_v[i];
@@ -410,7 +536,6 @@ static int count_distinct(RankCtx *x) {
                 else
                         f->users++;
         }
-        /* the apps' names, once the sums are whole */
         for (size_t i = 0; i < x->l->n; i++)
                 for (size_t j = 0; j < FUNCTION_TOP_APPS && x->l->items[i].top_apps[j].samples > 0; j++) {
                         FunctionUse *u = &x->l->items[i].top_apps[j];
@@ -419,6 +544,71 @@ static int count_distinct(RankCtx *x) {
                         if (!u->name)
                                 return -ENOMEM;
                 }
+        return 0;
+}
+
+/* Over every job: each listed function's users and applications whose
+ * days overlap the range (function_users, function_apps, of each build's
+ * function id), its top applications by their samples of it. */
+static int count_from_spans(RankCtx *x) {
+        for (size_t g = 0; g < x->l->n; g++) {
+                _cleanup_(hashmap_freep) Hashmap *users = hashmap_new(&string_hash_ops),
+                                                 *apps = hashmap_new(&string_hash_ops);
+                FunctionUse *names = NULL, *who_ran = NULL;
+                size_t n_names = 0, alloc = 0, n_who = 0, who_alloc = 0;
+                SiteFunction *f = &x->l->items[g];
+                int r = 0;
+
+                if (!users || !apps)
+                        return -ENOMEM;
+                for (size_t i = 0; r >= 0 && i < x->n; i++) {
+                        if (x->rank_of[x->v[i].group] != g)
+                                continue;
+                        for (int app = 0; r >= 0 && app < 2; app++) {
+                                DbStmt *st;
+                                int rc;
+
+                                r = conn_stmt(x->c, app ? STMT_FUNCTION_APPS_OF : STMT_FUNCTION_USERS_OF, &st);
+                                if (r < 0 || (r = db_bind_int(st, 1, x->v[i].id)) < 0 ||
+                                    (r = db_bind_int(st, 2, x->l->since)) < 0 ||
+                                    (r = db_bind_int(st, 3, x->l->until)) < 0)
+                                        break;
+                                while ((rc = db_step(st)) == 1) {
+                                        const char *who = db_column_text(st, 0) ?: "";
+                                        size_t at;
+
+                                        if (!app)
+                                                r = use_intern(users, &who_ran, &n_who, &who_alloc, who, &at);
+                                        else if ((r = use_intern(apps, &names, &n_names, &alloc, who, &at)) >= 0)
+                                                names[at].samples = add_capped(names[at].samples,
+                                                                               db_column_int(st, 1));
+                                        if (r < 0)
+                                                break;
+                                }
+                                db_reset(st);
+                                if (r >= 0 && rc != 0)
+                                        r = step_errno(rc);
+                        }
+                }
+                f->users = (int64_t) n_who;
+                f->apps = (int64_t) n_names;
+                for (size_t i = 0; i < n_names; i++)
+                        top_app_add(f, i, MAX(names[i].samples, (int64_t) 1));
+                /* ranked by their samples of it over all time: not the range's */
+                for (size_t j = 0; r >= 0 && j < FUNCTION_TOP_APPS && f->top_apps[j].samples > 0; j++) {
+                        if (!(f->top_apps[j].name = strdup(names[f->top_apps[j].index].name)))
+                                r = -ENOMEM;
+                        f->top_apps[j].samples = STORAGE_NULL;
+                }
+                for (size_t i = 0; i < n_names; i++)
+                        free(names[i].name);
+                free(names);
+                for (size_t i = 0; i < n_who; i++)
+                        free(who_ran[i].name);
+                free(who_ran);
+                if (r < 0)
+                        return r;
+        }
         return 0;
 }
 
@@ -459,51 +649,28 @@ static int object_function_ids(Conn *c, const char *path, Hashmap **ret) {
 }
 
 static int rank(RankCtx *x) {
-        SiteFunctionList *l = x->l;
-        size_t groups = 0;
         int r;
 
         if (x->f->node_type && (r = node_type_id(x->c, x->f->node_type, &x->node_type)) < 0)
                 return r;
         if (x->f->object && (r = object_function_ids(x->c, x->f->object, &x->only)) < 0)
                 return r;
-        if ((r = read_keys(x)) < 0 ||
-            (r = add_range(x, false)) < 0 ||
-            (r = add_range(x, true)) < 0 ||
-            (r = name_functions(x)) < 0)
+        if ((r = read_sums(x)) < 0 ||
+            (r = name_functions(x)) < 0 ||
+            (r = merge(x)) < 0 ||
+            (r = rank_groups(x)) < 0)
                 return r;
-        /* merge builds: sort by identity, one item per run */
-        if (x->n > 1)
-                qsort(x->v, x->n, sizeof(*x->v), by_identity);
-        l->items = calloc(MAX(x->n, (size_t) 1), sizeof(SiteFunction));
-        if (!l->items)
-                return -ENOMEM;
-        for (size_t i = 0; i < x->n; i++) {
-                FunctionSum *y = &x->v[i];
-                SiteFunction *g;
+        if (x->f->no_counts)
+                return 0;
+        return x->narrowed ? count_from_pairs(x) : count_from_spans(x);
+}
 
-                if (groups == 0 || !same_function(&l->items[groups - 1], y)) {
-                        g = &l->items[groups++];
-                        *g = (SiteFunction) { .object = TAKE_PTR(y->object), .kind = TAKE_PTR(y->kind),
-                                              .build_id = TAKE_PTR(y->build_id), .name = TAKE_PTR(y->name),
-                                              .offset = y->offset, .cycles = NAN, .instructions = NAN };
-                        g->other = !g->name && g->offset == STORAGE_NULL;
-                } else
-                        g = &l->items[groups - 1];
-                y->group = groups - 1;
-                g->samples = __builtin_add_overflow(g->samples, y->samples, &g->samples) ? INT64_MAX : g->samples;
-                g->cpu_seconds += y->cpu_seconds;
-                g->cycles = add_nullable(g->cycles, y->cycles);
-                g->instructions = add_nullable(g->instructions, y->instructions);
-                g->jobs += y->jobs;
-        }
-        l->n = groups;
-        r = count_distinct(x);
-        if (r < 0)
-                return r;
-        if (l->n > 1)
-                qsort(l->items, l->n, sizeof(SiteFunction), by_samples);
-        return 0;
+static int use_by_samples(const void *p, const void *q) {
+        const FunctionUse *a = p, *b = q;
+
+        if (a->samples != b->samples)
+                return a->samples < b->samples ? 1 : -1;
+        return strcmp(a->name, b->name);
 }
 
 /* Keeps only the users and applications with time in the list. */
@@ -531,6 +698,7 @@ int sql_list_site_functions(Storage *base, const FunctionFilter *f, SiteFunction
         /* whole UTC days: the sums have no finer grain */
         l.since = f->since - ((f->since % DAY_SECONDS) + DAY_SECONDS) % DAY_SECONDS;
         l.until = f->until;
+        x.narrowed = f->app || f->account || f->user || f->node_type || f->object || (f->viewer && f->viewer->user);
         x.keys = hashmap_new(&uint64_hash_ops);
         x.index = hashmap_new(&uint64_hash_ops);
         x.pairs = hashmap_new(&uint64_hash_ops);
@@ -550,12 +718,20 @@ int sql_list_site_functions(Storage *base, const FunctionFilter *f, SiteFunction
                 free(x.v[i].name);
         }
         free(x.v);
+        for (size_t i = 0; i < x.n_groups; i++) {
+                free(x.groups[i].object);
+                free(x.groups[i].kind);
+                free(x.groups[i].build_id);
+                free(x.groups[i].name);
+        }
+        free(x.groups);
+        free(x.rank_of);
         free(x.views);
+        free(x.pair_v);
         hashmap_free(x.keys);
         hashmap_free(x.index);
         hashmap_free(x.only);
         hashmap_free(x.pairs);
-        free(x.pair_v);
         if (r < 0) {
                 site_function_list_free(&l);
                 return r;

@@ -64,24 +64,54 @@
         ADD_NULLABLE(table, "instructions") " "                                                         \
         "WHERE " FITS(table, "samples") " AND " FITS(table, "cycles") " AND " FITS(table, "instructions")
 /* The site's time per function in one grain's bucket (schema/0024): the
- * tables differ only in their name and their bucket's. */
-#define SQL_FUNCTION_SUM_UPSERT(table, bucket)                                                          \
-        "INSERT INTO " table " (" bucket ", function_id, mix_key, node_type_id, samples, cpu_seconds, "  \
-        "cycles, instructions, jobs) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "                                \
-        "ON CONFLICT (" bucket ", function_id, mix_key, node_type_id) DO UPDATE SET "                   \
+ * site's, and per key and node type; the tables differ only in their name
+ * and their bucket's. */
+#define FUNCTION_SUMS_SET(table)                                                                        \
         ADD(table, "samples") ", " ADD(table, "cpu_seconds") ", " ADD_NULLABLE(table, "cycles") ", "    \
         ADD_NULLABLE(table, "instructions") ", " ADD(table, "jobs") " "                                  \
         "WHERE " FITS(table, "samples") " AND " FITS(table, "jobs")
+#define SQL_FUNCTION_SUM_UPSERT(table, bucket)                                                          \
+        "INSERT INTO " table " (" bucket ", function_id, samples, cpu_seconds, cycles, instructions, jobs) " \
+        "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (" bucket ", function_id) DO UPDATE SET "              \
+        FUNCTION_SUMS_SET(table)
+#define SQL_FUNCTION_KEY_UPSERT(table, bucket)                                                          \
+        "INSERT INTO " table " (mix_key, " bucket ", node_type_id, function_id, samples, cpu_seconds, "  \
+        "cycles, instructions, jobs) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "                                \
+        "ON CONFLICT (mix_key, " bucket ", node_type_id, function_id) DO UPDATE SET "                   \
+        FUNCTION_SUMS_SET(table)
+/* who ran a function (or in which application), first and last day */
+#define SQL_FUNCTION_SPAN_UPSERT(table, who)                                                            \
+        "INSERT INTO " table " (function_id, " who ", first_day, last_day, samples) VALUES (?, ?, ?, ?, ?) " \
+        "ON CONFLICT (function_id, " who ") DO UPDATE SET "                                             \
+        "samples = CASE WHEN " FITS(table, "samples") " THEN " table ".samples + excluded.samples "      \
+        "ELSE " INT64_MAX_SQL " END, "                                                                  \
+        "first_day = CASE WHEN excluded.first_day < " table ".first_day THEN excluded.first_day "        \
+        "ELSE " table ".first_day END, "                                                                \
+        "last_day = CASE WHEN excluded.last_day > " table ".last_day THEN excluded.last_day "            \
+        "ELSE " table ".last_day END"
+#define SQL_FUNCTION_TOTAL_UPSERT(table, bucket)                                                        \
+        "INSERT INTO " table " (" bucket ", samples, cpu_seconds) VALUES (?, ?, ?) "                     \
+        "ON CONFLICT (" bucket ") DO UPDATE SET " ADD(table, "samples") ", " ADD(table, "cpu_seconds")  \
+        " WHERE " FITS(table, "samples")
 #define SQL_FUNCTION_SCOPE_UPSERT(table, bucket)                                                        \
-        "INSERT INTO " table " (" bucket ", mix_key, node_type_id, samples, cpu_seconds) "               \
-        "VALUES (?, ?, ?, ?, ?) ON CONFLICT (" bucket ", mix_key, node_type_id) DO UPDATE SET "         \
+        "INSERT INTO " table " (mix_key, " bucket ", node_type_id, samples, cpu_seconds) "               \
+        "VALUES (?, ?, ?, ?, ?) ON CONFLICT (mix_key, " bucket ", node_type_id) DO UPDATE SET "         \
         ADD(table, "samples") ", " ADD(table, "cpu_seconds") " WHERE " FITS(table, "samples")
 #define SQL_FUNCTION_SUMS(table, bucket)                                                                \
-        "SELECT function_id, mix_key, node_type_id, samples, cpu_seconds, cycles, instructions, jobs "   \
+        "SELECT function_id, samples, cpu_seconds, cycles, instructions, jobs "                          \
         "FROM " table " WHERE " bucket " >= ? AND " bucket " < ?"
+#define SQL_FUNCTION_KEY_SUMS(table, bucket)                                                            \
+        "SELECT function_id, node_type_id, samples, cpu_seconds, cycles, instructions, jobs "            \
+        "FROM " table " WHERE mix_key = ? AND " bucket " >= ? AND " bucket " < ?"
+/* every key's rows of a range, through the table's index by bucket */
+#define SQL_FUNCTION_KEY_ALL(table, bucket)                                                             \
+        "SELECT function_id, node_type_id, samples, cpu_seconds, cycles, instructions, jobs, mix_key "   \
+        "FROM " table " WHERE " bucket " >= ? AND " bucket " < ?"
+#define SQL_FUNCTION_TOTALS(table, bucket)                                                              \
+        "SELECT samples, cpu_seconds FROM " table " WHERE " bucket " >= ? AND " bucket " < ?"
 #define SQL_FUNCTION_SCOPE_SUMS(table, bucket)                                                          \
-        "SELECT mix_key, node_type_id, samples, cpu_seconds FROM " table " WHERE " bucket " >= ? AND "   \
-        bucket " < ?"
+        "SELECT node_type_id, samples, cpu_seconds FROM " table " WHERE mix_key = ? AND " bucket         \
+        " >= ? AND " bucket " < ?"
 /* A job's functions x: the function, its object, and the name found for
  * an unnamed one since (function_names), as read_function_row() reads
  * them, then x's sums */
@@ -477,6 +507,12 @@ static const char *const stmt_sql[_STMT_MAX] = {
                 "JOIN job_functions jf ON jf.job_id = v.column2 AND jf.function_id = v.column3",
         [STMT_FUNCTION_DAY_UPSERT] = SQL_FUNCTION_SUM_UPSERT("function_days", "day"),
         [STMT_FUNCTION_WEEK_UPSERT] = SQL_FUNCTION_SUM_UPSERT("function_weeks", "week"),
+        [STMT_FUNCTION_KEY_DAY_UPSERT] = SQL_FUNCTION_KEY_UPSERT("function_key_days", "day"),
+        [STMT_FUNCTION_KEY_WEEK_UPSERT] = SQL_FUNCTION_KEY_UPSERT("function_key_weeks", "week"),
+        [STMT_FUNCTION_USER_UPSERT] = SQL_FUNCTION_SPAN_UPSERT("function_users", "user_name"),
+        [STMT_FUNCTION_APP_UPSERT] = SQL_FUNCTION_SPAN_UPSERT("function_apps", "app"),
+        [STMT_FUNCTION_TOTAL_DAY_UPSERT] = SQL_FUNCTION_TOTAL_UPSERT("function_total_days", "day"),
+        [STMT_FUNCTION_TOTAL_WEEK_UPSERT] = SQL_FUNCTION_TOTAL_UPSERT("function_total_weeks", "week"),
         [STMT_FUNCTION_SCOPE_DAY_UPSERT] = SQL_FUNCTION_SCOPE_UPSERT("function_scope_days", "day"),
         [STMT_FUNCTION_SCOPE_WEEK_UPSERT] = SQL_FUNCTION_SCOPE_UPSERT("function_scope_weeks", "week"),
         /* retention: raw detail older than the horizon, in small steps */
@@ -524,6 +560,10 @@ static const char *const stmt_sql[_STMT_MAX] = {
         PRUNE_ROLLUP(STMT_PRUNE_FUNCTION_WEEKS, "function_weeks", "week"),
         PRUNE_ROLLUP(STMT_PRUNE_FUNCTION_SCOPE_DAYS, "function_scope_days", "day"),
         PRUNE_ROLLUP(STMT_PRUNE_FUNCTION_SCOPE_WEEKS, "function_scope_weeks", "week"),
+        PRUNE_ROLLUP(STMT_PRUNE_FUNCTION_KEY_DAYS, "function_key_days", "day"),
+        PRUNE_ROLLUP(STMT_PRUNE_FUNCTION_KEY_WEEKS, "function_key_weeks", "week"),
+        PRUNE_ROLLUP(STMT_PRUNE_FUNCTION_TOTAL_DAYS, "function_total_days", "day"),
+        PRUNE_ROLLUP(STMT_PRUNE_FUNCTION_TOTAL_WEEKS, "function_total_weeks", "week"),
 #undef PRUNE_ROLLUP
         /* retention of per-job summaries (store/db/sql/prune.c). SQLite gives
          * a new row the largest id + 1, so the newest job is never the
@@ -650,8 +690,25 @@ static const char *const stmt_sql[_STMT_MAX] = {
         [STMT_OBJECT_IDS_OF_KIND] = "SELECT id FROM objects WHERE kind = ?",
         [STMT_FUNCTION_DAYS] = SQL_FUNCTION_SUMS("function_days", "day"),
         [STMT_FUNCTION_WEEKS] = SQL_FUNCTION_SUMS("function_weeks", "week"),
+        [STMT_FUNCTION_KEY_DAYS] = SQL_FUNCTION_KEY_SUMS("function_key_days", "day"),
+        [STMT_FUNCTION_KEY_WEEKS] = SQL_FUNCTION_KEY_SUMS("function_key_weeks", "week"),
+        [STMT_FUNCTION_KEY_DAYS_ALL] = SQL_FUNCTION_KEY_ALL("function_key_days", "day"),
+        [STMT_FUNCTION_KEY_WEEKS_ALL] = SQL_FUNCTION_KEY_ALL("function_key_weeks", "week"),
+        [STMT_FUNCTION_TOTAL_DAYS] = SQL_FUNCTION_TOTALS("function_total_days", "day"),
+        [STMT_FUNCTION_TOTAL_WEEKS] = SQL_FUNCTION_TOTALS("function_total_weeks", "week"),
         [STMT_FUNCTION_SCOPE_DAYS] = SQL_FUNCTION_SCOPE_SUMS("function_scope_days", "day"),
         [STMT_FUNCTION_SCOPE_WEEKS] = SQL_FUNCTION_SCOPE_SUMS("function_scope_weeks", "week"),
+        [STMT_FUNCTION_SCOPE_DAYS_ALL] =
+                "SELECT node_type_id, samples, cpu_seconds, mix_key FROM function_scope_days WHERE day >= ? AND day < ?",
+        [STMT_FUNCTION_SCOPE_WEEKS_ALL] =
+                "SELECT node_type_id, samples, cpu_seconds, mix_key FROM function_scope_weeks WHERE week >= ? "
+                "AND week < ?",
+        /* the users (applications) of a function whose days overlap [?2, ?3) */
+        [STMT_FUNCTION_USERS_OF] =
+                "SELECT user_name, samples FROM function_users WHERE function_id = ?1 AND last_day >= ?2 "
+                "AND first_day < ?3",
+        [STMT_FUNCTION_APPS_OF] =
+                "SELECT app, samples FROM function_apps WHERE function_id = ?1 AND last_day >= ?2 AND first_day < ?3",
         [STMT_MIX_KEYS_ALL] = "SELECT id, app, user_name, account FROM mix_keys",
         [STMT_FUNCTION_IDS_OF_PATH] =
                 "SELECT f.id FROM objects o JOIN functions f ON f.object_id = o.id WHERE o.path = ?",
@@ -764,6 +821,12 @@ bool stmt_changes_shared(Stmt id) {
         case STMT_FUNCTION_WEEK_UPSERT:
         case STMT_FUNCTION_SCOPE_DAY_UPSERT:
         case STMT_FUNCTION_SCOPE_WEEK_UPSERT:
+        case STMT_FUNCTION_KEY_DAY_UPSERT:
+        case STMT_FUNCTION_KEY_WEEK_UPSERT:
+        case STMT_FUNCTION_USER_UPSERT:
+        case STMT_FUNCTION_APP_UPSERT:
+        case STMT_FUNCTION_TOTAL_DAY_UPSERT:
+        case STMT_FUNCTION_TOTAL_WEEK_UPSERT:
         /* retention's, which runs alone: there the site lock is not taken */
         case STMT_PRUNE_OBJECT_HOURS:
         case STMT_PRUNE_OBJECT_DAYS:
@@ -775,6 +838,10 @@ bool stmt_changes_shared(Stmt id) {
         case STMT_PRUNE_FUNCTION_WEEKS:
         case STMT_PRUNE_FUNCTION_SCOPE_DAYS:
         case STMT_PRUNE_FUNCTION_SCOPE_WEEKS:
+        case STMT_PRUNE_FUNCTION_KEY_DAYS:
+        case STMT_PRUNE_FUNCTION_KEY_WEEKS:
+        case STMT_PRUNE_FUNCTION_TOTAL_DAYS:
+        case STMT_PRUNE_FUNCTION_TOTAL_WEEKS:
                 return true;
         default:
                 return false;
