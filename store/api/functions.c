@@ -200,12 +200,17 @@ static void answer(Server *s, Request *req, Reply *reply, const char *object) {
         /* per family: every function, not counted */
         f.limit = group ? SIZE_MAX : limit;
         f.no_counts = group;
+        /* the families table (SIGHUP swaps it) is read while filtering
+         * and answering: held from here to the reply */
+        pthread_rwlock_rdlock(&s->findings_lock);
         r = s->storage->ops->list_site_functions(s->storage, &f, &l);
         if (r == -ENOENT && f.node_type) {
+                pthread_rwlock_unlock(&s->findings_lock);
                 reply_error(reply, MHD_HTTP_BAD_REQUEST, "node_type", "no such node type: %s", f.node_type);
                 return;
         }
         if (r < 0) {
+                pthread_rwlock_unlock(&s->findings_lock);
                 reply_storage_error(reply, r);
                 return;
         }
@@ -268,6 +273,7 @@ static void answer(Server *s, Request *req, Reply *reply, const char *object) {
                 r = json_add(o, "truncated", json_object_new_boolean(group ? n_fams > limit : l.more));
         if (r >= 0 && f.object && (r = add_uses(o, "users", "user", l.users, l.n_users, l.total_samples)) >= 0)
                 r = add_uses(o, "apps", "app", l.apps, l.n_apps, l.total_samples);
+        pthread_rwlock_unlock(&s->findings_lock);
         free(fams);
         site_function_list_free(&l);
         if (r < 0) {
