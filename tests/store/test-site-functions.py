@@ -15,6 +15,7 @@ import io
 import json
 import os
 import subprocess
+import urllib.parse
 
 from browser import Browser, browser_available
 from lmktest import build_path, check, fail, log
@@ -48,6 +49,8 @@ def job(jid, user, account, start):
 
 
 T1, T3 = START, START + DAY
+TYPE_B = {"cpu_model": "AMD EPYC 7763 64-Core Processor", "sockets": 2, "cores": 128, "threads": 256,
+          "memory_bytes": 540950220800, "kernel": "6.12.10-cray", "gpus": [], "gpus_other": 0}
 BATCHES = [
     make_batch(node="cn1", seq=1, start=T1, frequency=HZ,
                jobs=[job("7001", "lmkalice", "chem", T1), job("7002", "lmkbob", "phys", T1)],
@@ -143,6 +146,13 @@ def check_admin(s):
     check_eq(ranking(o)[(BLAS, "dgemm_kernel_HASWELL")]["samples"], 850, "user=lmkalice: her dgemm")
     o = s.get_ok(f"/api/v1/functions?since={SINCE}&account=phys")
     check_eq(sorted(ranking(o)), sorted(BOB), "account=phys")
+    # a node type: job 7003's nodes only
+    node_type = s.get_ok("/api/v1/jobs/7003")["node_type"]
+    check(node_type is not None, "job 7003 has its node's type")
+    o = s.get_ok(f"/api/v1/functions?since={SINCE}&node_type={urllib.parse.quote(node_type)}")
+    check_eq((sorted((k, e["samples"]) for k, e in ranking(o).items()), o["total_samples"]),
+             (sorted([((BLAS, "dgemm_kernel_HASWELL"), 300), ((SOLVER, "solve_kernel"), 200)]), 500),
+             "node_type: the jobs on that type of node")
     # a range of the last day only: job 7003
     o = s.get_ok(f"/api/v1/functions?since={int(T3)}")
     check_eq(sorted((k, e["samples"]) for k, e in ranking(o).items()),
@@ -288,6 +298,7 @@ def check_pages(s):
 
 
 def run(d, sock):
+    BATCHES[2]["node"]["type"] = TYPE_B
     leads = os.path.join(d, "leads.conf")
     with open(leads, "w") as f:
         f.write("chem lmkcarol\n")
