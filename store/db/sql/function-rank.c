@@ -547,69 +547,118 @@ static int count_from_pairs(RankCtx *x) {
         return 0;
 }
 
-/* Over every job: each listed function's users and applications whose
- * days overlap the range (function_users, function_apps, of each build's
- * function id), its top applications by their samples of it. */
-static int count_from_spans(RankCtx *x) {
-        for (size_t g = 0; g < x->l->n; g++) {
-                _cleanup_(hashmap_freep) Hashmap *users = hashmap_new(&string_hash_ops),
-                                                 *apps = hashmap_new(&string_hash_ops);
-                FunctionUse *names = NULL, *who_ran = NULL;
-                size_t n_names = 0, alloc = 0, n_who = 0, who_alloc = 0;
-                SiteFunction *f = &x->l->items[g];
-                int r = 0;
+/* The users or applications of listed functions while they are gathered. */
+typedef struct Spans {
+        Hashmap *index;         /* name → index into names + 1 */
+        FunctionUse *names;
+        size_t n, alloc;
+} Spans;
 
-                if (!users || !apps)
-                        return -ENOMEM;
-                for (size_t i = 0; r >= 0 && i < x->n; i++) {
-                        if (x->rank_of[x->v[i].group] != g)
+static void spans_done(Spans *v, size_t n) {
+        for (size_t g = 0; v && g < n; g++) {
+                hashmap_free(v[g].index);
+                for (size_t i = 0; i < v[g].n; i++)
+                        free(v[g].names[i].name);
+                free(v[g].names);
+        }
+        free(v);
+}
+
+/* Reads who ran the listed functions (app: in which application) in the
+ * range, NAME_CHUNK function ids to a query, into spans[their group]:
+ * one query for a page of functions, not one per function (a round trip
+ * each was most of a ranking's time on PostgreSQL). */
+static int read_spans(RankCtx *x, bool app, Spans *spans) {
+        _cleanup_free_ int64_t *ids = calloc(MAX(x->n, (size_t) 1), sizeof(int64_t));
+        _cleanup_(hashmap_freep) Hashmap *group_of = hashmap_new(&uint64_hash_ops);
+        char sql[256 + NAME_CHUNK * 8]; /* ",?NNN" a function */
+        size_t n = 0;
+        int r;
+
+        if (!ids || !group_of)
+                return -ENOMEM;
+        for (size_t i = 0; i < x->n; i++) {
+                size_t g = x->rank_of[x->v[i].group];
+
+                if (g == SIZE_MAX)
+                        continue;
+                ids[n++] = x->v[i].id;
+                if ((r = hashmap_put(group_of, INT_TO_KEY(x->v[i].id), (void *) (uintptr_t) (g + 1))) < 0)
+                        return r;
+        }
+        for (size_t at = 0; at < n; at += NAME_CHUNK) {
+                size_t k = MIN(n - at, (size_t) NAME_CHUNK), len;
+                DbStmt *st = NULL;
+                int rc = 0;
+
+                /* numbered: the dialects number a '?' after "?2" differently */
+                len = (size_t) snprintf(sql, sizeof(sql),
+                                        "SELECT function_id, %s, samples FROM %s WHERE last_day >= ?1 "
+                                        "AND first_day < ?2 AND function_id IN (",
+                                        app ? "app" : "user_name", app ? "function_apps" : "function_users");
+                for (size_t i = 0; i < k; i++)
+                        len += (size_t) snprintf(sql + len, sizeof(sql) - len, "%s?%zu", i ? "," : "", i + 3);
+                snprintf(sql + len, sizeof(sql) - len, ")");
+                r = db_prepare(x->c->db, sql, false, &st);
+                if (r >= 0 && (r = db_bind_int(st, 1, x->l->since)) >= 0)
+                        r = db_bind_int(st, 2, x->l->until);
+                for (size_t i = 0; r >= 0 && i < k; i++)
+                        r = db_bind_int(st, (int) i + 3, ids[at + i]);
+                while (r >= 0 && (rc = db_step(st)) == 1) {
+                        uintptr_t g = (uintptr_t) hashmap_get(group_of, INT_TO_KEY(db_column_int(st, 0)));
+                        Spans *sp;
+                        size_t w;
+
+                        if (g == 0)
                                 continue;
-                        for (int app = 0; r >= 0 && app < 2; app++) {
-                                DbStmt *st;
-                                int rc;
-
-                                r = conn_stmt(x->c, app ? STMT_FUNCTION_APPS_OF : STMT_FUNCTION_USERS_OF, &st);
-                                if (r < 0 || (r = db_bind_int(st, 1, x->v[i].id)) < 0 ||
-                                    (r = db_bind_int(st, 2, x->l->since)) < 0 ||
-                                    (r = db_bind_int(st, 3, x->l->until)) < 0)
-                                        break;
-                                while ((rc = db_step(st)) == 1) {
-                                        const char *who = db_column_text(st, 0) ?: "";
-                                        size_t at;
-
-                                        if (!app)
-                                                r = use_intern(users, &who_ran, &n_who, &who_alloc, who, &at);
-                                        else if ((r = use_intern(apps, &names, &n_names, &alloc, who, &at)) >= 0)
-                                                names[at].samples = add_capped(names[at].samples,
-                                                                               db_column_int(st, 1));
-                                        if (r < 0)
-                                                break;
-                                }
-                                db_reset(st);
-                                if (r >= 0 && rc != 0)
-                                        r = step_errno(rc);
-                        }
-                }
-                f->users = (int64_t) n_who;
-                f->apps = (int64_t) n_names;
-                for (size_t i = 0; i < n_names; i++)
-                        top_app_add(f, i, MAX(names[i].samples, (int64_t) 1));
-                /* ranked by their samples of it over all time: not the range's */
-                for (size_t j = 0; r >= 0 && j < FUNCTION_TOP_APPS && f->top_apps[j].samples > 0; j++) {
-                        if (!(f->top_apps[j].name = strdup(names[f->top_apps[j].index].name)))
+                        sp = &spans[g - 1];
+                        if (!sp->index && !(sp->index = hashmap_new(&string_hash_ops))) {
                                 r = -ENOMEM;
-                        f->top_apps[j].samples = STORAGE_NULL;
+                                break;
+                        }
+                        r = use_intern(sp->index, &sp->names, &sp->n, &sp->alloc, db_column_text(st, 1) ?: "", &w);
+                        if (r >= 0)
+                                sp->names[w].samples = add_capped(sp->names[w].samples, db_column_int(st, 2));
                 }
-                for (size_t i = 0; i < n_names; i++)
-                        free(names[i].name);
-                free(names);
-                for (size_t i = 0; i < n_who; i++)
-                        free(who_ran[i].name);
-                free(who_ran);
+                if (r >= 0 && rc != 0)
+                        r = step_errno(rc);
+                db_finalize(st);
                 if (r < 0)
                         return r;
         }
         return 0;
+}
+
+/* Over every job: each listed function's users and applications whose
+ * days overlap the range (function_users, function_apps, of each build's
+ * function id), its top applications by their samples of it over all
+ * time. */
+static int count_from_spans(RankCtx *x) {
+        Spans *users = calloc(MAX(x->l->n, (size_t) 1), sizeof(Spans));
+        Spans *apps = calloc(MAX(x->l->n, (size_t) 1), sizeof(Spans));
+        int r = users && apps ? 0 : -ENOMEM;
+
+        if (r >= 0)
+                r = read_spans(x, false, users);
+        if (r >= 0)
+                r = read_spans(x, true, apps);
+        for (size_t g = 0; r >= 0 && g < x->l->n; g++) {
+                SiteFunction *f = &x->l->items[g];
+
+                f->users = (int64_t) users[g].n;
+                f->apps = (int64_t) apps[g].n;
+                for (size_t i = 0; i < apps[g].n; i++)
+                        top_app_add(f, i, MAX(apps[g].names[i].samples, (int64_t) 1));
+                /* ranked by their samples of it over all time: not the range's */
+                for (size_t j = 0; r >= 0 && j < FUNCTION_TOP_APPS && f->top_apps[j].samples > 0; j++) {
+                        if (!(f->top_apps[j].name = strdup(apps[g].names[f->top_apps[j].index].name)))
+                                r = -ENOMEM;
+                        f->top_apps[j].samples = STORAGE_NULL;
+                }
+        }
+        spans_done(users, x->l->n);
+        spans_done(apps, x->l->n);
+        return r;
 }
 
 static int node_type_id(Conn *c, const char *name, int64_t *ret) {

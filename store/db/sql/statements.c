@@ -703,12 +703,6 @@ static const char *const stmt_sql[_STMT_MAX] = {
         [STMT_FUNCTION_SCOPE_WEEKS_ALL] =
                 "SELECT node_type_id, samples, cpu_seconds, mix_key FROM function_scope_weeks WHERE week >= ? "
                 "AND week < ?",
-        /* the users (applications) of a function whose days overlap [?2, ?3) */
-        [STMT_FUNCTION_USERS_OF] =
-                "SELECT user_name, samples FROM function_users WHERE function_id = ?1 AND last_day >= ?2 "
-                "AND first_day < ?3",
-        [STMT_FUNCTION_APPS_OF] =
-                "SELECT app, samples FROM function_apps WHERE function_id = ?1 AND last_day >= ?2 AND first_day < ?3",
         [STMT_MIX_KEYS_ALL] = "SELECT id, app, user_name, account FROM mix_keys",
         [STMT_FUNCTION_IDS_OF_PATH] =
                 "SELECT f.id FROM objects o JOIN functions f ON f.object_id = o.id WHERE o.path = ?",
