@@ -185,6 +185,7 @@ typedef enum Stmt {
         /* the site's functions (function-rank.c) */
         STMT_FUNCTION_DAYS,
         STMT_FUNCTION_WEEKS,
+        STMT_FUNCTION_SITE_SUMS,
         STMT_FUNCTION_KEY_DAYS,
         STMT_FUNCTION_KEY_WEEKS,
         STMT_FUNCTION_KEY_DAYS_ALL,
