@@ -276,6 +276,28 @@ static int read_rows(RankCtx *x, RowsOf what, bool weeks, const KeyInView *key, 
         return rc == 0 ? 0 : step_errno(rc);
 }
 
+/* A function's names from columns col … col + 5 of a row: its object's
+ * path, kind and build-id, its name, file offset and the name found since
+ * (function_names). */
+static int name_from_row(FunctionSum *y, DbStmt *st, int col) {
+        const char *name = db_column_text(st, col + 3), *found = db_column_text(st, col + 5),
+                   *build = db_column_text(st, col + 2);
+        int64_t offset = db_column_int(st, col + 4);
+        int r = 0;
+
+        y->object = column_strdup(st, col, &r);
+        y->kind = column_strdup(st, col + 1, &r);
+        y->offset = offset >= 0 ? offset : STORAGE_NULL;
+        if (name && *name)
+                y->name = column_strdup(st, col + 3, &r);
+        else if (offset >= 0 && found && *found)
+                y->name = column_strdup(st, col + 5, &r);
+        /* an unnamed page is of its build only */
+        if (!y->name && offset >= 0 && build && *build)
+                y->build_id = column_strdup(st, col + 2, &r);
+        return r;
+}
+
 /* [since, until) in whole weeks where there are, days at its edges:
  * days [lo, a) and [b, hi), weeks [a, b); no weeks when a >= b. */
 static void range_weeks(const RankCtx *x, int64_t *ret_a, int64_t *ret_b) {
@@ -303,11 +325,19 @@ static int read_site_sums(RankCtx *x) {
             (r = db_bind_int(st, 3, b)) < 0 || (r = db_bind_int(st, 4, hi)) < 0 ||
             (r = db_bind_int(st, 5, a)) < 0 || (r = db_bind_int(st, 6, b)) < 0)
                 return r;
-        while ((rc = db_step(st)) == 1)
-                if ((r = sum_row(x, db_column_int(st, 0), NULL, db_column_int(st, 1), db_column_double(st, 2),
+        while ((rc = db_step(st)) == 1) {
+                int64_t id = db_column_int(st, 0);
+                void *p;
+
+                if ((r = sum_row(x, id, NULL, db_column_int(st, 1), db_column_double(st, 2),
                                  column_nullable_double(st, 3), column_nullable_double(st, 4),
                                  db_column_int(st, 5))) < 0)
                         break;
+                /* named in the same answer: no round trip per 256 of them */
+                p = hashmap_get(x->index, INT_TO_KEY(id));
+                if (p && !x->v[(uintptr_t) p - 1].object && (r = name_from_row(&x->v[(uintptr_t) p - 1], st, 6)) < 0)
+                        break;
+        }
         db_reset(st);
         if (r < 0)
                 return r;
@@ -355,15 +385,38 @@ static int by_id(const void *p, const void *q) {
         return (a->id > b->id) - (a->id < b->id);
 }
 
-/* Names x->v's functions (object, kind, build, name, offset, the name
- * found since), NAME_CHUNK ids to a query. */
-static int name_functions(RankCtx *x) {
-        char sql[512 + NAME_CHUNK * 2];
+/* The one of todo[0 … n) (indexes into v, ascending by id) with this id. */
+static FunctionSum *find_id(FunctionSum *v, const size_t *todo, size_t n, int64_t id) {
+        size_t lo = 0, hi = n;
 
+        while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+
+                if (v[todo[mid]].id == id)
+                        return &v[todo[mid]];
+                if (v[todo[mid]].id < id)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        return NULL;
+}
+
+/* Names x->v's functions not named yet, NAME_CHUNK ids to a query. */
+static int name_functions(RankCtx *x) {
+        _cleanup_free_ size_t *todo = calloc(MAX(x->n, (size_t) 1), sizeof(size_t));
+        char sql[512 + NAME_CHUNK * 2];
+        size_t n = 0;
+
+        if (!todo)
+                return -ENOMEM;
         if (x->n > 1)
                 qsort(x->v, x->n, sizeof(*x->v), by_id);
-        for (size_t at = 0; at < x->n; at += NAME_CHUNK) {
-                size_t k = MIN(x->n - at, (size_t) NAME_CHUNK), len;
+        for (size_t i = 0; i < x->n; i++)
+                if (!x->v[i].object)
+                        todo[n++] = i;
+        for (size_t at = 0; at < n; at += NAME_CHUNK) {
+                size_t k = MIN(n - at, (size_t) NAME_CHUNK), len;
                 DbStmt *st = NULL;
                 int r, rc = 0;
 
@@ -382,26 +435,12 @@ static int name_functions(RankCtx *x) {
                 sql[len] = '\0';
                 r = db_prepare(x->c->db, sql, false, &st);
                 for (size_t i = 0; r >= 0 && i < k; i++)
-                        r = db_bind_int(st, (int) i + 1, x->v[at + i].id);
+                        r = db_bind_int(st, (int) i + 1, x->v[todo[at + i]].id);
                 while (r >= 0 && (rc = db_step(st)) == 1) {
-                        FunctionSum key = { .id = db_column_int(st, 0) }, *y;
-                        const char *name = db_column_text(st, 4), *found = db_column_text(st, 6),
-                                   *build = db_column_text(st, 3);
-                        int64_t offset = db_column_int(st, 5);
+                        FunctionSum *y = find_id(x->v, todo + at, k, db_column_int(st, 0));
 
-                        y = bsearch(&key, x->v + at, k, sizeof(*x->v), by_id);
-                        if (!y || y->object)
-                                continue;
-                        y->object = column_strdup(st, 1, &r);
-                        y->kind = column_strdup(st, 2, &r);
-                        y->offset = offset >= 0 ? offset : STORAGE_NULL;
-                        if (name && *name)
-                                y->name = column_strdup(st, 4, &r);
-                        else if (offset >= 0 && found && *found)
-                                y->name = column_strdup(st, 6, &r);
-                        /* an unnamed page is of its build only */
-                        if (!y->name && offset >= 0 && build && *build)
-                                y->build_id = column_strdup(st, 3, &r);
+                        if (y && !y->object)
+                                r = name_from_row(y, st, 1);
                 }
                 if (r >= 0 && rc != 0)
                         r = step_errno(rc);

@@ -689,16 +689,21 @@ static const char *const stmt_sql[_STMT_MAX] = {
                 "SELECT object_id, samples, cpu_seconds FROM object_days WHERE day >= ? AND day < ?",
         [STMT_OBJECT_IDS_OF_KIND] = "SELECT id FROM objects WHERE kind = ?",
         [STMT_FUNCTION_DAYS] = SQL_FUNCTION_SUMS("function_days", "day"),
-        /* a range's sums per function in one answer (PostgreSQL's
-         * function-rank.c reads, see there): its edge days [?1, ?2) and
-         * [?3, ?4), its weeks [?5, ?6) */
+        /* a range's sums per function in one answer, named (what
+         * PostgreSQL's function-rank.c reads, see there): its edge days
+         * [?1, ?2) and [?3, ?4), its weeks [?5, ?6) */
         [STMT_FUNCTION_SITE_SUMS] =
-                "SELECT function_id, CAST(sum(samples) AS BIGINT), sum(cpu_seconds), "
-                "sum(cycles), sum(instructions), CAST(sum(jobs) AS BIGINT) FROM ("
+                "SELECT s.function_id, s.samples, s.cpu_seconds, s.cycles, s.instructions, s.jobs, "
+                "o.path, o.kind, o.build_id, f.name, f.file_offset, n.name FROM ("
+                "SELECT function_id, CAST(sum(samples) AS BIGINT) AS samples, sum(cpu_seconds) AS cpu_seconds, "
+                "sum(cycles) AS cycles, sum(instructions) AS instructions, CAST(sum(jobs) AS BIGINT) AS jobs FROM ("
                 "SELECT function_id, samples, cpu_seconds, cycles, instructions, jobs FROM function_days "
                 "WHERE (day >= ?1 AND day < ?2) OR (day >= ?3 AND day < ?4) UNION ALL "
                 "SELECT function_id, samples, cpu_seconds, cycles, instructions, jobs FROM function_weeks "
-                "WHERE week >= ?5 AND week < ?6) x GROUP BY function_id",
+                "WHERE week >= ?5 AND week < ?6) x GROUP BY function_id) s "
+                "JOIN functions f ON f.id = s.function_id JOIN objects o ON o.id = f.object_id "
+                "LEFT JOIN function_names n ON f.name = '' AND f.file_offset >= 0 AND n.build_id = o.build_id "
+                "AND n.file_offset = f.file_offset",
         [STMT_FUNCTION_WEEKS] = SQL_FUNCTION_SUMS("function_weeks", "week"),
         [STMT_FUNCTION_KEY_DAYS] = SQL_FUNCTION_KEY_SUMS("function_key_days", "day"),
         [STMT_FUNCTION_KEY_WEEKS] = SQL_FUNCTION_KEY_SUMS("function_key_weeks", "week"),
