@@ -151,3 +151,7 @@ int do_unused(Cli *cli, int argc, char **argv);
 int do_scaling(Cli *cli, int argc, char **argv);
 int do_apps(Cli *cli, int argc, char **argv);
 int do_compare(Cli *cli, int argc, char **argv);
+/* cmd-kernels.c: lmk kernels, and lmk top --functions's table */
+int do_kernels(Cli *cli, int argc, char **argv);
+int top_functions(Cli *cli, const CliQuery *q, const char *family, const char *app, const char *user,
+                  bool by_family);

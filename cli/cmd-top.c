@@ -54,7 +54,8 @@ static int top_groups(Cli *cli, bool families, const CliQuery *q) {
 }
 
 int do_top(Cli *cli, int argc, char **argv) {
-        bool families = false, packages = false;
+        bool families = false, packages = false, functions = false, group_family = false;
+        const char *family = NULL, *app = NULL, *user = NULL;
         const CliOption options[] = {
                 { "libs", 0, CLI_QUERY_AS, "kind", "lib" },
                 { "exes", 0, CLI_QUERY_AS, "kind", "exe" },
@@ -67,6 +68,11 @@ int do_top(Cli *cli, int argc, char **argv) {
                 { "cluster", 0, CLI_QUERY, "cluster" },
                 { "partition", 0, CLI_QUERY, "partition" },
                 { "account", 0, CLI_QUERY, "account" },
+                { "functions", 0, CLI_FLAG, .flag = &functions },
+                { "by-family", 0, CLI_FLAG, .flag = &group_family },
+                { "family", 0, CLI_STRING, .string = &family },
+                { "app", 0, CLI_STRING, .string = &app },
+                { "user", 0, CLI_STRING, .string = &user },
         };
         _cleanup_(json_object_putp) json_object *o = NULL;
         char a[32], b[32], total[32];
@@ -82,6 +88,15 @@ int do_top(Cli *cli, int argc, char **argv) {
 
         if ((families || packages) && (kind || (families && packages)))
                 return cli_error(cli, EINVAL, "top: --families and --packages go alone, without a kind");
+        if (functions) {
+                if (families || packages || kind || cli_query_get(&query, "cluster") ||
+                    cli_query_get(&query, "partition"))
+                        return cli_error(cli, EINVAL, "top: --functions goes with --since, --until, --limit, "
+                                         "--account, --app, --user, --family and --by-family only");
+                return top_functions(cli, &query, family, app, user, group_family);
+        }
+        if (family || app || user || group_family)
+                return cli_error(cli, EINVAL, "top: --family, --app, --user and --by-family are --functions's");
         if (families || packages)
                 return top_groups(cli, families, &query);
 

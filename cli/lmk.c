@@ -20,6 +20,7 @@ static const struct {
         { "scaling", do_scaling },
         { "apps", do_apps },
         { "compare", do_compare },
+        { "kernels", do_kernels },
         { "login", do_web },
 };
 

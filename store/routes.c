@@ -22,6 +22,10 @@ const Route store_routes[] = {
         { "/api/v1/jobs/", true, "GET", api_job, &query },
         { "/api/v1/profile", false, "GET", api_profile, &query },
         { "/api/v1/objects", false, "GET", api_objects, &site_view, &api_objects_csv },
+        /* only over the jobs the asker may see: a query route */
+        { "/api/v1/objects/", true, "GET", api_object_functions, &query, &api_site_functions_csv,
+          .suffix = "/functions" },
+        { "/api/v1/functions", false, "GET", api_site_functions, &query, &api_site_functions_csv },
         { "/api/v1/nodes", false, "GET", api_nodes, &site_view, &api_nodes_csv },
         { "/api/v1/findings", false, "GET", api_findings, &query, &api_findings_csv },
         { "/api/v1/packages", false, "GET", api_packages, &site_view, &api_packages_csv },
@@ -45,6 +49,9 @@ const Route store_routes[] = {
         { "/site/scaling", false, "GET", web_site_scaling, &site_view, .error_page = web_error_page },
         { "/site/apps", false, "GET", web_site_apps, &site_view, .error_page = web_error_page },
         { "/compare", false, "GET", web_compare, &query, .error_page = web_error_page },
+        /* over the jobs the reader may see, as their API */
+        { "/site/kernels", false, "GET", web_site_kernels, &query, .error_page = web_error_page },
+        { "/site/library", false, "GET", web_site_library, &query, .error_page = web_error_page },
 };
 
 const size_t store_n_routes = ELEMENTSOF(store_routes);

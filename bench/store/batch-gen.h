@@ -5,13 +5,16 @@
 
 /* The batches bench/store/loadgen pushes, made where parse-bench can make
  * the same: a node's rows (jobs x objects x phases, as lmkd aggregates
- * them) and jobs, fixed until its jobs are replaced. */
+ * them), their functions (two named and the other functions of each
+ * executable's and library's (job, object, phase)) and jobs, fixed until
+ * its jobs are replaced. */
 typedef struct Node {
         char name[32];
         uint64_t seq;
         char *rows_json; /* the rows array, fixed per node */
         char *jobs_json;
-        unsigned n_rows;
+        char *functions_json; /* functions[] (batch format version 2), fixed per node */
+        unsigned n_rows, n_functions;
         unsigned generation; /* jobs are replaced by new ones every --job-rounds pushes */
 } Node;
 

@@ -30,6 +30,7 @@
 #include <time.h>
 
 #include "db/storage.h"
+#include "migrations.h"
 #include "util.h"
 
 #define N_USERS 500
@@ -41,6 +42,10 @@
 #define N_EXES 300
 #define N_LIBS 1700
 #define N_PHASES 40
+/* functions per object: two named ones and "(other functions)"; a job
+ * has those of its first FUNCTION_OBJECTS objects */
+#define FUNCTIONS_PER_OBJECT 3
+#define FUNCTION_OBJECTS 4
 #define YEAR (365.0 * 86400)
 
 static const char *const APPS[] = {
@@ -151,6 +156,63 @@ static uint64_t object_hours(sqlite3 *db, double base, double now) {
         return rows;
 }
 
+/* Names of libraries' functions as lmkd sends them, two per library: their
+ * families (docs/kernels.md) are those of a site's libraries. */
+static const char *const LIB_FUNCTIONS[][2] = {
+        { "dgemm_kernel_HASWELL", "dgemm_itcopy_HASWELL" }, { "__memmove_avx_unaligned_erms", "_int_malloc" },
+        { "__exp_fma", "__log_fma" }, { "mca_btl_vader_component_progress", "MPI_Allreduce" },
+        { "n1fv_32_avx2", "t1fv_8_avx2" }, { "gomp_barrier_wait_end", "GOMP_parallel" },
+        { "deflate_slow", "longest_match" }, { "H5D__chunk_lookup", "H5C__protect" },
+        { "dtrsm_kernel_LN_HASWELL", "dgemv_t_HASWELL" }, { "zgemm_kernel_n_HASWELL", "daxpy_k_HASWELL" },
+};
+#define N_LIB_FUNCTIONS (sizeof(LIB_FUNCTIONS) / sizeof(LIB_FUNCTIONS[0]))
+
+/* The functions of every object (schema/0021). */
+static void functions(sqlite3 *db) {
+        sqlite3_stmt *st = prepare(db, "INSERT INTO functions (id, object_id, name, file_offset) VALUES (?, ?, ?, -1)");
+        char name[128];
+
+        for (int o = 1; o <= N_EXES + N_LIBS; o++)
+                for (int k = 0; k < FUNCTIONS_PER_OBJECT; k++) {
+                        if (k == FUNCTIONS_PER_OBJECT - 1)
+                                name[0] = 0; /* the other functions */
+                        else if (o <= N_EXES)
+                                snprintf(name, sizeof(name), "%s_%s_%d", APPS[o % N_APPS], k ? "force" : "solve", o);
+                        else
+                                snprintf(name, sizeof(name), "%s", LIB_FUNCTIONS[o % N_LIB_FUNCTIONS][k]);
+                        sqlite3_bind_int64(st, 1, (int64_t) (o - 1) * FUNCTIONS_PER_OBJECT + k + 1);
+                        sqlite3_bind_int64(st, 2, o);
+                        sqlite3_bind_text(st, 3, name, -1, SQLITE_TRANSIENT);
+                        step(db, st);
+                }
+        sqlite3_finalize(st);
+}
+
+/* The site's sums per function (schema/0024) from the jobs' functions,
+ * as the migration that made them fills them in: the migration's own SQL,
+ * run again over the tables it makes. */
+static void function_rollups(sqlite3 *db) {
+        static const char *const tables[] = {
+                "function_days", "function_weeks", "function_key_days", "function_key_weeks", "function_users",
+                "function_apps", "function_total_days", "function_total_weeks", "function_scope_days",
+                "function_scope_weeks",
+        };
+        char sql[128];
+
+        for (unsigned i = 0; i < schema_migrations_count; i++) {
+                if (!streq(schema_migrations[i].name, "0024-function-rollups"))
+                        continue;
+                for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++) {
+                        snprintf(sql, sizeof(sql), "DROP TABLE %s", tables[t]);
+                        exec(db, sql);
+                }
+                exec(db, schema_migrations[i].sql);
+                return;
+        }
+        fprintf(stderr, "gendb: no migration 0024-function-rollups\n");
+        exit(EXIT_FAILURE);
+}
+
 /* The application mix (schema/0013) as ingest keeps it: each job's key,
  * its run on its first day, its samples split between its first and last
  * day (a job here runs at most a day and ten minutes). */
@@ -181,7 +243,7 @@ static void app_mix(sqlite3 *db) {
 
 int main(int argc, char **argv) {
         const StorageOptions opts = { .readers = 1, .busy_timeout_ms = 1000 };
-        sqlite3_stmt *job, *jo, *jp, *jn, *note;
+        sqlite3_stmt *job, *jo, *jp, *jn, *note, *jf;
         Storage *s = NULL;
         uint64_t jobs, t0 = now_ns(CLOCK_MONOTONIC), rows = 0, running = 0, hours;
         double now = (double) time(NULL), base = now - YEAR;
@@ -235,6 +297,8 @@ int main(int argc, char **argv) {
         jn = prepare(db, "INSERT INTO job_nodes (job_id, node_id, samples, first_seen, last_seen, cpu_seconds, "
                          "cpus_alloc) VALUES (?, ?, ?, ?, ?, ?, ?)");
         note = prepare(db, "INSERT INTO job_notes (job_id, note_key, note_value) VALUES (?, 'app', ?)");
+        jf = prepare(db, "INSERT INTO job_functions (job_id, function_id, samples, cpu_seconds) VALUES (?, ?, ?, ?)");
+        functions(db);
 
         for (uint64_t id = 1; id <= jobs; id++) {
                 unsigned n_nodes = 1 + next() % 4, n_objects = 8 + next() % 10, n_phases = next() % 6;
@@ -272,6 +336,18 @@ int main(int argc, char **argv) {
                         step(db, jo);
                         total += n;
                         rows++;
+                        /* the object's functions: half, a quarter, the rest */
+                        for (unsigned fk = 0; k < FUNCTION_OBJECTS && fk < FUNCTIONS_PER_OBJECT; fk++) {
+                                uint64_t object = k == 0 ? exe : N_EXES + 1 + lib0 + k;
+                                int64_t part = fk == 0 ? n / 2 : fk == 1 ? n / 4 : n - n / 2 - n / 4;
+
+                                sqlite3_bind_int64(jf, 1, (int64_t) id);
+                                sqlite3_bind_int64(jf, 2, (int64_t) ((object - 1) * FUNCTIONS_PER_OBJECT + fk + 1));
+                                sqlite3_bind_int64(jf, 3, part);
+                                sqlite3_bind_double(jf, 4, (double) part);
+                                step(db, jf);
+                                rows++;
+                        }
                 }
                 for (unsigned k = 0; k < n_phases; k++) {
                         sqlite3_bind_int64(jp, 1, (int64_t) id);
@@ -322,7 +398,9 @@ int main(int argc, char **argv) {
         sqlite3_finalize(jp);
         sqlite3_finalize(jn);
         sqlite3_finalize(note);
+        sqlite3_finalize(jf);
         app_mix(db);
+        function_rollups(db);
         hours = object_hours(db, base, now);
         rows += hours;
         exec(db, "COMMIT");

@@ -55,6 +55,10 @@ void api_job_functions(Server *s, Request *req, Reply *reply);
 void api_job_profile(Server *s, Request *req, Reply *reply);
 void api_profile(Server *s, Request *req, Reply *reply);
 void api_objects(Server *s, Request *req, Reply *reply);
+/* The site's functions (functions.c): GET /api/v1/functions and
+ * /api/v1/objects/{object}/functions. */
+void api_site_functions(Server *s, Request *req, Reply *reply);
+void api_object_functions(Server *s, Request *req, Reply *reply);
 void api_nodes(Server *s, Request *req, Reply *reply);
 void api_findings(Server *s, Request *req, Reply *reply);
 /* Site answers (site.c): installed software and its use, library families. */
@@ -77,7 +81,7 @@ void api_ingest_replied(Server *s, const Reply *reply);
 
 /* The columns of the list answers as CSV (?format=csv), beside their handlers. */
 extern const CsvTable api_jobs_csv, api_objects_csv, api_nodes_csv, api_findings_csv, api_packages_csv,
-        api_families_csv, api_scaling_csv, api_apps_csv, api_job_functions_csv;
+        api_families_csv, api_scaling_csv, api_apps_csv, api_job_functions_csv, api_site_functions_csv;
 
 /* Query parameters (args.c): a time (Unix seconds, "now" or an age;
  * fallback when absent, NULL: leave *ret), an integer in [min, max], a

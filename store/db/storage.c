@@ -243,3 +243,22 @@ void run_figures_free(RunFigures *v, size_t n) {
                 v[i] = (RunFigures) {};
         }
 }
+
+void site_function_list_free(SiteFunctionList *l) {
+        for (size_t i = 0; i < l->n; i++) {
+                free(l->items[i].object);
+                free(l->items[i].kind);
+                free(l->items[i].build_id);
+                free(l->items[i].name);
+                for (size_t j = 0; j < FUNCTION_TOP_APPS; j++)
+                        free(l->items[i].top_apps[j].name);
+        }
+        for (size_t i = 0; i < l->n_users; i++)
+                free(l->users[i].name);
+        for (size_t i = 0; i < l->n_apps; i++)
+                free(l->apps[i].name);
+        free(l->items);
+        free(l->users);
+        free(l->apps);
+        *l = (SiteFunctionList) {};
+}

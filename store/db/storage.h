@@ -356,6 +356,68 @@ typedef struct ObjectList {
                                 * 0: a scope's jobs, prorated to the range as given */
 } ObjectList;
 
+/* The site's functions over a range (schema/0024, GET /api/v1/functions):
+ * from the sums by day and week, narrowed to the jobs of an application,
+ * account, user, node type and/or object (each NULL: any), and to those
+ * viewer may see (NULL or no user: every job). Of the functions want
+ * keeps (NULL: all), the most samples first, limit are listed; their
+ * users and applications are counted unless no_counts. */
+typedef struct SiteFunction SiteFunction;
+typedef struct FunctionFilter {
+        int64_t since, until;
+        const char *app, *account, *user, *node_type;
+        const char *object;     /* the path of an executable or library */
+        const JobViewer *viewer;
+        size_t limit;
+        bool no_counts;
+        bool (*want)(const SiteFunction *f, void *userdata);
+        void *userdata;
+} FunctionFilter;
+
+/* Time of the listed functions by user or by application. */
+typedef struct FunctionUse {
+        char *name;             /* "" when unknown */
+        int64_t samples;
+        double cpu_seconds;
+        size_t index;           /* storage's own, while it sums */
+} FunctionUse;
+
+/* The applications of a function shown beside it, the most samples first. */
+#define FUNCTION_TOP_APPS 3
+
+/* A function's sums over the range; builds of one path are one function
+ * where the function is named (its unnamed pages stay per build). */
+struct SiteFunction {
+        char *object, *kind;
+        char *build_id;         /* an unnamed one's build, else NULL */
+        char *name;             /* NULL: none (unnamed, or "(other functions)") */
+        int64_t offset;         /* an unnamed one's file offset; STORAGE_NULL: named, or other */
+        bool other;
+        int64_t samples;
+        double cpu_seconds;
+        double cycles, instructions; /* NAN: no node counted them */
+        int64_t jobs;           /* that first ran it in the range */
+        int64_t users, apps;    /* distinct, in the range */
+        /* name NULL: none; no cpu_seconds. Narrowed to some jobs
+         * (FunctionFilter): by their samples of it in the range; over
+         * every job: those that ran it in the range with the most samples
+         * of it over all time, samples STORAGE_NULL. */
+        FunctionUse top_apps[FUNCTION_TOP_APPS];
+};
+
+typedef struct SiteFunctionList {
+        SiteFunction *items;    /* the most samples first, at most FunctionFilter.limit */
+        size_t n;
+        bool more;              /* there were more */
+        /* of a ranking narrowed to some jobs, or to an object: the
+         * functions' time by user and application, the most samples first */
+        FunctionUse *users, *apps;
+        size_t n_users, n_apps;
+        int64_t total_samples;  /* all samples of the jobs in view, every kind */
+        double total_cpu_seconds;
+        int64_t since, until;   /* whole UTC days */
+} SiteFunctionList;
+
 typedef struct NodeInfo {
         char *name, *hostname, *cluster, *boot_id;
         int64_t cpus, last_seq, batches, samples, samples_lost;
@@ -549,6 +611,9 @@ typedef struct StorageOps {
         int (*list_objects)(Storage *s, const ObjectFilter *f, ObjectList *ret);
         int (*list_nodes)(Storage *s, NodeList *ret);
         int (*list_packages)(Storage *s, const PackageFilter *f, PackageList *ret);
+        /* The site's functions in a range, every one of them (the caller
+         * ranks, groups and cuts). -ENOENT: f->node_type is not known. */
+        int (*list_site_functions)(Storage *s, const FunctionFilter *f, SiteFunctionList *ret);
         /* The figures of n jobs by their row ids (StoredJob.row_id), into
          * ret[0 … n-1], in one read transaction; a job gone since is all
          * empty. */
@@ -630,5 +695,6 @@ void job_summary_list_free(JobSummaryList *l);
 void object_list_free(ObjectList *l);
 void node_list_free(NodeList *l);
 void package_list_free(PackageList *l);
+void site_function_list_free(SiteFunctionList *l);
 void run_figures_free(RunFigures *v, size_t n);
 void app_mix_list_free(AppMixList *l);

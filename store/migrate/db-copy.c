@@ -33,6 +33,7 @@ static const struct {
         { "sample_packs", "samples" },
         { "job_objects", "samples" },
         { "job_functions", "samples" },
+        { "function_days", "samples" },
         { "object_hours", "samples" },
         { "object_hours", "cpu_seconds" },
 };

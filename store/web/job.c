@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The job page, /jobs/{id}: GET /api/v1/jobs/{id} drawn for people. */
 #include <math.h>
+#include <string.h>
 
 #include "util.h"
 #include "web/web.h"
@@ -154,6 +155,69 @@ static void functions_section(Html *h, json_object *job, const char *root, const
                         html_rawf(h, "<p class=\"note\">%zu more functions of this object.</p>", more - listed);
         }
         if (jbool(job, "functions_truncated"))
+                html_raw(h, "<p class=\"note\">Only the job's functions with the most samples are read here.</p>");
+}
+
+/* The top functions of each phase the job marked (from
+ * "phase_functions"; shares of the phase's samples), the busiest phases
+ * first: where each phase's time went. Time outside markers is phase "". */
+static void phase_functions_section(Html *h, json_object *job) {
+        json_object *phases = jget(job, "phases"), *functions = jget(job, "phase_functions");
+        size_t n_phases = phases ? json_object_array_length(phases) : 0;
+        size_t n = functions ? json_object_array_length(functions) : 0, shown = 0;
+        bool marked = false;
+
+        for (size_t k = 0; k < n; k++)
+                marked = marked || *(jstr(json_object_array_get_idx(functions, k), "phase") ?: "");
+        /* a job without markers: the section above says it all */
+        if (n == 0 || !marked)
+                return;
+        html_raw(h, "<h2 id=\"phase-functions\">Functions per phase</h2><p class=\"note\">The busiest functions "
+                    "of each phase the application marked; shares are of the phase's samples.</p>");
+        for (size_t i = 0; i < n_phases && shown < FUNCTION_OBJECTS_SHOWN; i++) {
+                json_object *p = json_object_array_get_idx(phases, i);
+                const char *phase = jstr(p, "phase") ?: "";
+                size_t listed = 0, more = 0;
+
+                for (size_t k = 0; k < n; k++)
+                        more += streq(jstr(json_object_array_get_idx(functions, k), "phase") ?: "", phase);
+                if (more == 0)
+                        continue;
+                shown++;
+                html_raw(h, "<h3>");
+                if (*phase)
+                        html_text(h, phase);
+                else
+                        html_raw(h, "<span class=\"muted\">(outside markers)</span>");
+                html_raw(h, " <small>");
+                web_share(h, p);
+                html_raw(h, " of the job</small></h3><table class=\"phase-functions\"><thead><tr><th>Function</th>"
+                            "<th>Object</th><th class=\"num\">Share of the phase (95%)</th><th></th>"
+                            "<th class=\"num\">CPU time</th><th class=\"num\">Samples</th><th class=\"num\">IPC</th>"
+                            "</tr></thead><tbody>");
+                for (size_t k = 0; k < n && listed < FUNCTIONS_SHOWN; k++) {
+                        json_object *f = json_object_array_get_idx(functions, k);
+                        const char *obj = jstr(f, "object") ?: "", *file = strrchr(obj, '/');
+
+                        if (!streq(jstr(f, "phase") ?: "", phase))
+                                continue;
+                        listed++;
+                        html_raw(h, "<tr><td class=\"function\">");
+                        if (jbool(f, "other"))
+                                html_raw(h, "<span class=\"muted\">(other functions)</span>");
+                        else
+                                html_text(h, jstr(f, "function"));
+                        html_raw(h, "</td><td class=\"path\">");
+                        html_text(h, file && file[1] ? file + 1 : obj);
+                        html_raw(h, "</td>");
+                        web_share_cells(h, f, true);
+                        html_raw(h, "</tr>");
+                }
+                html_raw(h, "</tbody></table>");
+                if (more > listed)
+                        html_rawf(h, "<p class=\"note\">%zu more functions in this phase.</p>", more - listed);
+        }
+        if (jbool(job, "phase_functions_truncated"))
                 html_raw(h, "<p class=\"note\">Only the job's functions with the most samples are read here.</p>");
 }
 
@@ -681,6 +745,7 @@ void web_job(Server *s, Request *req, Reply *reply) {
         shares_section(&h, job, "phases", "phase", "Phases",
                        "No phases: the program marks none (liblmk, docs/markers.md).");
         functions_section(&h, job, root, cluster);
+        phase_functions_section(&h, job);
         events_section(&h, job);
         bursts_section(&h, job);
         markers_section(&h, job);

@@ -140,7 +140,8 @@ static void findings_table(Html *h, const char *root, json_object *l, bool admin
 static const char *const page_args[] = { "since", "until", NULL };
 
 void web_site(Server *s, Request *req, Reply *reply) {
-        _cleanup_(json_object_putp) json_object *exes = NULL, *libs = NULL, *nodes = NULL, *findings = NULL;
+        _cleanup_(json_object_putp) json_object *exes = NULL, *libs = NULL, *nodes = NULL, *findings = NULL,
+                                                *kernels = NULL;
         _cleanup_(html_done) Html h = {};
         const char *root = web_root_prefix(req);
         const char *since = request_arg(req, "since") ?: "7d", *until = request_arg(req, "until") ?: "now";
@@ -155,6 +156,9 @@ void web_site(Server *s, Request *req, Reply *reply) {
             !web_api(s, req, api_objects, (const RequestArg[]) { { "since", since }, { "until", until },
                                                                  { "kind", "lib" }, { "limit", top } },
                      4, reply, &libs) ||
+            !web_api(s, req, api_site_functions, (const RequestArg[]) { { "since", since }, { "until", until },
+                                                                        { "limit", "10" } },
+                     3, reply, &kernels) ||
             !web_api(s, req, api_nodes, (const RequestArg[]) { { NULL, NULL } }, 0, reply, &nodes) ||
             !web_api(s, req, api_findings, (const RequestArg[]) { { "since", since }, { "until", until },
                                                                   { "limit", top } },
@@ -177,6 +181,14 @@ void web_site(Server *s, Request *req, Reply *reply) {
         html_rawf(&h, " sampled in %" PRId64 " samples, jobs and system together.</p>", jint(exes, "total_samples", 0));
         objects_table(&h, exes, "Executables", "No executables sampled in this range.");
         objects_table(&h, libs, "Libraries", "No libraries sampled in this range.");
+        html_rawf(&h, "<h2 id=\"kernels\">Kernels</h2><p class=\"note\">The functions with the most of the "
+                      "time of the jobs you may see (whole days; shares of all their samples). All of them, per "
+                      "family and by application: <a href=\"%ssite/kernels?since=", root);
+        html_url_part(&h, since);
+        html_raw(&h, "&amp;until=");
+        html_url_part(&h, until);
+        html_raw(&h, "\">Kernels</a>.</p>");
+        web_functions_table(&h, root, kernels, true, since, until);
         findings_table(&h, root, findings, req->identity->admin);
         nodes_table(&h, nodes);
         html_rawf(&h, "<p class=\"links\"><a href=\"%ssite/software?since=", root);
@@ -187,7 +199,11 @@ void web_site(Server *s, Request *req, Reply *reply) {
         html_url_part(&h, since);
         html_raw(&h, "&amp;until=");
         html_url_part(&h, until);
-        html_rawf(&h, "\">Application mix</a><a href=\"%sapi/v1/objects?since=", root);
+        html_rawf(&h, "\">Application mix</a><a href=\"%ssite/kernels?since=", root);
+        html_url_part(&h, since);
+        html_raw(&h, "&amp;until=");
+        html_url_part(&h, until);
+        html_rawf(&h, "\">Kernels</a><a href=\"%sapi/v1/objects?since=", root);
         html_url_part(&h, since);
         html_raw(&h, "&amp;until=");
         html_url_part(&h, until);

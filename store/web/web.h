@@ -27,6 +27,14 @@ void web_site_scaling(Server *s, Request *req, Reply *reply);
 void web_site_apps(Server *s, Request *req, Reply *reply);
 /* Two runs side by side, or the form to choose them (compare.c). */
 void web_compare(Server *s, Request *req, Reply *reply);
+/* kernels.c: the site's functions, and a library's */
+void web_site_kernels(Server *s, Request *req, Reply *reply);
+void web_site_library(Server *s, Request *req, Reply *reply);
+/* The functions of a GET /api/v1/functions answer l: family, name,
+ * object (a link to its library page, unless with_object is false),
+ * share cells, jobs, users, applications. */
+void web_functions_table(Html *h, const char *root, json_object *l, bool with_object, const char *since,
+                         const char *until);
 /* A page route's Route.error_page: an error reply (JSON) as a page, with
  * the same status and message. */
 void web_error_page(Server *s, Request *req, Reply *reply);

@@ -31,15 +31,19 @@ OTHER = "(other functions)"
 class Run:
     """lmkd and perf record, both sampling, until stop()."""
 
-    def __init__(self, d=None, extra=(), perf=True):
+    def __init__(self, d=None, extra=(), perf=True, lmkd=True):
+        """lmkd=False: perf alone, beside an lmkd of the caller's."""
         self.d = d or tmpdir("lmk-functions-")
+        os.makedirs(self.d, exist_ok=True)
         self.out = os.path.join(self.d, "lmkd.json")
         self.sock = os.path.join(self.d, "lmkd.sock")
         self.perf_data = os.path.join(self.d, "perf.data")
-        ready = os.path.join(self.d, "ready")
-        args = ["--ready-file", ready, "--notify-socket", self.sock, *extra]
-        self.lmkd = lmkd_oneshot(HZ, None, self.out, extra=args)
-        wait_ready(ready, proc=self.lmkd)
+        self.lmkd = None
+        if lmkd:
+            ready = os.path.join(self.d, "ready")
+            args = ["--ready-file", ready, "--notify-socket", self.sock, *extra]
+            self.lmkd = lmkd_oneshot(HZ, None, self.out, extra=args)
+            wait_ready(ready, proc=self.lmkd)
         self.perf = self._start_perf() if perf else None
 
     def _start_perf(self):
@@ -74,17 +78,18 @@ class Run:
         return p
 
     def stop(self):
-        """Stops both; returns lmkd's report."""
+        """Stops both; returns lmkd's report (None without lmkd)."""
         if self.perf:
             self.perf.send_signal(signal.SIGINT)
-        self.lmkd.send_signal(signal.SIGINT)
-        self.lmkd.wait(timeout=120)
-        check(self.lmkd.returncode == 0, f"lmkd exited with {self.lmkd.returncode}")
+        if self.lmkd:
+            self.lmkd.send_signal(signal.SIGINT)
+            self.lmkd.wait(timeout=120)
+            check(self.lmkd.returncode == 0, f"lmkd exited with {self.lmkd.returncode}")
         if self.perf:
             self.perf.wait(timeout=120)
             self.perf_err.close()
             check(self.perf.returncode in (0, -signal.SIGINT), f"perf record exited with {self.perf.returncode}")
-        return load_json(self.out)
+        return load_json(self.out) if self.lmkd else None
 
     def notice(self, event, job):
         job_notice(self.sock, event, job)

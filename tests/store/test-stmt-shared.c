@@ -16,6 +16,9 @@
 static const char *const shared_tables[] = {
         "objects", "phases", "tasks", "event_roles", "node_types", "packages", "package_files", "mix_keys",
         "object_hours", "object_days", "object_weeks", "object_periods", "app_days", "app_dim_days", "functions",
+        "function_days", "function_weeks", "function_key_days", "function_key_weeks", "function_users",
+        "function_apps", "function_total_days", "function_total_weeks", "function_scope_days",
+        "function_scope_weeks",
 };
 
 /* Rows of one node or job: under that node's or job's key. The markers

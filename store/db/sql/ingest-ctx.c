@@ -59,13 +59,15 @@ int ingest_ctx_init(IngestCtx *x, SqlStorage *s, const Batch *b) {
         x->rows_of = calloc(MAX(MAX(x->max_notes, x->max_jobs), (size_t) 1), sizeof(size_t));
         x->seen = calloc(MAX(b->n_rows, (size_t) 1), sizeof(size_t));
         x->row_ids = calloc(MAX(3 * b->n_rows, (size_t) 1), sizeof(int64_t));
-        if (!x->jobs || !x->job_pool || !x->packs || !x->rows_of || !x->seen || !x->row_ids ||
+        x->function_known = calloc(MAX(b->n_functions, (size_t) 1), sizeof(bool));
+        if (!x->jobs || !x->job_pool || !x->packs || !x->rows_of || !x->seen || !x->row_ids || !x->function_known ||
             acc_map_init(&x->job_objects, b->n_rows) < 0 ||
             acc_map_init(&x->job_phases, b->n_rows) < 0 ||
             acc_map_init(&x->job_tasks, b->n_rows) < 0 ||
             acc_map_init(&x->object_hours, b->n_rows) < 0 ||
             acc_map_init(&x->job_functions, b->n_functions) < 0 ||
             acc_map_init(&x->job_phase_functions, b->n_functions) < 0 ||
+            acc_map_init(&x->function_sums, b->n_functions) < 0 ||
             event_map_init(&x->object_events, events) < 0 ||
             event_map_init(&x->phase_events, events) < 0 ||
             event_map_init(&x->job_events, events + exact) < 0 ||
@@ -85,6 +87,7 @@ void ingest_ctx_done(IngestCtx *x) {
         free(x->rows_of);
         free(x->seen);
         free(x->row_ids);
+        free(x->function_known);
         sample_pack_done(&x->outside);
         acc_map_done(&x->job_objects);
         acc_map_done(&x->job_phases);
@@ -92,6 +95,7 @@ void ingest_ctx_done(IngestCtx *x) {
         acc_map_done(&x->object_hours);
         acc_map_done(&x->job_functions);
         acc_map_done(&x->job_phase_functions);
+        acc_map_done(&x->function_sums);
         event_map_done(&x->object_events);
         event_map_done(&x->phase_events);
         event_map_done(&x->job_events);
@@ -107,6 +111,7 @@ void ingest_ctx_reset(IngestCtx *x) {
         acc_map_reset(&x->object_hours);
         acc_map_reset(&x->job_functions);
         acc_map_reset(&x->job_phase_functions);
+        acc_map_reset(&x->function_sums);
         event_map_reset(&x->object_events);
         event_map_reset(&x->phase_events);
         event_map_reset(&x->job_events);

@@ -43,6 +43,10 @@ typedef struct IngestCtx {
         size_t n_jobs, max_jobs;
         AccMap job_objects, job_phases, job_tasks, object_hours;
         AccMap job_functions, job_phase_functions; /* functions[] (ingest-functions.c) */
+        /* the site's functions by (function, mix key, node type), and
+         * which of job_functions' keys the job had before (schema/0024) */
+        AccMap function_sums;
+        bool *function_known;
         SamplePack outside;    /* the rows of work outside jobs, packed */
         /* the rows' object, phase and task ids, looked up in the caches
          * before the writer took the batch (intern_lookup_rows()), and the

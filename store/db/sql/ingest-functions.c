@@ -1,8 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Storing a batch's functions (schema/0021): interned like objects,
  * summed per job in memory, then one guarded upsert per (job, function)
- * and per (job, phase, function), as the rows' rollups are. */
+ * and per (job, phase, function), as the rows' rollups are; and the
+ * site's sums by function, application-mix key and node type in the
+ * batch's day and week (schema/0024), with the jobs' time they are a
+ * share of. */
 #include <errno.h>
+#include <math.h>
+#include <string.h>
 
 #include "db/sql/ingest-functions.h"
 
@@ -38,6 +43,225 @@ static int write_function_sums(IngestCtx *x, const AccMap *m, bool phases) {
         return r;
 }
 
+static int bind_known_row(DbStmt *st, int k, size_t i, void *userdata) {
+        const Acc *a = &((const IngestCtx *) userdata)->job_functions.pool[i];
+        int r;
+
+        if ((r = db_bind_int(st, k, (int64_t) i)) < 0 ||
+            (r = db_bind_int(st, k + 1, a->a)) < 0 ||
+            (r = db_bind_int(st, k + 2, a->b)) < 0)
+                return r;
+        return 0;
+}
+
+static int read_known_row(DbStmt *st, void *userdata) {
+        IngestCtx *x = userdata;
+        int64_t i = db_column_int(st, 0);
+
+        if (i < 0 || (size_t) i >= x->job_functions.n)
+                return -EIO;
+        x->function_known[i] = true;
+        return 0;
+}
+
+/* What the site's sums of a batch write (schema/0024), per grain. */
+typedef enum SiteRowKind {
+        SITE_FUNCTION,          /* (function): function_days, _weeks */
+        SITE_KEY,               /* (function, mix key, node type): function_key_days, _weeks */
+        SITE_SCOPE,             /* (mix key, node type): function_scope_days, _weeks */
+        SITE_TOTAL,             /* (): function_total_days, _weeks */
+        SITE_SPAN,              /* (function, who): function_users, function_apps */
+} SiteRowKind;
+
+typedef struct SiteRows {
+        const AccMap *sums;
+        SiteRowKind kind;
+        int64_t bucket;
+        char *const *names;     /* SITE_SPAN: who, by the key's b */
+} SiteRows;
+
+static int bind_site_row(DbStmt *st, int k, size_t i, void *userdata) {
+        const SiteRows *o = userdata;
+        const Acc *a = &o->sums->pool[i];
+        int r;
+
+        switch (o->kind) {
+        case SITE_SPAN:
+                if ((r = db_bind_int(st, k, a->a)) < 0 ||
+                    (r = db_bind_text(st, k + 1, o->names[a->b])) < 0 ||
+                    (r = db_bind_int(st, k + 2, o->bucket)) < 0 ||
+                    (r = db_bind_int(st, k + 3, o->bucket)) < 0 ||
+                    (r = db_bind_int(st, k + 4, a->samples)) < 0)
+                        return r;
+                return 0;
+        case SITE_TOTAL:
+                if ((r = db_bind_int(st, k, o->bucket)) < 0 ||
+                    (r = db_bind_int(st, k + 1, a->samples)) < 0 ||
+                    (r = bind_sum(st, k + 2, a->cpu_seconds)) < 0)
+                        return r;
+                return 0;
+        case SITE_SCOPE:
+                if ((r = db_bind_int(st, k, a->a)) < 0 ||
+                    (r = db_bind_int(st, k + 1, o->bucket)) < 0 ||
+                    (r = db_bind_int(st, k + 2, a->b)) < 0 ||
+                    (r = db_bind_int(st, k + 3, a->samples)) < 0 ||
+                    (r = bind_sum(st, k + 4, a->cpu_seconds)) < 0)
+                        return r;
+                return 0;
+        case SITE_KEY:
+                /* (mix key, bucket, node type, function) */
+                if ((r = db_bind_int(st, k++, a->b)) < 0 ||
+                    (r = db_bind_int(st, k++, o->bucket)) < 0 ||
+                    (r = db_bind_int(st, k++, a->c)) < 0 ||
+                    (r = db_bind_int(st, k++, a->a)) < 0)
+                        return r;
+                break;
+        case SITE_FUNCTION:
+                if ((r = db_bind_int(st, k++, o->bucket)) < 0 ||
+                    (r = db_bind_int(st, k++, a->a)) < 0)
+                        return r;
+                break;
+        }
+        if ((r = db_bind_int(st, k, a->samples)) < 0 ||
+            (r = bind_sum(st, k + 1, a->cpu_seconds)) < 0 ||
+            (r = bind_nullable_double(st, k + 2, a->cycles == STORAGE_NULL ? NAN : (double) a->cycles)) < 0 ||
+            (r = bind_nullable_double(st, k + 3, a->instructions == STORAGE_NULL ? NAN : (double) a->instructions)) < 0 ||
+            (r = db_bind_int(st, k + 4, a->jobs)) < 0)
+                return r;
+        return 0;
+}
+
+static int64_t job_mix_key(const JobAcc *j) {
+        return j->mix_key == STORAGE_NULL ? 0 : j->mix_key;
+}
+
+/* The index of name in names (a batch's few users or applications). */
+static int64_t name_index(char **names, size_t *n, const char *name) {
+        for (size_t i = 0; i < *n; i++)
+                if (streq(names[i], name))
+                        return (int64_t) i;
+        names[*n] = (char *) name;
+        return (int64_t) (*n)++;
+}
+
+/* The site's sums (schema/0024) of the batch's functions, into the batch's
+ * day and week: per function, per (function, mix key, node type), who ran
+ * each and in which applications, and its jobs' samples of every kind.
+ * A job counts for a function when the function is new to it (not in
+ * job_functions before this batch). */
+static int write_site_sums(IngestCtx *x) {
+        static const struct {
+                Stmt function, key, scope, total;
+                int64_t seconds;
+                const char *name;
+        } grains[] = {
+                { STMT_FUNCTION_DAY_UPSERT, STMT_FUNCTION_KEY_DAY_UPSERT, STMT_FUNCTION_SCOPE_DAY_UPSERT,
+                  STMT_FUNCTION_TOTAL_DAY_UPSERT, DAY_SECONDS, "day" },
+                { STMT_FUNCTION_WEEK_UPSERT, STMT_FUNCTION_KEY_WEEK_UPSERT, STMT_FUNCTION_SCOPE_WEEK_UPSERT,
+                  STMT_FUNCTION_TOTAL_WEEK_UPSERT, WEEK_SECONDS, "week" },
+        };
+        _cleanup_(hashmap_freep) Hashmap *by_id = hashmap_new(&uint64_hash_ops);
+        _cleanup_free_ char **users = calloc(MAX(x->n_jobs, (size_t) 1), sizeof(char *));
+        _cleanup_free_ char **apps = calloc(MAX(x->n_jobs, (size_t) 1), sizeof(char *));
+        int64_t node_type = x->node_type_id == STORAGE_NULL ? 0 : x->node_type_id;
+        int64_t day = x->bucket - x->bucket % DAY_SECONDS;
+        AccMap functions = {}, scope = {}, total = {}, user_spans = {}, app_spans = {};
+        size_t n_users = 0, n_apps = 0;
+        int r;
+
+        if (!by_id || !users || !apps)
+                return -ENOMEM;
+        for (size_t i = 0; i < x->n_jobs; i++)
+                if ((r = hashmap_put(by_id, INT_TO_KEY(x->job_pool[i].id), &x->job_pool[i])) < 0)
+                        return r;
+        if (x->job_functions.n > 0) {
+                memset(x->function_known, 0, x->job_functions.n * sizeof(bool));
+                r = conn_read_rows(&x->s->writer, STMT_JOB_FUNCTIONS_KNOWN, x->job_functions.n, bind_known_row,
+                                   read_known_row, x);
+                if (r < 0)
+                        return r;
+        }
+        if ((r = acc_map_init(&functions, x->job_functions.n)) < 0 ||
+            (r = acc_map_init(&user_spans, x->job_functions.n)) < 0 ||
+            (r = acc_map_init(&app_spans, x->job_functions.n)) < 0 ||
+            (r = acc_map_init(&scope, x->n_jobs)) < 0 ||
+            (r = acc_map_init(&total, 1)) < 0)
+                goto finish;
+        for (size_t i = 0; i < x->job_functions.n; i++) {
+                const Acc *a = &x->job_functions.pool[i];
+                const JobAcc *j = hashmap_get(by_id, INT_TO_KEY(a->a));
+                BatchFunction f = { .samples = a->samples, .cycles = a->cycles, .instructions = a->instructions };
+                Acc *y;
+
+                if (!j) {
+                        r = -EIO;
+                        goto finish;
+                }
+                if ((r = acc_add_function(&x->function_sums, a->b, job_mix_key(j), node_type, &f, a->cpu_seconds)) < 0 ||
+                    (r = acc_add_function(&functions, a->b, 0, 0, &f, a->cpu_seconds)) < 0)
+                        goto finish;
+                y = hashmap_get(x->function_sums.map, &(Acc) { .a = a->b, .b = job_mix_key(j), .c = node_type });
+                y->jobs += !x->function_known[i];
+                y = hashmap_get(functions.map, &(Acc) { .a = a->b });
+                y->jobs += !x->function_known[i];
+                /* who: the key's user and application, as its columns name them */
+                if (j->mix_dims[1] && *j->mix_dims[1] &&
+                    (r = acc_add_function(&user_spans, a->b, name_index(users, &n_users, j->mix_dims[1]), 0, &f,
+                                          0)) < 0)
+                        goto finish;
+                if (j->mix_dims[0] && *j->mix_dims[0] &&
+                    (r = acc_add_function(&app_spans, a->b, name_index(apps, &n_apps, j->mix_dims[0]), 0, &f,
+                                          0)) < 0)
+                        goto finish;
+        }
+        for (size_t i = 0; i < x->n_jobs; i++) {
+                const JobAcc *j = &x->job_pool[i];
+                BatchFunction f = { .samples = j->samples, .cycles = STORAGE_NULL, .instructions = STORAGE_NULL };
+
+                if (j->samples > 0 &&
+                    ((r = acc_add_function(&scope, job_mix_key(j), node_type, 0, &f, j->cpu_seconds)) < 0 ||
+                     (r = acc_add_function(&total, 0, 0, 0, &f, j->cpu_seconds)) < 0))
+                        goto finish;
+        }
+        for (size_t g = 0; g < ELEMENTSOF(grains); g++) {
+                int64_t bucket = x->bucket - x->bucket % grains[g].seconds;
+                const struct {
+                        Stmt stmt;
+                        SiteRows rows;
+                } writes[] = {
+                        { grains[g].function, { &functions, SITE_FUNCTION, bucket, NULL } },
+                        { grains[g].key, { &x->function_sums, SITE_KEY, bucket, NULL } },
+                        { grains[g].scope, { &scope, SITE_SCOPE, bucket, NULL } },
+                        { grains[g].total, { &total, SITE_TOTAL, bucket, NULL } },
+                };
+
+                for (size_t w = 0; w < ELEMENTSOF(writes); w++) {
+                        r = conn_write_rows(&x->s->writer, writes[w].stmt, writes[w].rows.sums->n, bind_site_row,
+                                            (void *) &writes[w].rows, true);
+                        if (r == -EOVERFLOW)
+                                r = overflow(x, "functions", "adding this batch to the site's samples per function "
+                                             "in that %s would overflow", grains[g].name);
+                        if (r < 0)
+                                goto finish;
+                }
+        }
+        {
+                SiteRows u = { &user_spans, SITE_SPAN, day, users }, p = { &app_spans, SITE_SPAN, day, apps };
+
+                r = conn_write_rows(&x->s->writer, STMT_FUNCTION_USER_UPSERT, user_spans.n, bind_site_row, &u, false);
+                if (r >= 0)
+                        r = conn_write_rows(&x->s->writer, STMT_FUNCTION_APP_UPSERT, app_spans.n, bind_site_row, &p,
+                                            false);
+        }
+finish:
+        acc_map_done(&functions);
+        acc_map_done(&user_spans);
+        acc_map_done(&app_spans);
+        acc_map_done(&scope);
+        acc_map_done(&total);
+        return r;
+}
+
 int ingest_functions(IngestCtx *x) {
         const Batch *b = x->b;
         double cps = 1.0 / b->frequency_hz;
@@ -64,6 +288,11 @@ int ingest_functions(IngestCtx *x) {
                     (r = acc_add_function(&x->job_phase_functions, j->id, phase_id, function_id, f, cpu_seconds)) < 0)
                         return r;
         }
+        /* before job_functions takes this batch: which functions are new
+         * to their jobs */
+        r = write_site_sums(x);
+        if (r < 0)
+                return r;
         r = write_function_sums(x, &x->job_functions, false);
         if (r < 0)
                 return r;

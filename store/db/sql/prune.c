@@ -286,6 +286,14 @@ int sql_prune_rollups(Storage *base, int64_t before, unsigned max_rows, PruneRes
                 { STMT_PRUNE_OBJECT_PERIODS_NEXT, STMT_PRUNE_OBJECT_PERIODS },
                 { STMT_PRUNE_APP_DAYS_NEXT, STMT_PRUNE_APP_DAYS },
                 { STMT_PRUNE_APP_DIM_DAYS_NEXT, STMT_PRUNE_APP_DIM_DAYS },
+                { STMT_PRUNE_FUNCTION_DAYS_NEXT, STMT_PRUNE_FUNCTION_DAYS },
+                { STMT_PRUNE_FUNCTION_WEEKS_NEXT, STMT_PRUNE_FUNCTION_WEEKS },
+                { STMT_PRUNE_FUNCTION_SCOPE_DAYS_NEXT, STMT_PRUNE_FUNCTION_SCOPE_DAYS },
+                { STMT_PRUNE_FUNCTION_SCOPE_WEEKS_NEXT, STMT_PRUNE_FUNCTION_SCOPE_WEEKS },
+                { STMT_PRUNE_FUNCTION_KEY_DAYS_NEXT, STMT_PRUNE_FUNCTION_KEY_DAYS },
+                { STMT_PRUNE_FUNCTION_KEY_WEEKS_NEXT, STMT_PRUNE_FUNCTION_KEY_WEEKS },
+                { STMT_PRUNE_FUNCTION_TOTAL_DAYS_NEXT, STMT_PRUNE_FUNCTION_TOTAL_DAYS },
+                { STMT_PRUNE_FUNCTION_TOTAL_WEEKS_NEXT, STMT_PRUNE_FUNCTION_TOTAL_WEEKS },
         };
         SqlStorage *s = (SqlStorage *) base;
         PruneStep p = { .s = s, .before = before, .budget = MAX(max_rows, 1u), .res = ret };

@@ -15,6 +15,9 @@ typedef struct Acc {
         double cpu_seconds;
         int64_t cpu_time_ns, cycles, instructions;
         int64_t multiplexed_samples;
+        /* the site's functions (c: node type): the jobs that had the
+         * function for the first time in this batch */
+        int64_t jobs;
 } Acc;
 
 /* The keys of a batch, at most max (its rows). */

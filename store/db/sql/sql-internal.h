@@ -193,6 +193,7 @@ int sql_get_profile(Storage *base, const JobFilter *f, bool per_phase, unsigned 
 int sql_list_job_summaries(Storage *base, const JobFilter *f, JobWant want, void *userdata, JobSummaryList *ret);
 int sql_list_objects(Storage *base, const ObjectFilter *f, ObjectList *ret);
 int sql_list_packages(Storage *base, const PackageFilter *f, PackageList *ret);
+int sql_list_site_functions(Storage *base, const FunctionFilter *f, SiteFunctionList *ret);
 int sql_list_nodes(Storage *base, NodeList *ret);
 int sql_get_run_figures(Storage *base, const int64_t *row_ids, size_t n, RunFigures *ret);
 int sql_list_app_mix(Storage *base, const AppMixFilter *f, AppMixList *ret);

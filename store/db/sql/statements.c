@@ -63,6 +63,55 @@
         ADD(table, "samples") ", " ADD(table, "cpu_seconds") ", " ADD_NULLABLE(table, "cycles") ", "    \
         ADD_NULLABLE(table, "instructions") " "                                                         \
         "WHERE " FITS(table, "samples") " AND " FITS(table, "cycles") " AND " FITS(table, "instructions")
+/* The site's time per function in one grain's bucket (schema/0024): the
+ * site's, and per key and node type; the tables differ only in their name
+ * and their bucket's. */
+#define FUNCTION_SUMS_SET(table)                                                                        \
+        ADD(table, "samples") ", " ADD(table, "cpu_seconds") ", " ADD_NULLABLE(table, "cycles") ", "    \
+        ADD_NULLABLE(table, "instructions") ", " ADD(table, "jobs") " "                                  \
+        "WHERE " FITS(table, "samples") " AND " FITS(table, "jobs")
+#define SQL_FUNCTION_SUM_UPSERT(table, bucket)                                                          \
+        "INSERT INTO " table " (" bucket ", function_id, samples, cpu_seconds, cycles, instructions, jobs) " \
+        "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (" bucket ", function_id) DO UPDATE SET "              \
+        FUNCTION_SUMS_SET(table)
+#define SQL_FUNCTION_KEY_UPSERT(table, bucket)                                                          \
+        "INSERT INTO " table " (mix_key, " bucket ", node_type_id, function_id, samples, cpu_seconds, "  \
+        "cycles, instructions, jobs) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "                                \
+        "ON CONFLICT (mix_key, " bucket ", node_type_id, function_id) DO UPDATE SET "                   \
+        FUNCTION_SUMS_SET(table)
+/* who ran a function (or in which application), first and last day */
+#define SQL_FUNCTION_SPAN_UPSERT(table, who)                                                            \
+        "INSERT INTO " table " (function_id, " who ", first_day, last_day, samples) VALUES (?, ?, ?, ?, ?) " \
+        "ON CONFLICT (function_id, " who ") DO UPDATE SET "                                             \
+        "samples = CASE WHEN " FITS(table, "samples") " THEN " table ".samples + excluded.samples "      \
+        "ELSE " INT64_MAX_SQL " END, "                                                                  \
+        "first_day = CASE WHEN excluded.first_day < " table ".first_day THEN excluded.first_day "        \
+        "ELSE " table ".first_day END, "                                                                \
+        "last_day = CASE WHEN excluded.last_day > " table ".last_day THEN excluded.last_day "            \
+        "ELSE " table ".last_day END"
+#define SQL_FUNCTION_TOTAL_UPSERT(table, bucket)                                                        \
+        "INSERT INTO " table " (" bucket ", samples, cpu_seconds) VALUES (?, ?, ?) "                     \
+        "ON CONFLICT (" bucket ") DO UPDATE SET " ADD(table, "samples") ", " ADD(table, "cpu_seconds")  \
+        " WHERE " FITS(table, "samples")
+#define SQL_FUNCTION_SCOPE_UPSERT(table, bucket)                                                        \
+        "INSERT INTO " table " (mix_key, " bucket ", node_type_id, samples, cpu_seconds) "               \
+        "VALUES (?, ?, ?, ?, ?) ON CONFLICT (mix_key, " bucket ", node_type_id) DO UPDATE SET "         \
+        ADD(table, "samples") ", " ADD(table, "cpu_seconds") " WHERE " FITS(table, "samples")
+#define SQL_FUNCTION_SUMS(table, bucket)                                                                \
+        "SELECT function_id, samples, cpu_seconds, cycles, instructions, jobs "                          \
+        "FROM " table " WHERE " bucket " >= ? AND " bucket " < ?"
+#define SQL_FUNCTION_KEY_SUMS(table, bucket)                                                            \
+        "SELECT function_id, node_type_id, samples, cpu_seconds, cycles, instructions, jobs "            \
+        "FROM " table " WHERE mix_key = ? AND " bucket " >= ? AND " bucket " < ?"
+/* every key's rows of a range, through the table's index by bucket */
+#define SQL_FUNCTION_KEY_ALL(table, bucket)                                                             \
+        "SELECT function_id, node_type_id, samples, cpu_seconds, cycles, instructions, jobs, mix_key "   \
+        "FROM " table " WHERE " bucket " >= ? AND " bucket " < ?"
+#define SQL_FUNCTION_TOTALS(table, bucket)                                                              \
+        "SELECT samples, cpu_seconds FROM " table " WHERE " bucket " >= ? AND " bucket " < ?"
+#define SQL_FUNCTION_SCOPE_SUMS(table, bucket)                                                          \
+        "SELECT node_type_id, samples, cpu_seconds FROM " table " WHERE mix_key = ? AND " bucket         \
+        " >= ? AND " bucket " < ?"
 
 /* The file name of a path: rtrim() strips the trailing characters that are
  * not '/', leaving the directories, which replace() removes (they cannot
@@ -448,6 +497,21 @@ static const char *const stmt_sql[_STMT_MAX] = {
         [STMT_JOB_FUNCTION_UPSERT] = SQL_FUNCTION_UPSERT("job_functions", "function_id", "?, ?, ?, ?, ?, ?"),
         [STMT_JOB_PHASE_FUNCTION_UPSERT] =
                 SQL_FUNCTION_UPSERT("job_phase_functions", "phase_id, function_id", "?, ?, ?, ?, ?, ?, ?"),
+        /* which of a batch's (place, job, function) a job had before
+         * (conn_read_rows()): answered with the place */
+        [STMT_JOB_FUNCTIONS_KNOWN] =
+                "SELECT v.column1 FROM (VALUES (CAST(? AS BIGINT), CAST(? AS BIGINT), CAST(? AS BIGINT))) AS v "
+                "JOIN job_functions jf ON jf.job_id = v.column2 AND jf.function_id = v.column3",
+        [STMT_FUNCTION_DAY_UPSERT] = SQL_FUNCTION_SUM_UPSERT("function_days", "day"),
+        [STMT_FUNCTION_WEEK_UPSERT] = SQL_FUNCTION_SUM_UPSERT("function_weeks", "week"),
+        [STMT_FUNCTION_KEY_DAY_UPSERT] = SQL_FUNCTION_KEY_UPSERT("function_key_days", "day"),
+        [STMT_FUNCTION_KEY_WEEK_UPSERT] = SQL_FUNCTION_KEY_UPSERT("function_key_weeks", "week"),
+        [STMT_FUNCTION_USER_UPSERT] = SQL_FUNCTION_SPAN_UPSERT("function_users", "user_name"),
+        [STMT_FUNCTION_APP_UPSERT] = SQL_FUNCTION_SPAN_UPSERT("function_apps", "app"),
+        [STMT_FUNCTION_TOTAL_DAY_UPSERT] = SQL_FUNCTION_TOTAL_UPSERT("function_total_days", "day"),
+        [STMT_FUNCTION_TOTAL_WEEK_UPSERT] = SQL_FUNCTION_TOTAL_UPSERT("function_total_weeks", "week"),
+        [STMT_FUNCTION_SCOPE_DAY_UPSERT] = SQL_FUNCTION_SCOPE_UPSERT("function_scope_days", "day"),
+        [STMT_FUNCTION_SCOPE_WEEK_UPSERT] = SQL_FUNCTION_SCOPE_UPSERT("function_scope_weeks", "week"),
         /* retention: raw detail older than the horizon, in small steps */
         [STMT_PRUNE_MARK_GET] =
                 "SELECT (SELECT value FROM retention WHERE name = 'prune_jobs_seen'), "
@@ -489,6 +553,14 @@ static const char *const stmt_sql[_STMT_MAX] = {
         PRUNE_ROLLUP(STMT_PRUNE_OBJECT_PERIODS, "object_periods", "period"),
         PRUNE_ROLLUP(STMT_PRUNE_APP_DAYS, "app_days", "day"),
         PRUNE_ROLLUP(STMT_PRUNE_APP_DIM_DAYS, "app_dim_days", "day"),
+        PRUNE_ROLLUP(STMT_PRUNE_FUNCTION_DAYS, "function_days", "day"),
+        PRUNE_ROLLUP(STMT_PRUNE_FUNCTION_WEEKS, "function_weeks", "week"),
+        PRUNE_ROLLUP(STMT_PRUNE_FUNCTION_SCOPE_DAYS, "function_scope_days", "day"),
+        PRUNE_ROLLUP(STMT_PRUNE_FUNCTION_SCOPE_WEEKS, "function_scope_weeks", "week"),
+        PRUNE_ROLLUP(STMT_PRUNE_FUNCTION_KEY_DAYS, "function_key_days", "day"),
+        PRUNE_ROLLUP(STMT_PRUNE_FUNCTION_KEY_WEEKS, "function_key_weeks", "week"),
+        PRUNE_ROLLUP(STMT_PRUNE_FUNCTION_TOTAL_DAYS, "function_total_days", "day"),
+        PRUNE_ROLLUP(STMT_PRUNE_FUNCTION_TOTAL_WEEKS, "function_total_weeks", "week"),
 #undef PRUNE_ROLLUP
         /* retention of per-job summaries (store/db/sql/prune.c). SQLite gives
          * a new row the largest id + 1, so the newest job is never the
@@ -613,6 +685,39 @@ static const char *const stmt_sql[_STMT_MAX] = {
         [STMT_OBJECT_DAYS] =
                 "SELECT object_id, samples, cpu_seconds FROM object_days WHERE day >= ? AND day < ?",
         [STMT_OBJECT_IDS_OF_KIND] = "SELECT id FROM objects WHERE kind = ?",
+        [STMT_FUNCTION_DAYS] = SQL_FUNCTION_SUMS("function_days", "day"),
+        /* a range's sums per function in one answer, named (what
+         * PostgreSQL's function-rank.c reads, see there): its edge days
+         * [?1, ?2) and [?3, ?4), its weeks [?5, ?6) */
+        [STMT_FUNCTION_SITE_SUMS] =
+                "SELECT s.function_id, s.samples, s.cpu_seconds, s.cycles, s.instructions, s.jobs, "
+                "o.path, o.kind, o.build_id, f.name, f.file_offset, n.name FROM ("
+                "SELECT function_id, CAST(sum(samples) AS BIGINT) AS samples, sum(cpu_seconds) AS cpu_seconds, "
+                "sum(cycles) AS cycles, sum(instructions) AS instructions, CAST(sum(jobs) AS BIGINT) AS jobs FROM ("
+                "SELECT function_id, samples, cpu_seconds, cycles, instructions, jobs FROM function_days "
+                "WHERE (day >= ?1 AND day < ?2) OR (day >= ?3 AND day < ?4) UNION ALL "
+                "SELECT function_id, samples, cpu_seconds, cycles, instructions, jobs FROM function_weeks "
+                "WHERE week >= ?5 AND week < ?6) x GROUP BY function_id) s "
+                "JOIN functions f ON f.id = s.function_id JOIN objects o ON o.id = f.object_id "
+                "LEFT JOIN function_names n ON f.name = '' AND f.file_offset >= 0 AND n.build_id = o.build_id "
+                "AND n.file_offset = f.file_offset AND n.entry = f.entry",
+        [STMT_FUNCTION_WEEKS] = SQL_FUNCTION_SUMS("function_weeks", "week"),
+        [STMT_FUNCTION_KEY_DAYS] = SQL_FUNCTION_KEY_SUMS("function_key_days", "day"),
+        [STMT_FUNCTION_KEY_WEEKS] = SQL_FUNCTION_KEY_SUMS("function_key_weeks", "week"),
+        [STMT_FUNCTION_KEY_DAYS_ALL] = SQL_FUNCTION_KEY_ALL("function_key_days", "day"),
+        [STMT_FUNCTION_KEY_WEEKS_ALL] = SQL_FUNCTION_KEY_ALL("function_key_weeks", "week"),
+        [STMT_FUNCTION_TOTAL_DAYS] = SQL_FUNCTION_TOTALS("function_total_days", "day"),
+        [STMT_FUNCTION_TOTAL_WEEKS] = SQL_FUNCTION_TOTALS("function_total_weeks", "week"),
+        [STMT_FUNCTION_SCOPE_DAYS] = SQL_FUNCTION_SCOPE_SUMS("function_scope_days", "day"),
+        [STMT_FUNCTION_SCOPE_WEEKS] = SQL_FUNCTION_SCOPE_SUMS("function_scope_weeks", "week"),
+        [STMT_FUNCTION_SCOPE_DAYS_ALL] =
+                "SELECT node_type_id, samples, cpu_seconds, mix_key FROM function_scope_days WHERE day >= ? AND day < ?",
+        [STMT_FUNCTION_SCOPE_WEEKS_ALL] =
+                "SELECT node_type_id, samples, cpu_seconds, mix_key FROM function_scope_weeks WHERE week >= ? "
+                "AND week < ?",
+        [STMT_MIX_KEYS_ALL] = "SELECT id, app, user_name, account FROM mix_keys",
+        [STMT_FUNCTION_IDS_OF_PATH] =
+                "SELECT f.id FROM objects o JOIN functions f ON f.object_id = o.id WHERE o.path = ?",
         /* packages installed on a node now, and on how many */
         [STMT_PACKAGES_INSTALLED] =
                 "SELECT p.id, p.manager, p.name, p.version, p.arch, p.prefix, p.size, count(*) "
@@ -731,6 +836,16 @@ bool stmt_changes_shared(Stmt id) {
         case STMT_APP_DIM_ROW_UPSERT:
         case STMT_APP_DIM_TAKE:
         case STMT_APP_DIM_PRUNE:
+        case STMT_FUNCTION_DAY_UPSERT:
+        case STMT_FUNCTION_WEEK_UPSERT:
+        case STMT_FUNCTION_SCOPE_DAY_UPSERT:
+        case STMT_FUNCTION_SCOPE_WEEK_UPSERT:
+        case STMT_FUNCTION_KEY_DAY_UPSERT:
+        case STMT_FUNCTION_KEY_WEEK_UPSERT:
+        case STMT_FUNCTION_USER_UPSERT:
+        case STMT_FUNCTION_APP_UPSERT:
+        case STMT_FUNCTION_TOTAL_DAY_UPSERT:
+        case STMT_FUNCTION_TOTAL_WEEK_UPSERT:
         /* retention's, which runs alone: there the site lock is not taken */
         case STMT_PRUNE_OBJECT_HOURS:
         case STMT_PRUNE_OBJECT_DAYS:
@@ -738,6 +853,14 @@ bool stmt_changes_shared(Stmt id) {
         case STMT_PRUNE_OBJECT_PERIODS:
         case STMT_PRUNE_APP_DAYS:
         case STMT_PRUNE_APP_DIM_DAYS:
+        case STMT_PRUNE_FUNCTION_DAYS:
+        case STMT_PRUNE_FUNCTION_WEEKS:
+        case STMT_PRUNE_FUNCTION_SCOPE_DAYS:
+        case STMT_PRUNE_FUNCTION_SCOPE_WEEKS:
+        case STMT_PRUNE_FUNCTION_KEY_DAYS:
+        case STMT_PRUNE_FUNCTION_KEY_WEEKS:
+        case STMT_PRUNE_FUNCTION_TOTAL_DAYS:
+        case STMT_PRUNE_FUNCTION_TOTAL_WEEKS:
                 return true;
         default:
                 return false;

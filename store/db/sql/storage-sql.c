@@ -261,6 +261,7 @@ static int sql_open_sqlite(const char *location, const StorageOptions *opts, Sto
                 .list_objects = sql_list_objects,            \
                 .list_nodes = sql_list_nodes,                \
                 .list_packages = sql_list_packages,          \
+                .list_site_functions = sql_list_site_functions, \
                 .get_run_figures = sql_get_run_figures,      \
                 .list_app_mix = sql_list_app_mix,            \
                 .prune = sql_prune,                          \
