@@ -94,6 +94,18 @@ static bool same_object(json_object *object, json_object *function) {
         return streq(jstr(object, "object") ?: "", jstr(function, "object") ?: "") && (!b || streq(a ?: "", b));
 }
 
+/* The job's profile in format (pprof, folded): GET /api/v1/jobs/ID/profile. */
+static void profile_link(Html *h, const char *root, json_object *job, const char *cluster, const char *format) {
+        html_raw(h, root);
+        html_raw(h, "api/v1/jobs/");
+        html_url_part(h, jstr(job, "job"));
+        html_rawf(h, "/profile?format=%s", format);
+        if (cluster) {
+                html_raw(h, "&amp;cluster=");
+                html_url_part(h, cluster);
+        }
+}
+
 /* The top functions of the job's busiest executables and libraries, each
  * object's under its name (from "functions", the most samples first). */
 static void functions_section(Html *h, json_object *job, const char *root, const char *cluster) {
@@ -108,8 +120,9 @@ static void functions_section(Html *h, json_object *job, const char *root, const
                 return;
         }
         html_raw(h, "<p class=\"note\">The busiest functions of the busiest executables and libraries, named by "
-                    "lmkd from each file's own symbols; shares are of the job's samples. A function lmkd could "
-                    "not name shows as file+0xOFFSET (its 4&nbsp;KiB page in the file). All of them: <a href=\"");
+                    "lmkd from each file's own symbols, or by the store through the site's debuginfod; shares "
+                    "are of the job's samples. A function nobody could name shows as file+0xOFFSET (its start, "
+                    "or its 4&nbsp;KiB page, in the file). All of them: <a href=\"");
         html_raw(h, root);
         html_raw(h, "api/v1/jobs/");
         html_url_part(h, jstr(job, "job"));
@@ -118,7 +131,12 @@ static void functions_section(Html *h, json_object *job, const char *root, const
                 html_raw(h, "&amp;cluster=");
                 html_url_part(h, cluster);
         }
-        html_raw(h, "\">JSON</a> (<code>lmk job ID --functions</code>, with <code>--csv</code> as CSV).</p>");
+        html_raw(h, "\">JSON</a> (<code>lmk job ID --functions</code>, with <code>--csv</code> as CSV); as a "
+                    "profile for <a href=\"");
+        profile_link(h, root, job, cluster, "pprof");
+        html_raw(h, "\">pprof</a> (<code>go tool pprof -top</code>) or as <a href=\"");
+        profile_link(h, root, job, cluster, "folded");
+        html_raw(h, "\">folded stacks</a> for flame graphs (docs/profiles.md).</p>");
         for (size_t i = 0; i < n_objects && shown < FUNCTION_OBJECTS_SHOWN; i++) {
                 json_object *o = json_object_array_get_idx(objects, i);
                 size_t listed = 0, more = 0;

@@ -336,6 +336,19 @@ def check_page(store, job_json):
         check_eq(page.evaluate("document.querySelectorAll('table.functions b').length"), 0,
                  "the name's markup is text")
         page.screenshot("job-functions")
+        # the profile links lead to the job's profile in both formats
+        links = {ln["text"]: ln["href"] for ln in page.links}
+        for text, fmt in (("pprof", "pprof"), ("folded stacks", "folded")):
+            check(text in links and links[text].endswith(f"/api/v1/jobs/6001/profile?format={fmt}"),
+                  f"the page's {text} link: {links.get(text)}")
+            st, hdrs, got = store.request("GET", f"/api/v1/jobs/6001/profile?format={fmt}", token=ADMIN_TOKEN)
+            check_eq(st, 200, f"GET the page's {text} link")
+            if fmt == "pprof":
+                check(isinstance(got, bytes) and got[:2] == b"\x1f\x8b", "the pprof link's answer is gzip")
+            else:
+                total = sum(int(line.rsplit(" ", 1)[1]) for line in got.splitlines() if line)
+                check_eq(total, sum(e["samples"] for e in job_json["functions"]),
+                         "the folded link's samples, against the job's functions")
 
 
 def check_named_since(store):
