@@ -329,13 +329,16 @@ int ingest_functions(IngestCtx *x) {
 
                 if (!j)
                         continue;
-                /* its rows' object and phase, interned by them already,
-                 * unless it is of several builds (build_id "") */
-                if ((r = intern(x->s, x->s->object_ids, STMT_OBJECT_SELECT, STMT_OBJECT_INSERT, f->object,
-                                code_kind_to_string(f->kind), f->build_id, 3, &object_id)) < 0 ||
-                    (r = intern(x->s, x->s->phase_ids, STMT_PHASE_SELECT, STMT_PHASE_INSERT, f->phase, NULL, NULL, 1,
-                                &phase_id)) < 0 ||
-                    (r = intern_function(x->s, object_id, f->function ?: "", f->offset != BATCH_NULL ? f->offset : -1,
+                /* its row's object and phase (f->row: one of its object,
+                 * phase and build), as ingest_rows() interned them; unless
+                 * it is of several builds (build_id "") and the row of one */
+                phase_id = x->row_ids[3 * f->row + 1];
+                if (streq(f->build_id, b->rows[f->row].build_id))
+                        object_id = x->row_ids[3 * f->row];
+                else if ((r = intern(x->s, x->s->object_ids, STMT_OBJECT_SELECT, STMT_OBJECT_INSERT, f->object,
+                                     code_kind_to_string(f->kind), f->build_id, 3, &object_id)) < 0)
+                        return r;
+                if ((r = intern_function(x->s, object_id, f->function ?: "", f->offset != BATCH_NULL ? f->offset : -1,
                                          f->entry, &function_id)) < 0)
                         return r;
                 if ((r = acc_add_function(&x->job_functions, j->id, function_id, 0, f, cpu_seconds)) < 0 ||
