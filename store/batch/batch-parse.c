@@ -1092,7 +1092,7 @@ static int check_opted_out(const Batch *b, BatchError *err) {
 }
 
 static int parse_functions(const Fields *top, Arena *arena, Batch *b, BatchError *err) {
-        RowGroup *groups = NULL;
+        RowGroup *groups = NULL, *g = NULL;
         RowKey *keys = NULL;
         size_t n_groups = 0;
         const JsonValue *a;
@@ -1115,7 +1115,6 @@ static int parse_functions(const Fields *top, Arena *arena, Batch *b, BatchError
                 BatchFunction *fn = &b->functions[i];
                 Where w = AT(BF_FUNCTIONS, i);
                 const RowKey *row;
-                RowGroup *g;
                 RowKey key;
                 Fields f;
 
@@ -1159,7 +1158,9 @@ static int parse_functions(const Fields *top, Arena *arena, Batch *b, BatchError
                  * build where it names one (an "other" entry over several
                  * builds of a path names none) */
                 key = (RowKey) { fn->job, fn->step, fn->object, fn->phase, fn->build_id };
-                g = bsearch(&key, groups, n_groups, sizeof(RowGroup), row_group_find);
+                /* lmkd writes a group's functions one after the other */
+                if (!g || group_compare(&key, &g->key) != 0)
+                        g = bsearch(&key, groups, n_groups, sizeof(RowGroup), row_group_find);
                 if (!g)
                         return field_fail(err, -EINVAL, w, NULL,
                                           "no rows[] entry has its job, step, object and phase");

@@ -546,11 +546,17 @@ void json_object_bind(const JsonValue *o, const char *const *names, size_t n, co
                 const JsonMember *member = &o->members[m];
                 size_t k = next;
 
-                /* lmkd writes the keys in one order: try the one after the
-                 * last match first */
-                if (k >= n || !streq(member->key, names[k]))
-                        for (k = 0; k < n && !streq(member->key, names[k]); k++)
+                /* lmkd writes the keys in one order, leaving out some
+                 * optional ones: look from the one after the last match
+                 * on, then from the start (names are distinct) */
+                while (k < n && !streq(member->key, names[k]))
+                        k++;
+                if (k >= n) {
+                        for (k = 0; k < next && !streq(member->key, names[k]); k++)
                                 ;
+                        if (k == next)
+                                k = n;
+                }
                 if (k < n) {
                         ret[k] = &member->value;
                         next = k + 1;

@@ -4,6 +4,7 @@
 #include <math.h>
 
 #include "batch/batch-parse.h"
+#include "batch/json-tree.h"
 #include "tests.h"
 
 #define HEADER                                                                          \
@@ -1061,7 +1062,45 @@ TEST(too_many_functions) {
         free(s);
 }
 
+/* json_object_bind() looks for a key from the name after the last match
+ * on, then from the start: each member finds its name whatever the order,
+ * with names left out and unknown members between them. */
+TEST(json_bind_orders) {
+        static const char *const names[] = { "a", "b", "c", "d", "e" };
+        static const struct {
+                const char *json;
+                int want[5];    /* the value bound to each name, 0: none */
+        } cases[] = {
+                { "{\"a\":1,\"b\":2,\"c\":3,\"d\":4,\"e\":5}", { 1, 2, 3, 4, 5 } },
+                { "{\"e\":5,\"d\":4,\"c\":3,\"b\":2,\"a\":1}", { 1, 2, 3, 4, 5 } },
+                { "{\"a\":1,\"c\":3,\"e\":5}", { 1, 0, 3, 0, 5 } },
+                { "{\"d\":4,\"x\":9,\"b\":2,\"e\":5,\"a\":1}", { 1, 2, 0, 4, 5 } },
+                { "{\"c\":3,\"a\":1,\"b\":2}", { 1, 2, 3, 0, 0 } },
+                { "{\"x\":9,\"y\":8}", { 0, 0, 0, 0, 0 } },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                Arena *arena = arena_new(4096);
+                const JsonValue *o, *v[ELEMENTSOF(names)];
+                JsonError err;
+
+                ASSERT_TRUE(arena);
+                ASSERT_OK(json_parse(arena, cases[i].json, strlen(cases[i].json), 8, &o, &err));
+                json_object_bind(o, names, ELEMENTSOF(names), v);
+                for (size_t k = 0; k < ELEMENTSOF(names); k++) {
+                        if (cases[i].want[k] == 0)
+                                ASSERT_NULL(v[k]);
+                        else {
+                                ASSERT_TRUE(v[k]);
+                                ASSERT_EQ((int) json_number(v[k]), cases[i].want[k]);
+                        }
+                }
+                arena_free(arena);
+        }
+}
+
 int main(void) {
+        RUN(json_bind_orders);
         RUN(utf8_every_string);
         RUN(control_in_identifiers);
         RUN(limits);

@@ -434,6 +434,27 @@ def check_refused(store):
     check_eq((st, body.get("field")), (400, "version"), f"version 3: {body}")
 
 
+def check_several_builds(store):
+    """A function's object and phase are its rows': of its build when it
+    names one, the second build of a path's rows as well as the first; an
+    "other" entry over both builds (build_id null) is of the build-less
+    object, not of the first row's build."""
+    b = make_batch(node="cn005", seq=1, start=START, frequency=HZ,
+                   rows=[frow("6005", APP, "exe", 50, phase="solve", build_id=APP_ID),
+                         frow("6005", APP, "exe", 30, phase="solve", build_id="dd44")],
+                   jobs=[job("6005")],
+                   functions=[function("6005", APP, 25, name="k", phase="solve", build_id="dd44"),
+                              function("6005", APP, 20, other=True, phase="solve")])
+    st, _, body = store.ingest(b)
+    check_eq(st, 200, f"two builds of one path: {body}")
+    got = sorted(tuple(r) for r in store.sql(
+        "SELECT o.path, o.build_id, o.kind, p.path, f.name, x.samples FROM job_phase_functions x "
+        "JOIN functions f ON f.id = x.function_id JOIN objects o ON o.id = f.object_id "
+        "JOIN phases p ON p.id = x.phase_id JOIN jobs j ON j.id = x.job_id WHERE j.job = '6005'"))
+    check_eq(got, [(APP, "", "exe", "solve", "", 20), (APP, "dd44", "exe", "solve", "k", 25)],
+             "functions of two builds of one path")
+
+
 def main():
     with Store(extra=["--user-header", "X-Remote-User", "--trusted-proxies", "127.0.0.1 ::1"]) as store:
         for b in batches():
@@ -448,6 +469,7 @@ def main():
         check_named_since(store)
         check_duplicates(store)
         check_refused(store)
+        check_several_builds(store)
 
 
 if __name__ == "__main__":

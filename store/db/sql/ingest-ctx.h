@@ -50,7 +50,8 @@ typedef struct IngestCtx {
         SamplePack outside;    /* the rows of work outside jobs, packed */
         /* the rows' object, phase and task ids, looked up in the caches
          * before the writer took the batch (intern_lookup_rows()), and the
-         * caches' generation they are of; ids_ok: all were there */
+         * caches' generation they are of; ids_ok: all were there. After
+         * ingest_rows(), all of them, as the writer has them. */
         int64_t *row_ids;
         uint64_t ids_generation;
         bool ids_ok;

@@ -7,18 +7,52 @@
  * share of. */
 #include <errno.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "db/sql/ingest-functions.h"
 
+static int cmp_int(int64_t x, int64_t y) {
+        return (x > y) - (x < y);
+}
+
+static int compare_abc(const void *x, const void *y, void *userdata) {
+        const Acc *pool = userdata, *p = &pool[*(const size_t *) x], *q = &pool[*(const size_t *) y];
+
+        return cmp_int(p->a, q->a) ?: cmp_int(p->b, q->b) ?: cmp_int(p->c, q->c);
+}
+
+static int compare_bca(const void *x, const void *y, void *userdata) {
+        const Acc *pool = userdata, *p = &pool[*(const size_t *) x], *q = &pool[*(const size_t *) y];
+
+        return cmp_int(p->b, q->b) ?: cmp_int(p->c, q->c) ?: cmp_int(p->a, q->a);
+}
+
+/* The order a map's sums are written in: their table's key order, so that
+ * each upsert descends the B-tree to the pages the one before it touched,
+ * still in the CPU's caches (in the order the batch named them, they were
+ * scattered over the table). by_key: (b, c, a), the order of the tables
+ * keyed (mix key, bucket, node type, function); else (a, b, c). */
+static size_t *sums_order(const AccMap *m, bool by_key) {
+        size_t *order = malloc(MAX(m->n, (size_t) 1) * sizeof(size_t));
+
+        if (!order)
+                return NULL;
+        for (size_t i = 0; i < m->n; i++)
+                order[i] = i;
+        qsort_r(order, m->n, sizeof(size_t), by_key ? compare_bca : compare_abc, m->pool);
+        return order;
+}
+
 typedef struct FunctionRows {
         const AccMap *sums;
+        const size_t *order;
         bool phases;            /* keys (job, phase, function); else (job, function, 0) */
 } FunctionRows;
 
 static int bind_function_row(DbStmt *st, int k, size_t i, void *userdata) {
         const FunctionRows *f = userdata;
-        const Acc *a = &f->sums->pool[i];
+        const Acc *a = &f->sums->pool[f->order[i]];
         int r;
 
         if ((r = db_bind_int(st, k++, a->a)) < 0 ||
@@ -33,9 +67,14 @@ static int bind_function_row(DbStmt *st, int k, size_t i, void *userdata) {
 }
 
 static int write_function_sums(IngestCtx *x, const AccMap *m, bool phases) {
-        FunctionRows f = { m, phases };
-        int r = conn_write_rows(&x->s->writer, phases ? STMT_JOB_PHASE_FUNCTION_UPSERT : STMT_JOB_FUNCTION_UPSERT,
-                                m->n, bind_function_row, &f, true);
+        _cleanup_free_ size_t *order = sums_order(m, false);
+        FunctionRows f = { m, order, phases };
+        int r;
+
+        if (!order)
+                return -ENOMEM;
+        r = conn_write_rows(&x->s->writer, phases ? STMT_JOB_PHASE_FUNCTION_UPSERT : STMT_JOB_FUNCTION_UPSERT, m->n,
+                            bind_function_row, &f, true);
 
         if (r == -EOVERFLOW)
                 return overflow(x, "functions", "adding this batch's functions to a job's stored sums per %s would "
@@ -75,6 +114,7 @@ typedef enum SiteRowKind {
 
 typedef struct SiteRows {
         const AccMap *sums;
+        const size_t *order;    /* of sums, in the table's key order */
         SiteRowKind kind;
         int64_t bucket;
         char *const *names;     /* SITE_SPAN: who, by the key's b */
@@ -82,7 +122,7 @@ typedef struct SiteRows {
 
 static int bind_site_row(DbStmt *st, int k, size_t i, void *userdata) {
         const SiteRows *o = userdata;
-        const Acc *a = &o->sums->pool[i];
+        const Acc *a = &o->sums->pool[o->order[i]];
         int r;
 
         switch (o->kind) {
@@ -166,6 +206,7 @@ static int write_site_sums(IngestCtx *x) {
         int64_t node_type = x->node_type_id == STORAGE_NULL ? 0 : x->node_type_id;
         int64_t day = x->bucket - x->bucket % DAY_SECONDS;
         AccMap functions = {}, scope = {}, total = {}, user_spans = {}, app_spans = {};
+        size_t *order[6] = {};  /* of functions, function_sums, scope, total, user_spans, app_spans */
         size_t n_users = 0, n_apps = 0;
         int r;
 
@@ -223,16 +264,26 @@ static int write_site_sums(IngestCtx *x) {
                      (r = acc_add_function(&total, 0, 0, 0, &f, j->cpu_seconds)) < 0))
                         goto finish;
         }
+        {
+                const AccMap *maps[ELEMENTSOF(order)] = { &functions, &x->function_sums, &scope, &total, &user_spans,
+                                                          &app_spans };
+
+                for (size_t k = 0; k < ELEMENTSOF(order); k++)
+                        if (!(order[k] = sums_order(maps[k], k == 1))) {
+                                r = -ENOMEM;
+                                goto finish;
+                        }
+        }
         for (size_t g = 0; g < ELEMENTSOF(grains); g++) {
                 int64_t bucket = x->bucket - x->bucket % grains[g].seconds;
                 const struct {
                         Stmt stmt;
                         SiteRows rows;
                 } writes[] = {
-                        { grains[g].function, { &functions, SITE_FUNCTION, bucket, NULL } },
-                        { grains[g].key, { &x->function_sums, SITE_KEY, bucket, NULL } },
-                        { grains[g].scope, { &scope, SITE_SCOPE, bucket, NULL } },
-                        { grains[g].total, { &total, SITE_TOTAL, bucket, NULL } },
+                        { grains[g].function, { &functions, order[0], SITE_FUNCTION, bucket, NULL } },
+                        { grains[g].key, { &x->function_sums, order[1], SITE_KEY, bucket, NULL } },
+                        { grains[g].scope, { &scope, order[2], SITE_SCOPE, bucket, NULL } },
+                        { grains[g].total, { &total, order[3], SITE_TOTAL, bucket, NULL } },
                 };
 
                 for (size_t w = 0; w < ELEMENTSOF(writes); w++) {
@@ -246,7 +297,8 @@ static int write_site_sums(IngestCtx *x) {
                 }
         }
         {
-                SiteRows u = { &user_spans, SITE_SPAN, day, users }, p = { &app_spans, SITE_SPAN, day, apps };
+                SiteRows u = { &user_spans, order[4], SITE_SPAN, day, users },
+                         p = { &app_spans, order[5], SITE_SPAN, day, apps };
 
                 r = conn_write_rows(&x->s->writer, STMT_FUNCTION_USER_UPSERT, user_spans.n, bind_site_row, &u, false);
                 if (r >= 0)
@@ -254,6 +306,8 @@ static int write_site_sums(IngestCtx *x) {
                                             false);
         }
 finish:
+        for (size_t k = 0; k < ELEMENTSOF(order); k++)
+                free(order[k]);
         acc_map_done(&functions);
         acc_map_done(&user_spans);
         acc_map_done(&app_spans);
@@ -275,13 +329,16 @@ int ingest_functions(IngestCtx *x) {
 
                 if (!j)
                         continue;
-                /* its rows' object and phase, interned by them already,
-                 * unless it is of several builds (build_id "") */
-                if ((r = intern(x->s, x->s->object_ids, STMT_OBJECT_SELECT, STMT_OBJECT_INSERT, f->object,
-                                code_kind_to_string(f->kind), f->build_id, 3, &object_id)) < 0 ||
-                    (r = intern(x->s, x->s->phase_ids, STMT_PHASE_SELECT, STMT_PHASE_INSERT, f->phase, NULL, NULL, 1,
-                                &phase_id)) < 0 ||
-                    (r = intern_function(x->s, object_id, f->function ?: "", f->offset != BATCH_NULL ? f->offset : -1,
+                /* its row's object and phase (f->row: one of its object,
+                 * phase and build), as ingest_rows() interned them; unless
+                 * it is of several builds (build_id "") and the row of one */
+                phase_id = x->row_ids[3 * f->row + 1];
+                if (streq(f->build_id, b->rows[f->row].build_id))
+                        object_id = x->row_ids[3 * f->row];
+                else if ((r = intern(x->s, x->s->object_ids, STMT_OBJECT_SELECT, STMT_OBJECT_INSERT, f->object,
+                                     code_kind_to_string(f->kind), f->build_id, 3, &object_id)) < 0)
+                        return r;
+                if ((r = intern_function(x->s, object_id, f->function ?: "", f->offset != BATCH_NULL ? f->offset : -1,
                                          f->entry, &function_id)) < 0)
                         return r;
                 if ((r = acc_add_function(&x->job_functions, j->id, function_id, 0, f, cpu_seconds)) < 0 ||

@@ -223,6 +223,10 @@ static int ingest_rows(IngestCtx *x) {
                            (r = intern(s, s->task_ids, STMT_TASK_SELECT, STMT_TASK_INSERT,
                                        row->step, row->user, row->comm, 3, &packed.task_id)) < 0)
                         return r;
+                /* for the functions of the row (ingest_functions()) */
+                x->row_ids[3 * i] = packed.object_id;
+                x->row_ids[3 * i + 1] = packed.phase_id;
+                x->row_ids[3 * i + 2] = packed.task_id;
                 r = sample_pack_add(j ? &j->pack : &x->outside, &packed);
                 if (r < 0)
                         return r;
