@@ -310,15 +310,19 @@ static int read_loads(const Reader *r, const Header *h, Load loads[static LOADS_
         return 0;
 }
 
-/* The segment whose file bytes hold offset: [p_offset, p_offset + p_filesz),
- * so the byte at p_offset + p_filesz is the next segment's or none's. */
-static const Load *load_for_offset(const Load *loads, size_t n, uint64_t offset) {
+/* The segment whose file bytes hold x, a file offset (by_vaddr false:
+ * [p_offset, p_offset + p_filesz), so the byte at p_offset + p_filesz is
+ * the next segment's or none's) or an address (by_vaddr true): an
+ * executable one first. */
+static const Load *load_holding(const Load *loads, size_t n, uint64_t x, bool by_vaddr) {
         const Load *found = NULL;
 
-        for (size_t i = 0; i < n; i++)
-                if (offset >= loads[i].offset && offset - loads[i].offset < loads[i].filesz &&
-                    (!found || (loads[i].exec && !found->exec)))
+        for (size_t i = 0; i < n; i++) {
+                uint64_t base = by_vaddr ? loads[i].vaddr : loads[i].offset;
+
+                if (x >= base && x - base < loads[i].filesz && (!found || (loads[i].exec && !found->exec)))
                         found = &loads[i];
+        }
         return found;
 }
 
@@ -343,7 +347,7 @@ static int points_init(Points *pts, FuncSym *syms, size_t n, const Load *loads, 
         if (!v)
                 return -ENOMEM;
         for (size_t i = 0; i < n; i++) {
-                const Load *l = load_for_offset(loads, n_loads, syms[i].offset);
+                const Load *l = load_holding(loads, n_loads, syms[i].offset, false);
 
                 if (!l)
                         continue;
@@ -1014,21 +1018,10 @@ static int eh_search(const Reader *r, const EhTable *t, uint64_t vaddr, uint64_t
         return 1;
 }
 
-/* The segment whose file bytes hold vaddr (an executable one first). */
-static const Load *load_for_vaddr(const Load *loads, size_t n, uint64_t vaddr) {
-        const Load *found = NULL;
-
-        for (size_t i = 0; i < n; i++)
-                if (vaddr >= loads[i].vaddr && vaddr - loads[i].vaddr < loads[i].filesz &&
-                    (!found || (loads[i].exec && !found->exec)))
-                        found = &loads[i];
-        return found;
-}
-
 /* Up to n bytes at vaddr, as far as its segment's file bytes go. */
 static int read_vaddr(const Reader *r, const Load *loads, size_t n_loads, uint64_t vaddr, uint8_t *b, size_t n,
                       size_t *ret_n) {
-        const Load *l = load_for_vaddr(loads, n_loads, vaddr);
+        const Load *l = load_holding(loads, n_loads, vaddr, true);
 
         if (!l)
                 return -EBADMSG;
@@ -1209,7 +1202,7 @@ static int find_entries(const Reader *r, const Load *eh, const Load *loads, size
                         if (k > 0 && eh_fde(r, loads, n_loads, fde, loc, &start, &end) >= 0) {
                                 if (v >= end)   /* past its function's end */
                                         low = MAX(low, end);
-                                else if ((l = load_for_vaddr(loads, n_loads, start))) {
+                                else if ((l = load_holding(loads, n_loads, start, true))) {
                                         entry = start - l->vaddr + l->offset;
                                         from = MAX(low, start);
                                         to = MIN(high, end);

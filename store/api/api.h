@@ -91,6 +91,9 @@ bool arg_time(Request *req, const char *key, const char *fallback, int64_t now, 
 bool arg_uint(Request *req, const char *key, unsigned min, unsigned max, unsigned *ret, Reply *reply);
 bool arg_word(Request *req, const char *key, int (*from_string)(const char *), const char *expected, int *ret,
               Reply *reply);
+/* A job filter of the request's user, cluster, account, partition, app,
+ * name and node_type arguments (pointing into req), the rest zero. */
+JobFilter api_job_filter(Request *req);
 /* Narrows a job filter to what the request's identity may see (the filter
  * then points into req). */
 void api_viewer(const Request *req, JobFilter *f);

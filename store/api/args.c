@@ -53,6 +53,18 @@ bool arg_word(Request *req, const char *key, int (*from_string)(const char *), c
         return true;
 }
 
+JobFilter api_job_filter(Request *req) {
+        return (JobFilter) {
+                .user = request_arg(req, "user"),
+                .cluster = request_arg(req, "cluster"),
+                .account = request_arg(req, "account"),
+                .partition = request_arg(req, "partition"),
+                .app = request_arg(req, "app"),
+                .name = request_arg(req, "name"),
+                .node_type = request_arg(req, "node_type"),
+        };
+}
+
 void api_viewer(const Request *req, JobFilter *f) {
         if (req->identity->admin)
                 return;

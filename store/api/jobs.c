@@ -65,23 +65,15 @@ void api_jobs(Server *s, Request *req, Reply *reply) {
         _cleanup_(json_object_putp) json_object *o = NULL;
         json_object *a;
         int64_t now = (int64_t) time(NULL);
-        JobFilter f = {
-                .user = request_arg(req, "user"),
-                .cluster = request_arg(req, "cluster"),
-                .account = request_arg(req, "account"),
-                .partition = request_arg(req, "partition"),
-                .app = request_arg(req, "app"),
-                .name = request_arg(req, "name"),
-                .node_type = request_arg(req, "node_type"),
-                .since = INT64_MIN,
-                .until = INT64_MAX,
-                .limit = DEFAULT_LIMIT,
-                .count = true,
-        };
+        JobFilter f = api_job_filter(req);
         int state = JOB_STATE_ANY, sort = JOB_SORT_LAST_SEEN, ascending = 0;
         JobList l = {};
         int r;
 
+        f.since = INT64_MIN;
+        f.until = INT64_MAX;
+        f.limit = DEFAULT_LIMIT;
+        f.count = true;
         if (!request_check_args(req, jobs_args, reply) ||
             !arg_time(req, "since", NULL, now, &f.since, reply) ||
             !arg_time(req, "until", NULL, now, &f.until, reply) ||

@@ -204,21 +204,13 @@ static const char *const profile_args[] = { "since", "until", "user", "cluster",
 void api_profile(Server *s, Request *req, Reply *reply) {
         _cleanup_free_ char *head = NULL;
         int64_t now = (int64_t) time(NULL);
-        JobFilter f = {
-                .user = request_arg(req, "user"),
-                .cluster = request_arg(req, "cluster"),
-                .account = request_arg(req, "account"),
-                .partition = request_arg(req, "partition"),
-                .app = request_arg(req, "app"),
-                .name = request_arg(req, "name"),
-                .node_type = request_arg(req, "node_type"),
-                .sort = JOB_SORT_LAST_SEEN,
-                .limit = PROFILE_MAX_JOBS,
-        };
+        JobFilter f = api_job_filter(req);
         unsigned limit = PROFILE_DEFAULT_LIMIT;
         int format = FORMAT_PPROF, state = JOB_STATE_ANY, r;
         SiteProfile p = {};
 
+        f.sort = JOB_SORT_LAST_SEEN;
+        f.limit = PROFILE_MAX_JOBS;
         if (!request_check_args(req, profile_args, reply) ||
             !arg_time(req, "since", "7d", now, &f.since, reply) ||
             !arg_time(req, "until", "now", now, &f.until, reply) ||
