@@ -132,9 +132,9 @@ static void functions_section(Html *h, json_object *job, const char *root, const
                 html_url_part(h, cluster);
         }
         html_raw(h, "\">JSON</a> (<code>lmk job ID --functions</code>, with <code>--csv</code> as CSV); as a "
-                    "profile for <a href=\"");
+                    "profile for <a download href=\"");
         profile_link(h, root, job, cluster, "pprof");
-        html_raw(h, "\">pprof</a> (<code>go tool pprof -top</code>) or as <a href=\"");
+        html_raw(h, "\">pprof</a> (<code>go tool pprof -top</code>) or as <a download href=\"");
         profile_link(h, root, job, cluster, "folded");
         html_raw(h, "\">folded stacks</a> for flame graphs (docs/profiles.md).</p>");
         for (size_t i = 0; i < n_objects && shown < FUNCTION_OBJECTS_SHOWN; i++) {

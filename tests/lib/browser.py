@@ -311,7 +311,7 @@ class Page:
     headers        the main document's response headers, names in lower case
     title, html    document.title and document.documentElement.outerHTML
     text           document.body.innerText: what a reader sees
-    links          [{"href": absolute URL, "text": innerText}] of every a[href]
+    links          [{"href": absolute URL, "text": innerText, "download": bool}] of every a[href]
     console        [{"level", "source", "text", "url"}]: console calls (level
                    "log", "warning", "error", …) and Chromium's own messages
                    (CSP violations, failed loads; level "error", "warning", …)
@@ -479,7 +479,7 @@ class Browser:
         snap = self._evaluate(
             "({url: location.href, title: document.title, html: document.documentElement.outerHTML,"
             " text: document.body ? document.body.innerText : '',"
-            " links: Array.from(document.querySelectorAll('a[href]'), a => ({href: a.href, text: a.innerText}))})")
+            " links: Array.from(document.querySelectorAll('a[href]'), a => ({href: a.href, text: a.innerText, download: a.hasAttribute('download')}))})")
         page.title, page.html, page.text, page.links = snap["title"], snap["html"], snap["text"], snap["links"]
         if not snap["url"].startswith("chrome-error:"):  # else .url stays the one that failed
             page.url = snap["url"]

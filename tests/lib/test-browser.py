@@ -131,8 +131,9 @@ def main():
         check(page.title == "Jobs", f"/clean title: {page.title!r}")
         check("Two jobs ran today." in page.text and "<p" not in page.text, f"/clean text: {page.text!r}")
         check('<p class="lead">Two jobs ran today.</p>' in page.html, f"/clean html: {page.html[:300]!r}")
-        check(page.links == [{"href": base + "/job/42", "text": "Job 42"},
-                             {"href": base + "/jobs?user=alice&state=done", "text": "Alice & done"}],
+        check(page.links == [{"href": base + "/job/42", "text": "Job 42", "download": False},
+                             {"href": base + "/jobs?user=alice&state=done", "text": "Alice & done",
+                              "download": False}],
               f"/clean links: {page.links}")
         items = page.query("li a")
         check([i["attrs"]["href"] for i in items] == ["/job/42", "/jobs?user=alice&state=done"],

@@ -337,10 +337,10 @@ def check_page(store, job_json):
                  "the name's markup is text")
         page.screenshot("job-functions")
         # the profile links lead to the job's profile in both formats
-        links = {ln["text"]: ln["href"] for ln in page.links}
+        links = {ln["text"]: ln for ln in page.links}
         for text, fmt in (("pprof", "pprof"), ("folded stacks", "folded")):
-            check(text in links and links[text].endswith(f"/api/v1/jobs/6001/profile?format={fmt}"),
-                  f"the page's {text} link: {links.get(text)}")
+            check(text in links and links[text]["href"].endswith(f"/api/v1/jobs/6001/profile?format={fmt}")
+                  and links[text]["download"], f"the page's {text} link, a download: {links.get(text)}")
             st, hdrs, got = store.request("GET", f"/api/v1/jobs/6001/profile?format={fmt}", token=ADMIN_TOKEN)
             check_eq(st, 200, f"GET the page's {text} link")
             if fmt == "pprof":
