@@ -172,7 +172,6 @@
  * table), not a 4 KiB page; absent: false */
 #define BF_FUNCTION_ENTRY "entry"
 #define BF_FUNCTION_OTHER "other"
-#define BF_FUNCTION_ENTRY "entry"
 #define BF_FUNCTION_SAMPLES "samples"
 
 /* inventory (docs/inventory.md): lmkd sends the report of

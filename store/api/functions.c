@@ -28,23 +28,6 @@ const CsvTable api_site_functions_csv = CSV_TABLE("functions", NULL, "lmk-site-f
 static const char *const functions_args[] = { "since", "until", "app", "account", "user", "node_type", "family",
                                               "group", "limit", "object", NULL };
 
-/* A function as the answers name it: its name, "(other functions)", or,
- * unnamed, its object's file name and page offset, as job answers do. */
-static void function_text(const SiteFunction *x, char *buf, size_t size) {
-        const char *file;
-
-        if (x->name) {
-                snprintf(buf, size, "%s", x->name);
-                return;
-        }
-        if (x->other || x->offset == STORAGE_NULL) {
-                snprintf(buf, size, "(other functions)");
-                return;
-        }
-        file = strrchr(x->object, '/');
-        snprintf(buf, size, "%s+0x%" PRIx64, file && file[1] ? file + 1 : x->object, (uint64_t) x->offset);
-}
-
 /* The function's family by its name, else its library's family. */
 static const char *family_of(Server *s, const SiteFunction *x, const char **ret_library) {
         const LibFamily *lib = s->families ? lib_families_match(s->families, x->object) : NULL;
@@ -96,13 +79,13 @@ static int add_sums(json_object *e, int64_t samples, int64_t total, double cpu_s
 static int add_function(json_object *a, const SiteFunction *x, const char *family, const char *library,
                         int64_t total) {
         json_object *e = json_object_new_object(), *top;
-        char text[4200];
+        char buf[FUNCTION_TEXT_MAX];
         int r;
 
-        function_text(x, text, sizeof(text));
         if ((r = json_append(a, e)) < 0 ||
             (r = json_add(e, "family", json_string_or_null(family))) < 0 ||
-            (r = json_add(e, "function", json_object_new_string(text))) < 0 ||
+            (r = json_add(e, "function", json_object_new_string(api_function_text(
+                                             x->object, x->name, x->offset, x->other, buf, sizeof(buf))))) < 0 ||
             (r = json_add(e, "object", json_object_new_string(x->object))) < 0 ||
             (r = json_add(e, "kind", json_string_or_null(x->kind))) < 0 ||
             (r = json_add(e, "library", json_string_or_null(library))) < 0 ||
