@@ -112,7 +112,7 @@ int attribute_sample(Attribution *a, Histogram *h, const struct lmk_sample *s, u
         HistKey key = { .phase = "" };
         const Mapping *map = NULL;
         const Object *in_file = NULL;
-        uint64_t offset = 0;
+        uint64_t offset = 0, rescans;
         char comm[COMM_LEN], phase[1024];
         Process *p = NULL;
         Job *j = NULL;
@@ -128,6 +128,7 @@ int attribute_sample(Attribution *a, Histogram *h, const struct lmk_sample *s, u
         p = process_for_sample(a, s, now);
         if (p)
                 j = jobs_resolve(a->jobs, p, s->uid, (double) ((int64_t) s->time_ns + real_offset_ns) / 1e9);
+        rescans = a->rescans;
         if (job_opted_out(j)) {
                 /* its user asked for privacy: the sample is counted, its
                  * code, object, phase and rank are not looked at */
@@ -165,8 +166,11 @@ int attribute_sample(Attribution *a, Histogram *h, const struct lmk_sample *s, u
         if ((s->flags & LMK_SAMPLE_PHASE) && s->phase_depth > 0 && p)
                 key.phase = phases_of_sample(a->phases, p, s, now, phase, sizeof(phase));
         if (p) {
-                /* again: a re-read of its maps above may have made p anew */
-                j = jobs_resolve(a->jobs, p, s->uid, (double) ((int64_t) s->time_ns + real_offset_ns) / 1e9);
+                /* again only if its maps were re-read above (find_mapping()),
+                 * which may have made p anew */
+                if (a->rescans != rescans)
+                        j = jobs_resolve(a->jobs, p, s->uid,
+                                         (double) ((int64_t) s->time_ns + real_offset_ns) / 1e9);
                 if (j) {
                         key.job = j->display;
                         key.step = p->job.step[0] ? p->job.step : NULL;
