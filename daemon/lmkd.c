@@ -603,7 +603,7 @@ static int run(const LmkdConfig *o) {
                         publish_metrics(o, m, &push, start, metrics);
                 }
                 if (do_flush)
-                        pushing_flush(&push, m, o);
+                        pushing_flush(&push, m, o, false);
         }
 
         notify("STOPPING=1");
@@ -612,8 +612,10 @@ static int run(const LmkdConfig *o) {
                 return r;
         if (push.spool) {
                 /* the last, partial interval goes to the spool too, and
-                 * out to the store if it answers soon */
-                pushing_flush(&push, m, o);
+                 * out to the store if it answers soon; the samplers are
+                 * closed, so it is settled in full: the report after adds
+                 * nothing the store does not get */
+                pushing_flush(&push, m, o, true);
                 pusher_drain(push.pusher, 5000);
         }
         if (!o->output)

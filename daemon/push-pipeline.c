@@ -119,7 +119,7 @@ static int build_batch(Pushing *p, const Interval *iv, const LmkdConfig *o, uint
         return batch_build(iv, &info, ret_gz, ret_size);
 }
 
-void pushing_flush(Pushing *p, Monitor *m, const LmkdConfig *o) {
+void pushing_flush(Pushing *p, Monitor *m, const LmkdConfig *o, bool final) {
         _cleanup_free_ void *gz = NULL;
         _cleanup_free_ char *inventory = NULL;
         uint64_t mono = now_ns(CLOCK_MONOTONIC), samples, seq = 0;
@@ -132,7 +132,7 @@ void pushing_flush(Pushing *p, Monitor *m, const LmkdConfig *o) {
         int r;
 
         interval_clock_times(&p->clock, mono, &start, &end);
-        monitor_close_interval(m, false, false, start, end, &iv);
+        monitor_close_interval(m, final, false, start, end, &iv);
         samples = histogram_samples(iv.hist);
         spool_stats(p->spool, &ss);
         r = spool_next_seq(p->spool, &seq);
@@ -168,6 +168,6 @@ void pushing_check_clock(Pushing *p, Monitor *m, const LmkdConfig *o) {
         p->clock_steps++;
         log_warning("The wall clock stepped by %+.3f s: lmkd ends the interval here and begins the next at the new "
                     "time (lmkd_clock_steps_total).", (double) step / 1e9);
-        pushing_flush(p, m, o);
+        pushing_flush(p, m, o, false);
         jobs_clock_stepped(monitor_jobs(m), (double) step / 1e9);
 }

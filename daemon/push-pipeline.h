@@ -40,7 +40,9 @@ typedef struct Pushing {
  * installed here and starts the push thread. */
 int pushing_start(Pushing *p, const LmkdConfig *o, const char *host, const LibFamilies *families);
 void pushing_done(Pushing *p);
-/* Ends the interval: its batch goes to the spool, and the store is asked. */
-void pushing_flush(Pushing *p, Monitor *m, const LmkdConfig *o);
+/* Ends the interval: its batch goes to the spool, and the store is asked.
+ * final: the samplers are closed and drained, so the interval is settled up
+ * to now (no order-point gap left for the next one). */
+void pushing_flush(Pushing *p, Monitor *m, const LmkdConfig *o, bool final);
 /* Before a tick: ends the interval when the wall clock stepped. */
 void pushing_check_clock(Pushing *p, Monitor *m, const LmkdConfig *o);
