@@ -45,9 +45,8 @@ OPENBLAS = "/usr/lib/x86_64-linux-gnu/openblas-pthread/libblas.so.3"
 def check_demangled(rep, perf_data, exe):
     """lmk's C++ names in full, as c++filt (binutils) shows the symbols
     perf sampled: perf 6.1 shows them without parameters."""
-    if not which("c++filt"):
-        log("no c++filt (binutils): full C++ names not compared")
-        return
+    # binutils comes with the compiler that built the programs
+    check(which("c++filt"), "no c++filt (binutils) to compare lmk's full C++ names with")
     mangled = set()
     for line in functest.perf_report(perf_data, "--sort", "dso,sym", "--no-demangle"):
         parts = [p.strip() for p in line.split("\x1f")]

@@ -182,14 +182,27 @@ def run(d, sock, progs, notify, slurm_dir):
         alice, bob = as_person(store, sock, "lmkalice"), as_person(store, sock, "lmkbob")
         a_objs = {os.path.basename(e["object"]) for e in alice["functions"]}
         b_objs = {os.path.basename(e["object"]) for e in bob["functions"]}
+        a_dirs = {os.path.dirname(e["object"]) for e in alice["functions"]}
+        b_dirs = {os.path.dirname(e["object"]) for e in bob["functions"]}
         log(f"lmkalice sees {sorted(a_objs)}; lmkbob sees {sorted(b_objs)}")
-        # the reference BLAS is libblas.so.3.11.0; OpenBLAS's own is libopenblasp-*
-        check({"lmk-sk-hot", "libopenblasp-r0.3.21.so"} & a_objs and
-              not {"lmk-sk-zlib", "libblas.so.3.11.0"} & a_objs and not any(o.startswith("libz.so") for o in a_objs),
-              f"lmkalice sees her jobs' functions only: {sorted(a_objs)}")
-        check("libblas.so.3.11.0" in b_objs and any(o.startswith("libz.so") for o in b_objs) and
-              "lmk-sk-hot" not in b_objs and not any(o.startswith("libopenblas") for o in b_objs),
-              f"lmkbob sees his jobs' functions only: {sorted(b_objs)}")
+
+        # Debian installs the reference BLAS under .../blas/ and OpenBLAS
+        # under .../openblas-*/, both as libblas.so.3 (and OpenBLAS's own
+        # libopenblas*): told apart by folder, not by versions Debian changes
+        def has(objs, prefix):
+            return any(o.startswith(prefix) for o in objs)
+
+        def reference_blas(dirs):
+            return any(os.path.basename(x) == "blas" for x in dirs)
+
+        def openblas(objs, dirs):
+            return has(objs, "libopenblas") or any(os.path.basename(x).startswith("openblas") for x in dirs)
+        check(("lmk-sk-hot" in a_objs or openblas(a_objs, a_dirs)) and "lmk-sk-zlib" not in a_objs and
+              not reference_blas(a_dirs) and not has(a_objs, "libz.so"),
+              f"lmkalice sees her jobs' functions only: {sorted(a_objs)} in {sorted(a_dirs)}")
+        check(reference_blas(b_dirs) and has(b_objs, "libz.so") and "lmk-sk-hot" not in b_objs and
+              not openblas(b_objs, b_dirs),
+              f"lmkbob sees his jobs' functions only: {sorted(b_objs)} in {sorted(b_dirs)}")
         check((alice["total_samples"], bob["total_samples"]) == (mine[0]["total_samples"], mine[1]["total_samples"]),
               "each user's own view of their jobs' samples is the admin's narrowed to them")
     log("PASS")

@@ -131,10 +131,14 @@ def free_port():
         return s.getsockname()[1]
 
 
+class NoServer(Exception):
+    """No debuginfod to name from: the checks that need none still run."""
+
+
 def start_debuginfod(d, served):
     exe = shutil.which("debuginfod")
     if not exe:
-        skip("no debuginfod (Debian package debuginfod)")
+        raise NoServer("no debuginfod (Debian package debuginfod)")
     port = free_port()
     logf = open(os.path.join(d, "debuginfod.log"), "wb")
     proc = subprocess.Popen([exe, "-F", served, "-p", str(port), "-d", os.path.join(d, "debuginfod.sqlite"),
@@ -147,7 +151,7 @@ def wait_served(proc, port, build_id, timeout=60):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            skip(f"debuginfod exited with {proc.returncode} (see debuginfod.log)")
+            raise NoServer(f"debuginfod exited with {proc.returncode} (see debuginfod.log)")
         try:
             for kind in ("debuginfo", "executable"):
                 with urllib.request.urlopen(f"http://127.0.0.1:{port}/buildid/{build_id}/{kind}", timeout=5) as r:
@@ -155,7 +159,7 @@ def wait_served(proc, port, build_id, timeout=60):
             return
         except OSError:
             time.sleep(0.3)
-    skip(f"debuginfod did not serve build {build_id} within {timeout} s")
+    raise NoServer(f"debuginfod did not serve build {build_id} within {timeout} s")
 
 
 def batch(build_id, offsets, seq=1):
@@ -199,50 +203,8 @@ def lmk_out(store, *args):
                            *args], check=True, capture_output=True, text=True).stdout
 
 
-def page(store):
-    st, _, body = store.request("GET", f"/jobs/{JOB}", headers={"X-Remote-User": "alice"})
-    check_eq(st, 200, f"the job page: {body!r:.200}")
-    return body if isinstance(body, str) else body.decode()
-
-
-def proxy_store(*extra, env=None, db=None):
-    return Store(extra=["--user-header", "X-Remote-User", "--trusted-proxies", "127.0.0.1 ::1", *extra], env=env,
-                 db=db)
-
-
-def main():
-    for tool in ("gcc", "objcopy", "readelf", "nm"):
-        if not shutil.which(tool):
-            skip(f"no {tool}")
-    os.environ.pop("DEBUGINFOD_URLS", None)
-    d = workdir()
-    build_id, syms, text = build_program(d)
-    alpha, beta, big = syms["hot_alpha"], syms["hot_beta"], syms["big_kernel"]
-    # a page big_kernel covers whole: the first page boundary past its start
-    whole = (big[0] + PAGE - 1) // PAGE * PAGE
-    check(whole + PAGE <= big[0] + big[1], f"big_kernel covers a page: {big}")
-    # the page of big_kernel's end starts inside it and holds what follows
-    # it too: never named after big_kernel, the function at its start
-    mixed = (big[0] + big[1] - 1) // PAGE * PAGE
-    check(big[0] < mixed and big[0] + big[1] < mixed + PAGE, f"big_kernel ends inside a page: {big}")
-    offsets = [(alpha[0], True, 300), (beta[0], True, 200), (whole, False, 250), (mixed, False, 150),
-               (big[0], True, 100)]
-    want = {(alpha[0], True): "hot_alpha", (beta[0], True): "hot_beta", (whole, False): "big_kernel",
-            (big[0], True): "big_kernel", (mixed, False): None}
-
-    def unnamed(off):
-        return f"hotprog+0x{off:x}"
-
-    # without debuginfod: object+0xOFFSET, nothing looked up
-    with proxy_store() as store:
-        st, _, body = store.ingest(batch(build_id, offsets))
-        check_eq(st, 200, f"ingest: {body}")
-        got = texts(store)
-        check_eq(got, {**{k: (unnamed(k[0]), None) for k in want}, (0x3000, False): ("libunknown.so+0x3000", None)},
-                 "without debuginfod")
-        check_eq(metric(store, "lmk_store_debuginfod_queued_total"), None, "no debuginfod metrics")
-        check(f"hotprog+0x{alpha[0]:x}" in page(store), "the page shows the unnamed offset")
-
+def check_served(d, build_id, offsets, want, unnamed, mixed):
+    """Named through a real debuginfod serving the debug file."""
     served = os.path.join(d, "served")
     proc, port = start_debuginfod(d, served)
     try:
@@ -302,6 +264,59 @@ def main():
     finally:
         proc.terminate()
         proc.wait(timeout=20)
+
+
+
+def page(store):
+    st, _, body = store.request("GET", f"/jobs/{JOB}", headers={"X-Remote-User": "alice"})
+    check_eq(st, 200, f"the job page: {body!r:.200}")
+    return body if isinstance(body, str) else body.decode()
+
+
+def proxy_store(*extra, env=None, db=None):
+    return Store(extra=["--user-header", "X-Remote-User", "--trusted-proxies", "127.0.0.1 ::1", *extra], env=env,
+                 db=db)
+
+
+def main():
+    for tool in ("gcc", "objcopy", "readelf", "nm"):
+        if not shutil.which(tool):
+            skip(f"no {tool}")
+    os.environ.pop("DEBUGINFOD_URLS", None)
+    d = workdir()
+    build_id, syms, text = build_program(d)
+    alpha, beta, big = syms["hot_alpha"], syms["hot_beta"], syms["big_kernel"]
+    # a page big_kernel covers whole: the first page boundary past its start
+    whole = (big[0] + PAGE - 1) // PAGE * PAGE
+    check(whole + PAGE <= big[0] + big[1], f"big_kernel covers a page: {big}")
+    # the page of big_kernel's end starts inside it and holds what follows
+    # it too: never named after big_kernel, the function at its start
+    mixed = (big[0] + big[1] - 1) // PAGE * PAGE
+    check(big[0] < mixed and big[0] + big[1] < mixed + PAGE, f"big_kernel ends inside a page: {big}")
+    offsets = [(alpha[0], True, 300), (beta[0], True, 200), (whole, False, 250), (mixed, False, 150),
+               (big[0], True, 100)]
+    want = {(alpha[0], True): "hot_alpha", (beta[0], True): "hot_beta", (whole, False): "big_kernel",
+            (big[0], True): "big_kernel", (mixed, False): None}
+
+    def unnamed(off):
+        return f"hotprog+0x{off:x}"
+
+    # without debuginfod: object+0xOFFSET, nothing looked up
+    with proxy_store() as store:
+        st, _, body = store.ingest(batch(build_id, offsets))
+        check_eq(st, 200, f"ingest: {body}")
+        got = texts(store)
+        check_eq(got, {**{k: (unnamed(k[0]), None) for k in want}, (0x3000, False): ("libunknown.so+0x3000", None)},
+                 "without debuginfod")
+        check_eq(metric(store, "lmk_store_debuginfod_queued_total"), None, "no debuginfod metrics")
+        check(f"hotprog+0x{alpha[0]:x}" in page(store), "the page shows the unnamed offset")
+
+    no_server = None
+    try:
+        check_served(d, build_id, offsets, want, unnamed, mixed)
+    except NoServer as e:
+        no_server = str(e)
+        log(f"not checked against a real debuginfod: {no_server}")
 
     # a debuginfod that never answers, one that is down: nothing waits on
     # them and nothing is named
@@ -372,6 +387,8 @@ def main():
         for c in held:
             c.close()
         hang.close()
+    if no_server:
+        skip(f"all but the naming through a real debuginfod checked: {no_server}")
 
 
 if __name__ == "__main__":
