@@ -332,14 +332,16 @@ static int write_report(const Interval *iv, const LmkdConfig *o, const ReportInf
 /* A storm of short processes leaves the heap with megabytes free but not
  * returned (glibc keeps freed pages below live ones): give them back once
  * there is at least a megabyte of it, so lmkd's RSS returns after a storm.
- * Looked at every 10 s, not every tick: mallinfo2() walks every free chunk
- * of every arena, a fifth of lmkd's CPU at 1 Hz when it ran each second. */
+ * Looked at after each batch (building one frees its JSON and gzip
+ * buffers) and every 10 s, not every tick: mallinfo2() walks every free
+ * chunk of every arena, a fifth of lmkd's CPU at 1 Hz when it ran each
+ * second. */
 #define TRIM_EVERY_NS (UINT64_C(10) * 1000000000)
 
-static void trim_heap(uint64_t now, uint64_t *last) {
+static void trim_heap(uint64_t now, uint64_t *last, bool batch_built) {
         struct mallinfo2 mi;
 
-        if (now - *last < TRIM_EVERY_NS)
+        if (!batch_built && now - *last < TRIM_EVERY_NS)
                 return;
         *last = now;
         mi = mallinfo2();
@@ -607,11 +609,12 @@ static int run(const LmkdConfig *o) {
                         if (r < 0)
                                 return r;
                         notify("WATCHDOG=1");
-                        trim_heap(now_ns(CLOCK_MONOTONIC), &trimmed);
                         publish_metrics(o, m, &push, start, metrics);
                 }
                 if (do_flush)
                         pushing_flush(&push, m, o, false);
+                if (do_tick)
+                        trim_heap(now_ns(CLOCK_MONOTONIC), &trimmed, do_flush);
         }
 
         notify("STOPPING=1");
