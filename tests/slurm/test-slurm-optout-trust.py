@@ -31,6 +31,7 @@ Usage: test-slurm-optout-trust.py LMK_SO LMK_MARKED UNCHECKED_SO
 """
 import os
 import re
+import shutil
 import sys
 import time
 
@@ -105,11 +106,18 @@ def measured(store, job, what):
 
 
 def main():
+    d = tmpdir("lmk-optout-trust-")
+    try:
+        run(d)
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def run(d):
     so, marked = slurm.require_spank(sys.argv[1]), os.path.abspath(sys.argv[2])
     unchecked = os.path.abspath(sys.argv[3])
     require_bpf()
     slurm.require_slurm()
-    d = tmpdir("lmk-optout-trust-")
     os.chmod(d, 0o755)
     sock = os.path.join(d, "lmkd.sock")
     kept_dir = os.path.join(d, "jobs")
