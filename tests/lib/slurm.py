@@ -76,6 +76,15 @@ def require_slurm():
                      % ", ".join(missing))
 
 
+def require_spank(so):
+    """Skips the calling test (exit 77) when the build has no lmk.so: meson
+    passes "" for it where <slurm/spank.h> was missing or -Dspank=disabled."""
+    if not so:
+        lmktest.skip("the SPANK plugin lmk.so was not built: <slurm/spank.h> is missing "
+                     "(apt-get install libslurm-dev, then reconfigure) or -Dspank=disabled")
+    return os.path.abspath(so)
+
+
 def slurm_version():
     out = subprocess.run([_find("slurmctld"), "-V"], capture_output=True, text=True).stdout
     return out.strip().split()[-1] if out.strip() else "unknown"

@@ -55,7 +55,7 @@ def page(store, job):
 
 
 def main():
-    so, marked = (os.path.abspath(a) for a in sys.argv[1:3])
+    so, marked = slurm.require_spank(sys.argv[1]), os.path.abspath(sys.argv[2])
     require_bpf()
     slurm.require_slurm()
     d = tmpdir()

@@ -50,7 +50,7 @@ def wait_idle(s):
 
 
 def main():
-    job_probe, so = (os.path.abspath(a) for a in sys.argv[1:3])
+    job_probe, so = os.path.abspath(sys.argv[1]), slurm.require_spank(sys.argv[2])
     slurm.require_slurm()
     d = lmktest.tmpdir("lmk-spank-")
     os.chmod(d, 0o755)

@@ -3,7 +3,8 @@
 
 /* One interval of one node with every section of a batch filled, built
  * from lmkd's own types: rows of every code kind with counters, events and
- * bursts, exact totals, jobs with and without metadata and notes, markers,
+ * bursts, exact totals, jobs with and without metadata and notes, an
+ * opted-out job (--lmk=off) and one that released the counters, markers,
  * ranks, energy zones, the node type with GPUs, installed families, a
  * software inventory and a spool id. For the tests of lmkd's batch
  * (test-batch-contract, test-batch-oom). */
@@ -20,6 +21,10 @@
 #define END 1795550460.25
 #define FREQUENCY 100.0
 #define CPUS 8
+#define OPTED_OUT_JOB "4713"
+#define OPTED_OUT_SAMPLES 777
+#define OPTED_OUT_CPU_NS UINT64_C(7770000000)
+#define NOCOUNTERS_JOB "4714"
 
 enum { CYCLES, INSTRUCTIONS, L1D, LLC };
 
@@ -157,6 +162,13 @@ static void add_rows(Sent *s) {
                                                                    .uid = 1000 },
                                             15000000000, (uint64_t[LMK_MAX_COUNTERS]) { 40000000000, 80000000000,
                                                                                         9000000, 0 }, 40));
+        /* and of the opted-out job, counters and all: the batch keeps
+         * its CPU time only */
+        ASSERT_NOT_NULL(histogram_add_total(s->hist, &(TotalKey) { .job = OPTED_OUT_JOB, .step = "batch",
+                                                                   .comm = "secret", .uid = 1002 },
+                                            OPTED_OUT_CPU_NS, (uint64_t[LMK_MAX_COUNTERS]) { 9000000000,
+                                                                                        12000000000, 5000, 0 },
+                                            30));
         ASSERT_NOT_NULL(histogram_add_rank(s->hist, &(RankKey) { .job = "4711", .step = "0",
                                                                  .phase = "timestep/solve", .rank = 3 },
                                            150, 40, START + 1.25, END - 2.5));
@@ -217,6 +229,28 @@ static void add_jobs(Sent *s) {
         j = jobs_get(&s->jobs, "4712");
         ASSERT_NOT_NULL(j);
         j->energy_joules = 200.125;
+
+        /* sbatch --lmk=off, with notes and counted CPU time: only its
+         * CPU time and samples may leave the node */
+        job_info_init(&n.info);
+        snprintf(n.info.job, sizeof(n.info.job), OPTED_OUT_JOB);
+        n.info.uid = 1002;
+        n.info.lmk = JOB_LMK_OFF;
+        job_notes_parse("app=secret:input=/home/x", strlen("app=secret:input=/home/x"), &n.info.notes);
+        ASSERT_EQ(n.info.notes.n, 2);
+        jobs_apply_notice(&s->jobs, &n, START + 3);
+        j = jobs_get(&s->jobs, OPTED_OUT_JOB);
+        ASSERT_NOT_NULL(j);
+        ASSERT_TRUE(job_opted_out(j));
+        j->private_samples = OPTED_OUT_SAMPLES;
+
+        /* sbatch --lmk=nocounters */
+        job_info_init(&n.info);
+        snprintf(n.info.job, sizeof(n.info.job), NOCOUNTERS_JOB);
+        n.info.uid = 1003;
+        n.info.lmk = JOB_LMK_NOCOUNTERS;
+        jobs_apply_notice(&s->jobs, &n, START + 4);
+        ASSERT_TRUE(job_counters_released(jobs_get(&s->jobs, NOCOUNTERS_JOB)));
 }
 
 static void sent_init(Sent *s) {
@@ -273,6 +307,8 @@ static void sent_init(Sent *s) {
         s->iv.frequency_hz = FREQUENCY;
         s->iv.cpus = CPUS;
         s->iv.switch_program = true;
+        /* the nocounters job had the PMU for some of the interval */
+        s->iv.pmu_released = true;
         s->iv.hist = s->hist;
         s->iv.stats = (MonitorStats) { .samples_lost = 12, .rescans = 3 };
         s->iv.events = s->events;

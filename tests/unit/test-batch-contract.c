@@ -153,7 +153,7 @@ static void check_jobs(Sent *s, const Batch *b) {
         const Job *in = jobs_get(&s->jobs, "4711");
         const BatchJob *j;
 
-        ASSERT_EQ(b->n_jobs, 2);
+        ASSERT_EQ(b->n_jobs, 4);
         j = job_named(b, "4711");
         ASSERT_STREQ(j->user, "alice");
         ASSERT_STREQ(j->account, "p1");
@@ -179,6 +179,9 @@ static void check_jobs(Sent *s, const Batch *b) {
         ASSERT_EQ(j->events->count[role(b, LLC)], BATCH_NULL);
         ASSERT_TRUE(j->energy_joules == in->energy_joules);
         ASSERT_TRUE(j->energy_alone_joules == in->energy_alone_joules);
+        ASSERT_FALSE(j->opted_out);
+        ASSERT_EQ(j->samples, 0);
+        ASSERT_FALSE(j->counters_released);
 
         in = jobs_get(&s->jobs, "4712");
         j = job_named(b, "4712");
@@ -196,6 +199,26 @@ static void check_jobs(Sent *s, const Batch *b) {
         ASSERT_EQ(j->cpu_time_ns, 0);
         ASSERT_TRUE(j->energy_joules == in->energy_joules);
         ASSERT_TRUE(j->energy_alone_joules == 0);
+        ASSERT_FALSE(j->opted_out);
+        ASSERT_EQ(j->samples, 0);
+        ASSERT_FALSE(j->counters_released);
+
+        /* --lmk=off: its CPU time and samples, no counters, no notes */
+        j = job_named(b, OPTED_OUT_JOB);
+        ASSERT_TRUE(j->opted_out);
+        ASSERT_EQ(j->samples, OPTED_OUT_SAMPLES);
+        ASSERT_EQ(j->cpu_time_ns, OPTED_OUT_CPU_NS);
+        ASSERT_EQ(j->cycles, BATCH_NULL);
+        ASSERT_EQ(j->instructions, BATCH_NULL);
+        ASSERT_NULL(j->events);
+        ASSERT_EQ(j->n_notes, 0);
+        ASSERT_FALSE(j->counters_released);
+
+        /* --lmk=nocounters: measured, the counters released */
+        j = job_named(b, NOCOUNTERS_JOB);
+        ASSERT_TRUE(j->counters_released);
+        ASSERT_FALSE(j->opted_out);
+        ASSERT_EQ(j->samples, 0);
 }
 
 static const BatchRow *row_of(const Batch *b, const char *object) {
@@ -348,6 +371,65 @@ static void check_functions_written(const Sent *s) {
         json_object_put(root);
 }
 
+/* functions[] as the store reads them: each entry of lmkd's, in its
+ * order, with the first row of its (job, step, object, phase). */
+static void check_functions_read(const Batch *b) {
+        char hex[2 * sizeof(exe_build_id) + 1];
+
+        buildid_to_hex(exe_build_id, sizeof(exe_build_id), hex);
+        ASSERT_EQ(b->n_functions, ELEMENTSOF(functions_in));
+        for (size_t i = 0; i < ELEMENTSOF(functions_in); i++) {
+                const FunctionIn *in = &functions_in[i];
+                const RowIn *row = &rows_in[in->row];
+                const BatchFunction *f = &b->functions[i];
+                const BatchRow *r;
+
+                ASSERT_STREQ(f->job, row->job);
+                ASSERT_STREQ(f->step, row->step);
+                ASSERT_STREQ(f->object, row->path);
+                ASSERT_STREQ(f->phase, row->phase);
+                ASSERT_STREQ(f->build_id, row->kind == CODE_EXE ? hex : "");
+                if (in->kind == FUNCTION_NAMED)
+                        ASSERT_STREQ(f->function, in->name);
+                else
+                        ASSERT_NULL(f->function);
+                ASSERT_EQ(f->offset, in->kind == FUNCTION_UNNAMED ? (int64_t) in->offset : BATCH_NULL);
+                ASSERT_EQ(f->entry, in->entry);
+                ASSERT_EQ(f->other, in->kind == FUNCTION_OTHER);
+                ASSERT_EQ(f->samples, in->samples);
+                ASSERT_EQ(f->cycles, in->counts[CYCLES]);
+                ASSERT_EQ(f->instructions, in->counts[INSTRUCTIONS]);
+                ASSERT_NOT_NULL(f->events);
+                ASSERT_EQ(f->events->count[role(b, L1D)], in->counts[L1D]);
+                ASSERT_EQ(f->events->count[role(b, LLC)], BATCH_NULL);
+                ASSERT_EQ(f->kind, row->kind);
+                ASSERT_TRUE(f->row < b->n_rows);
+                r = &b->rows[f->row];
+                ASSERT_STREQ(r->object, row->path);
+                ASSERT_STREQ(r->job, row->job);
+                ASSERT_STREQ(r->step, row->step);
+                ASSERT_STREQ(r->phase, row->phase);
+        }
+}
+
+/* sampling.pmu_released: lmkd's own (the store reads the jobs'
+ * counters_released), written as the interval had it, and a batch with
+ * it true is one the store takes. */
+static void check_pmu_released(Sent *s) {
+        for (int released = 0; released <= 1; released++) {
+                _cleanup_(batch_freep) Batch *b = NULL;
+                json_object *root = NULL;
+
+                s->iv.pmu_released = released;
+                ASSERT_OK(batch_json(&s->iv, &s->info, &root));
+                ASSERT_EQ(json_object_get_boolean(member(member(root, BF_SAMPLING), BF_SAMPLING_PMU_RELEASED)),
+                          released);
+                json_object_put(root);
+                b = round_trip(s);
+                ASSERT_EQ(b->n_jobs, 4);
+        }
+}
+
 /* Every section filled: what the store reads is what lmkd had. */
 TEST(every_section) {
         _cleanup_(batch_freep) Batch *b = NULL;
@@ -364,6 +446,8 @@ TEST(every_section) {
         check_rows(b);
         check_markers_ranks(b);
         check_functions_written(&s);
+        check_functions_read(b);
+        check_pmu_released(&s);
         sent_done(&s);
 }
 
