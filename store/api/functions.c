@@ -57,7 +57,7 @@ static int family_by_samples(const void *a, const void *b) {
         const FamilySum *x = a, *y = b;
 
         if (x->samples != y->samples)
-                return x->samples < y->samples ? 1 : -1;
+                return CMP(y->samples, x->samples);
         return strcmp(x->family ?: "", y->family ?: "");
 }
 

@@ -382,7 +382,7 @@ static int read_sums(RankCtx *x) {
 static int by_id(const void *p, const void *q) {
         const FunctionSum *a = p, *b = q;
 
-        return (a->id > b->id) - (a->id < b->id);
+        return CMP(a->id, b->id);
 }
 
 /* The one of todo[0 … n) (indexes into v, ascending by id) with this id. */
@@ -476,7 +476,7 @@ static int by_identity(const void *p, const void *q) {
                 return c;
         if ((c = strcmp(a->build_id ?: "", b->build_id ?: "")))
                 return c;
-        return (a->offset > b->offset) - (a->offset < b->offset);
+        return CMP(a->offset, b->offset);
 }
 
 /* Merges x->v over builds into x->groups. */
@@ -513,12 +513,12 @@ static int by_samples(const void *p, const void *q, void *groups) {
         int c;
 
         if (a->samples != b->samples)
-                return a->samples < b->samples ? 1 : -1;
+                return CMP(b->samples, a->samples);
         if ((c = strcmp(a->object, b->object)))
                 return c;
         if ((c = strcmp(a->name ?: "", b->name ?: "")))
                 return c;
-        return (a->offset > b->offset) - (a->offset < b->offset);
+        return CMP(a->offset, b->offset);
 }
 
 /* Ranks the groups: the most samples first, those f->want keeps, at
@@ -797,7 +797,7 @@ static int use_by_samples(const void *p, const void *q) {
         const FunctionUse *a = p, *b = q;
 
         if (a->samples != b->samples)
-                return a->samples < b->samples ? 1 : -1;
+                return CMP(b->samples, a->samples);
         return strcmp(a->name, b->name);
 }
 

@@ -207,7 +207,7 @@ static int by_samples_then_name(const void *a, const void *b) {
         const Share *x = a, *y = b;
 
         if (x->samples != y->samples)
-                return x->samples < y->samples ? 1 : -1;
+                return CMP(y->samples, x->samples);
         return strcmp(x->name, y->name);
 }
 
