@@ -169,7 +169,8 @@ static void answer(Server *s, Request *req, Reply *reply, const char *object) {
             !arg_time(req, "since", "30d", now, &f.since, reply) ||
             !arg_time(req, "until", NULL, now, &f.until, reply) ||
             !arg_word(req, "group", group_from_string, "function or family", &group, reply) ||
-            !arg_uint(req, "limit", 1, MAX_LIMIT, &limit, reply))
+            !arg_uint(req, "limit", 1, MAX_LIMIT, &limit, reply) ||
+            !api_account_allowed(s, req, f.account, reply))
                 return;
         if (f.since >= f.until) {
                 reply_error(reply, MHD_HTTP_BAD_REQUEST, "since", "since must be before until");
