@@ -59,6 +59,10 @@ void api_objects(Server *s, Request *req, Reply *reply);
  * /api/v1/objects/{object}/functions. */
 void api_site_functions(Server *s, Request *req, Reply *reply);
 void api_object_functions(Server *s, Request *req, Reply *reply);
+/* Not routed: for the kernels page (web/kernels.c), the answer of GET
+ * /api/v1/functions and, under "families", its group=family answer
+ * without family= and limit=, from one read of the storage. */
+void api_site_kernels(Server *s, Request *req, Reply *reply);
 void api_nodes(Server *s, Request *req, Reply *reply);
 void api_findings(Server *s, Request *req, Reply *reply);
 /* Site answers (site.c): installed software and its use, library families. */

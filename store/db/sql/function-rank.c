@@ -522,7 +522,8 @@ static int by_samples(const void *p, const void *q, void *groups) {
 }
 
 /* Ranks the groups: the most samples first, those f->want keeps, at
- * most f->limit into l->items (the rest stay in x->groups, freed there). */
+ * most f->limit into l->items (the rest stay in x->groups, freed there);
+ * f->each sees them all. */
 static int rank_groups(RankCtx *x) {
         _cleanup_free_ size_t *order = calloc(MAX(x->n_groups, (size_t) 1), sizeof(size_t));
         SiteFunctionList *l = x->l;
@@ -540,11 +541,15 @@ static int rank_groups(RankCtx *x) {
         for (size_t i = 0; i < x->n_groups; i++) {
                 SiteFunction *g = &x->groups[order[i]];
 
+                if (x->f->each)
+                        x->f->each(g, x->f->userdata);
                 if (x->f->want && !x->f->want(g, x->f->userdata))
                         continue;
                 if (l->n == x->f->limit) {
                         l->more = true;
-                        break;
+                        if (!x->f->each)
+                                break;
+                        continue;
                 }
                 x->rank_of[order[i]] = l->n;
                 l->items[l->n++] = *g;
