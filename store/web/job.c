@@ -136,12 +136,8 @@ static bool functions_table(Html *h, json_object *group, json_object *functions,
                 if (!in(group, f))
                         continue;
                 listed++;
-                html_raw(h, "<tr><td class=\"function\">");
-                if (jbool(f, "other"))
-                        html_raw(h, "<span class=\"muted\">(other functions)</span>");
-                else
-                        html_text(h, jstr(f, "function"));
-                html_raw(h, "</td>");
+                html_raw(h, "<tr>");
+                web_function_cell(h, f);
                 if (per_phase) {
                         html_raw(h, "<td class=\"path\">");
                         html_text(h, file && file[1] ? file + 1 : obj);

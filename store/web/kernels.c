@@ -53,12 +53,8 @@ void web_functions_table(Html *h, const char *root, json_object *l, bool with_ob
 
                 html_raw(h, "<tr><td>");
                 html_text(h, jstr(e, "family") ?: "–");
-                html_raw(h, "</td><td class=\"function\">");
-                if (jbool(e, "other"))
-                        html_raw(h, "<span class=\"muted\">(other functions)</span>");
-                else
-                        html_text(h, jstr(e, "function"));
                 html_raw(h, "</td>");
+                web_function_cell(h, e);
                 if (with_object) {
                         html_raw(h, "<td>");
                         library_link(h, root, jstr(e, "object") ?: "", since, until);
