@@ -20,7 +20,7 @@ static const char *fmt_bytes(int64_t n, char *buf, size_t size) {
 static int by_size(const void *a, const void *b) {
         int64_t x = jint(*(json_object *const *) a, "size_bytes"), y = jint(*(json_object *const *) b, "size_bytes");
 
-        return x < y ? 1 : x > y ? -1 : 0;
+        return CMP(y, x);
 }
 
 int do_unused(Cli *cli, int argc, char **argv) {

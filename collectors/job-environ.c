@@ -218,6 +218,23 @@ int job_environ_parse(const char *buf, size_t len, JobInfo *ret) {
         return 1;
 }
 
+int job_environ_parse_strv(char *const *env, JobInfo *ret) {
+        _cleanup_free_ char *buf = malloc(JOB_ENVIRON_READ_MAX);
+        size_t size = 0;
+
+        if (!buf)
+                return -ENOMEM;
+        for (char *const *e = env; e && *e; e++) {
+                size_t n = strlen(*e) + 1;
+
+                if (n > JOB_ENVIRON_READ_MAX - size)
+                        break;
+                memcpy(buf + size, *e, n);
+                size += n;
+        }
+        return job_environ_parse(buf, size, ret);
+}
+
 int job_environ_read(const char *proc_root, pid_t pid, JobInfo *ret) {
         _cleanup_free_ char *buf = NULL;
         _cleanup_close_ int fd = -EBADF;

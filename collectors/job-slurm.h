@@ -155,6 +155,12 @@ int job_cgroup_read(const char *proc_root, pid_t pid, JobRef *ret);
  * there is none (not a Slurm process; *ret untouched). */
 int job_environ_parse(const char *buf, size_t len, JobInfo *ret);
 
+/* The same of a NULL-terminated list of "NAME=value" strings (a program's
+ * own environ), within the bound job_environ_read() applies to
+ * /proc/<pid>/environ: the strings that fit whole, up to the first that
+ * does not. -ENOMEM, else as job_environ_parse(). */
+int job_environ_parse_strv(char *const *env, JobInfo *ret);
+
 /* Reads at most JOB_ENVIRON_READ_MAX bytes of <proc_root>/<pid>/environ and
  * parses them. Needs the right to ptrace-read the process (root). What it
  * says is the process owner's claim (docs/slurm.md, "Trust"). */

@@ -132,8 +132,8 @@ static int core_cmp(const void *a, const void *b) {
         const Core *x = a, *y = b;
 
         if (x->package != y->package)
-                return x->package < y->package ? -1 : 1;
-        return x->core < y->core ? -1 : x->core > y->core;
+                return CMP(x->package, y->package);
+        return CMP(x->core, y->core);
 }
 
 /* Threads are the online CPUs; sockets and cores the distinct packages and

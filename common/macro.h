@@ -22,6 +22,9 @@
 #define ELEMENTSOF(x) (sizeof(x) / sizeof((x)[0]))
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
 #define MAX(a, b) ((a) > (b) ? (a) : (b))
+/* -1, 0 or 1 as a is below, equal to or above b: a comparator's answer
+ * (qsort()), without a - b's overflow. Evaluates each argument twice. */
+#define CMP(a, b) (((a) > (b)) - ((a) < (b)))
 #define ALIGN_TO(x, a) (((x) + (a) - 1) & ~((__typeof__(x))(a) - 1))
 
 #define STRINGIFY_(x) #x

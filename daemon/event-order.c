@@ -43,7 +43,7 @@ static int event_cmp(const void *a, const void *b) {
         const struct lmk_event_header *x = a, *y = b;
 
         if (x->time_ns != y->time_ns)
-                return x->time_ns < y->time_ns ? -1 : 1;
+                return CMP(x->time_ns, y->time_ns);
         return (int) x->cpu - (int) y->cpu;
 }
 
@@ -51,8 +51,8 @@ static int record_cmp(const void *a, const void *b) {
         const SbRecord *x = a, *y = b;
 
         if (x->time != y->time)
-                return x->time < y->time ? -1 : 1;
-        return x->seq < y->seq ? -1 : x->seq > y->seq;
+                return CMP(x->time, y->time);
+        return CMP(x->seq, y->seq);
 }
 
 /* The ring hands samples over nearly in time order (CPUs interleave only by

@@ -28,10 +28,6 @@ static int strcmp_null(const char *a, const char *b) {
         return strcmp(a, b);
 }
 
-static int cmp_u64(uint64_t a, uint64_t b) {
-        return a < b ? -1 : a > b;
-}
-
 /* (job, step, object, phase): the object by its path, as rows[] name it */
 static int group_cmp(const FunctionRow *x, const FunctionRow *y) {
         int c;
@@ -48,7 +44,7 @@ static int group_qcmp(const void *a, const void *b) {
 
 static int build_id_cmp(const Object *a, const Object *b) {
         if (a->build_id_size != b->build_id_size)
-                return a->build_id_size < b->build_id_size ? -1 : 1;
+                return CMP(a->build_id_size, b->build_id_size);
         return memcmp(a->build_id, b->build_id, a->build_id_size);
 }
 
@@ -61,7 +57,7 @@ static int item_cmp(const void *a, const void *b) {
                 return c;
         if (x->kind == FUNCTION_OTHER)
                 return 0;
-        if ((c = x->kind == FUNCTION_NAMED ? strcmp(x->name, y->name) : cmp_u64(x->offset, y->offset)) ||
+        if ((c = x->kind == FUNCTION_NAMED ? strcmp(x->name, y->name) : CMP(x->offset, y->offset)) ||
             (c = (int) x->entry - (int) y->entry))
                 return c;
         return build_id_cmp(x->obj, y->obj);
@@ -72,24 +68,24 @@ static int rank_cmp(const void *a, const void *b) {
         const FunctionRow *x = a, *y = b;
 
         if (x->samples != y->samples)
-                return x->samples > y->samples ? -1 : 1;
+                return CMP(y->samples, x->samples);
         if (x->kind != y->kind)
                 return (int) x->kind - (int) y->kind;
         if (x->kind == FUNCTION_NAMED)
                 return strcmp(x->name, y->name);
-        return x->offset != y->offset ? cmp_u64(x->offset, y->offset) : (int) y->entry - (int) x->entry;
+        return x->offset != y->offset ? CMP(x->offset, y->offset) : (int) y->entry - (int) x->entry;
 }
 
 static int offset_row_cmp(const void *a, const void *b) {
         const OffsetRow *x = *(OffsetRow *const *) a, *y = *(OffsetRow *const *) b;
 
         if (x->key.obj != y->key.obj)
-                return (uintptr_t) x->key.obj < (uintptr_t) y->key.obj ? -1 : 1;
-        return cmp_u64(x->key.offset, y->key.offset);
+                return CMP((uintptr_t) x->key.obj, (uintptr_t) y->key.obj);
+        return CMP(x->key.offset, y->key.offset);
 }
 
 static int func_sym_cmp(const void *a, const void *b) {
-        return cmp_u64(((const FuncSym *) a)->offset, ((const FuncSym *) b)->offset);
+        return CMP(((const FuncSym *) a)->offset, ((const FuncSym *) b)->offset);
 }
 
 static void add_sums(FunctionRow *d, const FunctionRow *s) {
@@ -303,8 +299,8 @@ static int group_samples_cmp(const void *a, const void *b) {
         const Group *x = *(Group *const *) a, *y = *(Group *const *) b;
 
         if (x->samples != y->samples)
-                return x->samples > y->samples ? -1 : 1;
-        return x->first < y->first ? -1 : x->first > y->first;
+                return CMP(y->samples, x->samples);
+        return CMP(x->first, y->first);
 }
 
 /* Per group of items (sorted by item_cmp, equal ones merged): the top

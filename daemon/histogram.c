@@ -328,10 +328,10 @@ static int total_cmp(const void *a, const void *b) {
         int c;
 
         if (x->cpu_time_ns != y->cpu_time_ns)
-                return x->cpu_time_ns > y->cpu_time_ns ? -1 : 1;
+                return CMP(y->cpu_time_ns, x->cpu_time_ns);
         if ((c = strcmp_null(x->key.job, y->key.job)) || (c = strcmp(x->key.comm, y->key.comm)))
                 return c;
-        return x->key.uid < y->key.uid ? -1 : x->key.uid > y->key.uid;
+        return CMP(x->key.uid, y->key.uid);
 }
 
 TotalRow **histogram_sorted_totals(const Histogram *h, size_t *ret_n) {
@@ -388,7 +388,7 @@ static int rank_cmp(const void *a, const void *b) {
         if ((c = strcmp(x->key.job, y->key.job)) || (c = strcmp_null(x->key.step, y->key.step)))
                 return c;
         if (x->key.rank != y->key.rank)
-                return x->key.rank < y->key.rank ? -1 : 1;
+                return CMP(x->key.rank, y->key.rank);
         return strcmp(x->key.phase, y->key.phase);
 }
 
@@ -489,13 +489,13 @@ static int row_cmp(const void *a, const void *b) {
         int c;
 
         if (x->samples != y->samples)
-                return x->samples > y->samples ? -1 : 1;
+                return CMP(y->samples, x->samples);
         if ((c = strcmp_null(x->key.job, y->key.job)) || (c = strcmp_null(x->key.step, y->key.step)) ||
             (c = strcmp(x->key.comm, y->key.comm)) || (c = strcmp(x->key.obj->path, y->key.obj->path)) ||
             (c = strcmp(x->key.phase, y->key.phase)))
                 return c;
         if (x->key.uid != y->key.uid)
-                return x->key.uid < y->key.uid ? -1 : 1;
+                return CMP(x->key.uid, y->key.uid);
         return (int) x->key.kind - (int) y->key.kind;
 }
 

@@ -517,6 +517,7 @@ json_object *interval_lmkd_stats(const Interval *iv) {
         json_member(&r, self, "burst_samples", json_object_new_int64((int64_t) st->burst_samples));
         json_member(&r, self, "job_notices", json_object_new_int64((int64_t) iv->jobs->notices));
         json_member(&r, self, "job_notices_refused", json_object_new_int64((int64_t) iv->jobs->bad_notices));
+        json_member(&r, self, "job_opt_outs_refused", json_object_new_int64((int64_t) iv->jobs->opt_outs_refused));
         json_member(&r, self, "regions_learned", json_object_new_int64((int64_t) st->regions));
         json_member(&r, self, "rows_overflowed", json_object_new_int64((int64_t) histogram_overflowed(iv->hist)));
         json_member(&r, self, "rank_samples_overflowed",

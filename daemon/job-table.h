@@ -60,7 +60,8 @@ typedef struct JobTable {
         const char *proc_root;          /* "/proc", or a fake tree in tests */
         uint64_t notices, bad_notices;
         bool opt_out_forbidden;         /* lmkd.conf opt-out = forbidden: --lmk=off is measured as usual */
-        uint64_t opt_outs_refused;      /* notices whose --lmk=off that refused */
+        uint64_t opt_outs_refused;      /* notices whose --lmk=off that refused (reported as
+                                         * job_opt_outs_refused, lmkd_job_opt_outs_refused_total) */
 } JobTable;
 
 /* The job's user opted out (sbatch --lmk=off): only its CPU time and

@@ -53,10 +53,13 @@ int lmkd_metrics_format(Monitor *m, Pushing *p, double start_time, char **ret) {
                      "# TYPE lmkd_push_failures_total counter\nlmkd_push_failures_total %" PRIu64 "\n"
                      "# HELP lmkd_batches_conflicting_total Batches the store refused with 409: it holds their key "
                      "with other content (also in state=\"rejected\").\n"
-                     "# TYPE lmkd_batches_conflicting_total counter\nlmkd_batches_conflicting_total %" PRIu64 "\n",
+                     "# TYPE lmkd_batches_conflicting_total counter\nlmkd_batches_conflicting_total %" PRIu64 "\n"
+                     "# HELP lmkd_job_opt_outs_refused_total Job notices whose --lmk=off lmkd.conf refused "
+                     "(opt_out = forbidden): the job is measured as usual.\n"
+                     "# TYPE lmkd_job_opt_outs_refused_total counter\nlmkd_job_opt_outs_refused_total %" PRIu64 "\n",
                      start_time, st->samples, st->samples_lost, st->sideband_lost, ss.spooled, ss.sent, ss.rejected, ss.dropped,
                      ss.corrupt, ss.queued, ss.queued_bytes, ss.dropped_for_space, p->intervals_unspooled,
-                     p->samples_unspooled, p->clock_steps, ps.failures, ps.conflicts);
+                     p->samples_unspooled, p->clock_steps, ps.failures, ps.conflicts, monitor_jobs(m)->opt_outs_refused);
         return r < 0 ? -ENOMEM : 0;
 }
 

@@ -38,7 +38,9 @@ struct Monitor {
         JobTable jobs;
         Sideband sb;
         Sampler *sampler;
-        bool pmu_released_in_interval;  /* hardware counters were a user's at some time in it */
+        /* hardware counters were a user's at some time in it: set where
+         * update_pmu() releases them, and at the reset while they still are */
+        bool pmu_released_in_interval;
         Histogram *hist;
         Histogram *cumulative;          /* all intervals, for a report at the end */
         Functions functions;            /* of the closed interval, until it is reset */
@@ -561,7 +563,7 @@ void monitor_close_interval(Monitor *m, bool final, bool cumulative, double star
                                                                  : m->energy.unattributed_joules,
                 .energy_since_start = h == m->cumulative,
                 .functions = m->cfg.functions > 0 ? &m->functions : NULL,
-                .pmu_released = m->pmu_released_in_interval || monitor_pmu_released(m),
+                .pmu_released = m->pmu_released_in_interval,
         };
         ev = sampler_events(m->sampler, &n);
         ret->events = ev;
@@ -615,7 +617,6 @@ void monitor_reset_interval(Monitor *m) {
         jobs_end_interval(&m->jobs);
         energy_reset(&m->energy, &m->jobs);
         /* jobs that ended without an epilog notice give the PMU back here */
-        m->pmu_released_in_interval = false;
         update_pmu(m);
         m->pmu_released_in_interval = monitor_pmu_released(m);
 }

@@ -88,7 +88,7 @@ static void name_of(uint64_t seq, char buf[32]) {
 
 static int entry_cmp(const void *a, const void *b) {
         const Entry *x = a, *y = b;
-        return x->seq < y->seq ? -1 : x->seq > y->seq;
+        return CMP(x->seq, y->seq);
 }
 
 static int add_entry(Spool *s, uint64_t seq, uint64_t size) {

@@ -124,13 +124,13 @@ static int read_threads(Sampler *s, size_t *ret_n) {
 static int thread_cmp(const void *a, const void *b) {
         const struct lmk_thread_acct *x = a, *y = b;
 
-        return (x->tgid > y->tgid) - (x->tgid < y->tgid);
+        return CMP(x->tgid, y->tgid);
 }
 
 static int u64_cmp(const void *a, const void *b) {
         uint64_t x = *(const uint64_t *) a, y = *(const uint64_t *) b;
 
-        return (x > y) - (x < y);
+        return CMP(x, y);
 }
 
 static void add_exited(TaskTotals *t, const struct lmk_task_acct *a) {

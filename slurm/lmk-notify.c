@@ -15,27 +15,6 @@
 
 extern char **environ;
 
-static int environ_block(char **ret, size_t *ret_size) {
-        _cleanup_free_ char *buf = NULL;
-        size_t size = 0;
-
-        buf = malloc(JOB_ENVIRON_READ_MAX);
-        if (!buf)
-                return -ENOMEM;
-        /* The same bound lmkd applies to /proc/<pid>/environ. */
-        for (char **e = environ; e && *e; e++) {
-                size_t n = strlen(*e) + 1;
-
-                if (n > JOB_ENVIRON_READ_MAX - size)
-                        break;
-                memcpy(buf + size, *e, n);
-                size += n;
-        }
-        *ret = TAKE_PTR(buf);
-        *ret_size = size;
-        return 0;
-}
-
 static void help(void) {
         printf("Usage: lmk-notify [--socket PATH] [--print] job-start|job-end\n\n"
                "Sends a job start/end notice for the Slurm job in the environment\n"
@@ -53,12 +32,10 @@ int main(int argc, char **argv) {
                 { "help", no_argument, NULL, 'h' },
                 {},
         };
-        _cleanup_free_ char *env = NULL;
         const char *path = getenv("LMK_SOCKET");
         char msg[JOB_NOTICE_MAX + 1];
         JobNoticeEvent event;
         bool print = false;
-        size_t env_size;
         JobInfo info;
         int c, r, len;
 
@@ -93,12 +70,12 @@ int main(int argc, char **argv) {
         if (!path || !*path)
                 path = JOB_NOTICE_SOCKET_DEFAULT;
 
-        r = environ_block(&env, &env_size);
+        r = job_environ_parse_strv(environ, &info);
         if (r < 0) {
                 log_oom();
                 return EXIT_FAILURE;
         }
-        if (job_environ_parse(env, env_size, &info) <= 0) {
+        if (r == 0) {
                 log_error("No valid SLURM_JOB_ID in the environment: not run by slurmd's Prolog/Epilog?");
                 return 2;
         }

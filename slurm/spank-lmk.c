@@ -135,22 +135,14 @@ extern char **environ;
  * variables of the environment it gives them (read by the same parser as
  * lmk-notify's and lmkd's), and the job id and uid from Slurm itself. */
 static int job_from_slurmd(spank_t sp, JobInfo *info) {
-        _cleanup_free_ char *buf = malloc(JOB_ENVIRON_READ_MAX);
         uint32_t id = 0;
         uid_t uid;
-        size_t size = 0;
+        int r;
 
-        if (!buf)
-                return -ENOMEM;
-        for (char **e = environ; e && *e; e++) {
-                size_t n = strlen(*e) + 1;
-
-                if (n > JOB_ENVIRON_READ_MAX - size)
-                        break;
-                memcpy(buf + size, *e, n);
-                size += n;
-        }
-        if (job_environ_parse(buf, size, info) <= 0)
+        r = job_environ_parse_strv(environ, info);
+        if (r < 0)
+                return r;
+        if (r == 0)
                 job_info_init(info);
         if (spank_get_item(sp, S_JOB_ID, &id) == ESPANK_SUCCESS && id > 0)
                 snprintf(info->job, sizeof(info->job), "%u", id);

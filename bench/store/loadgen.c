@@ -62,7 +62,7 @@ static void record_latency(double ms) {
 static int cmp_double(const void *a, const void *b) {
         double x = *(const double *) a, y = *(const double *) b;
 
-        return x < y ? -1 : x > y;
+        return CMP(x, y);
 }
 
 static double percentile(double p) {

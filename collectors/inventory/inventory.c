@@ -311,7 +311,7 @@ static int cmp_package(const void *a, const void *b) {
         int r;
 
         if (x->manager != y->manager)
-                return x->manager < y->manager ? -1 : 1;
+                return CMP(x->manager, y->manager);
         if ((r = strcmp(x->name, y->name)) != 0 || (r = strcmp(x->version, y->version)) != 0 ||
             (r = cmp_null_str(x->arch, y->arch)) != 0 || (r = cmp_null_str(x->prefix, y->prefix)) != 0)
                 return r;

@@ -335,8 +335,8 @@ static int cmp_vaddr_item(const void *a, const void *b) {
         const VaddrItem *x = a, *y = b;
 
         if (x->vaddr != y->vaddr)
-                return x->vaddr < y->vaddr ? -1 : 1;
-        return x->item < y->item ? -1 : x->item > y->item;
+                return CMP(x->vaddr, y->vaddr);
+        return CMP(x->item, y->item);
 }
 
 static int points_init(Points *pts, FuncSym *syms, size_t n, const Load *loads, size_t n_loads) {
@@ -667,8 +667,8 @@ static int cmp_winner(const void *a, const void *b) {
         const Winner *x = a, *y = b;
 
         if (x->index != y->index)
-                return x->index < y->index ? -1 : 1;
-        return x->item < y->item ? -1 : x->item > y->item;
+                return CMP(x->index, y->index);
+        return CMP(x->item, y->item);
 }
 
 typedef struct Names {

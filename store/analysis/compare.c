@@ -104,8 +104,8 @@ static int item_cmp(const CompareItem *x, const CompareItem *y) {
                 c = strcmp_null(x->object, y->object);
         if (c == 0)
                 c = (int) x->other - (int) y->other;
-        if (c == 0 && x->offset != y->offset)
-                c = x->offset < y->offset ? -1 : 1;
+        if (c == 0)
+                c = CMP(x->offset, y->offset);
         return c;
 }
 
@@ -178,7 +178,7 @@ static int by_size(const void *x, const void *y) {
         const CompareRow *p = x, *q = y;
 
         if (p->dimension != q->dimension)
-                return p->dimension < q->dimension ? -1 : 1;
+                return CMP(p->dimension, q->dimension);
         if (larger_cpu(p) != larger_cpu(q))
                 return larger_cpu(p) > larger_cpu(q) ? -1 : 1;
         return item_cmp(&p->id, &q->id);

@@ -515,7 +515,7 @@ static int by_stake(const void *a, const void *b) {
         if (x->core_hours != y->core_hours)
                 return x->core_hours < y->core_hours ? 1 : -1;
         if (x->severity != y->severity)
-                return x->severity < y->severity ? 1 : -1;
+                return CMP(y->severity, x->severity);
         return (int) x->rule - (int) y->rule;
 }
 

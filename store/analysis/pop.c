@@ -46,7 +46,7 @@ static PopRank rank_of(const RankFigures *f) {
 static int rank_cmp(const void *a, const void *b) {
         const PopRank *x = a, *y = b;
 
-        return x->rank < y->rank ? -1 : x->rank > y->rank;
+        return CMP(x->rank, y->rank);
 }
 
 void pop_report_free(PopReport *r) {

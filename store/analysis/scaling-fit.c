@@ -512,7 +512,7 @@ void scaling_predict(const ScalingFit *f, const ScalingPoint *v, size_t n, doubl
 static int double_cmp(const void *a, const void *b) {
         double x = *(const double *) a, y = *(const double *) b;
 
-        return x < y ? -1 : x > y;
+        return CMP(x, y);
 }
 
 int scaling_off_curve(const ScalingFit *f, const ScalingPoint *v, size_t n, bool *flags) {
@@ -566,7 +566,7 @@ typedef struct Candidate {
 static int candidate_cmp(const void *a, const void *b) {
         const Candidate *x = a, *y = b;
 
-        return x->rel < y->rel ? 1 : x->rel > y->rel ? -1 : (x->i > y->i) - (x->i < y->i);
+        return CMP(y->rel, x->rel) ?: CMP(x->i, y->i);
 }
 
 /* Each round leaves out the farther half of the runs off the curve (at

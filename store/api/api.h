@@ -59,6 +59,10 @@ void api_objects(Server *s, Request *req, Reply *reply);
  * /api/v1/objects/{object}/functions. */
 void api_site_functions(Server *s, Request *req, Reply *reply);
 void api_object_functions(Server *s, Request *req, Reply *reply);
+/* Not routed: for the kernels page (web/kernels.c), the answer of GET
+ * /api/v1/functions and, under "families", its group=family answer
+ * without family= and limit=, from one read of the storage. */
+void api_site_kernels(Server *s, Request *req, Reply *reply);
 void api_nodes(Server *s, Request *req, Reply *reply);
 void api_findings(Server *s, Request *req, Reply *reply);
 /* Site answers (site.c): installed software and its use, library families. */
@@ -136,10 +140,20 @@ int api_add_functions(json_object *o, const char *key, const FunctionList *l, in
 #define FUNCTION_TEXT_MAX 4200
 const char *api_function_text(const char *object, const char *name, int64_t offset, bool other, char *buf,
                               size_t size);
-/* The routes /api/v1/jobs/ID/SUFFIX (job-functions.c): the job id of the
- * path, or NULL with the answer in reply; the answer to a failed lookup
- * of it, someone else's job answered as one that does not exist. */
+/* The job a request names (job-lookup.c). The routes
+ * /api/v1/jobs/ID/SUFFIX: the job id of the path, or NULL with the answer
+ * in reply. */
 char *api_job_path_id(Server *s, Request *req, const char *suffix, Reply *reply);
-void api_job_lookup_failed(Server *s, Request *req, int r, const char *id, Reply *reply);
+/* A job id worth asking the storage about: no longer than any job id, no
+ * '/'; any other is answered as a job that does not exist. */
+#define API_JOB_ID_MAX 64
+bool api_job_id_valid(const char *id);
+/* The answer to a failed lookup of job id, as GET /api/v1/jobs/{id}
+ * answers it: someone else's job as one that does not exist (-ENOENT,
+ * -EACCES: 404), an id on several clusters (-ENOTUNIQ: 409), else a
+ * storage error. field: the query parameter that named the job
+ * (compare's a= and b=; its cluster_FIELD= then named too), NULL for the
+ * path. */
+void api_job_lookup_failed(Server *s, Request *req, int r, const char *field, const char *id, Reply *reply);
 /* Adds "findings" to a job's summary (findings.c). */
 int api_job_findings(Server *s, const JobSummary *js, json_object *o);

@@ -72,7 +72,7 @@ static int by_samples(const void *a, const void *b) {
         const MixGroup *x = *(const MixGroup *const *) a, *y = *(const MixGroup *const *) b;
 
         if (x->samples != y->samples)
-                return x->samples < y->samples ? 1 : -1;
+                return CMP(y->samples, x->samples);
         if (x->cpu_seconds != y->cpu_seconds)
                 return x->cpu_seconds < y->cpu_seconds ? 1 : -1;
         return strcmp(x->name, y->name);

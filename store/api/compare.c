@@ -17,7 +17,6 @@
 #define RATIO_DECIMALS 4
 #define SHARE_DECIMALS 6
 #define POP_DECIMALS 4
-#define JOB_ID_MAX 64
 
 static json_object *interval(Estimate e, int decimals) {
         json_object *a = json_object_new_array_ext(2);
@@ -230,23 +229,9 @@ static bool read_job(Server *s, Request *req, const char *key, const char *clust
                 reply_error(reply, MHD_HTTP_BAD_REQUEST, key, "%s=: the id of a job to compare is missing", key);
                 return false;
         }
-        r = strlen(id) > JOB_ID_MAX || strchr(id, '/') ? -ENOENT
-                                                       : s->storage->ops->get_job(s->storage, id, cluster, &viewer, ret);
-        if (r == -ENOENT || r == -EACCES) {
-                /* as the job route: counted, and answered alike, whether
-                 * the job exists or not */
-                if (!req->identity->admin)
-                        auth_denied(&s->auth, req, "not-yours");
-                reply_error(reply, MHD_HTTP_NOT_FOUND, key, "no such job: %.*s", JOB_ID_MAX, id);
-                return false;
-        }
-        if (r == -ENOTUNIQ) {
-                reply_error(reply, MHD_HTTP_CONFLICT, key,
-                            "job %s exists on several clusters, name one with ?cluster= or ?cluster_%s=", id, key);
-                return false;
-        }
+        r = api_job_id_valid(id) ? s->storage->ops->get_job(s->storage, id, cluster, &viewer, ret) : -ENOENT;
         if (r < 0) {
-                reply_storage_error(reply, r);
+                api_job_lookup_failed(s, req, r, key, id, reply);
                 return false;
         }
         return true;

@@ -80,8 +80,8 @@ static int by_stake(const void *a, const void *b) {
         if (x->f.core_hours != y->f.core_hours)
                 return x->f.core_hours < y->f.core_hours ? 1 : -1;
         if (x->f.severity != y->f.severity)
-                return x->f.severity < y->f.severity ? 1 : -1;
-        return x->last_seen < y->last_seen ? 1 : x->last_seen > y->last_seen ? -1 : 0;
+                return CMP(y->f.severity, x->f.severity);
+        return CMP(y->last_seen, x->last_seen);
 }
 
 /* One request's walk over the jobs of its range. */

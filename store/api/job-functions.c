@@ -75,39 +75,6 @@ int api_add_functions(json_object *o, const char *key, const FunctionList *l, in
         return r;
 }
 
-char *api_job_path_id(Server *s, Request *req, const char *suffix, Reply *reply) {
-        size_t n = strlen(req->path_arg);
-        char *id;
-
-        /* the route's path is /api/v1/jobs/ID/SUFFIX (routes.c) */
-        id = strndup(req->path_arg, n - MIN(n, strlen(suffix)));
-        if (!id) {
-                reply_oom(reply);
-                return NULL;
-        }
-        if (strlen(id) > 64 || strchr(id, '/')) {
-                if (!req->identity->admin)
-                        auth_denied(&s->auth, req, "not-yours");
-                reply_error(reply, MHD_HTTP_NOT_FOUND, NULL, "no such job: %.64s", id);
-                free(id);
-                return NULL;
-        }
-        return id;
-}
-
-void api_job_lookup_failed(Server *s, Request *req, int r, const char *id, Reply *reply) {
-        if (r == -ENOENT || r == -EACCES) {
-                /* as GET /api/v1/jobs/{id}: someone else's job does not exist */
-                if (!req->identity->admin)
-                        auth_denied(&s->auth, req, "not-yours");
-                reply_error(reply, MHD_HTTP_NOT_FOUND, NULL, "no such job: %s", id);
-        } else if (r == -ENOTUNIQ)
-                reply_error(reply, MHD_HTTP_CONFLICT, "cluster",
-                            "job %s exists on several clusters, name one with ?cluster=", id);
-        else
-                reply_storage_error(reply, r);
-}
-
 static int by_from_string(const char *s) {
         return streq(s, "function") ? 0 : streq(s, "phase") ? 1 : -EINVAL;
 }
@@ -133,7 +100,7 @@ void api_job_functions(Server *s, Request *req, Reply *reply) {
         r = s->storage->ops->get_job_functions(s->storage, id, request_arg(req, "cluster"), &viewer, by == 1,
                                                limit, &info, &l);
         if (r < 0) {
-                api_job_lookup_failed(s, req, r, id, reply);
+                api_job_lookup_failed(s, req, r, NULL, id, reply);
                 return;
         }
         o = json_object_new_object();

@@ -245,31 +245,13 @@ void api_job(Server *s, Request *req, Reply *reply) {
 
         if (!request_check_args(req, job_args, reply))
                 return;
-        if (strlen(id) > 64 || strchr(id, '/')) {
-                if (!req->identity->admin)
-                        auth_denied(&s->auth, req, "not-yours");
-                reply_error(reply, MHD_HTTP_NOT_FOUND, NULL, "no such job: %.64s", id);
-                return;
-        }
         /* Only the jobs the asker may see are looked at: someone else's job
          * is answered as one that does not exist, and an id on several
          * clusters is ambiguous only among the asker's own. */
-        r = s->storage->ops->get_job(s->storage, id, request_arg(req, "cluster"), &viewer, &js);
-        if (r == -ENOENT || r == -EACCES) {
-                /* counted for people whether or not the job exists:
-                 * /metrics, open to all, must not tell either */
-                if (!req->identity->admin)
-                        auth_denied(&s->auth, req, "not-yours");
-                reply_error(reply, MHD_HTTP_NOT_FOUND, NULL, "no such job: %s", id);
-                return;
-        }
-        if (r == -ENOTUNIQ) {
-                reply_error(reply, MHD_HTTP_CONFLICT, "cluster",
-                            "job %s exists on several clusters, name one with ?cluster=", id);
-                return;
-        }
+        r = api_job_id_valid(id) ? s->storage->ops->get_job(s->storage, id, request_arg(req, "cluster"), &viewer, &js)
+                                 : -ENOENT;
         if (r < 0) {
-                reply_storage_error(reply, r);
+                api_job_lookup_failed(s, req, r, NULL, id, reply);
                 return;
         }
 

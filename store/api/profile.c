@@ -177,7 +177,7 @@ void api_job_profile(Server *s, Request *req, Reply *reply) {
         r = s->storage->ops->get_job_functions(s->storage, id, request_arg(req, "cluster"), &viewer,
                                                format == FORMAT_PPROF, JOB_FUNCTIONS_MAX, &info, &l);
         if (r < 0) {
-                api_job_lookup_failed(s, req, r, id, reply);
+                api_job_lookup_failed(s, req, r, NULL, id, reply);
                 return;
         }
         for (size_t i = 0; i < l.n; i++)

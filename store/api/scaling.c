@@ -80,8 +80,8 @@ static int run_cmp(const void *a, const void *b) {
         if (c != 0)
                 return c;
         if (x->p != y->p)
-                return x->p < y->p ? -1 : 1;
-        return x->job->row_id < y->job->row_id ? -1 : x->job->row_id > y->job->row_id;
+                return CMP(x->p, y->p);
+        return CMP(x->job->row_id, y->job->row_id);
 }
 
 /* A run from its ranks: false when it has no rank with samples (not an
@@ -372,8 +372,8 @@ static int span_cmp(const void *a, const void *b) {
         const GroupSpan *x = a, *y = b;
 
         if (x->n != y->n)
-                return x->n < y->n ? 1 : -1;
-        return x->start < y->start ? -1 : x->start > y->start;
+                return CMP(y->n, x->n);
+        return CMP(x->start, y->start);
 }
 
 void api_scaling(Server *s, Request *req, Reply *reply) {

@@ -24,9 +24,9 @@ static int by_use(const void *a, const void *b) {
         const PackageUse *x = a, *y = b;
 
         if (x->samples != y->samples)
-                return x->samples < y->samples ? 1 : -1;
+                return CMP(y->samples, x->samples);
         if (x->size != y->size)
-                return x->size < y->size ? 1 : -1;
+                return CMP(y->size, x->size);
         return strcmp(x->name, y->name);
 }
 
@@ -119,7 +119,7 @@ static int by_samples(const void *a, const void *b) {
         const FamilyUse *x = a, *y = b;
 
         if (x->samples != y->samples)
-                return x->samples < y->samples ? 1 : -1;
+                return CMP(y->samples, x->samples);
         return strcmp(x->family, y->family);
 }
 

@@ -978,7 +978,7 @@ static int row_key_compare(const void *p, const void *q) {
 
         if (c != 0 || (c = strcmp(x->build_id, y->build_id)) != 0)
                 return c;
-        return x->row < y->row ? -1 : x->row > y->row;
+        return CMP(x->row, y->row);
 }
 
 /* For bsearch(): the group of a key. */

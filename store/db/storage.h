@@ -361,7 +361,9 @@ typedef struct ObjectList {
  * account, user, node type and/or object (each NULL: any), and to those
  * viewer may see (NULL or no user: every job). Of the functions want
  * keeps (NULL: all), the most samples first, limit are listed; their
- * users and applications are counted unless no_counts. */
+ * users and applications are counted unless no_counts. each (NULL:
+ * none) sees every function of the range, the most samples first, want
+ * or not, listed or not: a caller's sums over them all, in the same read. */
 typedef struct SiteFunction SiteFunction;
 typedef struct FunctionFilter {
         int64_t since, until;
@@ -371,6 +373,7 @@ typedef struct FunctionFilter {
         size_t limit;
         bool no_counts;
         bool (*want)(const SiteFunction *f, void *userdata);
+        void (*each)(const SiteFunction *f, void *userdata);
         void *userdata;
 } FunctionFilter;
 

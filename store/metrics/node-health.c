@@ -220,7 +220,7 @@ static int by_age(const void *a, const void *b) {
         const Node *x = *(const Node *const *) a, *y = *(const Node *const *) b;
 
         if (x->age != y->age)
-                return x->age < y->age ? -1 : 1;
+                return CMP(x->age, y->age);
         return strcmp(x->name, y->name);
 }
 

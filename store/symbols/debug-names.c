@@ -28,7 +28,7 @@ static int unhex(const char *s, uint8_t ret[static BUILD_ID_MAX], size_t *ret_n)
 static int cmp_offset(const void *a, const void *b) {
         const FuncSym *x = a, *y = b;
 
-        return x->offset < y->offset ? -1 : x->offset > y->offset;
+        return CMP(x->offset, y->offset);
 }
 
 /* The FuncSym of offset among the n distinct sorted ones. */

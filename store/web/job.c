@@ -94,6 +94,65 @@ static bool same_object(json_object *object, json_object *function) {
         return streq(jstr(object, "object") ?: "", jstr(function, "object") ?: "") && (!b || streq(a ?: "", b));
 }
 
+static bool in_phase(json_object *phase, json_object *function) {
+        return streq(jstr(function, "phase") ?: "", jstr(phase, "phase") ?: "");
+}
+
+/* The table of a group's functions, an object's or (per_phase) a phase's,
+ * under its name and share of the job: the first FUNCTIONS_SHOWN of
+ * functions that are in it, and how many more. false when none is. */
+static bool functions_table(Html *h, json_object *group, json_object *functions, bool per_phase) {
+        bool (*in)(json_object *, json_object *) = per_phase ? in_phase : same_object;
+        size_t n = json_object_array_length(functions), listed = 0, more = 0;
+        const char *phase = jstr(group, "phase") ?: "";
+
+        for (size_t k = 0; k < n; k++)
+                more += in(group, json_object_array_get_idx(functions, k));
+        if (more == 0)
+                return false;
+        if (!per_phase) {
+                html_raw(h, "<h3 class=\"path\">");
+                html_text(h, jstr(group, "object"));
+        } else if (*phase) {
+                html_raw(h, "<h3>");
+                html_text(h, phase);
+        } else
+                html_raw(h, "<h3><span class=\"muted\">(outside markers)</span>");
+        html_raw(h, " <small>");
+        web_share(h, group);
+        if (per_phase)
+                html_raw(h, " of the job</small></h3><table class=\"phase-functions\"><thead><tr><th>Function</th>"
+                            "<th>Object</th><th class=\"num\">Share of the phase (95%)</th><th></th>"
+                            "<th class=\"num\">CPU time</th><th class=\"num\">Samples</th><th class=\"num\">IPC</th>"
+                            "</tr></thead><tbody>");
+        else
+                html_raw(h, " of the job</small></h3><table class=\"functions\"><thead><tr><th>Function</th>"
+                            "<th class=\"num\">Share (95%)</th><th></th><th class=\"num\">CPU time</th>"
+                            "<th class=\"num\">Samples</th><th class=\"num\">IPC</th></tr></thead><tbody>");
+        for (size_t k = 0; k < n && listed < FUNCTIONS_SHOWN; k++) {
+                json_object *f = json_object_array_get_idx(functions, k);
+                const char *obj = jstr(f, "object") ?: "", *file = strrchr(obj, '/');
+
+                if (!in(group, f))
+                        continue;
+                listed++;
+                html_raw(h, "<tr>");
+                web_function_cell(h, f);
+                if (per_phase) {
+                        html_raw(h, "<td class=\"path\">");
+                        html_text(h, file && file[1] ? file + 1 : obj);
+                        html_raw(h, "</td>");
+                }
+                web_share_cells(h, f, true);
+                html_raw(h, "</tr>");
+        }
+        html_raw(h, "</tbody></table>");
+        if (more > listed)
+                html_rawf(h, "<p class=\"note\">%zu more functions %s.</p>", more - listed,
+                          per_phase ? "in this phase" : "of this object");
+        return true;
+}
+
 /* The job's profile in format (pprof, folded): GET /api/v1/jobs/ID/profile. */
 static void profile_link(Html *h, const char *root, json_object *job, const char *cluster, const char *format) {
         html_raw(h, root);
@@ -137,41 +196,8 @@ static void functions_section(Html *h, json_object *job, const char *root, const
         html_raw(h, "\">pprof</a> (<code>go tool pprof -top</code>) or as <a download href=\"");
         profile_link(h, root, job, cluster, "folded");
         html_raw(h, "\">folded stacks</a> for flame graphs (docs/profiles.md).</p>");
-        for (size_t i = 0; i < n_objects && shown < FUNCTION_OBJECTS_SHOWN; i++) {
-                json_object *o = json_object_array_get_idx(objects, i);
-                size_t listed = 0, more = 0;
-
-                for (size_t k = 0; k < n; k++)
-                        more += same_object(o, json_object_array_get_idx(functions, k));
-                if (more == 0)
-                        continue;
-                shown++;
-                html_raw(h, "<h3 class=\"path\">");
-                html_text(h, jstr(o, "object"));
-                html_raw(h, " <small>");
-                web_share(h, o);
-                html_raw(h, " of the job</small></h3><table class=\"functions\"><thead><tr><th>Function</th>"
-                            "<th class=\"num\">Share (95%)</th><th></th><th class=\"num\">CPU time</th>"
-                            "<th class=\"num\">Samples</th><th class=\"num\">IPC</th></tr></thead><tbody>");
-                for (size_t k = 0; k < n && listed < FUNCTIONS_SHOWN; k++) {
-                        json_object *f = json_object_array_get_idx(functions, k);
-
-                        if (!same_object(o, f))
-                                continue;
-                        listed++;
-                        html_raw(h, "<tr><td class=\"function\">");
-                        if (jbool(f, "other"))
-                                html_raw(h, "<span class=\"muted\">(other functions)</span>");
-                        else
-                                html_text(h, jstr(f, "function"));
-                        html_raw(h, "</td>");
-                        web_share_cells(h, f, true);
-                        html_raw(h, "</tr>");
-                }
-                html_raw(h, "</tbody></table>");
-                if (more > listed)
-                        html_rawf(h, "<p class=\"note\">%zu more functions of this object.</p>", more - listed);
-        }
+        for (size_t i = 0; i < n_objects && shown < FUNCTION_OBJECTS_SHOWN; i++)
+                shown += functions_table(h, json_object_array_get_idx(objects, i), functions, false);
         if (jbool(job, "functions_truncated"))
                 html_raw(h, "<p class=\"note\">Only the job's functions with the most samples are read here.</p>");
 }
@@ -192,49 +218,8 @@ static void phase_functions_section(Html *h, json_object *job) {
                 return;
         html_raw(h, "<h2 id=\"phase-functions\">Functions per phase</h2><p class=\"note\">The busiest functions "
                     "of each phase the application marked; shares are of the phase's samples.</p>");
-        for (size_t i = 0; i < n_phases && shown < FUNCTION_OBJECTS_SHOWN; i++) {
-                json_object *p = json_object_array_get_idx(phases, i);
-                const char *phase = jstr(p, "phase") ?: "";
-                size_t listed = 0, more = 0;
-
-                for (size_t k = 0; k < n; k++)
-                        more += streq(jstr(json_object_array_get_idx(functions, k), "phase") ?: "", phase);
-                if (more == 0)
-                        continue;
-                shown++;
-                html_raw(h, "<h3>");
-                if (*phase)
-                        html_text(h, phase);
-                else
-                        html_raw(h, "<span class=\"muted\">(outside markers)</span>");
-                html_raw(h, " <small>");
-                web_share(h, p);
-                html_raw(h, " of the job</small></h3><table class=\"phase-functions\"><thead><tr><th>Function</th>"
-                            "<th>Object</th><th class=\"num\">Share of the phase (95%)</th><th></th>"
-                            "<th class=\"num\">CPU time</th><th class=\"num\">Samples</th><th class=\"num\">IPC</th>"
-                            "</tr></thead><tbody>");
-                for (size_t k = 0; k < n && listed < FUNCTIONS_SHOWN; k++) {
-                        json_object *f = json_object_array_get_idx(functions, k);
-                        const char *obj = jstr(f, "object") ?: "", *file = strrchr(obj, '/');
-
-                        if (!streq(jstr(f, "phase") ?: "", phase))
-                                continue;
-                        listed++;
-                        html_raw(h, "<tr><td class=\"function\">");
-                        if (jbool(f, "other"))
-                                html_raw(h, "<span class=\"muted\">(other functions)</span>");
-                        else
-                                html_text(h, jstr(f, "function"));
-                        html_raw(h, "</td><td class=\"path\">");
-                        html_text(h, file && file[1] ? file + 1 : obj);
-                        html_raw(h, "</td>");
-                        web_share_cells(h, f, true);
-                        html_raw(h, "</tr>");
-                }
-                html_raw(h, "</tbody></table>");
-                if (more > listed)
-                        html_rawf(h, "<p class=\"note\">%zu more functions in this phase.</p>", more - listed);
-        }
+        for (size_t i = 0; i < n_phases && shown < FUNCTION_OBJECTS_SHOWN; i++)
+                shown += functions_table(h, json_object_array_get_idx(phases, i), functions, true);
         if (jbool(job, "phase_functions_truncated"))
                 html_raw(h, "<p class=\"note\">Only the job's functions with the most samples are read here.</p>");
 }

@@ -53,12 +53,8 @@ void web_functions_table(Html *h, const char *root, json_object *l, bool with_ob
 
                 html_raw(h, "<tr><td>");
                 html_text(h, jstr(e, "family") ?: "–");
-                html_raw(h, "</td><td class=\"function\">");
-                if (jbool(e, "other"))
-                        html_raw(h, "<span class=\"muted\">(other functions)</span>");
-                else
-                        html_text(h, jstr(e, "function"));
                 html_raw(h, "</td>");
+                web_function_cell(h, e);
                 if (with_object) {
                         html_raw(h, "<td>");
                         library_link(h, root, jstr(e, "object") ?: "", since, until);
@@ -114,8 +110,9 @@ static void range_note(Html *h, json_object *l) {
 static const char *const kernels_args[] = { "since", "until", "family", "app", NULL };
 
 void web_site_kernels(Server *s, Request *req, Reply *reply) {
-        _cleanup_(json_object_putp) json_object *list = NULL, *fams = NULL;
+        _cleanup_(json_object_putp) json_object *list = NULL;
         _cleanup_(html_done) Html h = {};
+        json_object *fams;
         const char *root = web_root_prefix(req);
         const char *since = request_arg(req, "since") ?: "30d", *until = request_arg(req, "until") ?: "now";
         const char *family = request_arg(req, "family"), *app = request_arg(req, "app");
@@ -128,19 +125,18 @@ void web_site_kernels(Server *s, Request *req, Reply *reply) {
                 family = NULL;
         if (app && !*app)
                 app = NULL;
-        /* the ranking with both filters; the families with the application's */
+        /* the ranking with both filters; the families (of the same read)
+         * with the application's */
         args[n++] = (RequestArg) { "since", since };
         args[n++] = (RequestArg) { "until", until };
         if (app)
                 args[n++] = (RequestArg) { "app", app };
-        args[n] = (RequestArg) { "group", "family" };
-        if (!web_api(s, req, api_site_functions, args, n + 1, reply, &fams))
-                return;
         args[n++] = (RequestArg) { "limit", KERNELS_TOP };
         if (family)
                 args[n++] = (RequestArg) { "family", family };
-        if (!web_api(s, req, api_site_functions, args, n, reply, &list))
+        if (!web_api(s, req, api_site_kernels, args, n, reply, &list))
                 return;
+        fams = jget(list, "families");
         web_begin(&h, s, req, "Kernels");
         html_raw(&h, "<h1>Kernels</h1><form class=\"filters\" method=\"get\" action=\"kernels\">");
         since_until(&h, since, until);

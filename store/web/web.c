@@ -128,6 +128,15 @@ void web_bar(Html *h, double share, double low, double high) {
         html_raw(h, "</svg>");
 }
 
+void web_function_cell(Html *h, json_object *e) {
+        html_raw(h, "<td class=\"function\">");
+        if (jbool(e, "other"))
+                html_raw(h, "<span class=\"muted\">(other functions)</span>");
+        else
+                html_text(h, jstr(e, "function"));
+        html_raw(h, "</td>");
+}
+
 void web_share_cells(Html *h, json_object *e, bool with_ipc) {
         json_object *ci = jget(e, "share_ci95");
         double low = NAN, high = NAN;

@@ -67,6 +67,9 @@ void web_bar(Html *h, double share, double low, double high);
 /* The cells of a share: the share and its interval, a bar, CPU time,
  * samples, and IPC when asked. */
 void web_share_cells(Html *h, json_object *e, bool with_ipc);
+/* A function's cell: its "function", or "(other functions)" in grey for
+ * the rest of an object's. */
+void web_function_cell(Html *h, json_object *e);
 /* A link to a job's page, named by its id; fragment ("#findings") or NULL. */
 void web_job_link(Html *h, const char *root, const char *job, const char *cluster, const char *fragment);
 /* A number of CPU seconds as core-hours or seconds, whichever reads. */

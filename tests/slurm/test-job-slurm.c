@@ -610,6 +610,37 @@ TEST(environ_text) {
         ASSERT_EQ(info.tasks, JOB_UNSET);
 }
 
+/* A program's own environ (lmk-notify, the SPANK plugin): the bound of
+ * /proc/<pid>/environ, whole strings only. */
+TEST(environ_strv) {
+        _cleanup_free_ char *filler = malloc(JOB_ENVIRON_READ_MAX);
+        char *none[] = { NULL };
+        char *env[] = { (char *) "PATH=/usr/bin", (char *) "SLURM_JOB_ID=31", (char *) "SLURM_JOB_USER=alice",
+                        NULL, (char *) "SLURM_JOB_ACCOUNT=p1", NULL };
+
+        ASSERT_NOT_NULL(filler);
+        ASSERT_EQ(job_environ_parse_strv(env, &info), 1);
+        ASSERT_STREQ(info.job, "31");
+        ASSERT_STREQ(info.user, "alice");
+        ASSERT_STREQ(info.account, "");
+        ASSERT_EQ(job_environ_parse_strv(none, &info), 0);
+        ASSERT_EQ(job_environ_parse_strv(NULL, &info), 0);
+        /* a string that does not fit ends the read: what follows it is not
+         * read, even where it would fit */
+        memset(filler, 'x', JOB_ENVIRON_READ_MAX - 1);
+        memcpy(filler, "X=", 2);
+        filler[JOB_ENVIRON_READ_MAX - 1] = '\0';
+        env[3] = filler;
+        ASSERT_EQ(job_environ_parse_strv(env, &info), 1);
+        ASSERT_STREQ(info.user, "alice");
+        ASSERT_STREQ(info.account, "");
+        env[3] = (char *) "SLURM_JOB_NAME=x";
+        ASSERT_EQ(job_environ_parse_strv(env, &info), 1);
+        ASSERT_STREQ(info.account, "p1");
+        env[0] = filler;
+        ASSERT_EQ(job_environ_parse_strv(env, &info), 0);
+}
+
 TEST(environ_read_self) {
         /* Our own environment: the parse must agree with getenv(). */
         const char *job = getenv("SLURM_JOB_ID");
@@ -802,6 +833,7 @@ int main(void) {
         RUN(environ_truncated);
         RUN(environ_huge);
         RUN(environ_text);
+        RUN(environ_strv);
         RUN(environ_read_self);
         RUN(notes);
         RUN(notes_limits);

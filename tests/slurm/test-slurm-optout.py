@@ -95,6 +95,8 @@ def main():
         check(not [m for m in rep.get("markers", []) if m.get("job") == off], f"markers of job {off}")
         check(not [r for r in rep.get("ranks", []) if r["job"] == off], f"ranks of job {off}")
         check(all(t["comm"] == "" for t in rep["totals"] if t["job"] == off), f"commands of job {off} in totals")
+        check(rep["lmkd"]["job_opt_outs_refused"] == 0 and lmkd.metric("lmkd_job_opt_outs_refused_total") == 0,
+              f"opt-outs refused where allowed: {rep['lmkd']}")
         normal_rows = [r for r in rep["rows"] if r["job"] == normal]
         check(normal_rows, f"lmkd has no rows of job {normal}")
 
@@ -190,6 +192,13 @@ def main():
             lmkd.stop()
         r = store.get_ok(f"/api/v1/jobs/{refused}")
         check(r["opted_out"] is False and r["notes"] == {"app": "kept"}, f"job {refused}: {r}")
+        # lmkd counts the refusal where it counts its notices, and for
+        # Prometheus: each of the job's notices (start, end) asked for it
+        rep = lmkd.report()["lmkd"]
+        check(rep["job_opt_outs_refused"] == rep["job_notices"] >= 1 and
+              lmkd.metric("lmkd_job_opt_outs_refused_total") == rep["job_opt_outs_refused"],
+              f"the refused opt-out of job {refused}, notice by notice: report {rep}, metric "
+              f"{lmkd.metric('lmkd_job_opt_outs_refused_total')}")
         check(job_row_counts(store, refused)["job_objects"] > 0, f"job {refused} has no objects")
         log(f"OK: with opt_out = forbidden, job {refused} was measured ({r['samples']} samples)")
     log("PASS")

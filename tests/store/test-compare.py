@@ -213,6 +213,14 @@ def main():
             status, _, body = store.get(path)
             check(status == status_want and (field is None or body.get("field") == field),
                   f"{path}: {status} {body}, not {status_want} about {field}")
+        # an ambiguous id is answered as the job routes answer it (one
+        # helper), naming the parameters that settle it
+        for path, field, hint in (("/api/v1/compare?a=7001&b=7003", "b", "?cluster= or ?cluster_b="),
+                                  ("/api/v1/jobs/7003", "cluster", "?cluster="),
+                                  ("/api/v1/jobs/7003/functions", "cluster", "?cluster=")):
+            status, _, body = store.get(path)
+            check_eq((status, body.get("field"), body.get("error")),
+                     (409, field, f"job 7003 exists on several clusters, name one with {hint}"), path)
         both = store.get_ok("/api/v1/compare?a=7003&b=7003&cluster_a=c1&cluster_b=c2")
         check_eq((both["a"]["cluster"], both["b"]["cluster"]), ("c1", "c2"), "a job on two clusters, each named")
         check(all(not r["difference"]["beyond_uncertainty"] for r in both["rows"]), "the same samples: no difference")

@@ -215,6 +215,10 @@ def check_visibility(store, cmd, env):
     check_eq((st, text), (200, ""), "a range without jobs")
     st, hdrs, body = store.get(f"/api/v1/profile?{since}&user=alice")
     check_eq((st, hdrs.get("content-type")), (200, "application/octet-stream"), "the range's pprof")
+    # its comment counts the jobs summed (the page count of the job list's SQL)
+    check(b"the functions of 1 jobs seen" in gzip.decompress(body), "alice's range: one job counted")
+    st, _, every = store.get(f"/api/v1/profile?{since}")
+    check(st == 200 and b"the functions of 3 jobs seen" in gzip.decompress(every), "the range: three jobs counted")
     if cmd:
         by_phase = store.get_ok("/api/v1/jobs/7001/functions?by=phase&limit=100000")["functions"]
         check_pprof(cmd, env, save(store, body, "range"), by_phase, HZ, "range")

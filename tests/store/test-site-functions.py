@@ -200,6 +200,18 @@ def check_people(s, sock):
     st, _, o = carol.get(f"/api/v1/functions?since={SINCE}")
     check_eq(ranking(o)[(BLAS, "dgemm_kernel_HASWELL")]["samples"], 850, "carol leads chem: alice's")
     check(not any(k in ranking(o) for k in BOB - {(BLAS, "dgemm_kernel_HASWELL")}), "carol: not phys's")
+    # narrowed to an account, as the other site views: for its leads (and
+    # admins) only, whether the account exists or not; its own member is no lead
+    st, _, o = carol.get(f"/api/v1/functions?since={SINCE}&account=chem")
+    check_eq((st, sorted(ranking(o))), (200, sorted(k for k in WANT if k not in BOB or k[1] == "dgemm_kernel_HASWELL")),
+             "carol narrows to chem, which she leads")
+    for who, path in ((alice, f"/api/v1/functions?since={SINCE}&account=chem"),
+                      (bob, f"/api/v1/functions?since={SINCE}&account=chem"),
+                      (carol, f"/api/v1/functions?since={SINCE}&account=phys&group=family"),
+                      (bob, f"/api/v1/functions?since={SINCE}&account=nosuch"),
+                      (bob, f"/api/v1/objects/{BLAS}/functions?since={SINCE}&account=chem")):
+        st, _, o = who.get(path)
+        check_eq((st, o.get("field")), (403, "account"), f"{who.user}: {path}: {o}")
 
 
 def lmk(s, token, *args, expect=0):

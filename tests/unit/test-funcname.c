@@ -1477,13 +1477,13 @@ static uint64_t xorshift(uint64_t *x) {
 static int cmp_u64(const void *a, const void *b) {
         uint64_t x = *(const uint64_t *) a, y = *(const uint64_t *) b;
 
-        return x < y ? -1 : x > y;
+        return CMP(x, y);
 }
 
 static int cmp_double(const void *a, const void *b) {
         double x = *(const double *) a, y = *(const double *) b;
 
-        return x < y ? -1 : x > y;
+        return CMP(x, y);
 }
 
 /* Names n distinct offsets drawn evenly from path's executable segments,

@@ -430,6 +430,7 @@ TEST(batch_from_interval) {
         _cleanup_free_ void *gz = NULL;
         _cleanup_free_ char *text = NULL;
         json_object *root, *rows, *v, *type;
+        JobNotice off = { .event = JOB_NOTICE_START };
         NodeType nt = { .cpu_model = "Xeon caf\xe9", .threads = 2, .memory_bytes = 1 << 30, .n_gpus = 1,
                         .gpus = { { .vendor_id = 0x10de, .device_id = 0x20b0, .vendor = "NVIDIA", .count = 4 } } };
         uint64_t sum = 0;
@@ -446,6 +447,12 @@ TEST(batch_from_interval) {
         }
         ASSERT_NOT_NULL(histogram_add_total(n.hist, &(TotalKey) { .comm = "bad\xff", .uid = 0 }, 5000000000,
                                             (uint64_t[LMK_MAX_COUNTERS]) {}, 4));
+        /* lmkd.conf opt_out = forbidden, and a job that asked --lmk=off */
+        n.jobs.opt_out_forbidden = true;
+        job_info_init(&off.info);
+        snprintf(off.info.job, sizeof(off.info.job), "4811");
+        off.info.lmk = JOB_LMK_OFF;
+        jobs_apply_notice(&n.jobs, &off, 1700000001.0);
         iv = (Interval) {
                 .start = 1700000000.0, .end = 1700000060.0, .event = "cpu-clock", .frequency_hz = 1.0, .cpus = 2,
                 .hist = n.hist, .jobs = &n.jobs,
@@ -487,6 +494,13 @@ TEST(batch_from_interval) {
         ASSERT_EQ(json_object_array_length(v), 1);
         /* no MPI ranks, no ranks[] (the field is optional) */
         ASSERT_FALSE(json_object_object_get_ex(root, "ranks", &v));
+        /* lmkd's own counters, as the report has them too: the opt-out
+         * refused, the notice taken */
+        ASSERT_TRUE(json_object_object_get_ex(root, "lmkd", &type));
+        ASSERT_TRUE(json_object_object_get_ex(type, "job_opt_outs_refused", &v));
+        ASSERT_EQ(json_object_get_int64(v), 1);
+        ASSERT_TRUE(json_object_object_get_ex(type, "job_notices", &v));
+        ASSERT_EQ(json_object_get_int64(v), 1);
         json_object_put(root);
         node_done(&n);
 }

@@ -8,81 +8,95 @@
 
 #include "db/sql/sql-internal.h"
 
-int sql_list_unnamed_builds(Storage *base, const char *after, size_t limit, char ***ret, size_t *ret_n) {
-        SqlStorage *s = (SqlStorage *) base;
-        char **v = NULL;
-        size_t n = 0, alloc = 0;
+/* Hands read() each row that statement id answers for its key and limit,
+ * in one read transaction. */
+static int read_list(SqlStorage *s, Stmt id, const char *key, size_t limit, ReadRow read, void *userdata) {
         DbStmt *st;
         Conn *c;
         int r, rc = 0;
 
-        db_purpose_set("finding builds with unnamed functions");
         reader_acquire(s, &c);
         r = conn_begin_read(c);
         if (r < 0) {
                 reader_release(s, c);
                 return r;
         }
-        r = conn_stmt(c, STMT_UNNAMED_BUILDS, &st);
-        if (r >= 0 && (r = db_bind_text(st, 1, after ?: "")) >= 0 && (r = db_bind_int(st, 2, (int64_t) limit)) >= 0)
-                while ((rc = db_step(st)) == 1) {
-                        r = grow((void **) &v, n, &alloc, sizeof(char *));
-                        if (r < 0)
-                                break;
-                        v[n] = column_strdup(st, 0, &r);
-                        if (r < 0)
-                                break;
-                        n++;
-                }
-        if (r >= 0 && rc != 0)
-                r = step_errno(rc);
-        if (r < 0 || rc == 1)
-                db_reset(st);
+        /* st is only there when conn_stmt() succeeds */
+        r = conn_stmt(c, id, &st);
+        if (r >= 0) {
+                if ((r = db_bind_text(st, 1, key)) >= 0 && (r = db_bind_int(st, 2, (int64_t) limit)) >= 0)
+                        while ((rc = db_step(st)) == 1 && (r = read(st, userdata)) >= 0)
+                                ;
+                if (r >= 0 && rc != 0)
+                        r = step_errno(rc);
+                if (r < 0 || rc == 1)
+                        db_reset(st);
+        }
         reader_end_read(s, c);
+        return r;
+}
+
+typedef struct Builds {
+        char **v;
+        size_t n, alloc;
+} Builds;
+
+static int read_build(DbStmt *st, void *userdata) {
+        Builds *b = userdata;
+        int r = grow((void **) &b->v, b->n, &b->alloc, sizeof(char *));
+
+        if (r < 0)
+                return r;
+        b->v[b->n] = column_strdup(st, 0, &r);
+        if (r < 0)
+                return r;
+        b->n++;
+        return 0;
+}
+
+int sql_list_unnamed_builds(Storage *base, const char *after, size_t limit, char ***ret, size_t *ret_n) {
+        Builds b = {};
+        int r;
+
+        db_purpose_set("finding builds with unnamed functions");
+        r = read_list((SqlStorage *) base, STMT_UNNAMED_BUILDS, after ?: "", limit, read_build, &b);
         if (r < 0) {
-                strv_free_n(v, n);
+                strv_free_n(b.v, b.n);
                 return r;
         }
-        *ret = v;
-        *ret_n = n;
+        *ret = b.v;
+        *ret_n = b.n;
+        return 0;
+}
+
+typedef struct Names {
+        FunctionName *v;
+        size_t n, alloc;
+} Names;
+
+static int read_name(DbStmt *st, void *userdata) {
+        Names *m = userdata;
+        int r = grow((void **) &m->v, m->n, &m->alloc, sizeof(FunctionName));
+
+        if (r < 0)
+                return r;
+        m->v[m->n++] = (FunctionName) { db_column_int(st, 0), db_column_int(st, 1) != 0, NULL };
         return 0;
 }
 
 int sql_list_unnamed_functions(Storage *base, const char *build_id, size_t limit, FunctionName **ret,
                                size_t *ret_n) {
-        SqlStorage *s = (SqlStorage *) base;
-        FunctionName *v = NULL;
-        size_t n = 0, alloc = 0;
-        DbStmt *st;
-        Conn *c;
-        int r, rc = 0;
+        Names m = {};
+        int r;
 
         db_purpose_set("reading a build's unnamed functions");
-        reader_acquire(s, &c);
-        r = conn_begin_read(c);
+        r = read_list((SqlStorage *) base, STMT_UNNAMED_FUNCTIONS, build_id, limit, read_name, &m);
         if (r < 0) {
-                reader_release(s, c);
+                function_names_free(m.v, m.n);
                 return r;
         }
-        r = conn_stmt(c, STMT_UNNAMED_FUNCTIONS, &st);
-        if (r >= 0 && (r = db_bind_text(st, 1, build_id)) >= 0 && (r = db_bind_int(st, 2, (int64_t) limit)) >= 0)
-                while ((rc = db_step(st)) == 1) {
-                        r = grow((void **) &v, n, &alloc, sizeof(FunctionName));
-                        if (r < 0)
-                                break;
-                        v[n++] = (FunctionName) { db_column_int(st, 0), db_column_int(st, 1) != 0, NULL };
-                }
-        if (r >= 0 && rc != 0)
-                r = step_errno(rc);
-        if (r < 0 || rc == 1)
-                db_reset(st);
-        reader_end_read(s, c);
-        if (r < 0) {
-                function_names_free(v, n);
-                return r;
-        }
-        *ret = v;
-        *ret_n = n;
+        *ret = m.v;
+        *ret_n = m.n;
         return 0;
 }
 

@@ -382,7 +382,7 @@ static int read_sums(RankCtx *x) {
 static int by_id(const void *p, const void *q) {
         const FunctionSum *a = p, *b = q;
 
-        return (a->id > b->id) - (a->id < b->id);
+        return CMP(a->id, b->id);
 }
 
 /* The one of todo[0 … n) (indexes into v, ascending by id) with this id. */
@@ -476,7 +476,7 @@ static int by_identity(const void *p, const void *q) {
                 return c;
         if ((c = strcmp(a->build_id ?: "", b->build_id ?: "")))
                 return c;
-        return (a->offset > b->offset) - (a->offset < b->offset);
+        return CMP(a->offset, b->offset);
 }
 
 /* Merges x->v over builds into x->groups. */
@@ -513,16 +513,17 @@ static int by_samples(const void *p, const void *q, void *groups) {
         int c;
 
         if (a->samples != b->samples)
-                return a->samples < b->samples ? 1 : -1;
+                return CMP(b->samples, a->samples);
         if ((c = strcmp(a->object, b->object)))
                 return c;
         if ((c = strcmp(a->name ?: "", b->name ?: "")))
                 return c;
-        return (a->offset > b->offset) - (a->offset < b->offset);
+        return CMP(a->offset, b->offset);
 }
 
 /* Ranks the groups: the most samples first, those f->want keeps, at
- * most f->limit into l->items (the rest stay in x->groups, freed there). */
+ * most f->limit into l->items (the rest stay in x->groups, freed there);
+ * f->each sees them all. */
 static int rank_groups(RankCtx *x) {
         _cleanup_free_ size_t *order = calloc(MAX(x->n_groups, (size_t) 1), sizeof(size_t));
         SiteFunctionList *l = x->l;
@@ -540,11 +541,15 @@ static int rank_groups(RankCtx *x) {
         for (size_t i = 0; i < x->n_groups; i++) {
                 SiteFunction *g = &x->groups[order[i]];
 
+                if (x->f->each)
+                        x->f->each(g, x->f->userdata);
                 if (x->f->want && !x->f->want(g, x->f->userdata))
                         continue;
                 if (l->n == x->f->limit) {
                         l->more = true;
-                        break;
+                        if (!x->f->each)
+                                break;
+                        continue;
                 }
                 x->rank_of[order[i]] = l->n;
                 l->items[l->n++] = *g;
@@ -797,7 +802,7 @@ static int use_by_samples(const void *p, const void *q) {
         const FunctionUse *a = p, *b = q;
 
         if (a->samples != b->samples)
-                return a->samples < b->samples ? 1 : -1;
+                return CMP(b->samples, a->samples);
         return strcmp(a->name, b->name);
 }
 

@@ -259,21 +259,37 @@ int job_query_prepare(Conn *c, const JobQuery *q, const char *sql, const int64_t
         return 0;
 }
 
-/* sql, written by fn. -ENOMEM. */
-static int job_query_sql(const JobQuery *q, const JobFilter *f, void (*fn)(const JobQuery *, const JobFilter *, FILE *),
-                         char **ret) {
+int job_query_sql(const JobQuery *q, const JobFilter *f, JobQueryWriter fn, char **ret) {
+        char *sql = NULL;
         size_t size;
-        FILE *out = open_memstream(ret, &size);
+        FILE *out = open_memstream(&sql, &size);
 
         if (!out)
                 return -ENOMEM;
         fn(q, f, out);
         if (fclose(out) != 0) {
-                free(*ret);
-                *ret = NULL;
+                free(sql);
                 return -ENOMEM;
         }
+        *ret = sql;
         return 0;
+}
+
+int job_query_step_int(Conn *c, const JobQuery *q, const JobFilter *f, JobQueryWriter fn, const int64_t *extra,
+                       size_t n_extra, int64_t *ret) {
+        _cleanup_free_ char *sql = NULL;
+        DbStmt *st;
+        int r;
+
+        r = job_query_sql(q, f, fn, &sql);
+        if (r < 0)
+                return r;
+        r = job_query_prepare(c, q, sql, extra, n_extra, &st);
+        if (r < 0)
+                return r;
+        r = step_id(st, ret);
+        db_finalize(st);
+        return r;
 }
 
 static void job_query_list(const JobQuery *q, const JobFilter *f, FILE *out) {
@@ -293,22 +309,6 @@ static void job_query_count(const JobQuery *q, const JobFilter *f, FILE *out) {
         fputs(" UNION ALL SELECT 1 FROM jobs j", out);
         job_query_where(q, out, -1, 1);
         fprintf(out, " LIMIT ?%zu) AS c", q->n_args + 1);
-}
-
-static int count_jobs(Conn *c, const JobQuery *q, const JobFilter *f, int64_t cap, int64_t *ret) {
-        _cleanup_free_ char *sql = NULL;
-        DbStmt *st;
-        int r;
-
-        r = job_query_sql(q, f, job_query_count, &sql);
-        if (r < 0)
-                return r;
-        r = job_query_prepare(c, q, sql, &cap, 1, &st);
-        if (r < 0)
-                return r;
-        r = step_id(st, ret);
-        db_finalize(st);
-        return r;
 }
 
 int sql_list_jobs(Storage *base, const JobFilter *f, JobList *ret) {
@@ -361,7 +361,7 @@ int sql_list_jobs(Storage *base, const JobFilter *f, JobList *ret) {
         if (f->count) {
                 int64_t cap = (int64_t) f->offset + f->limit + JOBS_COUNT_AHEAD, total;
 
-                r = count_jobs(c, &q, f, cap + 1, &total);
+                r = job_query_step_int(c, &q, f, job_query_count, &(int64_t) { cap + 1 }, 1, &total);
                 if (r < 0)
                         goto finish;
                 l.total = (uint64_t) MIN(total, cap);

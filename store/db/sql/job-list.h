@@ -36,3 +36,11 @@ void job_query_order(const JobFilter *f, FILE *out, const char *prefix);
  * query's arguments, then extra[] as integers after them. */
 int job_query_prepare(Conn *c, const JobQuery *q, const char *sql, const int64_t *extra, size_t n_extra,
                       DbStmt **ret);
+/* Writes the SQL of a statement over the query's jobs to out. */
+typedef void (*JobQueryWriter)(const JobQuery *q, const JobFilter *f, FILE *out);
+/* The SQL fn writes, into *ret. -ENOMEM. */
+int job_query_sql(const JobQuery *q, const JobFilter *f, JobQueryWriter fn, char **ret);
+/* Runs the SQL fn writes, with the query's arguments and extra[] bound
+ * (job_query_prepare()), and reads the integer of its one row: a count. */
+int job_query_step_int(Conn *c, const JobQuery *q, const JobFilter *f, JobQueryWriter fn, const int64_t *extra,
+                       size_t n_extra, int64_t *ret);

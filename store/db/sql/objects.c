@@ -27,7 +27,7 @@ static int by_samples(const void *a, const void *b) {
         const ObjectSum *x = a, *y = b;
 
         if (x->samples != y->samples)
-                return x->samples < y->samples ? 1 : -1;
+                return CMP(y->samples, x->samples);
         return by_name(a, b);
 }
 
@@ -211,7 +211,7 @@ static int sum_objects(Conn *c, const ObjectList *range, const char *kind, const
 static int by_id(const void *a, const void *b) {
         const ObjectSum *x = a, *y = b;
 
-        return (x->id > y->id) - (x->id < y->id);
+        return CMP(x->id, y->id);
 }
 
 /* Objects named per statement: a round trip per object was most of a

@@ -7,15 +7,12 @@
 
 #include "db/sql/job-list.h"
 
-/* The sums of the page's jobs; ?L and ?L+1 after the query's arguments
- * are the jobs' limit and offset, ?L+2 the functions' limit. */
-static int profile_sql(const JobQuery *q, const JobFilter *f, bool per_phase, char **ret) {
-        size_t size;
-        FILE *out = open_memstream(ret, &size);
+/* The sums of the page's jobs, per function or per function and phase;
+ * ?L and ?L+1 after the query's arguments are the jobs' limit and offset,
+ * ?L+2 the functions' limit. */
+static void profile_sql(const JobQuery *q, const JobFilter *f, bool per_phase, FILE *out) {
         const char *phase = per_phase ? ", s.phase_id" : "";
 
-        if (!out)
-                return -ENOMEM;
         fputs("WITH page AS MATERIALIZED (", out);
         job_query_page(q, f, out);
         /* cycles and instructions are not summed: the profile has no use
@@ -28,58 +25,40 @@ static int profile_sql(const JobQuery *q, const JobFilter *f, bool per_phase, ch
                 phase, per_phase ? "job_phase_functions" : "job_functions", phase,
                 per_phase ? ", p.path, 0" : "", per_phase ? "JOIN phases p ON p.id = x.phase_id " : "",
                 per_phase ? ", p.path" : "", q->n_args + 3);
-        if (fclose(out) != 0) {
-                free(*ret);
-                *ret = NULL;
-                return -ENOMEM;
-        }
-        return 0;
 }
 
-/* The jobs the page would hold with one more: whether there are more. */
-static int count_page(Conn *c, const JobQuery *q, const JobFilter *f, uint64_t *ret) {
-        _cleanup_free_ char *sql = NULL;
-        const int64_t page[2] = { (int64_t) f->limit + 1, 0 };
-        size_t size;
-        int64_t n;
-        DbStmt *st;
-        FILE *out;
-        int r;
+static void profile_functions_sql(const JobQuery *q, const JobFilter *f, FILE *out) {
+        profile_sql(q, f, false, out);
+}
 
-        out = open_memstream(&sql, &size);
-        if (!out)
-                return -ENOMEM;
+static void profile_phase_functions_sql(const JobQuery *q, const JobFilter *f, FILE *out) {
+        profile_sql(q, f, true, out);
+}
+
+/* The jobs the page would hold with one more (?L and ?L+1: f->limit + 1
+ * and 0): whether there are more. */
+static void page_count_sql(const JobQuery *q, const JobFilter *f, FILE *out) {
         fputs("SELECT count(*) FROM (", out);
         job_query_page(q, f, out);
         fputs(") AS c", out);
-        if (fclose(out) != 0)
-                return -ENOMEM;
-        r = job_query_prepare(c, q, sql, page, ELEMENTSOF(page), &st);
-        if (r < 0)
-                return r;
-        r = step_id(st, &n);
-        db_finalize(st);
-        if (r < 0)
-                return r;
-        *ret = (uint64_t) n;
-        return 0;
 }
 
 int sql_get_profile(Storage *base, const JobFilter *f, bool per_phase, unsigned limit, SiteProfile *ret) {
         SqlStorage *s = (SqlStorage *) base;
-        const int64_t extra[3] = { f->limit, 0, (int64_t) limit + 1 };
+        const int64_t extra[3] = { f->limit, 0, (int64_t) limit + 1 }, page[2] = { (int64_t) f->limit + 1, 0 };
         _cleanup_(job_query_done) JobQuery q = {};
         _cleanup_free_ char *sql = NULL;
         SiteProfile p = {};
         DbStmt *st = NULL;
-        uint64_t n = 0;
+        int64_t n = 0;
         Conn *c;
         int r;
 
         db_purpose_set("summing the functions of jobs");
         if (f->sort < 0 || f->sort >= _JOB_SORT_MAX || f->limit == 0)
                 return -EINVAL;
-        if ((r = job_query_init(&q, f)) < 0 || (r = profile_sql(&q, f, per_phase, &sql)) < 0)
+        if ((r = job_query_init(&q, f)) < 0 ||
+            (r = job_query_sql(&q, f, per_phase ? profile_phase_functions_sql : profile_functions_sql, &sql)) < 0)
                 return r;
         reader_acquire(s, &c);
         /* the count and the sums of one moment */
@@ -88,7 +67,7 @@ int sql_get_profile(Storage *base, const JobFilter *f, bool per_phase, unsigned 
                 reader_release(s, c);
                 return r;
         }
-        r = count_page(c, &q, f, &n);
+        r = job_query_step_int(c, &q, f, page_count_sql, page, ELEMENTSOF(page), &n);
         if (r >= 0)
                 r = job_query_prepare(c, &q, sql, extra, ELEMENTSOF(extra), &st);
         if (r >= 0) {
@@ -98,8 +77,8 @@ int sql_get_profile(Storage *base, const JobFilter *f, bool per_phase, unsigned 
         reader_end_read(s, c);
         if (r < 0)
                 return r;
-        p.jobs = MIN(n, (uint64_t) f->limit);
-        p.jobs_truncated = n > f->limit;
+        p.jobs = MIN((uint64_t) n, (uint64_t) f->limit);
+        p.jobs_truncated = (uint64_t) n > f->limit;
         *ret = p;
         return 0;
 }

@@ -145,6 +145,13 @@ static int read_summary_part(SummaryRead *x, const char *ids, int part) {
         return r;
 }
 
+static void page_rows_sql(const JobQuery *q, const JobFilter *f, FILE *out) {
+        fputs("WITH page AS MATERIALIZED (", out);
+        job_query_page(q, f, out);
+        fputs(") SELECT j.id, j.revision FROM page JOIN jobs j ON j.id = page.id", out);
+        job_query_order(f, out, "j.");
+}
+
 /* The row ids and revisions of the page; the ids of the jobs wanted into
  * *ids (a JSON array). */
 static int summary_page(SummaryRead *x, const JobQuery *q, const JobFilter *f, JobWant want, void *userdata,
@@ -156,15 +163,9 @@ static int summary_page(SummaryRead *x, const JobQuery *q, const JobFilter *f, J
         DbStmt *st;
         int r, rc = 0;
 
-        out = open_memstream(&sql, &size);
-        if (!out)
-                return -ENOMEM;
-        fputs("WITH page AS MATERIALIZED (", out);
-        job_query_page(q, f, out);
-        fputs(") SELECT j.id, j.revision FROM page JOIN jobs j ON j.id = page.id", out);
-        job_query_order(f, out, "j.");
-        if (fclose(TAKE_PTR(out)) != 0)
-                return -ENOMEM;
+        r = job_query_sql(q, f, page_rows_sql, &sql);
+        if (r < 0)
+                return r;
         r = job_query_prepare(x->c, q, sql, page, ELEMENTSOF(page), &st);
         if (r < 0)
                 return r;
@@ -206,7 +207,7 @@ static int by_samples_then_name(const void *a, const void *b) {
         const Share *x = a, *y = b;
 
         if (x->samples != y->samples)
-                return x->samples < y->samples ? 1 : -1;
+                return CMP(y->samples, x->samples);
         return strcmp(x->name, y->name);
 }
 

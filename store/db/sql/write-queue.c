@@ -92,7 +92,7 @@ static uint32_t lock_key(char kind, const char *name) {
 static int cmp_key(const void *a, const void *b) {
         uint32_t x = *(const uint32_t *) a, y = *(const uint32_t *) b;
 
-        return x < y ? -1 : x > y;
+        return CMP(x, y);
 }
 
 /* The keys of the locks on the nodes and jobs of the group's batches (the
