@@ -105,9 +105,9 @@ static int option_cb(int val, const char *optarg, int remote) {
                         return -1;
                 job_notes_parse(optarg, strlen(optarg), notes);
                 if (notes->rejected > 0) {
-                        slurm_error("--lmk-notes=%s: %u pair(s) are not key=value (keys of A-Z a-z 0-9 _ . -, "
-                                    "at most 64 characters; values printable, no ':'; at most %d pairs, "
-                                    "%d bytes in all)",
+                        slurm_error("--lmk-notes=%s: %u pair(s) are not key=value or repeat a key (keys of "
+                                    "A-Z a-z 0-9 _ . -, at most 64 characters; values printable, no ':'; at "
+                                    "most %d pairs, %d bytes in all)",
                                     optarg, notes->rejected, JOB_NOTES_MAX, JOB_NOTES_TEXT_MAX);
                         return -1;
                 }

@@ -174,7 +174,7 @@ def run(d):
                           ("app=caf\u00e9", "not key=value"),
                           ("=off", "not key=value"),
                           ("lmk off", "not key=value"),
-                          ("uid=0:uid=1", "not key=value"),
+                          ("uid=0:uid=1", "repeat a key"),
                           ("k" * 65 + "=v", "not key=value"),
                           ("app=" + "x" * 1100, "1024 bytes in all"),
                           (":".join(f"k{i}=v" for i in range(33)), "at most 32 pairs")):
