@@ -80,6 +80,13 @@ static inline void fclosep(FILE **f) {
 
 #define streq(a, b) (strcmp((a), (b)) == 0)
 
+/* strcmp() where either may be NULL, which comes first. */
+static inline int strcmp_null(const char *a, const char *b) {
+        if (!a || !b)
+                return (a != NULL) - (b != NULL);
+        return strcmp(a, b);
+}
+
 /* Returns a negative errno from errno, never 0 (for callers of libc functions that set errno). */
 static inline int negative_errno(void) {
         return errno > 0 ? -errno : -EIO;

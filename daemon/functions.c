@@ -22,12 +22,6 @@ typedef struct FileWork {
         bool named;             /* syms hold what the file's symbols say */
 } FileWork;
 
-static int strcmp_null(const char *a, const char *b) {
-        if (!a || !b)
-                return (a != NULL) - (b != NULL);
-        return strcmp(a, b);
-}
-
 /* (job, step, object, phase): the object by its path, as rows[] name it */
 static int group_cmp(const FunctionRow *x, const FunctionRow *y) {
         int c;

@@ -40,7 +40,6 @@ static bool key_equal(const void *a, const void *b) {
 
 static const HashOps key_ops = { key_hash, key_equal };
 
-static int strcmp_null(const char *a, const char *b);
 
 static uint64_t total_hash(const void *k) {
         const TotalKey *x = k;
@@ -476,12 +475,6 @@ uint64_t histogram_samples(const Histogram *h) {
 
 uint64_t histogram_overflowed(const Histogram *h) {
         return h->overflowed;
-}
-
-static int strcmp_null(const char *a, const char *b) {
-        if (!a || !b)
-                return (a != NULL) - (b != NULL);
-        return strcmp(a, b);
 }
 
 static int row_cmp(const void *a, const void *b) {

@@ -88,13 +88,6 @@ static const CompareDimension dimensions[] = {
         { "function", functions_count, functions_item, functions_truncated },
 };
 
-/* NULL first */
-static int strcmp_null(const char *x, const char *y) {
-        if (!x || !y)
-                return !!x - !!y;
-        return strcmp(x, y);
-}
-
 /* The order of the items of a dimension, and the test of being the same
  * item: by name, then (functions) object, other, offset. */
 static int item_cmp(const CompareItem *x, const CompareItem *y) {

@@ -956,12 +956,6 @@ typedef struct RowGroup {
         int64_t samples, function_samples;
 } RowGroup;
 
-static int strcmp_null(const char *a, const char *b) {
-        if (!a || !b)
-                return !!a - !!b;
-        return strcmp(a, b);
-}
-
 /* By (job, step, object, phase) alone. */
 static int group_compare(const RowKey *x, const RowKey *y) {
         int c;
