@@ -120,7 +120,8 @@ char *node_batch(const Node *n, double t) {
                      "\"interval\":{\"start\":%.3f,\"end\":%.3f},"
                      "\"sampling\":{\"event\":\"cpu-clock\",\"frequency_hz\":1,\"samples_lost\":0},"
                      "\"jobs\":%s,\"rows\":%s,\"markers\":[],\"functions\":%s}",
-                     n->name, n->seq, n->name, t, t + 60, n->jobs_json, n->rows_json, n->functions_json) < 0)
+                     n->name, n->seq, n->name, t, t + 60, n->jobs_json, n->rows_json,
+                     n->no_functions ? "[]" : n->functions_json) < 0)
                 abort();
         return body;
 }

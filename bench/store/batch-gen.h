@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /* The batches bench/store/loadgen pushes, made where parse-bench can make
@@ -16,6 +17,7 @@ typedef struct Node {
         char *functions_json; /* functions[] (batch format version 2), fixed per node */
         unsigned n_rows, n_functions;
         unsigned generation; /* jobs are replaced by new ones every --job-rounds pushes */
+        bool no_functions; /* pushes carry an empty functions[] (loadgen --no-functions) */
 } Node;
 
 /* Node index's rows (about rows of them) and jobs of one generation. */

@@ -2,13 +2,15 @@
 /* Load generator for lmk-store.
  *
  *   loadgen ingest URL TOKEN [--nodes N] [--rows R] [--duration S] [--concurrency C] [--gzip]
- *                            [--job-rounds J] [--first-node K]
+ *                            [--job-rounds J] [--first-node K] [--no-functions]
  *     N simulated nodes push batches of R rows (jobs x objects x phases, as
  *     lmkd aggregates them) as fast as C connections allow, for S seconds;
  *     each push is the next minute, and every J pushes (default 10) a node's
  *     jobs end and new ones start; prints sustained rows/s, pushes/s and push
  *     latency. Nodes are numbered from K (default 0): loadgens with
- *     disjoint ranges may push into stores sharing one database.
+ *     disjoint ranges may push into stores sharing one database. Batches
+ *     carry functions[] (issue 30; their number per batch is printed), or an
+ *     empty one with --no-functions: the rows alone, as before issue 30.
  *   loadgen query URL TOKEN --jobs M [--requests K] [--concurrency C] [--path P]
  *     GET /api/v1/jobs/{random 1..M}, or GET P each time (a site-wide
  *     query); prints latency p50/p90/p99/max.
@@ -31,7 +33,7 @@ typedef struct Options {
         const char *mode, *url, *token, *path;
         unsigned nodes, rows, duration, concurrency, requests, job_rounds, first_node;
         uint64_t jobs;
-        bool gzip;
+        bool gzip, no_functions;
 } Options;
 
 typedef struct Slot {
@@ -101,8 +103,10 @@ static void gzip_body(Slot *s) {
 static void prepare_push(const Options *o, Slot *s, Node *n, unsigned index, double t) {
         unsigned generation = (unsigned) (n->seq / o->job_rounds);
 
-        if (generation != n->generation)
+        if (generation != n->generation) {
                 build_node(n, o->first_node + index, o->rows, generation);
+                n->no_functions = o->no_functions;
+        }
         free(s->body);
         s->body = node_batch(n, t);
         s->body_size = strlen(s->body);
@@ -148,8 +152,10 @@ static int run(const Options *o) {
                 nodes = calloc(o->nodes, sizeof(Node));
                 if (!nodes)
                         return -ENOMEM;
-                for (unsigned i = 0; i < o->nodes; i++)
+                for (unsigned i = 0; i < o->nodes; i++) {
                         build_node(&nodes[i], o->first_node + i, o->rows, 0);
+                        nodes[i].no_functions = o->no_functions;
+                }
         }
 
         start = now_ns(CLOCK_MONOTONIC);
@@ -223,10 +229,11 @@ static int run(const Options *o) {
         elapsed = (double) (now_ns(CLOCK_MONOTONIC) - start) / 1e9;
         qsort(latencies, n_latencies, sizeof(double), cmp_double);
         if (ingest)
-                printf("ingest: %u nodes, %u rows per batch, %u connections%s, %.1f s\n"
+                printf("ingest: %u nodes, %u rows and %u functions per batch, %u connections%s, %.1f s\n"
                        "  pushes %" PRIu64 " (%.0f/s), rows %" PRIu64 " (%.0f rows/s), errors %" PRIu64 "\n"
                        "  push latency ms: p50 %.1f  p99 %.1f  max %.1f\n",
-                       o->nodes, nodes[0].n_rows, o->concurrency, o->gzip ? ", gzip" : "", elapsed,
+                       o->nodes, nodes[0].n_rows, o->no_functions ? 0 : nodes[0].n_functions, o->concurrency,
+                       o->gzip ? ", gzip" : "", elapsed,
                        pushes, (double) pushes / elapsed, rows, (double) rows / elapsed, errors,
                        percentile(50), percentile(99), percentile(100));
         else
@@ -274,6 +281,7 @@ int main(int argc, char **argv) {
                 { "job-rounds", required_argument, NULL, 'J' },
                 { "path", required_argument, NULL, 'p' },
                 { "first-node", required_argument, NULL, 'F' },
+                { "no-functions", no_argument, NULL, 'N' },
                 {}
         };
         Options o = { .nodes = 100, .rows = 300, .duration = 20, .concurrency = 8, .requests = 20000,
@@ -310,6 +318,9 @@ int main(int argc, char **argv) {
                         break;
                 case 'F':
                         r = parse_uint(optarg, &o.first_node);
+                        break;
+                case 'N':
+                        o.no_functions = true;
                         break;
                 case 'p':
                         if (optarg[0] != '/' || strlen(optarg) > 400) {

@@ -232,27 +232,26 @@ static int write_site_sums(IngestCtx *x) {
                 const Acc *a = &x->job_functions.pool[i];
                 const JobAcc *j = hashmap_get(by_id, INT_TO_KEY(a->a));
                 BatchFunction f = { .samples = a->samples, .cycles = a->cycles, .instructions = a->instructions };
-                Acc *y;
+                Acc *by_key, *by_function;
 
                 if (!j) {
                         r = -EIO;
                         goto finish;
                 }
-                if ((r = acc_add_function(&x->function_sums, a->b, job_mix_key(j), node_type, &f, a->cpu_seconds)) < 0 ||
-                    (r = acc_add_function(&functions, a->b, 0, 0, &f, a->cpu_seconds)) < 0)
+                if ((r = acc_add_function(&x->function_sums, a->b, job_mix_key(j), node_type, &f, a->cpu_seconds,
+                                          &by_key)) < 0 ||
+                    (r = acc_add_function(&functions, a->b, 0, 0, &f, a->cpu_seconds, &by_function)) < 0)
                         goto finish;
-                y = hashmap_get(x->function_sums.map, &(Acc) { .a = a->b, .b = job_mix_key(j), .c = node_type });
-                y->jobs += !x->function_known[i];
-                y = hashmap_get(functions.map, &(Acc) { .a = a->b });
-                y->jobs += !x->function_known[i];
+                by_key->jobs += !x->function_known[i];
+                by_function->jobs += !x->function_known[i];
                 /* who: the key's user and application, as its columns name them */
                 if (j->mix_dims[1] && *j->mix_dims[1] &&
                     (r = acc_add_function(&user_spans, a->b, name_index(users, &n_users, j->mix_dims[1]), 0, &f,
-                                          0)) < 0)
+                                          0, NULL)) < 0)
                         goto finish;
                 if (j->mix_dims[0] && *j->mix_dims[0] &&
                     (r = acc_add_function(&app_spans, a->b, name_index(apps, &n_apps, j->mix_dims[0]), 0, &f,
-                                          0)) < 0)
+                                          0, NULL)) < 0)
                         goto finish;
         }
         for (size_t i = 0; i < x->n_jobs; i++) {
@@ -260,8 +259,8 @@ static int write_site_sums(IngestCtx *x) {
                 BatchFunction f = { .samples = j->samples, .cycles = STORAGE_NULL, .instructions = STORAGE_NULL };
 
                 if (j->samples > 0 &&
-                    ((r = acc_add_function(&scope, job_mix_key(j), node_type, 0, &f, j->cpu_seconds)) < 0 ||
-                     (r = acc_add_function(&total, 0, 0, 0, &f, j->cpu_seconds)) < 0))
+                    ((r = acc_add_function(&scope, job_mix_key(j), node_type, 0, &f, j->cpu_seconds, NULL)) < 0 ||
+                     (r = acc_add_function(&total, 0, 0, 0, &f, j->cpu_seconds, NULL)) < 0))
                         goto finish;
         }
         {
@@ -341,8 +340,9 @@ int ingest_functions(IngestCtx *x) {
                 if ((r = intern_function(x->s, object_id, f->function ?: "", f->offset != BATCH_NULL ? f->offset : -1,
                                          f->entry, &function_id)) < 0)
                         return r;
-                if ((r = acc_add_function(&x->job_functions, j->id, function_id, 0, f, cpu_seconds)) < 0 ||
-                    (r = acc_add_function(&x->job_phase_functions, j->id, phase_id, function_id, f, cpu_seconds)) < 0)
+                if ((r = acc_add_function(&x->job_functions, j->id, function_id, 0, f, cpu_seconds, NULL)) < 0 ||
+                    (r = acc_add_function(&x->job_phase_functions, j->id, phase_id, function_id, f, cpu_seconds,
+                                          NULL)) < 0)
                         return r;
         }
         /* before job_functions takes this batch: which functions are new

@@ -79,7 +79,8 @@ int acc_add(AccMap *m, int64_t a, int64_t b, const BatchRow *row, double cpu_sec
         return 0;
 }
 
-int acc_add_function(AccMap *m, int64_t a, int64_t b, int64_t c, const BatchFunction *f, double cpu_seconds) {
+int acc_add_function(AccMap *m, int64_t a, int64_t b, int64_t c, const BatchFunction *f, double cpu_seconds,
+                     Acc **ret) {
         Acc *x;
         int r = acc_get(m, a, b, c, &x);
 
@@ -90,5 +91,7 @@ int acc_add_function(AccMap *m, int64_t a, int64_t b, int64_t c, const BatchFunc
         x->cpu_seconds += cpu_seconds;
         add_counter(&x->cycles, f->cycles);
         add_counter(&x->instructions, f->instructions);
+        if (ret)
+                *ret = x;
         return 0;
 }

@@ -33,7 +33,8 @@ void acc_map_done(AccMap *m);
 void acc_map_reset(AccMap *m);
 int acc_add(AccMap *m, int64_t a, int64_t b, const BatchRow *row, double cpu_seconds);
 /* The same of a function (functions[]), which has no counted CPU time
- * and no multiplexed samples. */
-int acc_add_function(AccMap *m, int64_t a, int64_t b, int64_t c, const BatchFunction *f, double cpu_seconds);
+ * and no multiplexed samples; ret (if not NULL): the key's sums. */
+int acc_add_function(AccMap *m, int64_t a, int64_t b, int64_t c, const BatchFunction *f, double cpu_seconds,
+                     Acc **ret);
 /* Adds a nullable counter (STORAGE_NULL) to a nullable sum. */
 void add_counter(int64_t *sum, int64_t v);
