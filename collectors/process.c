@@ -47,6 +47,7 @@ void process_table_done(ProcessTable *pt) {
                         process_free(pt, p);
                 hashmap_free(pt->procs);
         }
+        hashmap_free(pt->no_abi);
         free(pt->proc_root);
         free(pt->exited);
         *pt = (ProcessTable) {};
@@ -409,8 +410,30 @@ void process_table_load_build_id(ProcessTable *pt, const Process *p, const Mappi
         o->file_mtime_ns = (int64_t) st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
 }
 
+/* At most this many files remembered without lmk_abi; then forgotten all
+ * at once (a node runs far fewer distinct programs). */
+#define NO_ABI_MAX 4096
+
+static uint64_t file_identity(const struct stat *st) {
+        const uint64_t id[] = { st->st_dev, st->st_ino, (uint64_t) st->st_size,
+                                (uint64_t) st->st_mtim.tv_sec * 1000000000 + (uint64_t) st->st_mtim.tv_nsec,
+                                (uint64_t) st->st_ctim.tv_sec * 1000000000 + (uint64_t) st->st_ctim.tv_nsec };
+
+        return hash_bytes(id, sizeof(id), 0);
+}
+
+static void remember_no_abi(ProcessTable *pt, uint64_t id) {
+        if (!pt->no_abi && !(pt->no_abi = hashmap_new(&uint64_hash_ops)))
+                return;
+        if (hashmap_size(pt->no_abi) >= NO_ABI_MAX)
+                hashmap_clear(pt->no_abi);
+        (void) hashmap_put(pt->no_abi, INT_TO_KEY(id), pt); /* any non-NULL value */
+}
+
 int process_table_abi_address(ProcessTable *pt, const Process *p, const Mapping *m, uint64_t *ret) {
         Object *o = m->obj;
+        struct stat st;
+        uint64_t id;
         size_t n;
         int fd, r;
 
@@ -418,13 +441,21 @@ int process_table_abi_address(ProcessTable *pt, const Process *p, const Mapping 
                 return -ENOENT;
         if (!o->abi_tried) {
                 o->abi_tried = true;
-                fd = open_mapping_file(pt, p, m, NULL);
+                fd = open_mapping_file(pt, p, m, &st);
                 if (fd < 0)
                         return fd;
-                r = elf_find_symbol(fd, "lmk_abi", &o->abi_vaddr, o->loads, ELEMENTSOF(o->loads), &n);
-                if (r < 0)
+                id = file_identity(&st);
+                if (pt->no_abi && hashmap_get(pt->no_abi, INT_TO_KEY(id))) {
+                        close(fd);
                         o->abi_vaddr = 0;
-                else {
+                        return -ENOENT;
+                }
+                r = elf_find_symbol(fd, "lmk_abi", &o->abi_vaddr, o->loads, ELEMENTSOF(o->loads), &n);
+                if (r < 0) {
+                        o->abi_vaddr = 0;
+                        if (r == -ENOENT)
+                                remember_no_abi(pt, id);
+                } else {
                         o->n_loads = (uint8_t) n;
                         /* an executable that merely refers to liblmk's lmk_abi has a
                          * copy of it (copy relocation) but not the probes */

@@ -75,6 +75,11 @@ typedef struct ProcessTable {
         void (*inherit)(const Process *parent, Process *child); /* on fork */
         void (*evict)(void *owner, Process *p); /* before any process is forgotten */
         void *owner;
+        /* files found without liblmk's lmk_abi, by a hash of their identity
+         * (dev, inode, size, mtime, ctime): an object is forgotten with its
+         * last process, and the next exec of the same program would read its
+         * symbol tables again */
+        Hashmap *no_abi;
         ProcessTableStats stats;
 } ProcessTable;
 

@@ -349,9 +349,16 @@ static void trim_heap(uint64_t now, uint64_t *last, bool batch_built) {
                 (void) malloc_trim(0);
 }
 
+/* Only under a service manager that listens: outside one, each tick would
+ * still run libsystemd's code to find that out. */
 static void notify(const char *state) {
 #if HAVE_LIBSYSTEMD
-        (void) sd_notify(0, state);
+        static int listening = -1;
+
+        if (listening < 0)
+                listening = getenv("NOTIFY_SOCKET") != NULL;
+        if (listening)
+                (void) sd_notify(0, state);
 #endif
 }
 

@@ -57,6 +57,7 @@ struct Monitor {
         unsigned n_possible;
         CpuSet online;                  /* the CPUs we sample */
         int online_fd;                  /* /sys/devices/system/cpu/online, re-read every tick */
+        char *online_text;              /* its text when online was last made to match it */
         struct lmk_sample_stats *bpf_stats;
         uint64_t last_order_point;      /* everything up to here is attributed */
         uint64_t sideband_lost_seen;
@@ -210,24 +211,30 @@ Monitor *monitor_free(Monitor *m) {
         free(m->bpf_stats);
         safe_close(m->epoll_fd);
         safe_close(m->online_fd);
+        free(m->online_text);
         free(m);
         return NULL;
 }
 
 int monitor_sync_cpus(Monitor *m) {
         _cleanup_(cpu_set_done) CpuSet now_online = {};
+        bool all_sampled = true;
         char line[4096];
         ssize_t k;
         int r;
 
-        r = cpu_set_init(&now_online, m->n_possible);
-        if (r < 0)
-                return log_oom();
         /* sysfs renders the file anew at offset 0: one pread a tick, no open */
         k = pread(m->online_fd, line, sizeof(line) - 1, 0);
         if (k < 0)
                 return log_error_errno(-errno, "Failed to read /sys/devices/system/cpu/online: %m");
         line[k] = '\0';
+        /* the list of the last tick, every CPU of it sampled: nothing to
+         * parse or compare (at 1 Hz each tick's code runs from cold caches) */
+        if (m->online_text && streq(line, m->online_text))
+                return (int) cpu_set_count(&m->online);
+        r = cpu_set_init(&now_online, m->n_possible);
+        if (r < 0)
+                return log_oom();
         r = cpu_set_parse(&now_online, line);
         if (r < 0)
                 return log_error_errno(r, "Failed to parse online CPU list \"%s\": %m", line);
@@ -239,8 +246,10 @@ int monitor_sync_cpus(Monitor *m) {
                         r = sideband_cpu_open(&m->sb, (int) c);
                         if (r >= 0)
                                 r = sampler_cpu_open(m->sampler, (int) c);
-                        if (r == -ENODEV) /* went offline again meanwhile */
+                        if (r == -ENODEV) { /* went offline again meanwhile */
+                                all_sampled = false;
                                 continue;
+                        }
                         if (r < 0) {
                                 sideband_cpu_close(&m->sb, (int) c);
                                 return log_error_errno(r, "Failed to open perf events on CPU %u: %m", c);
@@ -256,6 +265,8 @@ int monitor_sync_cpus(Monitor *m) {
                         log_info("CPU %u went offline, stopped sampling it.", c);
                 }
         }
+        free(m->online_text);
+        m->online_text = all_sampled ? strdup(line) : NULL;
         return (int) cpu_set_count(&m->online);
 }
 
