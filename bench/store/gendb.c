@@ -169,7 +169,7 @@ static const char *const LIB_FUNCTIONS[][2] = {
 
 /* The functions of every object (schema/0021). */
 static void functions(sqlite3 *db) {
-        sqlite3_stmt *st = prepare(db, "INSERT INTO functions (id, object_id, name, file_offset) VALUES (?, ?, ?, -1)");
+        sqlite3_stmt *st = prepare(db, "INSERT INTO functions (id, object_id, name, file_offset, entry) VALUES (?, ?, ?, -1, 0)");
         char name[128];
 
         for (int o = 1; o <= N_EXES + N_LIBS; o++)

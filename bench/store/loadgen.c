@@ -12,8 +12,10 @@
  *     carry functions[] (issue 30; their number per batch is printed), or an
  *     empty one with --no-functions: the rows alone, as before issue 30.
  *   loadgen query URL TOKEN --jobs M [--requests K] [--concurrency C] [--path P]
+ *                           [--header "NAME: VALUE"]
  *     GET /api/v1/jobs/{random 1..M}, or GET P each time (a site-wide
- *     query); prints latency p50/p90/p99/max.
+ *     query); prints latency p50/p90/p99/max. TOKEN "-" sends none: with
+ *     --header naming a person as a trusted proxy would, the person's view.
  *
  * libcurl multi with keep-alive connections, so the store, not connection
  * setup, is what is measured. */
@@ -30,7 +32,7 @@
 #include "util.h"
 
 typedef struct Options {
-        const char *mode, *url, *token, *path;
+        const char *mode, *url, *token, *path, *header;
         unsigned nodes, rows, duration, concurrency, requests, job_rounds, first_node;
         uint64_t jobs;
         bool gzip, no_functions;
@@ -143,7 +145,10 @@ static int run(const Options *o) {
         if (!slots || !multi || asprintf(&auth, "Authorization: Bearer %s", o->token) < 0 ||
             asprintf(&ingest_url, "%s/api/v1/ingest", o->url) < 0)
                 return -ENOMEM;
-        headers = curl_slist_append(headers, auth);
+        if (!streq(o->token, "-"))
+                headers = curl_slist_append(headers, auth);
+        if (o->header)
+                headers = curl_slist_append(headers, o->header);
         if (ingest) {
                 headers = curl_slist_append(headers, "Content-Type: application/json");
                 headers = curl_slist_append(headers, "Expect:");
@@ -282,6 +287,7 @@ int main(int argc, char **argv) {
                 { "path", required_argument, NULL, 'p' },
                 { "first-node", required_argument, NULL, 'F' },
                 { "no-functions", no_argument, NULL, 'N' },
+                { "header", required_argument, NULL, 'H' },
                 {}
         };
         Options o = { .nodes = 100, .rows = 300, .duration = 20, .concurrency = 8, .requests = 20000,
@@ -321,6 +327,13 @@ int main(int argc, char **argv) {
                         break;
                 case 'N':
                         o.no_functions = true;
+                        break;
+                case 'H':
+                        if (!strchr(optarg, ':') || strpbrk(optarg, "\r\n")) {
+                                fprintf(stderr, "--header: \"NAME: VALUE\" on one line: %s\n", optarg);
+                                return EXIT_FAILURE;
+                        }
+                        o.header = optarg;
                         break;
                 case 'p':
                         if (optarg[0] != '/' || strlen(optarg) > 400) {
