@@ -160,7 +160,10 @@
 
 /* functions[] (format version 2, docs/batch-format.md "Functions"): one
  * function of one (job, step, object, phase); its counters are those of
- * rows[] (BF_CYCLES, BF_INSTRUCTIONS, BF_EVENTS) */
+ * rows[] (BF_CYCLES, BF_INSTRUCTIONS, BF_EVENTS). Version 3 names the
+ * (job, step, object, phase) and build by the index of a rows[] entry
+ * (BF_FUNCTION_ROW) instead of the five members. */
+#define BF_FUNCTION_ROW "row"
 #define BF_FUNCTION_JOB "job"
 #define BF_FUNCTION_STEP "step"
 #define BF_FUNCTION_OBJECT "object"

@@ -7,8 +7,10 @@
  * nowhere else. */
 
 #define LMK_BATCH_FORMAT "lmk-batch"
-/* 2: functions[] (lmkd names them); a store reads 1 too */
-#define LMK_BATCH_VERSION 2
+/* 2: functions[] (lmkd names them); 3: functions[] entries name their
+ * rows[] entry by index instead of repeating its strings. A store reads
+ * 1 and 2 too. */
+#define LMK_BATCH_VERSION 3
 
 /* The software inventory a batch may carry (docs/inventory.md). */
 #define LMK_INVENTORY_FORMAT "lmk-inventory"

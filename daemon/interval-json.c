@@ -11,6 +11,7 @@
 #include "interval-json.h"
 #include "liblmk-state.h"
 #include "json-text.h"
+#include "log.h"
 #include "utf8.h"
 #include "util.h"
 
@@ -198,33 +199,118 @@ static json_object *row_json(const Interval *iv, const HistRow *row) {
         return json_built(o, r);
 }
 
-/* functions[]: one function of one (job, step, object, phase), its
- * counters as its rows' (sampled: the windows' rates scaled to its time) */
-static json_object *function_json(const Interval *iv, const FunctionRow *f) {
+/* functions[] name their rows[] entry by index (batch version 3): rows[]
+ * of executables and libraries in the order of (job, step, object's path,
+ * phase, build-id), each with its index in rows[], searched per function. */
+typedef struct RowRef {
+        const HistRow *row;
+        size_t index;
+} RowRef;
+
+static int build_id_cmp(const Object *a, const Object *b) {
+        if (a->build_id_size != b->build_id_size)
+                return CMP(a->build_id_size, b->build_id_size);
+        return memcmp(a->build_id, b->build_id, a->build_id_size);
+}
+
+static int row_group_cmp(const char *job, const char *step, const Object *obj, const char *phase, const HistRow *row) {
+        int c;
+
+        if ((c = strcmp_null(job, row->key.job)) || (c = strcmp_null(step, row->key.step)) ||
+            (c = strcmp(obj->path, row->key.obj->path)))
+                return c;
+        return strcmp(phase, row->key.phase);
+}
+
+static int row_ref_cmp(const void *a, const void *b) {
+        const RowRef *x = a, *y = b;
+        const HistKey *k = &x->row->key;
+        int c;
+
+        if ((c = row_group_cmp(k->job, k->step, k->obj, k->phase, y->row)) ||
+            (c = build_id_cmp(k->obj, y->row->key.obj)))
+                return c;
+        return CMP(x->index, y->index);
+}
+
+/* For bsearch(): a function's rows, of its build unless it names none. */
+static int row_ref_find(const void *key, const void *elem) {
+        const FunctionRow *f = key;
+        const HistRow *row = ((const RowRef *) elem)->row;
+        int c = row_group_cmp(f->job, f->step, f->obj, f->phase, row);
+
+        return c || !f->build_id ? c : build_id_cmp(f->obj, row->key.obj);
+}
+
+static RowRef *row_refs(HistRow *const *rows, size_t n, size_t *ret_n) {
+        RowRef *v = malloc(MAX(n, (size_t) 1) * sizeof(*v));
+        size_t k = 0;
+
+        if (!v)
+                return NULL;
+        for (size_t i = 0; i < n; i++)
+                if (rows[i]->key.kind == CODE_EXE || rows[i]->key.kind == CODE_LIB)
+                        v[k++] = (RowRef) { rows[i], i };
+        qsort(v, k, sizeof(*v), row_ref_cmp);
+        *ret_n = k;
+        return v;
+}
+
+/* functions[]: one function of one (job, step, object, phase), named by
+ * the index of one of its rows (of its build, unless build_id is null: an
+ * "other" over several builds of the path), its counters as its rows'
+ * (sampled: the windows' rates scaled to its time). */
+static json_object *function_json(const Interval *iv, const RowRef *ref, const FunctionRow *f) {
         json_object *o = json_object_new_object();
-        char hex[2 * BUILD_ID_MAX + 1] = "";
         double time_ns = (double) f->samples * 1e9 / iv->frequency_hz;
         bool valid[LMK_MAX_COUNTERS];
         int r = o ? 0 : -ENOMEM;
 
-        add_text_or_null(&r, o, BF_FUNCTION_JOB, f->job);
-        add_text_or_null(&r, o, BF_FUNCTION_STEP, f->step);
-        json_member(&r, o, BF_FUNCTION_OBJECT, json_text_new(f->obj->path));
-        if (f->build_id)
-                buildid_to_hex(f->obj->build_id, f->obj->build_id_size, hex);
-        add_nonempty_or_null(&r, o, BF_FUNCTION_BUILD_ID, hex);
-        json_member(&r, o, BF_FUNCTION_PHASE, json_text_new(f->phase));
-        add_text_or_null(&r, o, BF_FUNCTION_FUNCTION, f->kind == FUNCTION_NAMED ? f->name : NULL);
-        json_member_or_null(&r, o, BF_FUNCTION_OFFSET, f->kind == FUNCTION_UNNAMED,
-                            f->kind == FUNCTION_UNNAMED ? json_object_new_int64((int64_t) f->offset) : NULL);
-        if (f->kind == FUNCTION_UNNAMED && f->entry)
-                json_member(&r, o, BF_FUNCTION_ENTRY, json_object_new_boolean(true));
-        json_member(&r, o, BF_FUNCTION_OTHER, json_object_new_boolean(f->kind == FUNCTION_OTHER));
+        json_member(&r, o, BF_FUNCTION_ROW, json_object_new_int64((int64_t) ref->index));
+        if (!f->build_id && ref->row->key.obj->build_id_size > 0)
+                json_member_or_null(&r, o, BF_FUNCTION_BUILD_ID, false, NULL);
+        switch (f->kind) {
+        case FUNCTION_NAMED:
+                json_member(&r, o, BF_FUNCTION_FUNCTION, json_text_new(f->name));
+                break;
+        case FUNCTION_UNNAMED:
+                json_member(&r, o, BF_FUNCTION_OFFSET, json_object_new_int64((int64_t) f->offset));
+                if (f->entry)
+                        json_member(&r, o, BF_FUNCTION_ENTRY, json_object_new_boolean(true));
+                break;
+        case FUNCTION_OTHER:
+                json_member(&r, o, BF_FUNCTION_OTHER, json_object_new_boolean(true));
+                break;
+        }
         json_member(&r, o, BF_FUNCTION_SAMPLES, json_object_new_int64((int64_t) f->samples));
         for (unsigned i = 0; i < LMK_MAX_COUNTERS; i++)
                 valid[i] = f->counted & (UINT32_C(1) << i);
         add_counts(&r, o, iv, f->counts, valid, f->window_ns > 0 ? time_ns / (double) f->window_ns : 0.0, false);
         return json_built(o, r);
+}
+
+/* The functions come from rows[] (functions.c builds them per group of
+ * rows): one without a row would be a bug, left out rather than the
+ * batch. */
+static json_object *functions_json(const Interval *iv, HistRow *const *rows, size_t n_rows) {
+        _cleanup_free_ RowRef *refs = NULL;
+        json_object *arr = json_object_new_array_ext(iv->functions ? (int) iv->functions->n : 0);
+        int r = arr ? 0 : -ENOMEM;
+        size_t n_refs;
+
+        refs = row_refs(rows, n_rows, &n_refs);
+        if (!refs)
+                return json_built(arr, -ENOMEM);
+        for (size_t i = 0; iv->functions && i < iv->functions->n && r >= 0; i++) {
+                const FunctionRow *f = &iv->functions->v[i];
+                const RowRef *ref = bsearch(f, refs, n_refs, sizeof(*refs), row_ref_find);
+
+                if (ref)
+                        json_element(&r, arr, function_json(iv, ref, f));
+                else
+                        log_error("Bug: function of %s in no row; left out", f->obj->path);
+        }
+        return json_built(arr, r);
 }
 
 /* Whether the exact totals hold counter role i whole: from the threads'
@@ -437,8 +523,7 @@ int interval_add_rows(const Interval *iv, json_object *root) {
         /* only where there are ranks: the field is optional (batch-format.md) */
         if (nr > 0)
                 json_member(&r, root, BF_RANKS, JSON_ARRAY_OF(i, nr, rank_json(ranks[i])));
-        json_member(&r, root, BF_FUNCTIONS,
-                    JSON_ARRAY_OF(i, iv->functions ? iv->functions->n : 0, function_json(iv, &iv->functions->v[i])));
+        json_member(&r, root, BF_FUNCTIONS, functions_json(iv, rows, n));
         return r;
 }
 

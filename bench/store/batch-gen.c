@@ -28,7 +28,7 @@ static const char *const functions[][2] = {
 /* Rows of one node as lmkd would aggregate one interval: a few jobs, each
  * with an executable and its libraries, split over phases, plus system
  * work; and the functions of each (job, object, phase) of them. */
-void build_node(Node *n, unsigned index, unsigned rows, unsigned generation) {
+void build_node(Node *n, unsigned index, unsigned rows, unsigned generation, unsigned version) {
         static const char *const libs[] = {
                 "/usr/lib/x86_64-linux-gnu/libc.so.6", "/usr/lib/x86_64-linux-gnu/libm.so.6",
                 "/usr/lib/x86_64-linux-gnu/openblas-pthread/libopenblas.so.0",
@@ -50,6 +50,7 @@ void build_node(Node *n, unsigned index, unsigned rows, unsigned generation) {
         free(n->jobs_json);
         free(n->functions_json);
         n->generation = generation;
+        n->version = version;
         f = open_memstream(&n->rows_json, &size);
         fn = open_memstream(&n->functions_json, &fsize);
         if (!f || !fn || !has)
@@ -77,14 +78,22 @@ void build_node(Node *n, unsigned index, unsigned rows, unsigned generation) {
                         unsigned parts[3] = { samples / 2, samples / 4, samples - samples / 2 - samples / 4 };
 
                         has[key] = true;
+                        /* as lmkd writes them: version 3 names the row just
+                         * written and leaves out what is null or false */
                         for (unsigned k = 0; k < 3; k++) {
-                                fprintf(fn, "%s{\"job\":\"%u.%u.%u\",\"step\":\"0\",\"object\":\"%s\","
-                                            "\"build_id\":null,\"phase\":\"%s\",",
-                                        n_functions ? "," : "", generation, index, job, path, phases[ph]);
-                                if (k < 2)
-                                        fprintf(fn, "\"function\":\"%s\",\"offset\":null,", functions[obj][k]);
+                                if (version >= 3)
+                                        fprintf(fn, "%s{\"row\":%u,", n_functions ? "," : "", made - 1);
                                 else
-                                        fprintf(fn, "\"function\":null,\"offset\":null,\"other\":true,");
+                                        fprintf(fn, "%s{\"job\":\"%u.%u.%u\",\"step\":\"0\",\"object\":\"%s\","
+                                                    "\"build_id\":null,\"phase\":\"%s\",",
+                                                n_functions ? "," : "", generation, index, job, path, phases[ph]);
+                                if (k < 2)
+                                        fprintf(fn, version >= 3 ? "\"function\":\"%s\","
+                                                                 : "\"function\":\"%s\",\"offset\":null,",
+                                                functions[obj][k]);
+                                else
+                                        fputs(version >= 3 ? "\"other\":true," : "\"function\":null,\"offset\":null,\"other\":true,",
+                                              fn);
                                 fprintf(fn, "\"samples\":%u,\"cycles\":null,\"instructions\":null}", parts[k]);
                                 n_functions++;
                         }
@@ -114,13 +123,13 @@ char *node_batch(const Node *n, double t) {
         char *body;
 
         if (asprintf(&body,
-                     "{\"format\":\"lmk-batch\",\"version\":2,"
+                     "{\"format\":\"lmk-batch\",\"version\":%u,"
                      "\"batch\":{\"node\":\"%s\",\"boot_id\":\"bench-boot\",\"seq\":%" PRIu64 "},"
                      "\"node\":{\"hostname\":\"%s\",\"cpus\":48,\"cluster\":\"bench\"},"
                      "\"interval\":{\"start\":%.3f,\"end\":%.3f},"
                      "\"sampling\":{\"event\":\"cpu-clock\",\"frequency_hz\":1,\"samples_lost\":0},"
                      "\"jobs\":%s,\"rows\":%s,\"markers\":[],\"functions\":%s}",
-                     n->name, n->seq, n->name, t, t + 60, n->jobs_json, n->rows_json,
+                     n->version, n->name, n->seq, n->name, t, t + 60, n->jobs_json, n->rows_json,
                      n->no_functions ? "[]" : n->functions_json) < 0)
                 abort();
         return body;

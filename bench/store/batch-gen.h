@@ -14,14 +14,16 @@ typedef struct Node {
         uint64_t seq;
         char *rows_json; /* the rows array, fixed per node */
         char *jobs_json;
-        char *functions_json; /* functions[] (batch format version 2), fixed per node */
+        char *functions_json; /* functions[], fixed per node */
         unsigned n_rows, n_functions;
         unsigned generation; /* jobs are replaced by new ones every --job-rounds pushes */
+        unsigned version;    /* the batch format's: 3 names functions' rows by index, 2 repeats their strings */
         bool no_functions; /* pushes carry an empty functions[] (loadgen --no-functions) */
 } Node;
 
-/* Node index's rows (about rows of them) and jobs of one generation. */
-void build_node(Node *n, unsigned index, unsigned rows, unsigned generation);
+/* Node index's rows (about rows of them) and jobs of one generation, its
+ * functions[] as batch format version (2 or 3) writes them. */
+void build_node(Node *n, unsigned index, unsigned rows, unsigned generation, unsigned version);
 
 /* The body of n's push of the minute from t: a batch as lmkd sends it
  * (malloc()ed, NUL-terminated). Aborts when out of memory. */

@@ -2,7 +2,7 @@
 /* Load generator for lmk-store.
  *
  *   loadgen ingest URL TOKEN [--nodes N] [--rows R] [--duration S] [--concurrency C] [--gzip]
- *                            [--job-rounds J] [--first-node K] [--no-functions]
+ *                            [--job-rounds J] [--first-node K] [--no-functions] [--batch-version V]
  *     N simulated nodes push batches of R rows (jobs x objects x phases, as
  *     lmkd aggregates them) as fast as C connections allow, for S seconds;
  *     each push is the next minute, and every J pushes (default 10) a node's
@@ -11,6 +11,9 @@
  *     disjoint ranges may push into stores sharing one database. Batches
  *     carry functions[] (issue 30; their number per batch is printed), or an
  *     empty one with --no-functions: the rows alone, as before issue 30.
+ *     Batches are of the format version lmkd writes (LMK_BATCH_VERSION), or
+ *     of --batch-version V (2: functions[] entries repeat their rows'
+ *     strings, as lmkd did before version 3).
  *   loadgen query URL TOKEN --jobs M [--requests K] [--concurrency C] [--path P]
  *                           [--header "NAME: VALUE"]
  *     GET /api/v1/jobs/{random 1..M}, or GET P each time (a site-wide
@@ -27,6 +30,7 @@
 #include <time.h>
 #include <zlib.h>
 
+#include "batch-format.h"
 #include "batch-gen.h"
 #include "macro.h"
 #include "util.h"
@@ -35,6 +39,7 @@ typedef struct Options {
         const char *mode, *url, *token, *path, *header;
         unsigned nodes, rows, duration, concurrency, requests, job_rounds, first_node;
         uint64_t jobs;
+        unsigned batch_version;
         bool gzip, no_functions;
 } Options;
 
@@ -106,7 +111,7 @@ static void prepare_push(const Options *o, Slot *s, Node *n, unsigned index, dou
         unsigned generation = (unsigned) (n->seq / o->job_rounds);
 
         if (generation != n->generation) {
-                build_node(n, o->first_node + index, o->rows, generation);
+                build_node(n, o->first_node + index, o->rows, generation, o->batch_version);
                 n->no_functions = o->no_functions;
         }
         free(s->body);
@@ -158,7 +163,7 @@ static int run(const Options *o) {
                 if (!nodes)
                         return -ENOMEM;
                 for (unsigned i = 0; i < o->nodes; i++) {
-                        build_node(&nodes[i], o->first_node + i, o->rows, 0);
+                        build_node(&nodes[i], o->first_node + i, o->rows, 0, o->batch_version);
                         nodes[i].no_functions = o->no_functions;
                 }
         }
@@ -287,11 +292,12 @@ int main(int argc, char **argv) {
                 { "path", required_argument, NULL, 'p' },
                 { "first-node", required_argument, NULL, 'F' },
                 { "no-functions", no_argument, NULL, 'N' },
+                { "batch-version", required_argument, NULL, 'V' },
                 { "header", required_argument, NULL, 'H' },
                 {}
         };
         Options o = { .nodes = 100, .rows = 300, .duration = 20, .concurrency = 8, .requests = 20000,
-                      .job_rounds = 10 };
+                      .job_rounds = 10, .batch_version = LMK_BATCH_VERSION };
         unsigned jobs = 0;
         int opt, r = 0;
 
@@ -327,6 +333,11 @@ int main(int argc, char **argv) {
                         break;
                 case 'N':
                         o.no_functions = true;
+                        break;
+                case 'V':
+                        r = parse_uint(optarg, &o.batch_version);
+                        if (r >= 0 && (o.batch_version < 2 || o.batch_version > LMK_BATCH_VERSION))
+                                r = -ERANGE;
                         break;
                 case 'H':
                         if (!strchr(optarg, ':') || strpbrk(optarg, "\r\n")) {

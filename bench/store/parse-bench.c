@@ -27,6 +27,7 @@
 
 #include <json-c/json.h>
 
+#include "batch-format.h"
 #include "batch-gen.h"
 #include "batch/batch-parse.h"
 #include "macro.h"
@@ -152,7 +153,7 @@ int main(int argc, char **argv) {
         if (!n || !bodies || !sizes)
                 abort();
         for (unsigned i = 0; i < nodes; i++) {
-                build_node(&n[i], i, rows, 0);
+                build_node(&n[i], i, rows, 0, LMK_BATCH_VERSION);
                 bodies[i] = node_batch(&n[i], 1795550400.0);
                 sizes[i] = strlen(bodies[i]);
                 total += sizes[i];

@@ -1014,10 +1014,10 @@ static int row_groups(Arena *arena, const Batch *b, RowKey **ret_keys, RowGroup 
         return 0;
 }
 
-enum { FUNC_JOB, FUNC_STEP, FUNC_OBJECT, FUNC_BUILD_ID, FUNC_PHASE, FUNC_FUNCTION, FUNC_OFFSET, FUNC_ENTRY,
-       FUNC_OTHER, FUNC_SAMPLES, FUNC_CYCLES, FUNC_INSTRUCTIONS, FUNC_EVENTS };
+enum { FUNC_ROW, FUNC_JOB, FUNC_STEP, FUNC_OBJECT, FUNC_BUILD_ID, FUNC_PHASE, FUNC_FUNCTION, FUNC_OFFSET,
+       FUNC_ENTRY, FUNC_OTHER, FUNC_SAMPLES, FUNC_CYCLES, FUNC_INSTRUCTIONS, FUNC_EVENTS };
 static const char *const function_fields[] = {
-        [FUNC_JOB] = BF_FUNCTION_JOB, [FUNC_STEP] = BF_FUNCTION_STEP, [FUNC_OBJECT] = BF_FUNCTION_OBJECT,
+        [FUNC_ROW] = BF_FUNCTION_ROW, [FUNC_JOB] = BF_FUNCTION_JOB, [FUNC_STEP] = BF_FUNCTION_STEP, [FUNC_OBJECT] = BF_FUNCTION_OBJECT,
         [FUNC_BUILD_ID] = BF_FUNCTION_BUILD_ID, [FUNC_PHASE] = BF_FUNCTION_PHASE,
         [FUNC_FUNCTION] = BF_FUNCTION_FUNCTION, [FUNC_OFFSET] = BF_FUNCTION_OFFSET, [FUNC_ENTRY] = BF_FUNCTION_ENTRY, [FUNC_OTHER] = BF_FUNCTION_OTHER,
         [FUNC_SAMPLES] = BF_FUNCTION_SAMPLES, [FUNC_CYCLES] = BF_CYCLES, [FUNC_INSTRUCTIONS] = BF_INSTRUCTIONS,
@@ -1046,7 +1046,55 @@ static int check_function_kind(const BatchFunction *fn, Where w, BatchError *err
         return 0;
 }
 
-/* functions[] (version 2): what the rows' samples of each (job, step,
+/* Version 2: an entry names its (job, step, object, phase) and build as
+ * rows[] do. */
+static int function_row_v2(const Fields *f, Where w, BatchFunction *fn, BatchError *err) {
+        int r;
+
+        if (field_has(f, FUNC_ROW))
+                return field_fail(err, -EINVAL, w, BF_FUNCTION_ROW, "is version 3's: this batch is version 2");
+        if ((r = field_string(f, FUNC_JOB, w, NULLABLE | IDENT, 1, MAX_ID, &fn->job, err)) < 0 ||
+            (r = field_string(f, FUNC_STEP, w, NULLABLE | IDENT, 1, MAX_ID, &fn->step, err)) < 0 ||
+            (r = field_string(f, FUNC_OBJECT, w, REQUIRED, 1, MAX_OBJECT, &fn->object, err)) < 0 ||
+            (r = field_string(f, FUNC_BUILD_ID, w, NULLABLE | IDENT, 0, MAX_BUILD_ID, &fn->build_id, err)) < 0 ||
+            (r = field_string(f, FUNC_PHASE, w, NULLABLE, 0, MAX_PHASE, &fn->phase, err)) < 0)
+                return r;
+        return 0;
+}
+
+/* Version 3: an entry names a rows[] entry by index, whose (job, step,
+ * object, phase) and build it takes, instead of repeating the five
+ * strings (two thirds of a version 2 entry's bytes). The strings may not
+ * be given as well: one way to say it. A build_id null is "no build", an
+ * "other" entry over several builds of the path; absent, the row's. */
+static int function_row_v3(const Batch *b, const Fields *f, Where w, BatchFunction *fn, BatchError *err) {
+        static const unsigned given_by_row[] = { FUNC_JOB, FUNC_STEP, FUNC_OBJECT, FUNC_PHASE };
+        const BatchRow *row;
+        int64_t i;
+        int r;
+
+        if (b->n_rows == 0)
+                return field_fail(err, -EINVAL, w, BF_FUNCTION_ROW, "names a row, and rows[] is empty");
+        r = field_int(f, FUNC_ROW, w, REQUIRED, 0, (int64_t) b->n_rows - 1, &i, err);
+        if (r < 0)
+                return r;
+        for (size_t k = 0; k < ELEMENTSOF(given_by_row); k++)
+                if (f->v[given_by_row[k]])
+                        return field_fail(err, -EINVAL, w, f->names[given_by_row[k]],
+                                          "is given by row in version 3: leave it out");
+        if (f->v[FUNC_BUILD_ID] && !json_is_type(f->v[FUNC_BUILD_ID], JSON_NULL))
+                return field_fail(err, -EINVAL, w, BF_FUNCTION_BUILD_ID,
+                                  "must be null or absent in version 3 (absent: the row's)");
+        row = &b->rows[i];
+        fn->job = row->job;
+        fn->step = row->step;
+        fn->object = row->object;
+        fn->phase = row->phase;
+        fn->build_id = f->v[FUNC_BUILD_ID] ? "" : row->build_id;
+        return 0;
+}
+
+/* functions[] (versions 2 and 3): what the rows' samples of each (job, step,
  * object, phase) ran, function by function. Each breaks down samples of
  * rows[], so its key must be in rows[] (with its build_id, when it names
  * one), of an executable or a library, and the functions of a key may not
@@ -1115,13 +1163,10 @@ static int parse_functions(const Fields *top, Arena *arena, Batch *b, BatchError
                 if (!json_is_type(o, JSON_OBJECT))
                         return field_fail(err, -EINVAL, w, NULL, "must be an object");
                 BIND(o, function_fields, &f);
-                if ((r = field_string(&f, FUNC_JOB, w, NULLABLE | IDENT, 1, MAX_ID, &fn->job, err)) < 0 ||
-                    (r = field_string(&f, FUNC_STEP, w, NULLABLE | IDENT, 1, MAX_ID, &fn->step, err)) < 0 ||
-                    (r = field_string(&f, FUNC_OBJECT, w, REQUIRED, 1, MAX_OBJECT, &fn->object, err)) < 0 ||
-                    (r = field_string(&f, FUNC_BUILD_ID, w, NULLABLE | IDENT, 0, MAX_BUILD_ID, &fn->build_id,
-                                      err)) < 0 ||
-                    (r = field_string(&f, FUNC_PHASE, w, NULLABLE, 0, MAX_PHASE, &fn->phase, err)) < 0 ||
-                    (r = field_string(&f, FUNC_FUNCTION, w, NULLABLE | IDENT, 1, BATCH_MAX_FUNCTION_NAME,
+                r = b->version >= 3 ? function_row_v3(b, &f, w, fn, err) : function_row_v2(&f, w, fn, err);
+                if (r < 0)
+                        return r;
+                if ((r = field_string(&f, FUNC_FUNCTION, w, NULLABLE | IDENT, 1, BATCH_MAX_FUNCTION_NAME,
                                       &fn->function, err)) < 0 ||
                     (r = field_int(&f, FUNC_OFFSET, w, NULLABLE, 0, (int64_t) BATCH_MAX_COUNTER, &fn->offset,
                                    err)) < 0 ||

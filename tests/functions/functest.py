@@ -19,7 +19,7 @@ import signal
 import subprocess
 import time
 
-from lmktest import check, fail, job_notice, load_json, lmkd_oneshot, log, tmpdir, wait_ready
+from lmktest import check, fail, job_notice, load_json, lmkd_oneshot, log, report_functions, tmpdir, wait_ready
 
 HZ = 997
 PERF_HZ = 199
@@ -253,7 +253,7 @@ def lmk_shares(rep, job, comms):
     form), and the samples of its rows of the commands comms (all kinds)."""
     total = sum(r["samples"] for r in rep["rows"] if r["job"] == job and r["comm"] in comms)
     funcs = {}
-    for f in rep["functions"]:
+    for f in report_functions(rep):
         if f["job"] != job:
             continue
         if f["other"]:
@@ -299,7 +299,7 @@ def compare(rep, perf_data, job, comms, min_perf=4000):
 def check_named(rep, job, obj_basename, at_least=99.0):
     """Of the job's samples in the object (a file with symbols), the share
     a function was named for."""
-    fs = [f for f in rep["functions"] if f["job"] == job and os.path.basename(f["object"]) == obj_basename]
+    fs = [f for f in report_functions(rep) if f["job"] == job and os.path.basename(f["object"]) == obj_basename]
     total = sum(f["samples"] for f in fs)
     named = sum(f["samples"] for f in fs if f["function"] is not None)
     check(total > 0, f"no functions of {obj_basename} in job {job}")

@@ -33,7 +33,7 @@ import sys
 import time
 
 import functest
-from lmktest import check, log, require_bpf, skip, which
+from lmktest import check, log, report_functions, require_bpf, skip, which
 
 SECONDS = 8             # a round: two processes for this long
 CPU_SECONDS = 30        # their CPU time in all: ~6,000 of perf's samples
@@ -55,7 +55,7 @@ def check_demangled(rep, perf_data, exe):
     out = subprocess.run(["c++filt"], input="\n".join(sorted(mangled)) + "\n", capture_output=True, text=True,
                          check=True).stdout
     full = set(out.splitlines())
-    fs = [f for f in rep["functions"] if f["job"] == JOB and os.path.basename(f["object"]) == exe and f["function"]]
+    fs = [f for f in report_functions(rep) if f["job"] == JOB and os.path.basename(f["object"]) == exe and f["function"]]
     total = sum(f["samples"] for f in fs)
     for f in fs:
         if f["samples"] >= 0.01 * total:
@@ -101,14 +101,14 @@ def main():
         functest.check_named(rep, JOB, os.path.basename(prog))
     if workload == "dgemm":
         # OpenBLAS names its kernels in .dynsym: a file with symbols
-        libs = {os.path.basename(f["object"]) for f in rep["functions"]
+        libs = {os.path.basename(f["object"]) for f in report_functions(rep)
                 if f["job"] == JOB and os.path.basename(f["object"]).startswith("libopenblas")}
         check(libs, "no functions of OpenBLAS's library")
         for lib in libs:
             functest.check_named(rep, JOB, lib)
     if workload == "zlib":
         # libz's unnamed time is in functions, not pages
-        libz = [f for f in rep["functions"] if f["job"] == JOB and os.path.basename(f["object"]).startswith("libz.")]
+        libz = [f for f in report_functions(rep) if f["job"] == JOB and os.path.basename(f["object"]).startswith("libz.")]
         entries = sum(f["samples"] for f in libz if f.get("entry"))
         unnamed = sum(f["samples"] for f in libz if f["offset"] is not None)
         log(f"libz: {entries} of {unnamed} unnamed samples at a function's start")

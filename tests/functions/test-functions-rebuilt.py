@@ -26,7 +26,7 @@ import sys
 import time
 
 import functest
-from lmktest import check, log, require_bpf
+from lmktest import check, log, report_functions, require_bpf
 
 JOB = "930002"
 
@@ -87,7 +87,7 @@ def main():
             live.send_signal(signal.SIGKILL)
             live.wait()
 
-    fs = [f for f in rep["functions"] if f["job"] == JOB]
+    fs = [f for f in report_functions(rep) if f["job"] == JOB]
     for f in fs:
         log(f"{os.path.basename(f['object'])} {f['build_id']} {f['function'] or f['offset'] or 'other'} "
             f"{f['samples']}")

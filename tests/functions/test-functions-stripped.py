@@ -24,7 +24,7 @@ import subprocess
 import sys
 
 import functest
-from lmktest import check, log, require_bpf, skip, which
+from lmktest import check, log, report_functions, require_bpf, skip, which
 
 SECONDS = 10             # up to ~10,000 samples of each at 997 Hz
 STRIPPED, NAMED = "930003", "930004"
@@ -93,7 +93,7 @@ def main():
                 p.kill()
         rep = run.stop()
 
-    fs = [f for f in rep["functions"] if f["job"] == STRIPPED and os.path.basename(f["object"]) == "app-stripped"]
+    fs = [f for f in report_functions(rep) if f["job"] == STRIPPED and os.path.basename(f["object"]) == "app-stripped"]
     total = sum(f["samples"] for f in fs)
     check(total > 0, "no functions of the stripped copy")
     for f in sorted(fs, key=lambda f: -f["samples"]):
@@ -108,7 +108,7 @@ def main():
     check(all(f["offset"] % 4096 == 0 for f in fs if f["offset"] is not None and not f.get("entry")),
           "an offset without entry that is no page")
 
-    ns = [f for f in rep["functions"] if f["job"] == NAMED and os.path.basename(f["object"]) == "app-named"]
+    ns = [f for f in report_functions(rep) if f["job"] == NAMED and os.path.basename(f["object"]) == "app-named"]
     ntotal = sum(f["samples"] for f in ns)
     check(ntotal > 0, "no functions of the unstripped program")
     bad = []

@@ -123,6 +123,22 @@ def load_json(path):
         return json.load(f)
 
 
+def report_functions(rep):
+    """The functions[] of lmkd's report or batch, each with the (job,
+    step, object, phase) and build_id of the rows[] entry it names
+    (version 3 names it by index, docs/batch-format.md) and the members
+    lmkd leaves out at their defaults, as version 2 spelled them out."""
+    rows = rep["rows"]
+    out = []
+    for f in rep["functions"]:
+        row = rows[f["row"]]
+        e = {k: row[k] for k in ("job", "step", "object", "phase", "build_id")}
+        e.update({"function": None, "offset": None, "entry": False, "other": False})
+        e.update((k, v) for k, v in f.items() if k != "row")
+        out.append(e)
+    return out
+
+
 def which(prog):
     return shutil.which(prog)
 

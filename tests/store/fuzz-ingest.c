@@ -151,7 +151,7 @@ static bool same_group(const BatchRow *r, const BatchFunction *f) {
                !strcmp(r->phase, f->phase);
 }
 
-/* functions[] (version 2): exactly one of a name, an offset (a page's, or
+/* functions[] (versions 2 and 3): exactly one of a name, an offset (a page's, or
  * any with entry) and other;
  * each of an executable's or a library's rows of its (job, step, object,
  * phase), of its build where it names one (its row the first of them);

@@ -476,6 +476,34 @@ def function(job, obj, samples, name=None, offset=None, other=False, phase="", b
     return f
 
 
+def version3(batch):
+    """batch (version 2) as lmkd writes it since version 3: each functions[]
+    entry names a rows[] entry of its (job, step, object, phase) and build
+    by index instead of the five strings, build_id null only where it
+    names no build and its row has one, and leaves out null and false
+    members. The store must read it as the batch it stands for."""
+    rows = batch["rows"]
+
+    def row_of(f):
+        for i, r in enumerate(rows):
+            if all(r.get(k) == f.get(k) for k in ("job", "step", "object", "phase")) and \
+                    (f.get("build_id") is None or r.get("build_id") == f["build_id"]):
+                return i
+        raise ValueError(f"no row for {f}")
+
+    out = []
+    for f in batch["functions"]:
+        i = row_of(f)
+        e = {"row": i}
+        if f.get("build_id") is None and rows[i].get("build_id") is not None:
+            e["build_id"] = None
+        e.update((k, v) for k, v in f.items()
+                 if k not in ("job", "step", "object", "phase", "build_id") and v not in (None, False))
+        out.append(e)
+    batch = dict(batch, version=3, functions=out)
+    return batch
+
+
 def rank(job, rank_no, samples, comm, phase="", step="0", first=START + 1, last=START + 59):
     """An entry of ranks[]: a rank's samples in one phase, comm of them in
     communication libraries."""

@@ -263,7 +263,7 @@ TEST(embedded_nul) {
 }
 
 TEST(version) {
-        EXPECT_ERROR("{\"format\":\"lmk-batch\",\"version\":3}", EPROTONOSUPPORT, "version");
+        EXPECT_ERROR("{\"format\":\"lmk-batch\",\"version\":4}", EPROTONOSUPPORT, "version");
         EXPECT_ERROR("{\"format\":\"lmk-batch\",\"version\":0}", EPROTONOSUPPORT, "version");
         EXPECT_ERROR("{\"format\":\"lmk-batch\",\"version\":\"1\"}", EINVAL, "version");
         EXPECT_ERROR("{\"format\":\"lmk-batch\",\"version\":1.0}", EINVAL, "version");
@@ -1018,6 +1018,85 @@ TEST(functions_refused) {
         EXPECT_ERROR(V2(APP_FN("\"function\":\"f\"", "null")), EINVAL, "functions[0].samples");
 }
 
+/* Version 3: an entry names its rows[] entry by index and takes its (job,
+ * step, object, phase) and build from it, or no build with build_id null
+ * (an "other" over several builds). What version 2 spells out is parsed
+ * to the same entries. */
+#define V3(functions) "{" HEADER2("3") "," FROWS ",\"functions\":[" functions "]}"
+#define RFN(row, what, samples) "{\"row\":" row "," what ",\"samples\":" samples "}"
+
+static void assert_same_functions(const Batch *x, const Batch *y) {
+        ASSERT_EQ(x->n_functions, y->n_functions);
+        for (size_t i = 0; i < x->n_functions; i++) {
+                const BatchFunction *f = &x->functions[i], *g = &y->functions[i];
+
+                ASSERT_EQ(strcmp_null(f->job, g->job), 0);
+                ASSERT_STREQ(f->step, g->step);
+                ASSERT_STREQ(f->object, g->object);
+                ASSERT_STREQ(f->build_id, g->build_id);
+                ASSERT_STREQ(f->phase, g->phase);
+                ASSERT_EQ(strcmp_null(f->function, g->function), 0);
+                ASSERT_EQ(f->offset, g->offset);
+                ASSERT_EQ(f->entry, g->entry);
+                ASSERT_EQ(f->other, g->other);
+                ASSERT_EQ(f->samples, g->samples);
+                ASSERT_EQ(f->cycles, g->cycles);
+                ASSERT_EQ(f->instructions, g->instructions);
+                ASSERT_EQ(f->row, g->row);
+                ASSERT_EQ(f->kind, g->kind);
+        }
+}
+
+TEST(functions_v3) {
+        Batch *v2 = parse_ok(V2(APP_FN("\"function\":\"solve_kernel<double, 3>\",\"cycles\":1000", "70") ","
+                                APP_FN("\"offset\":135175,\"entry\":true", "20") ","
+                                FN("\"7\"", "/opt/app", "null", "solve", "\"other\":true", "10") ","
+                                FN("\"7\"", "/lib/libm.so.6", "null", "solve", "\"function\":\"__sin_fma\"", "30") ","
+                                "{\"job\":null,\"step\":null,\"object\":\"/usr/sbin/sshd\",\"build_id\":\"cd34\","
+                                "\"function\":\"main\",\"samples\":3}"));
+        /* the second row of the group names it as well as the first */
+        Batch *v3 = parse_ok(V3(RFN("1", "\"function\":\"solve_kernel<double, 3>\",\"cycles\":1000", "70") ","
+                                RFN("0", "\"offset\":135175,\"entry\":true", "20") ","
+                                RFN("1", "\"build_id\":null,\"other\":true", "10") ","
+                                RFN("3", "\"function\":\"__sin_fma\"", "30") ","
+                                RFN("5", "\"function\":\"main\"", "3")));
+
+        ASSERT_EQ(v3->version, 3);
+        ASSERT_EQ(v3->functions[0].row, 0);
+        ASSERT_STREQ(v3->functions[0].build_id, "ab12");
+        ASSERT_STREQ(v3->functions[2].build_id, "");
+        assert_same_functions(v2, v3);
+        batch_free(v2);
+        batch_free(v3);
+
+        /* the rows' rules hold: kind, samples, build for an offset */
+        EXPECT_ERROR(V3(RFN("4", "\"function\":\"schedule\"", "1")), EINVAL, "functions[0].object");
+        EXPECT_ERROR(V3(RFN("0", "\"function\":\"f\"", "60") "," RFN("1", "\"other\":true", "41")), EINVAL,
+                     "functions[1].samples");
+        EXPECT_ERROR(V3(RFN("3", "\"offset\":4096", "1")), EINVAL, "functions[0].build_id");
+        EXPECT_ERROR(V3(RFN("0", "\"build_id\":null,\"offset\":4096", "1")), EINVAL, "functions[0].build_id");
+        /* row: an index of rows[] */
+        EXPECT_ERROR(V3(RFN("6", "\"function\":\"f\"", "1")), EINVAL, "functions[0].row");
+        EXPECT_ERROR(V3(RFN("-1", "\"function\":\"f\"", "1")), EINVAL, "functions[0].row");
+        EXPECT_ERROR(V3(RFN("0.5", "\"function\":\"f\"", "1")), EINVAL, "functions[0].row");
+        EXPECT_ERROR(V3(RFN("\"0\"", "\"function\":\"f\"", "1")), EINVAL, "functions[0].row");
+        EXPECT_ERROR(V3(RFN("null", "\"function\":\"f\"", "1")), EINVAL, "functions[0].row");
+        EXPECT_ERROR(V3("{\"function\":\"f\",\"samples\":1}"), EINVAL, "functions[0].row");
+        EXPECT_ERROR("{" HEADER2("3") ",\"rows\":[],\"functions\":[" RFN("0", "\"function\":\"f\"", "1") "]}",
+                     EINVAL, "functions[0].row");
+        /* one way to say it: not the row's strings as well, no other build */
+        EXPECT_ERROR(V3(RFN("0", "\"job\":\"7\",\"function\":\"f\"", "1")), EINVAL, "functions[0].job");
+        EXPECT_ERROR(V3(RFN("0", "\"step\":null,\"function\":\"f\"", "1")), EINVAL, "functions[0].step");
+        EXPECT_ERROR(V3(RFN("0", "\"object\":\"/opt/app\",\"function\":\"f\"", "1")), EINVAL,
+                     "functions[0].object");
+        EXPECT_ERROR(V3(RFN("0", "\"phase\":\"solve\",\"function\":\"f\"", "1")), EINVAL, "functions[0].phase");
+        EXPECT_ERROR(V3(RFN("0", "\"build_id\":\"ab12\",\"function\":\"f\"", "1")), EINVAL,
+                     "functions[0].build_id");
+        /* and version 2 may not name a row */
+        EXPECT_ERROR(V2("{\"row\":0,\"job\":\"7\",\"step\":\"0\",\"object\":\"/opt/app\",\"phase\":\"solve\","
+                        "\"function\":\"f\",\"samples\":1}"), EINVAL, "functions[0].row");
+}
+
 /* The functions' counters add up within an int64, each at most the per-row
  * maximum: a node of 2^20 CPUs for two days has a maximum near 2^53. */
 TEST(functions_sums) {
@@ -1127,6 +1206,7 @@ int main(void) {
         RUN(functions);
         RUN(functions_rebuilt);
         RUN(functions_refused);
+        RUN(functions_v3);
         RUN(functions_sums);
         RUN(too_many_functions);
         return 0;

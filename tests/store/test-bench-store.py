@@ -16,7 +16,7 @@ import subprocess
 from lmktest import BUILD_ROOT, SOURCE_ROOT, check, log, skip
 
 BACKEND = os.environ.get("LMK_TEST_BACKEND", "sqlite")
-FIGURES = ("ingest rows/s", "store CPU ms per push", "functions per push", "job summary p99 ms",
+FIGURES = ("ingest rows/s", "with function rows", "store CPU ms per push", "functions per push", "job summary p99 ms",
            "30-day site query p99 ms", "30-day functions p99 ms", "account= p99 ms", "user0's view p99 ms")
 
 
@@ -38,6 +38,11 @@ def main():
     m = re.search(r"^\s*functions per push\s+(\d+)\s+(\d+)", table, re.M)
     check(m and int(m.group(1)) > 0 and int(m.group(2)) == 0,
           f"functions per push, with and without them: {m and m.groups()}")
+    # function rows count on top of rows[] only where there are functions
+    rows = re.search(r"^\s*ingest rows/s\s+(\d+)\s+(\d+)", table, re.M)
+    both = re.search(r"^\s*with function rows\s+(\d+)\s+(\d+)", table, re.M)
+    check(rows and both and int(both.group(1)) > int(rows.group(1)) and both.group(2) == rows.group(2),
+          f"rows/s with and without function rows: {rows and rows.groups()} {both and both.groups()}")
     log("PASS")
 
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""Functions (issue 30): version 2 batches with functions[] through the
+"""Functions (issue 30): version 2 and 3 batches with functions[] through the
 real lmk-store, then what it stored (functions, job_functions,
 job_phase_functions), the job's JSON and its functions list (JSON, CSV,
 by phase, truncated) with every number worked out here from what was sent,
@@ -23,7 +23,7 @@ import subprocess
 
 from browser import Browser, browser_available
 from lmktest import build_path, check, fail, log, skip
-from storetest import ADMIN_TOKEN, START, Store, check_eq, function, make_batch, row, sql_write
+from storetest import ADMIN_TOKEN, START, Store, check_eq, function, make_batch, row, sql_write, version3
 
 HZ = 10
 APP, BLAS = "/opt/app/bin/app", "/usr/lib/x86_64-linux-gnu/openblas-pthread/libopenblas.so.0"
@@ -105,7 +105,9 @@ WANT_FUNCTIONS = {
 
 def batches():
     return [
-        make_batch(node="cn001", seq=1, rows=CN1_ROWS, jobs=[job("6001")], frequency=HZ, functions=CN1_FUNCTIONS),
+        # as lmkd writes it (version 3); the other node's as lmkd of issue 30 did
+        version3(make_batch(node="cn001", seq=1, rows=CN1_ROWS, jobs=[job("6001")], frequency=HZ,
+                            functions=CN1_FUNCTIONS)),
         make_batch(node="cn002", seq=1, rows=CN2_ROWS, jobs=[job("6001")], frequency=HZ, functions=CN2_FUNCTIONS),
         # an lmkd of version 1: no functions
         make_batch(node="cn003", seq=1, rows=[frow("6002", APP, "exe", 70, user="bob", build_id=APP_ID)],
@@ -427,10 +429,10 @@ def check_refused(store):
     st, _, body = store.ingest(v1)
     check_eq(st, 200, f"version 1 with a functions member: {body}")
     check_eq(store.get_ok("/api/v1/jobs/6004")["functions"], [], "version 1's functions member ignored")
-    v3 = make_batch(node="cn004", seq=2, rows=[], functions=[])
-    v3["version"] = 3
-    st, _, body = store.ingest(v3)
-    check_eq((st, body.get("field")), (400, "version"), f"version 3: {body}")
+    v4 = make_batch(node="cn004", seq=2, rows=[], functions=[])
+    v4["version"] = 4
+    st, _, body = store.ingest(v4)
+    check_eq((st, body.get("field")), (400, "version"), f"version 4: {body}")
 
 
 def check_several_builds(store):
@@ -452,6 +454,22 @@ def check_several_builds(store):
         "JOIN phases p ON p.id = x.phase_id JOIN jobs j ON j.id = x.job_id WHERE j.job = '6005'"))
     check_eq(got, [(APP, "", "exe", "solve", "", 20), (APP, "dd44", "exe", "solve", "k", 25)],
              "functions of two builds of one path")
+
+    # version 3: the "other" names the first row and says build_id null
+    b3 = version3(make_batch(node="cn006", seq=1, start=START, frequency=HZ,
+                             rows=[frow("6006", APP, "exe", 50, phase="solve", build_id=APP_ID),
+                                   frow("6006", APP, "exe", 30, phase="solve", build_id="dd44")],
+                             jobs=[job("6006")],
+                             functions=[function("6006", APP, 25, name="k", phase="solve", build_id="dd44"),
+                                        function("6006", APP, 20, other=True, phase="solve")]))
+    check_eq([f["row"] for f in b3["functions"]], [1, 0], "version 3 rows")
+    check_eq(b3["functions"][1].get("build_id", "absent"), None, "version 3: other names no build")
+    st, _, body = store.ingest(b3)
+    check_eq(st, 200, f"two builds of one path, version 3: {body}")
+    got = sorted((e["object"], e["build_id"] or "", e["phase"], e["function"], e["samples"])
+                 for e in store.get_ok("/api/v1/jobs/6006/functions?by=phase")["functions"])
+    check_eq(got, [(APP, "", "solve", "(other functions)", 20), (APP, "dd44", "solve", "k", 25)],
+             "version 3: functions of two builds of one path")
 
 
 def main():

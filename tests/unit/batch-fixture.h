@@ -69,6 +69,7 @@ typedef struct FunctionIn {
         bool entry;
         uint64_t samples;
         uint64_t counts[LMK_MAX_COUNTERS]; /* over windows as long as the samples' time: scale 1 */
+        bool no_build;                  /* an "other" over several builds of the path: names none */
 } FunctionIn;
 
 static const FunctionIn functions_in[] = {
@@ -76,7 +77,7 @@ static const FunctionIn functions_in[] = {
           { 18000000000, 27000000000, 4000000, 0 } },
         { 0, FUNCTION_UNNAMED, NULL, 0x21000, false, 200, { 3000000000, 4500000000, 700000, 0 } },
         { 0, FUNCTION_UNNAMED, NULL, 0x21a70, true, 100, { 1500000000, 2200000000, 300000, 0 } },
-        { 0, FUNCTION_OTHER, NULL, 0, false, 500, { 7500000000, 11300000000, 2000000, 0 } },
+        { 0, FUNCTION_OTHER, NULL, 0, false, 500, { 7500000000, 11300000000, 2000000, 0 }, true },
         { 1, FUNCTION_NAMED, "dgemm_kernel_HASWELL", 0, false, 800, { 12000000000, 38000000000, 1800000, 0 } },
         { 1, FUNCTION_OTHER, NULL, 0, false, 100, { 1000000000, 2000000000, 200000, 0 } },
 };
@@ -185,7 +186,7 @@ static void add_functions(Sent *s) {
 
                 s->function_rows[i] = (FunctionRow) {
                         .job = row->job, .step = row->step, .phase = row->phase, .obj = o,
-                        .build_id = o->build_id_size > 0, .kind = in->kind, .name = in->name, .offset = in->offset,
+                        .build_id = o->build_id_size > 0 && !in->no_build, .kind = in->kind, .name = in->name, .offset = in->offset,
                         .entry = in->entry,
                         .samples = in->samples, .window_ns = (uint64_t) ((double) in->samples * 1e9 / FREQUENCY),
                         .counted = (1u << CYCLES) | (1u << INSTRUCTIONS) | (1u << L1D),

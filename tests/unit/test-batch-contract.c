@@ -321,46 +321,62 @@ static bool is_null(json_object *o, const char *key) {
         return member(o, key) == NULL;
 }
 
-/* functions[] (format version 2) as lmkd writes it: the contract's members
- * from batch-fields.h, one of a name, an offset or "other" in each, the
- * counters as in rows[]. */
+/* functions[] (format version 3) as lmkd writes it: the contract's members
+ * from batch-fields.h, the index of a rows[] entry of its (job, step,
+ * object, phase) and build (build_id null where it names no build), one of
+ * a name, an offset or "other" in each, the counters as in rows[]. */
 static void check_functions_written(const Sent *s) {
-        json_object *root = NULL, *a;
+        json_object *root = NULL, *a, *rows;
         char hex[2 * sizeof(exe_build_id) + 1];
 
         buildid_to_hex(exe_build_id, sizeof(exe_build_id), hex);
         ASSERT_OK(batch_json(&s->iv, &s->info, &root));
-        ASSERT_EQ(int_member(root, BF_VERSION), 2);
+        ASSERT_EQ(int_member(root, BF_VERSION), 3);
         a = member(root, BF_FUNCTIONS);
+        rows = member(root, BF_ROWS);
         ASSERT_TRUE(json_object_is_type(a, json_type_array));
         ASSERT_EQ(json_object_array_length(a), ELEMENTSOF(functions_in));
         for (size_t i = 0; i < ELEMENTSOF(functions_in); i++) {
                 const FunctionIn *in = &functions_in[i];
                 const RowIn *row = &rows_in[in->row];
-                json_object *f = json_object_array_get_idx(a, i), *events;
+                json_object *f = json_object_array_get_idx(a, i), *events, *jr;
+                int64_t k = int_member(f, BF_FUNCTION_ROW);
 
-                ASSERT_STREQ(json_object_get_string(member(f, BF_FUNCTION_JOB)), row->job);
-                ASSERT_STREQ(json_object_get_string(member(f, BF_FUNCTION_STEP)), row->step);
-                ASSERT_STREQ(json_object_get_string(member(f, BF_FUNCTION_OBJECT)), row->path);
-                ASSERT_STREQ(json_object_get_string(member(f, BF_FUNCTION_PHASE)), row->phase);
+                ASSERT_TRUE(k >= 0 && (size_t) k < json_object_array_length(rows));
+                jr = json_object_array_get_idx(rows, (size_t) k);
+                ASSERT_STREQ(json_object_get_string(member(jr, BF_ROW_JOB)), row->job);
+                ASSERT_STREQ(json_object_get_string(member(jr, BF_ROW_STEP)), row->step);
+                ASSERT_STREQ(json_object_get_string(member(jr, BF_ROW_OBJECT)), row->path);
+                ASSERT_STREQ(json_object_get_string(member(jr, BF_ROW_PHASE)), row->phase);
                 if (row->kind == CODE_EXE)
-                        ASSERT_STREQ(json_object_get_string(member(f, BF_FUNCTION_BUILD_ID)), hex);
+                        ASSERT_STREQ(json_object_get_string(member(jr, BF_ROW_BUILD_ID)), hex);
                 else
+                        ASSERT_TRUE(is_null(jr, BF_ROW_BUILD_ID));
+                /* the five strings are the row's, not repeated */
+                ASSERT_FALSE(json_object_object_get_ex(f, BF_FUNCTION_JOB, NULL));
+                ASSERT_FALSE(json_object_object_get_ex(f, BF_FUNCTION_OBJECT, NULL));
+                if (in->no_build && row->kind == CODE_EXE)
                         ASSERT_TRUE(is_null(f, BF_FUNCTION_BUILD_ID));
+                else
+                        ASSERT_FALSE(json_object_object_get_ex(f, BF_FUNCTION_BUILD_ID, NULL));
+                /* only the member of its kind */
                 if (in->kind == FUNCTION_NAMED)
                         ASSERT_STREQ(json_object_get_string(member(f, BF_FUNCTION_FUNCTION)), in->name);
                 else
-                        ASSERT_TRUE(is_null(f, BF_FUNCTION_FUNCTION));
+                        ASSERT_FALSE(json_object_object_get_ex(f, BF_FUNCTION_FUNCTION, NULL));
                 if (in->kind == FUNCTION_UNNAMED)
                         ASSERT_EQ(int_member(f, BF_FUNCTION_OFFSET), in->offset);
                 else
-                        ASSERT_TRUE(is_null(f, BF_FUNCTION_OFFSET));
+                        ASSERT_FALSE(json_object_object_get_ex(f, BF_FUNCTION_OFFSET, NULL));
                 /* "entry": true with an exact start, absent otherwise (a page) */
                 if (in->entry)
                         ASSERT_TRUE(json_object_get_boolean(member(f, BF_FUNCTION_ENTRY)));
                 else
                         ASSERT_FALSE(json_object_object_get_ex(f, BF_FUNCTION_ENTRY, NULL));
-                ASSERT_EQ(json_object_get_boolean(member(f, BF_FUNCTION_OTHER)), in->kind == FUNCTION_OTHER);
+                if (in->kind == FUNCTION_OTHER)
+                        ASSERT_TRUE(json_object_get_boolean(member(f, BF_FUNCTION_OTHER)));
+                else
+                        ASSERT_FALSE(json_object_object_get_ex(f, BF_FUNCTION_OTHER, NULL));
                 ASSERT_EQ(int_member(f, BF_FUNCTION_SAMPLES), in->samples);
                 ASSERT_EQ(int_member(f, BF_CYCLES), in->counts[CYCLES]);
                 ASSERT_EQ(int_member(f, BF_INSTRUCTIONS), in->counts[INSTRUCTIONS]);
@@ -388,7 +404,7 @@ static void check_functions_read(const Batch *b) {
                 ASSERT_STREQ(f->step, row->step);
                 ASSERT_STREQ(f->object, row->path);
                 ASSERT_STREQ(f->phase, row->phase);
-                ASSERT_STREQ(f->build_id, row->kind == CODE_EXE ? hex : "");
+                ASSERT_STREQ(f->build_id, row->kind == CODE_EXE && !in->no_build ? hex : "");
                 if (in->kind == FUNCTION_NAMED)
                         ASSERT_STREQ(f->function, in->name);
                 else
