@@ -6,11 +6,14 @@
  * from who ran each and when (function_users, function_apps): the work
  * grows with the functions of the range and those listed, not with the
  * jobs. Narrowed to an application, account, user, node type or object,
- * or to what a person may see: the sums per application-mix key, read key
- * by key for a few keys and through the bucket's index for many, kept
- * where their key and node type are in view, with exact users and
- * applications from the same rows. Then named, merged over builds of one
- * path, ranked. */
+ * or to what a person may see: the sums per application-mix key, of the
+ * keys mix_keys' indexes find for the application, account, user and
+ * viewer (each key's rows found through its primary key: the work grows
+ * with the keys and rows in view, not with the site's), or of every key
+ * through the bucket's index when nothing narrows the keys (a node type
+ * or an object alone), kept where their key and node type are in view,
+ * with exact users and applications from the same rows. Then named,
+ * merged over builds of one path, ranked. */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -18,9 +21,6 @@
 
 #include "db/sql/sql-internal.h"
 
-/* Up to this many keys in view are read key by key; more through the
- * bucket's index, as one range. */
-#define KEYS_ONE_BY_ONE 2000
 #define NAME_CHUNK 256
 
 /* A mix key in view: its id, its user's and application's index in the
@@ -56,7 +56,12 @@ typedef struct RankCtx {
         int64_t node_type;      /* 0: any */
         Hashmap *keys;          /* mix key id → index into views + 1 */
         KeyInView *views;
-        size_t n_views, n_keys;
+        size_t n_views;
+        /* The condition on mix_keys k that finds the keys in view, and
+         * its arguments; NULL: every key (nothing narrows them). */
+        char *key_cond;
+        const char **key_args;
+        size_t n_key_args;
         Hashmap *only;          /* function ids of f->object, or NULL */
         Hashmap *index;         /* function id → index into v + 1 */
         FunctionSum *v;
@@ -124,26 +129,89 @@ static int use_intern(Hashmap *h, FunctionUse **v, size_t *n, size_t *alloc, con
         return 0;
 }
 
+/* The condition on mix_keys (as k) that its indexes answer: the
+ * filter's application, account and user, and for a person their own
+ * jobs' and their accounts' (job_viewer_may_see()). NULL and no
+ * arguments when none applies: every key is in view. */
+static int key_condition(RankCtx *x) {
+        const FunctionFilter *f = x->f;
+        const JobViewer *v = f->viewer && f->viewer->user ? f->viewer : NULL;
+        const char *eq[] = { f->app, f->account, f->user };
+        static const char *const column[] = { "k.app", "k.account", "k.user_name" };
+        size_t size = 0, n_accounts = 0, n = 0;
+        char *sql = NULL;
+        FILE *out;
+        bool failed;
+
+        for (char *const *a = v ? v->accounts : NULL; a && *a; a++)
+                n_accounts++;
+        x->key_args = calloc(ELEMENTSOF(eq) + 1 + n_accounts, sizeof(char *));
+        if (!x->key_args || !(out = open_memstream(&sql, &size)))
+                return -ENOMEM;
+        for (size_t i = 0; i < ELEMENTSOF(eq); i++)
+                if (eq[i]) {
+                        fprintf(out, "%s%s = ?", n ? " AND " : "", column[i]);
+                        x->key_args[n++] = eq[i];
+                }
+        if (v) {
+                fprintf(out, "%s(k.user_name = ?", n ? " AND " : "");
+                x->key_args[n++] = v->user;
+                if (n_accounts > 0) {
+                        fputs(" OR k.account IN (", out);
+                        for (size_t i = 0; i < n_accounts; i++) {
+                                fputs(i ? ", ?" : "?", out);
+                                x->key_args[n++] = v->accounts[i];
+                        }
+                        fputc(')', out);
+                }
+                fputc(')', out);
+        }
+        failed = ferror(out);
+        if (fclose(out) != 0 || failed) {
+                free(sql);
+                return -ENOMEM;
+        }
+        if (n == 0)
+                free(sql);
+        else
+                x->key_cond = sql;
+        x->n_key_args = n;
+        return 0;
+}
+
+static int bind_key_args(const RankCtx *x, DbStmt *st, int first) {
+        int r;
+
+        for (size_t i = 0; i < x->n_key_args; i++)
+                if ((r = db_bind_text(st, first + (int) i, x->key_args[i])) < 0)
+                        return r;
+        return 0;
+}
+
 /* The mix keys whose jobs are in view: of the filter's application,
- * account and user, and that the viewer may see. */
+ * account and user, and that the viewer may see (checked here again on
+ * each key the condition found). */
 static int read_keys(RankCtx *x) {
         _cleanup_(hashmap_freep) Hashmap *users = hashmap_new(&string_hash_ops), *apps = hashmap_new(&string_hash_ops);
         const FunctionFilter *f = x->f;
+        _cleanup_free_ char *sql = NULL;
         size_t alloc = 0;
-        DbStmt *st;
-        int r = 0, rc;
+        DbStmt *st = NULL;
+        int r, rc = 0;
 
         if (!users || !apps)
                 return -ENOMEM;
-        r = conn_stmt(x->c, STMT_MIX_KEYS_ALL, &st);
-        if (r < 0)
-                return r;
-        while ((rc = db_step(st)) == 1) {
+        if (asprintf(&sql, "SELECT k.id, k.app, k.user_name, k.account FROM mix_keys k%s%s",
+                     x->key_cond ? " WHERE " : "", x->key_cond ?: "") < 0)
+                return -ENOMEM;
+        r = db_prepare(x->c->db, sql, false, &st);
+        if (r >= 0)
+                r = bind_key_args(x, st, 1);
+        while (r >= 0 && (rc = db_step(st)) == 1) {
                 const char *app = db_column_text(st, 1) ?: "", *user = db_column_text(st, 2) ?: "",
                            *account = db_column_text(st, 3) ?: "";
                 KeyInView k = { .id = db_column_int(st, 0) };
 
-                x->n_keys++;
                 if ((f->app && !streq(f->app, app)) || (f->user && !streq(f->user, user)) ||
                     (f->account && !streq(f->account, account)) ||
                     !job_viewer_may_see(f->viewer, *user ? user : NULL, *account ? account : NULL))
@@ -154,13 +222,11 @@ static int read_keys(RankCtx *x) {
                         break;
                 x->views[x->n_views++] = k;
                 r = hashmap_put(x->keys, INT_TO_KEY(k.id), (void *) (uintptr_t) x->n_views);
-                if (r < 0)
-                        break;
         }
-        db_reset(st);
-        if (r < 0)
-                return r;
-        return rc == 0 ? 0 : step_errno(rc);
+        if (r >= 0 && rc != 0)
+                r = step_errno(rc);
+        db_finalize(st);
+        return r;
 }
 
 /* Adds a row's sums to its function's; k: its key (narrowed only). */
@@ -216,33 +282,48 @@ static const KeyInView *key_in_view(RankCtx *x, int64_t key, int64_t node_type) 
 typedef enum RowsOf {
         ROWS_SITE,              /* function_days: function, sums */
         ROWS_TOTAL,             /* function_total_days: samples, cpu */
-        ROWS_KEY,               /* function_key_days of one key: function, node type, sums */
-        ROWS_KEY_ALL,           /* the same of every key, the key last */
-        ROWS_SCOPE,             /* function_scope_days of one key: node type, samples, cpu */
-        ROWS_SCOPE_ALL,         /* the same of every key, the key last */
+        ROWS_KEY,               /* function_key_days: function, node type, sums, key */
+        ROWS_SCOPE,             /* function_scope_days: node type, samples, cpu, key */
 } RowsOf;
 
-static int read_rows(RankCtx *x, RowsOf what, bool weeks, const KeyInView *key, int64_t since, int64_t until) {
+/* The rows of the keys the condition finds, each key's through its
+ * primary key (mix_key, bucket, ...); the columns of STMT_FUNCTION_KEY_*_ALL
+ * and STMT_FUNCTION_SCOPE_*_ALL. */
+static int prepare_in_view(RankCtx *x, RowsOf what, bool weeks, DbStmt **ret) {
+        const char *bucket = weeks ? "week" : "day";
+        _cleanup_free_ char *sql = NULL;
+
+        if (asprintf(&sql, "SELECT %s FROM mix_keys k JOIN function_%s_%ss d ON d.mix_key = k.id "
+                     "AND d.%s >= ? AND d.%s < ? WHERE %s",
+                     what == ROWS_KEY ? "d.function_id, d.node_type_id, d.samples, d.cpu_seconds, d.cycles, "
+                                        "d.instructions, d.jobs, d.mix_key"
+                                      : "d.node_type_id, d.samples, d.cpu_seconds, d.mix_key",
+                     what == ROWS_KEY ? "key" : "scope", bucket, bucket, bucket, x->key_cond) < 0)
+                return -ENOMEM;
+        return db_prepare(x->c->db, sql, false, ret);
+}
+
+static int read_rows(RankCtx *x, RowsOf what, bool weeks, int64_t since, int64_t until) {
         static const Stmt stmts[][2] = {
                 [ROWS_SITE] = { STMT_FUNCTION_DAYS, STMT_FUNCTION_WEEKS },
                 [ROWS_TOTAL] = { STMT_FUNCTION_TOTAL_DAYS, STMT_FUNCTION_TOTAL_WEEKS },
-                [ROWS_KEY] = { STMT_FUNCTION_KEY_DAYS, STMT_FUNCTION_KEY_WEEKS },
-                [ROWS_KEY_ALL] = { STMT_FUNCTION_KEY_DAYS_ALL, STMT_FUNCTION_KEY_WEEKS_ALL },
-                [ROWS_SCOPE] = { STMT_FUNCTION_SCOPE_DAYS, STMT_FUNCTION_SCOPE_WEEKS },
-                [ROWS_SCOPE_ALL] = { STMT_FUNCTION_SCOPE_DAYS_ALL, STMT_FUNCTION_SCOPE_WEEKS_ALL },
+                [ROWS_KEY] = { STMT_FUNCTION_KEY_DAYS_ALL, STMT_FUNCTION_KEY_WEEKS_ALL },
+                [ROWS_SCOPE] = { STMT_FUNCTION_SCOPE_DAYS_ALL, STMT_FUNCTION_SCOPE_WEEKS_ALL },
         };
-        bool one_key = what == ROWS_KEY || what == ROWS_SCOPE;
-        DbStmt *st;
-        int r, rc, k = 1;
+        bool own = (what == ROWS_KEY || what == ROWS_SCOPE) && x->key_cond;
+        DbStmt *st = NULL;
+        int r, rc = 0;
 
         if (since >= until)
                 return 0;
-        r = conn_stmt(x->c, stmts[what][weeks], &st);
-        if (r < 0 || (one_key && (r = db_bind_int(st, k++, key->id)) < 0) ||
-            (r = db_bind_int(st, k, since)) < 0 || (r = db_bind_int(st, k + 1, until)) < 0)
+        r = own ? prepare_in_view(x, what, weeks, &st) : conn_stmt(x->c, stmts[what][weeks], &st);
+        if (r < 0)
                 return r;
+        if ((r = db_bind_int(st, 1, since)) < 0 || (r = db_bind_int(st, 2, until)) < 0 ||
+            (own && (r = bind_key_args(x, st, 3)) < 0))
+                goto finish;
         while ((rc = db_step(st)) == 1) {
-                const KeyInView *in = key;
+                const KeyInView *in;
 
                 switch (what) {
                 case ROWS_SITE:
@@ -253,27 +334,29 @@ static int read_rows(RankCtx *x, RowsOf what, bool weeks, const KeyInView *key, 
                 case ROWS_TOTAL:
                         total_add(x, db_column_int(st, 0), db_column_double(st, 1));
                         break;
-                case ROWS_KEY_ALL:
                 case ROWS_KEY:
-                        in = key_in_view(x, what == ROWS_KEY ? key->id : db_column_int(st, 7), db_column_int(st, 1));
+                        in = key_in_view(x, db_column_int(st, 7), db_column_int(st, 1));
                         if (in)
                                 r = sum_row(x, db_column_int(st, 0), in, db_column_int(st, 2),
                                             db_column_double(st, 3), column_nullable_double(st, 4),
                                             column_nullable_double(st, 5), db_column_int(st, 6));
                         break;
-                case ROWS_SCOPE_ALL:
                 case ROWS_SCOPE:
-                        if (key_in_view(x, what == ROWS_SCOPE ? key->id : db_column_int(st, 3), db_column_int(st, 0)))
+                        if (key_in_view(x, db_column_int(st, 3), db_column_int(st, 0)))
                                 total_add(x, db_column_int(st, 1), db_column_double(st, 2));
                         break;
                 }
                 if (r < 0)
                         break;
         }
-        db_reset(st);
-        if (r < 0)
-                return r;
-        return rc == 0 ? 0 : step_errno(rc);
+        if (r >= 0 && rc != 0)
+                r = step_errno(rc);
+finish:
+        if (own)
+                db_finalize(st);
+        else
+                db_reset(st);
+        return r;
 }
 
 /* A function's names from columns col … col + 5 of a row: its object's
@@ -344,16 +427,16 @@ static int read_site_sums(RankCtx *x) {
         return rc == 0 ? 0 : step_errno(rc);
 }
 
-static int read_range(RankCtx *x, RowsOf what, const KeyInView *key) {
+static int read_range(RankCtx *x, RowsOf what) {
         int64_t lo = x->l->since, hi = x->l->until, a, b;
         int r;
 
         range_weeks(x, &a, &b);
         if (b <= a)
-                return read_rows(x, what, false, key, lo, hi);
-        if ((r = read_rows(x, what, false, key, lo, a)) < 0 || (r = read_rows(x, what, false, key, b, hi)) < 0)
+                return read_rows(x, what, false, lo, hi);
+        if ((r = read_rows(x, what, false, lo, a)) < 0 || (r = read_rows(x, what, false, b, hi)) < 0)
                 return r;
-        return read_rows(x, what, true, key, a, b);
+        return read_rows(x, what, true, a, b);
 }
 
 static int read_sums(RankCtx *x) {
@@ -361,22 +444,18 @@ static int read_sums(RankCtx *x) {
 
         if (!x->narrowed) {
                 r = x->c->db->driver->dialect == DB_DIALECT_POSTGRESQL ? read_site_sums(x)
-                                                                       : read_range(x, ROWS_SITE, NULL);
+                                                                       : read_range(x, ROWS_SITE);
                 if (r < 0)
                         return r;
-                return read_range(x, ROWS_TOTAL, NULL);
+                return read_range(x, ROWS_TOTAL);
         }
-        if ((r = read_keys(x)) < 0)
+        if ((r = key_condition(x)) < 0 || (r = read_keys(x)) < 0)
                 return r;
-        if (x->n_views > KEYS_ONE_BY_ONE) {
-                if ((r = read_range(x, ROWS_KEY_ALL, NULL)) < 0)
-                        return r;
-                return read_range(x, ROWS_SCOPE_ALL, NULL);
-        }
-        for (size_t i = 0; i < x->n_views; i++)
-                if ((r = read_range(x, ROWS_KEY, &x->views[i])) < 0 || (r = read_range(x, ROWS_SCOPE, &x->views[i])) < 0)
-                        return r;
-        return 0;
+        if (x->n_views == 0)
+                return 0;
+        if ((r = read_range(x, ROWS_KEY)) < 0)
+                return r;
+        return read_range(x, ROWS_SCOPE);
 }
 
 static int by_id(const void *p, const void *q) {
@@ -860,6 +939,8 @@ int sql_list_site_functions(Storage *base, const FunctionFilter *f, SiteFunction
         free(x.groups);
         free(x.rank_of);
         free(x.views);
+        free(x.key_cond);
+        free(x.key_args);
         free(x.pair_v);
         hashmap_free(x.keys);
         hashmap_free(x.index);

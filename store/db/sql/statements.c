@@ -100,18 +100,13 @@
 #define SQL_FUNCTION_SUMS(table, bucket)                                                                \
         "SELECT function_id, samples, cpu_seconds, cycles, instructions, jobs "                          \
         "FROM " table " WHERE " bucket " >= ? AND " bucket " < ?"
-#define SQL_FUNCTION_KEY_SUMS(table, bucket)                                                            \
-        "SELECT function_id, node_type_id, samples, cpu_seconds, cycles, instructions, jobs "            \
-        "FROM " table " WHERE mix_key = ? AND " bucket " >= ? AND " bucket " < ?"
-/* every key's rows of a range, through the table's index by bucket */
+/* every key's rows of a range, through the table's index by bucket (a
+ * ranking narrowed to keys reads them through mix_keys, function-rank.c) */
 #define SQL_FUNCTION_KEY_ALL(table, bucket)                                                             \
         "SELECT function_id, node_type_id, samples, cpu_seconds, cycles, instructions, jobs, mix_key "   \
         "FROM " table " WHERE " bucket " >= ? AND " bucket " < ?"
 #define SQL_FUNCTION_TOTALS(table, bucket)                                                              \
         "SELECT samples, cpu_seconds FROM " table " WHERE " bucket " >= ? AND " bucket " < ?"
-#define SQL_FUNCTION_SCOPE_SUMS(table, bucket)                                                          \
-        "SELECT node_type_id, samples, cpu_seconds FROM " table " WHERE mix_key = ? AND " bucket         \
-        " >= ? AND " bucket " < ?"
 
 /* The file name of a path: rtrim() strips the trailing characters that are
  * not '/', leaving the directories, which replace() removes (they cannot
@@ -702,20 +697,15 @@ static const char *const stmt_sql[_STMT_MAX] = {
                 "LEFT JOIN function_names n ON f.name = '' AND f.file_offset >= 0 AND n.build_id = o.build_id "
                 "AND n.file_offset = f.file_offset AND n.entry = f.entry",
         [STMT_FUNCTION_WEEKS] = SQL_FUNCTION_SUMS("function_weeks", "week"),
-        [STMT_FUNCTION_KEY_DAYS] = SQL_FUNCTION_KEY_SUMS("function_key_days", "day"),
-        [STMT_FUNCTION_KEY_WEEKS] = SQL_FUNCTION_KEY_SUMS("function_key_weeks", "week"),
         [STMT_FUNCTION_KEY_DAYS_ALL] = SQL_FUNCTION_KEY_ALL("function_key_days", "day"),
         [STMT_FUNCTION_KEY_WEEKS_ALL] = SQL_FUNCTION_KEY_ALL("function_key_weeks", "week"),
         [STMT_FUNCTION_TOTAL_DAYS] = SQL_FUNCTION_TOTALS("function_total_days", "day"),
         [STMT_FUNCTION_TOTAL_WEEKS] = SQL_FUNCTION_TOTALS("function_total_weeks", "week"),
-        [STMT_FUNCTION_SCOPE_DAYS] = SQL_FUNCTION_SCOPE_SUMS("function_scope_days", "day"),
-        [STMT_FUNCTION_SCOPE_WEEKS] = SQL_FUNCTION_SCOPE_SUMS("function_scope_weeks", "week"),
         [STMT_FUNCTION_SCOPE_DAYS_ALL] =
                 "SELECT node_type_id, samples, cpu_seconds, mix_key FROM function_scope_days WHERE day >= ? AND day < ?",
         [STMT_FUNCTION_SCOPE_WEEKS_ALL] =
                 "SELECT node_type_id, samples, cpu_seconds, mix_key FROM function_scope_weeks WHERE week >= ? "
                 "AND week < ?",
-        [STMT_MIX_KEYS_ALL] = "SELECT id, app, user_name, account FROM mix_keys",
         [STMT_FUNCTION_IDS_OF_PATH] =
                 "SELECT f.id FROM objects o JOIN functions f ON f.object_id = o.id WHERE o.path = ?",
         /* packages installed on a node now, and on how many */
