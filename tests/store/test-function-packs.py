@@ -115,6 +115,11 @@ def main():
         got = [(e["phase"], e["function"], e["samples"]) for e in o["functions"]]
         check_eq(got, [("solve", "solve", 200), ("solve", "exp", 120), ("io", "solve", 100),
                        ("solve", "app+0x2000", 40), ("io", "(other functions)", 7)], "per phase")
+        o = store.get_ok("/api/v1/jobs/801/functions?by=phase&limit=2")
+        check_eq(([(e["phase"], e["function"]) for e in o["functions"]], o["truncated"]),
+                 ([("solve", "solve"), ("solve", "exp")], True), "per phase, the first two")
+        o = store.get_ok("/api/v1/jobs/801/functions?limit=5")
+        check_eq((len(o["functions"]), o["truncated"]), (5, False), "all five, not truncated")
 
         # a batch adds to the migrated sums, over phases and in its phase
         b = make_batch(node="cn001", seq=1, start=START, frequency=100,

@@ -119,6 +119,27 @@ static int compare_named(const void *a, const void *b, void *userdata) {
                cmp_int(p->phase_id, q->phase_id);
 }
 
+static int compare_samples(const void *a, const void *b) {
+        const JobFunctionSum *x = *(const JobFunctionSum *const *) a, *y = *(const JobFunctionSum *const *) b;
+
+        return cmp_int(y->samples, x->samples);
+}
+
+/* Only what can make the first limit + 1 (the one past tells that there
+ * are more): those with at least as many samples as the one at limit,
+ * ties included, since the names order them. The rest need no name. */
+static size_t cut_to_limit(const JobFunctionSum **sums, size_t n, size_t limit) {
+        size_t keep;
+
+        if (n <= limit || n - limit <= 1)
+                return n;
+        keep = limit + 1;
+        qsort(sums, n, sizeof(*sums), compare_samples);
+        while (keep < n && sums[keep]->samples == sums[limit]->samples)
+                keep++;
+        return keep;
+}
+
 static void share_free(FunctionShare *x) {
         free(x->object);
         free(x->kind);
@@ -132,6 +153,7 @@ int name_function_sums(Conn *c, const JobFunctionSums *sums, bool per_phase, int
         Naming g = { .per_phase = per_phase, .job_id = job_id };
         _cleanup_free_ size_t *order = NULL;
         FunctionList l = {};
+        size_t all;
         int r;
 
         g.sums = malloc(MAX(sums->n, (size_t) 1) * sizeof(JobFunctionSum *));
@@ -144,6 +166,8 @@ int name_function_sums(Conn *c, const JobFunctionSums *sums, bool per_phase, int
         for (size_t i = 0; i < sums->n; i++)
                 if ((sums->items[i].phase_id != 0) == per_phase)
                         g.sums[g.n++] = &sums->items[i];
+        all = g.n;
+        g.n = cut_to_limit(g.sums, g.n, limit);
         r = conn_read_rows(c, per_phase ? STMT_PHASE_FUNCTION_ROWS : STMT_FUNCTION_ROWS, g.n, bind_sum_row,
                            read_named_row, &g);
         if (r < 0)
@@ -161,7 +185,7 @@ int name_function_sums(Conn *c, const JobFunctionSums *sums, bool per_phase, int
                 l.items[l.n++] = g.items[order[i]];
                 g.items[order[i]] = (FunctionShare) {};
         }
-        l.truncated = g.n_items > limit;
+        l.truncated = g.n_items > limit || all > g.n;
         *ret = l;
         l = (FunctionList) {};
         r = 0;
