@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <time.h>
 
+#include "db/sql/function-pack.h"
 #include "db/storage.h"
 #include "migrations.h"
 #include "util.h"
@@ -243,7 +244,8 @@ static void app_mix(sqlite3 *db) {
 
 int main(int argc, char **argv) {
         const StorageOptions opts = { .readers = 1, .busy_timeout_ms = 1000 };
-        sqlite3_stmt *job, *jo, *jp, *jn, *note, *jf;
+        sqlite3_stmt *job, *jo, *jp, *jn, *note, *jf, *pack;
+        JobFunctionSums sums = {};
         Storage *s = NULL;
         uint64_t jobs, t0 = now_ns(CLOCK_MONOTONIC), rows = 0, running = 0, hours;
         double now = (double) time(NULL), base = now - YEAR;
@@ -297,7 +299,14 @@ int main(int argc, char **argv) {
         jn = prepare(db, "INSERT INTO job_nodes (job_id, node_id, samples, first_seen, last_seen, cpu_seconds, "
                          "cpus_alloc) VALUES (?, ?, ?, ?, ?, ?, ?)");
         note = prepare(db, "INSERT INTO job_notes (job_id, note_key, note_value) VALUES (?, 'app', ?)");
+        /* each job's functions: packed per object (schema/0025), and as
+         * rows of a temporary job_functions, what the site's sums are
+         * computed from (function_rollups()) */
+        exec(db, "CREATE TEMPORARY TABLE job_functions (job_id INTEGER NOT NULL, function_id INTEGER NOT NULL, "
+                 "samples INTEGER NOT NULL, cpu_seconds DOUBLE PRECISION NOT NULL, cycles INTEGER, "
+                 "instructions INTEGER)");
         jf = prepare(db, "INSERT INTO job_functions (job_id, function_id, samples, cpu_seconds) VALUES (?, ?, ?, ?)");
+        pack = prepare(db, "INSERT INTO job_function_packs (job_id, object_id, packed) VALUES (?, ?, ?)");
         functions(db);
 
         for (uint64_t id = 1; id <= jobs; id++) {
@@ -337,15 +346,37 @@ int main(int argc, char **argv) {
                         total += n;
                         rows++;
                         /* the object's functions: half, a quarter, the rest */
+                        sums.n = 0;
                         for (unsigned fk = 0; k < FUNCTION_OBJECTS && fk < FUNCTIONS_PER_OBJECT; fk++) {
                                 uint64_t object = k == 0 ? exe : N_EXES + 1 + lib0 + k;
                                 int64_t part = fk == 0 ? n / 2 : fk == 1 ? n / 4 : n - n / 2 - n / 4;
+                                JobFunctionSum x = { 0, (int64_t) ((object - 1) * FUNCTIONS_PER_OBJECT + fk + 1), part,
+                                                     (double) part, STORAGE_NULL, STORAGE_NULL };
 
                                 sqlite3_bind_int64(jf, 1, (int64_t) id);
-                                sqlite3_bind_int64(jf, 2, (int64_t) ((object - 1) * FUNCTIONS_PER_OBJECT + fk + 1));
+                                sqlite3_bind_int64(jf, 2, x.function_id);
                                 sqlite3_bind_int64(jf, 3, part);
                                 sqlite3_bind_double(jf, 4, (double) part);
                                 step(db, jf);
+                                if (function_sums_append(&sums, &x) < 0) {
+                                        fprintf(stderr, "gendb: out of memory\n");
+                                        exit(EXIT_FAILURE);
+                                }
+                        }
+                        if (sums.n > 0) {
+                                uint64_t object = k == 0 ? exe : N_EXES + 1 + lib0 + k;
+                                uint8_t *packed;
+                                size_t len;
+
+                                if (function_pack_encode(&sums, &packed, &len) < 0) {
+                                        fprintf(stderr, "gendb: out of memory\n");
+                                        exit(EXIT_FAILURE);
+                                }
+                                sqlite3_bind_int64(pack, 1, (int64_t) id);
+                                sqlite3_bind_int64(pack, 2, (int64_t) object);
+                                sqlite3_bind_blob(pack, 3, packed, (int) len, SQLITE_TRANSIENT);
+                                step(db, pack);
+                                free(packed);
                                 rows++;
                         }
                 }
@@ -399,6 +430,8 @@ int main(int argc, char **argv) {
         sqlite3_finalize(jn);
         sqlite3_finalize(note);
         sqlite3_finalize(jf);
+        sqlite3_finalize(pack);
+        function_sums_done(&sums);
         app_mix(db);
         function_rollups(db);
         hours = object_hours(db, base, now);

@@ -113,6 +113,10 @@ struct DbDriver {
         double (*column_double)(DbStmt *st, int i);
         /* Valid until the next step or reset; NULL for SQL NULL. */
         const char *(*column_text)(DbStmt *st, int i);
+        /* A BLOB (PostgreSQL: BYTEA) of *ret_len bytes, valid until the
+         * next step, reset or column_blob; NULL (and 0) for SQL NULL, an
+         * empty value or no memory to hold it. */
+        const void *(*column_blob)(DbStmt *st, int i, size_t *ret_len);
 
         /* What the last failed call on c was, for the log. */
         const char *(*errmsg)(DbConn *c);
@@ -165,6 +169,9 @@ static inline bool db_column_null(DbStmt *st, int i) { return st->conn->driver->
 static inline int64_t db_column_int(DbStmt *st, int i) { return st->conn->driver->column_int(st, i); }
 static inline double db_column_double(DbStmt *st, int i) { return st->conn->driver->column_double(st, i); }
 static inline const char *db_column_text(DbStmt *st, int i) { return st->conn->driver->column_text(st, i); }
+static inline const void *db_column_blob(DbStmt *st, int i, size_t *ret_len) {
+        return st->conn->driver->column_blob(st, i, ret_len);
+}
 static inline const char *db_errmsg(DbConn *c) { return c->driver->errmsg(c); }
 
 /* The first error a driver met on this thread (and the latest), in the database's own words

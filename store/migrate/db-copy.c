@@ -32,7 +32,6 @@ static const struct {
         { "samples", "samples" },
         { "sample_packs", "samples" },
         { "job_objects", "samples" },
-        { "job_functions", "samples" },
         { "function_days", "samples" },
         { "object_hours", "samples" },
         { "object_hours", "cpu_seconds" },

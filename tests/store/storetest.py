@@ -111,22 +111,114 @@ def is_postgresql(db):
     return db.startswith(("postgresql://", "postgres://"))
 
 
+FUNCTION_TABLES = re.compile(r"\bjob_(phase_)?functions\b")
+
+
 def sql_read(db, query, args=()):
-    """Rows of a query on the database of a --db value ('?' placeholders)."""
+    """Rows of a query on the database of a --db value ('?' placeholders).
+    A query of job_functions or job_phase_functions, which schema/0025
+    packed into job_function_packs, reads them as they were, decoded
+    (function_tables())."""
     if is_postgresql(db):
         import psycopg2
         con = psycopg2.connect(db)
         try:
             with con.cursor() as cur:
+                if FUNCTION_TABLES.search(query):
+                    function_tables(cur, "%s")
                 cur.execute(query.replace("%", "%%").replace("?", "%s"), tuple(args))
                 return cur.fetchall() if cur.description else []
         finally:
             con.close()
     con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=10)
     try:
+        if FUNCTION_TABLES.search(query):
+            function_tables(con.cursor(), "?")
         return con.execute(query, args).fetchall()
     finally:
         con.close()
+
+
+def _varint(data, pos):
+    v = shift = 0
+    while True:
+        b = data[pos]
+        pos += 1
+        v |= (b & 0x7f) << shift
+        shift += 7
+        if not b & 0x80:
+            return (v - (1 << 64) if v >= 1 << 63 else v), pos
+
+
+def unpack_functions(packed):
+    """The entries of a job_function_packs.packed value
+    (store/db/sql/function-pack.h), written here from its header alone: a
+    second reader of the format. (phase_id, function_id, samples,
+    cpu_seconds, cycles, instructions), None for a NULL counter; phase 0:
+    the sums over the job's phases."""
+    data = bytes(packed)
+    check(len(data) >= 1 and data[0] == 1, f"not a function pack of version 1: {data[:16].hex()}")
+    pos, out, phase, function = 1, [], 0, 0
+    while pos < len(data):
+        dphase, pos = _varint(data, pos)
+        f, pos = _varint(data, pos)
+        function = function + f if out and dphase == 0 else f
+        phase += dphase
+        samples, pos = _varint(data, pos)
+        cpu = struct.unpack("<d", data[pos:pos + 8])[0]
+        which = data[pos + 8]
+        pos += 9
+        counters = []
+        for k in range(2):
+            if which & (1 << k):
+                c, pos = _varint(data, pos)
+                counters.append(c)
+            else:
+                counters.append(None)
+        out.append((phase, function, samples, cpu, *counters))
+    return out
+
+
+def pack_functions(entries):
+    """A job_function_packs.packed value of entries as unpack_functions()
+    gives them, in (phase_id, function_id) order."""
+    def varint(v):
+        v &= (1 << 64) - 1
+        b = bytearray()
+        while v >= 0x80:
+            b.append(v & 0x7f | 0x80)
+            v >>= 7
+        b.append(v)
+        return bytes(b)
+    out, prev = bytearray([1]), None
+    for phase, function, samples, cpu, cycles, instructions in sorted(entries):
+        dphase = phase - prev[0] if prev else phase
+        out += varint(dphase) + varint(function - prev[1] if prev and dphase == 0 else function)
+        out += varint(samples) + struct.pack("<d", cpu)
+        out.append((cycles is not None) | (instructions is not None) << 1)
+        out += (varint(cycles) if cycles is not None else b"") + (
+            varint(instructions) if instructions is not None else b"")
+        prev = (phase, function)
+    return bytes(out)
+
+
+def function_tables(cur, mark):
+    """job_functions and job_phase_functions as schema/0021 had them, as
+    temporary tables of cur's connection decoded from job_function_packs:
+    what tests written against them read."""
+    cur.execute("SELECT job_id, packed FROM job_function_packs ORDER BY job_id, object_id")
+    packs = cur.fetchall()
+    cur.execute("CREATE TEMPORARY TABLE job_functions (job_id BIGINT, function_id BIGINT, samples BIGINT, "
+                "cpu_seconds DOUBLE PRECISION, cycles BIGINT, instructions BIGINT)")
+    cur.execute("CREATE TEMPORARY TABLE job_phase_functions (job_id BIGINT, phase_id BIGINT, function_id BIGINT, "
+                "samples BIGINT, cpu_seconds DOUBLE PRECISION, cycles BIGINT, instructions BIGINT)")
+    for job_id, packed in packs:
+        for phase, *rest in unpack_functions(packed):
+            if phase == 0:
+                cur.execute(f"INSERT INTO job_functions VALUES ({', '.join([mark] * 6)})", (job_id, *rest))
+            else:
+                cur.execute(f"INSERT INTO job_phase_functions VALUES ({', '.join([mark] * 7)})",
+                            (job_id, phase, *rest))
 
 
 def unpack_samples(packed):

@@ -262,7 +262,7 @@ def main():
     before = fingerprint(db)
     src = sqlite_tables(db)
     for t in ("jobs", "batches", "sample_packs", "samples", "job_tasks", "job_notes", "job_markers", "job_ranks",
-              "nodes", "retention", "functions", "job_functions", "job_phase_functions", "function_names"):
+              "nodes", "retention", "functions", "job_function_packs", "function_names"):
         check(src.get(t) and src[t][1], f"the SQLite store has rows in {t}")
     notes = src["job_notes"]
     check(AWKWARD in [r[notes[0].index("note_value")] for r in notes[1]], "the awkward note is stored")

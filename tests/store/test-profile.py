@@ -27,7 +27,8 @@ import urllib.parse
 from lmktest import build_path, check, fail, skip
 from profiletest import (FULLWIDTH_SEMICOLON, check_folded, check_pprof, folded_frame, go_pprof, parse_folded, pprof,
                          pprof_env)
-from storetest import ADMIN_TOKEN, START, Store, check_eq, function, make_batch, row, sql_write
+from storetest import (ADMIN_TOKEN, START, Store, check_eq, function, make_batch, pack_functions, row, sql_read,
+                       sql_write, unpack_functions)
 
 HZ = 10
 APP, BLAS = "/opt/app/bin/app", "/usr/lib/x86_64-linux-gnu/openblas-pthread/libopenblas.so.0"
@@ -228,8 +229,13 @@ def check_large(store, cmd, env):
     """More CPU time than 64 bits of nanoseconds hold (a big site's month):
     the profile counts milliseconds instead, and pprof reads them."""
     seconds = 10 ** 10  # 2.8 million core-hours in one function
-    sql_write(store.db, [(f"UPDATE {t} SET cpu_seconds = ? WHERE job_id = (SELECT id FROM jobs WHERE job = '7002')",
-                          (seconds,)) for t in ("job_functions", "job_phase_functions")])
+    # each of the job's function sums, over its phases and per phase
+    # (job_function_packs, schema/0025)
+    packs = sql_read(store.db, "SELECT p.job_id, p.object_id, p.packed FROM job_function_packs p "
+                     "JOIN jobs j ON j.id = p.job_id WHERE j.job = '7002'")
+    sql_write(store.db, [("UPDATE job_function_packs SET packed = ? WHERE job_id = ? AND object_id = ?",
+                          (pack_functions([(e[0], e[1], e[2], seconds, e[4], e[5]) for e in unpack_functions(packed)]),
+                           job_id, object_id)) for job_id, object_id, packed in packs])
     st, _, body = store.get("/api/v1/profile?since=30d&user=bob")
     check_eq(st, 200, "the range's profile")
     raw = gzip.decompress(body)

@@ -27,7 +27,7 @@ static const char *const shared_tables[] = {
 static const char *const keyed_tables[] = {
         "nodes", "node_packages", "batches", "samples", "sample_packs", "jobs", "job_notes", "job_tasks",
         "job_objects", "job_phases", "job_nodes", "job_timeline", "job_markers", "job_ranks", "job_counters",
-        "job_events", "job_object_events", "job_phase_events", "job_bursts", "job_functions", "job_phase_functions",
+        "job_events", "job_object_events", "job_phase_events", "job_bursts", "job_function_packs",
 };
 
 /* Changed only by maintenance, which runs alone (DbDriver.begin_write). */

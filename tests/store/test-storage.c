@@ -404,6 +404,71 @@ TEST(concurrent_retries) {
         race_storage->ops->close(race_storage);
 }
 
+/* Threads of several nodes push batches with functions of one job, one
+ * object and one function at once: batches that meet in one group
+ * transaction each add to the same pack (schema/0025), so that every
+ * batch's samples count, over the phases and in the phase. */
+#define FN_THREADS 6
+#define FN_BATCHES 20
+
+static Storage *fn_storage;
+
+static void *push_functions(void *arg) {
+        int t = (int) (intptr_t) arg;
+
+        for (int i = 0; i < FN_BATCHES; i++) {
+                int samples = t * FN_BATCHES + i + 1;
+                char buf[2048], node[16];
+                IngestResult res;
+                BatchError err;
+                Batch *b = NULL;
+
+                snprintf(node, sizeof(node), "fn%d", t);
+                snprintf(buf, sizeof(buf),
+                         "{\"format\":\"lmk-batch\",\"version\":2,"
+                         "\"batch\":{\"node\":\"%s\",\"boot_id\":\"boot\",\"seq\":%d},"
+                         "\"node\":{\"cpus\":4,\"cluster\":\"c1\"},"
+                         "\"interval\":{\"start\":%d,\"end\":%d},"
+                         "\"sampling\":{\"event\":\"cpu-clock\",\"frequency_hz\":2},"
+                         "\"jobs\":[],\"markers\":[],"
+                         "\"rows\":[{\"job\":\"88\",\"step\":\"0\",\"user\":\"alice\",\"comm\":\"app\","
+                         "\"object\":\"/bin/fn\",\"kind\":\"exe\",\"phase\":\"solve\",\"samples\":%d}],"
+                         "\"functions\":[{\"job\":\"88\",\"step\":\"0\",\"object\":\"/bin/fn\","
+                         "\"phase\":\"solve\",\"function\":\"hot\",\"samples\":%d}]}",
+                         node, i, 1795550400 + 60 * i, 1795550460 + 60 * i, samples, samples);
+                if (batch_parse(buf, strlen(buf), &b, &err) < 0)
+                        test_fail("%s: %s", err.field, err.message);
+                if (fn_storage->ops->ingest(fn_storage, b, 1795550500, &res, &err) < 0 || res.duplicate)
+                        abort();
+                batch_free(b);
+        }
+        return NULL;
+}
+
+TEST(concurrent_functions) {
+        pthread_t threads[FN_THREADS];
+        StoredJob info;
+        FunctionList l;
+
+        fn_storage = open_db(NULL);
+        for (int t = 0; t < FN_THREADS; t++)
+                ASSERT_EQ(pthread_create(&threads[t], NULL, push_functions, (void *) (intptr_t) t), 0);
+        for (int t = 0; t < FN_THREADS; t++)
+                pthread_join(threads[t], NULL);
+        for (int per_phase = 0; per_phase < 2; per_phase++) {
+                ASSERT_OK(fn_storage->ops->get_job_functions(fn_storage, "88", NULL, NULL, per_phase, 10, &info, &l));
+                ASSERT_EQ(l.n, 1);
+                ASSERT_STREQ(l.items[0].name, "hot");
+                ASSERT_EQ(l.items[0].samples, FN_THREADS * FN_BATCHES * (FN_THREADS * FN_BATCHES + 1) / 2);
+                ASSERT_TRUE(l.items[0].cpu_seconds == (double) l.items[0].samples / 2);
+                if (per_phase)
+                        ASSERT_STREQ(l.items[0].phase, "solve");
+                function_list_free(&l);
+                stored_job_free(&info);
+        }
+        fn_storage->ops->close(fn_storage);
+}
+
 TEST(migrations_once) {
         unsigned from = 99;
         Storage *s = open_db(&from);
@@ -1094,6 +1159,7 @@ int main(void) {
         RUN(lists);
         RUN(clusters);
         RUN(concurrent_retries);
+        RUN(concurrent_functions);
         RUN(migrations_once);
         RUN(stored_sums_overflow);
         RUN(day_sums_overflow);

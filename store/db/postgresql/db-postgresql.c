@@ -109,6 +109,7 @@ typedef struct PgStmt {
         int row;
         bool done;
         int64_t changes;
+        unsigned char *blob;    /* the last column_blob, unescaped (PQfreemem) */
 } PgStmt;
 
 static _Thread_local char connect_error[512];
@@ -548,7 +549,13 @@ static bool pg_in_transaction(DbConn *dc) {
                PQtransactionStatus(c->pg) != PQTRANS_UNKNOWN;
 }
 
+static void stmt_clear_blob(PgStmt *st) {
+        PQfreemem(st->blob);
+        st->blob = NULL;
+}
+
 static void stmt_clear_result(PgStmt *st) {
+        stmt_clear_blob(st);
         PQclear(st->result);
         st->result = NULL;
         st->row = -1;
@@ -653,6 +660,7 @@ static void pg_finalize(DbStmt *dst) {
         /* A persistent statement is not DEALLOCATEd: db.h keeps it for the
          * connection's life, so it is finalized only when the connection
          * closes, and the session's end frees it with all others. */
+        stmt_clear_blob(st);
         PQclear(st->result);
         free(st->values);
         free(st->lengths);
@@ -919,6 +927,7 @@ static int pg_step(DbStmt *dst) {
                         return r;
                 st->result = res;
         }
+        stmt_clear_blob(st);
         if (++st->row < PQntuples(st->result))
                 return 1;
         st->done = true;
@@ -1052,6 +1061,19 @@ static const char *pg_column_text(DbStmt *dst, int i) {
         return value_at((PgStmt *) dst, i);
 }
 
+/* Text results hold a BYTEA as bytea_output writes it (hex after \x). */
+static const void *pg_column_blob(DbStmt *dst, int i, size_t *ret_len) {
+        PgStmt *st = (PgStmt *) dst;
+        const char *s = value_at(st, i);
+        size_t n = 0;
+
+        stmt_clear_blob(st);
+        if (s)
+                st->blob = PQunescapeBytea((const unsigned char *) s, &n);
+        *ret_len = st->blob ? n : 0;
+        return st->blob;
+}
+
 static const char *pg_errmsg(DbConn *dc) {
         return ((PgConn *) dc)->errmsg;
 }
@@ -1112,6 +1134,7 @@ const DbDriver db_postgresql_driver = {
         .column_int = pg_column_int,
         .column_double = pg_column_double,
         .column_text = pg_column_text,
+        .column_blob = pg_column_blob,
         .errmsg = pg_errmsg,
         .size = pg_size,
 };

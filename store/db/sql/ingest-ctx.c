@@ -66,7 +66,6 @@ int ingest_ctx_init(IngestCtx *x, SqlStorage *s, const Batch *b) {
             acc_map_init(&x->job_tasks, b->n_rows) < 0 ||
             acc_map_init(&x->object_hours, b->n_rows) < 0 ||
             acc_map_init(&x->job_functions, b->n_functions) < 0 ||
-            acc_map_init(&x->job_phase_functions, b->n_functions) < 0 ||
             acc_map_init(&x->function_sums, b->n_functions) < 0 ||
             event_map_init(&x->object_events, events) < 0 ||
             event_map_init(&x->phase_events, events) < 0 ||
@@ -94,7 +93,6 @@ void ingest_ctx_done(IngestCtx *x) {
         acc_map_done(&x->job_tasks);
         acc_map_done(&x->object_hours);
         acc_map_done(&x->job_functions);
-        acc_map_done(&x->job_phase_functions);
         acc_map_done(&x->function_sums);
         event_map_done(&x->object_events);
         event_map_done(&x->phase_events);
@@ -110,7 +108,6 @@ void ingest_ctx_reset(IngestCtx *x) {
         acc_map_reset(&x->job_tasks);
         acc_map_reset(&x->object_hours);
         acc_map_reset(&x->job_functions);
-        acc_map_reset(&x->job_phase_functions);
         acc_map_reset(&x->function_sums);
         event_map_reset(&x->object_events);
         event_map_reset(&x->phase_events);

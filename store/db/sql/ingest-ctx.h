@@ -42,7 +42,8 @@ typedef struct IngestCtx {
         JobAcc *job_pool;
         size_t n_jobs, max_jobs;
         AccMap job_objects, job_phases, job_tasks, object_hours;
-        AccMap job_functions, job_phase_functions; /* functions[] (ingest-functions.c) */
+        /* functions[] per (job, function, object) (ingest-functions.c) */
+        AccMap job_functions;
         /* the site's functions by (function, mix key, node type), and
          * which of job_functions' keys the job had before (schema/0024) */
         AccMap function_sums;

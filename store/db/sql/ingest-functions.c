@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Storing a batch's functions (schema/0021): interned like objects,
- * summed per job in memory, then one guarded upsert per (job, function)
- * and per (job, phase, function), as the rows' rollups are; and the
+ * summed per job in memory, then added to each job's packed sums of each
+ * object (schema/0025, function-pack.h): the packs the batch touches read
+ * in one statement, merged in memory, written back in another; and the
  * site's sums by function, application-mix key and node type in the
  * batch's day and week (schema/0024), with the jobs' time they are a
  * share of. */
@@ -10,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "db/sql/function-pack.h"
 #include "db/sql/ingest-functions.h"
 
 static int cmp_int(int64_t x, int64_t y) {
@@ -44,62 +46,120 @@ static size_t *sums_order(const AccMap *m, bool by_key) {
         return order;
 }
 
-typedef struct FunctionRows {
-        const AccMap *sums;
-        const size_t *order;
-        bool phases;            /* keys (job, phase, function); else (job, function, 0) */
-} FunctionRows;
+/* A job's sums of one object: what is stored, and what the batch adds. */
+typedef struct Pack {
+        int64_t job_id, object_id;
+        JobFunctionSums stored, added;
+        uint8_t *packed;
+        size_t len;
+} Pack;
 
-static int bind_function_row(DbStmt *st, int k, size_t i, void *userdata) {
-        const FunctionRows *f = userdata;
-        const Acc *a = &f->sums->pool[f->order[i]];
-        int r;
+typedef struct Packs {
+        Pack *items;    /* in (job, object) order */
+        size_t n;
+} Packs;
 
-        if ((r = db_bind_int(st, k++, a->a)) < 0 ||
-            (r = db_bind_int(st, k++, a->b)) < 0 ||
-            (f->phases && (r = db_bind_int(st, k++, a->c)) < 0) ||
-            (r = db_bind_int(st, k, a->samples)) < 0 ||
-            (r = bind_sum(st, k + 1, a->cpu_seconds)) < 0 ||
-            (r = bind_nullable_int(st, k + 2, a->cycles)) < 0 ||
-            (r = bind_nullable_int(st, k + 3, a->instructions)) < 0)
-                return r;
-        return 0;
+static void packs_done(Packs *p) {
+        for (size_t i = 0; i < p->n; i++) {
+                function_sums_done(&p->items[i].stored);
+                function_sums_done(&p->items[i].added);
+                free(p->items[i].packed);
+        }
+        free(p->items);
+        *p = (Packs) {};
 }
 
-static int write_function_sums(IngestCtx *x, const AccMap *m, bool phases) {
-        _cleanup_free_ size_t *order = sums_order(m, false);
-        FunctionRows f = { m, order, phases };
+static Pack *pack_find(const Packs *p, int64_t job_id, int64_t object_id) {
+        size_t lo = 0, hi = p->n;
+
+        while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                const Pack *k = &p->items[mid];
+                int c = cmp_int(job_id, k->job_id) ?: cmp_int(object_id, k->object_id);
+
+                if (c == 0)
+                        return &p->items[mid];
+                if (c < 0)
+                        hi = mid;
+                else
+                        lo = mid + 1;
+        }
+        return NULL;
+}
+
+/* An entry of the batch's functions, keyed by its pack. */
+typedef struct PackEntry {
+        int64_t job_id, object_id;
+        JobFunctionSum sum;
+} PackEntry;
+
+static int compare_entries(const void *x, const void *y) {
+        const PackEntry *p = x, *q = y;
+
+        return cmp_int(p->job_id, q->job_id) ?: cmp_int(p->object_id, q->object_id) ?:
+               cmp_int(p->sum.phase_id, q->sum.phase_id) ?: cmp_int(p->sum.function_id, q->sum.function_id);
+}
+
+/* The packs of the batch's entries (each twice: over phases, phase 0,
+ * and in its phase), each with what the batch adds to it. */
+static int packs_of(PackEntry *entries, size_t n, Packs *ret) {
+        Packs p = {};
         int r;
 
-        if (!order)
+        qsort(entries, n, sizeof(PackEntry), compare_entries);
+        p.items = calloc(MAX(n, (size_t) 1), sizeof(Pack));
+        if (!p.items)
                 return -ENOMEM;
-        r = conn_write_rows(&x->s->writer, phases ? STMT_JOB_PHASE_FUNCTION_UPSERT : STMT_JOB_FUNCTION_UPSERT, m->n,
-                            bind_function_row, &f, true);
+        for (size_t i = 0; i < n; i++) {
+                Pack *k = p.n > 0 ? &p.items[p.n - 1] : NULL;
 
-        if (r == -EOVERFLOW)
-                return overflow(x, "functions", "adding this batch's functions to a job's stored sums per %s would "
-                                "overflow", phases ? "phase and function" : "function");
-        return r;
+                if (!k || k->job_id != entries[i].job_id || k->object_id != entries[i].object_id) {
+                        k = &p.items[p.n++];
+                        k->job_id = entries[i].job_id;
+                        k->object_id = entries[i].object_id;
+                }
+                r = function_sums_append(&k->added, &entries[i].sum);
+                if (r < 0) {
+                        packs_done(&p);
+                        return r;
+                }
+        }
+        /* in order already: adds up the entries of one key */
+        for (size_t i = 0; i < p.n; i++)
+                function_sums_sort(&p.items[i].added);
+        *ret = p;
+        return 0;
 }
 
-static int bind_known_row(DbStmt *st, int k, size_t i, void *userdata) {
-        const Acc *a = &((const IngestCtx *) userdata)->job_functions.pool[i];
+static int bind_pack_key(DbStmt *st, int k, size_t i, void *userdata) {
+        const Pack *p = &((const Packs *) userdata)->items[i];
         int r;
 
-        if ((r = db_bind_int(st, k, (int64_t) i)) < 0 ||
-            (r = db_bind_int(st, k + 1, a->a)) < 0 ||
-            (r = db_bind_int(st, k + 2, a->b)) < 0)
+        if ((r = db_bind_int(st, k, (int64_t) i)) < 0 || (r = db_bind_int(st, k + 1, p->job_id)) < 0 ||
+            (r = db_bind_int(st, k + 2, p->object_id)) < 0)
                 return r;
         return 0;
 }
 
-static int read_known_row(DbStmt *st, void *userdata) {
-        IngestCtx *x = userdata;
+static int read_pack(DbStmt *st, void *userdata) {
+        Packs *p = userdata;
         int64_t i = db_column_int(st, 0);
+        const void *data;
+        size_t len;
 
-        if (i < 0 || (size_t) i >= x->job_functions.n)
+        if (i < 0 || (size_t) i >= p->n)
                 return -EIO;
-        x->function_known[i] = true;
+        data = db_column_blob(st, 1, &len);
+        return function_pack_decode(data, len, &p->items[i].stored);
+}
+
+static int bind_pack_row(DbStmt *st, int k, size_t i, void *userdata) {
+        const Pack *p = &((const Packs *) userdata)->items[i];
+        int r;
+
+        if ((r = db_bind_int(st, k, p->job_id)) < 0 || (r = db_bind_int(st, k + 1, p->object_id)) < 0 ||
+            (r = db_bind_blob(st, k + 2, p->packed, p->len)) < 0)
+                return r;
         return 0;
 }
 
@@ -187,8 +247,8 @@ static int64_t name_index(char **names, size_t *n, const char *name) {
 /* The site's sums (schema/0024) of the batch's functions, into the batch's
  * day and week: per function, per (function, mix key, node type), who ran
  * each and in which applications, and its jobs' samples of every kind.
- * A job counts for a function when the function is new to it (not in
- * job_functions before this batch). */
+ * A job counts for a function when the function is new to it (not in its
+ * packs before this batch: x->function_known). */
 static int write_site_sums(IngestCtx *x) {
         static const struct {
                 Stmt function, key, scope, total;
@@ -215,13 +275,6 @@ static int write_site_sums(IngestCtx *x) {
         for (size_t i = 0; i < x->n_jobs; i++)
                 if ((r = hashmap_put(by_id, INT_TO_KEY(x->job_pool[i].id), &x->job_pool[i])) < 0)
                         return r;
-        if (x->job_functions.n > 0) {
-                memset(x->function_known, 0, x->job_functions.n * sizeof(bool));
-                r = conn_read_rows(&x->s->writer, STMT_JOB_FUNCTIONS_KNOWN, x->job_functions.n, bind_known_row,
-                                   read_known_row, x);
-                if (r < 0)
-                        return r;
-        }
         if ((r = acc_map_init(&functions, x->job_functions.n)) < 0 ||
             (r = acc_map_init(&user_spans, x->job_functions.n)) < 0 ||
             (r = acc_map_init(&app_spans, x->job_functions.n)) < 0 ||
@@ -318,8 +371,13 @@ finish:
 int ingest_functions(IngestCtx *x) {
         const Batch *b = x->b;
         double cps = 1.0 / b->frequency_hz;
+        _cleanup_free_ PackEntry *entries = calloc(MAX(2 * b->n_functions, (size_t) 1), sizeof(PackEntry));
+        _cleanup_(packs_done) Packs packs = {};
+        size_t n = 0;
         int r;
 
+        if (!entries)
+                return -ENOMEM;
         for (size_t i = 0; i < b->n_functions; i++) {
                 const BatchFunction *f = &b->functions[i];
                 const JobAcc *j = f->job ? hashmap_get(x->jobs, f->job) : NULL;
@@ -340,18 +398,44 @@ int ingest_functions(IngestCtx *x) {
                 if ((r = intern_function(x->s, object_id, f->function ?: "", f->offset != BATCH_NULL ? f->offset : -1,
                                          f->entry, &function_id)) < 0)
                         return r;
-                if ((r = acc_add_function(&x->job_functions, j->id, function_id, 0, f, cpu_seconds, NULL)) < 0 ||
-                    (r = acc_add_function(&x->job_phase_functions, j->id, phase_id, function_id, f, cpu_seconds,
+                if ((r = acc_add_function(&x->job_functions, j->id, function_id, object_id, f, cpu_seconds,
                                           NULL)) < 0)
                         return r;
+                /* phase ids start at 1: 0 is the pack's sums over phases */
+                for (int k = 0; k < 2; k++)
+                        entries[n++] = (PackEntry) { j->id, object_id,
+                                                     { k == 0 ? 0 : phase_id, function_id, f->samples, cpu_seconds,
+                                                       f->cycles, f->instructions } };
         }
-        /* before job_functions takes this batch: which functions are new
-         * to their jobs */
+        if (n == 0)
+                return write_site_sums(x);
+
+        /* what the jobs have: which functions are new to them, and the
+         * sums this batch adds to, as this transaction has them (an
+         * earlier batch of the same group included) */
+        if ((r = packs_of(entries, n, &packs)) < 0 ||
+            (r = conn_read_rows(&x->s->writer, STMT_JOB_FUNCTION_PACKS_READ, packs.n, bind_pack_key, read_pack,
+                                &packs)) < 0)
+                return r;
+        for (size_t i = 0; i < x->job_functions.n; i++) {
+                const Acc *a = &x->job_functions.pool[i];
+                const Pack *k = pack_find(&packs, a->a, a->c);
+
+                x->function_known[i] = k && function_sums_find(&k->stored, 0, a->b);
+        }
+        for (size_t i = 0; i < packs.n; i++) {
+                Pack *k = &packs.items[i];
+
+                r = function_sums_merge(&k->stored, &k->added);
+                /* the sums over phases come first, and hold the most */
+                if (r == -EOVERFLOW)
+                        return overflow(x, "functions", "adding this batch's functions to a job's stored sums "
+                                        "per function would overflow");
+                if (r < 0 || (r = function_pack_encode(&k->stored, &k->packed, &k->len)) < 0)
+                        return r;
+        }
         r = write_site_sums(x);
         if (r < 0)
                 return r;
-        r = write_function_sums(x, &x->job_functions, false);
-        if (r < 0)
-                return r;
-        return write_function_sums(x, &x->job_phase_functions, true);
+        return conn_write_rows(&x->s->writer, STMT_JOB_FUNCTION_PACK_UPSERT, packs.n, bind_pack_row, &packs, false);
 }

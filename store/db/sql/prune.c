@@ -348,7 +348,7 @@ static int expire_job_rows(PruneStep *p, int64_t job_id) {
                 STMT_EXPIRE_JOB_NOTES, STMT_EXPIRE_JOB_MARKERS, STMT_EXPIRE_JOB_RANKS,
                 STMT_EXPIRE_JOB_TIMELINE, STMT_EXPIRE_JOB_COUNTERS, STMT_EXPIRE_JOB_OBJECT_EVENTS,
                 STMT_EXPIRE_JOB_PHASE_EVENTS, STMT_EXPIRE_JOB_EVENTS, STMT_EXPIRE_JOB_BURSTS,
-                STMT_EXPIRE_JOB_TASKS, STMT_EXPIRE_JOB_FUNCTIONS, STMT_EXPIRE_JOB_PHASE_FUNCTIONS,
+                STMT_EXPIRE_JOB_TASKS, STMT_EXPIRE_JOB_FUNCTION_PACKS,
         };
         Conn *c = &p->s->writer;
         int r = prune_job(p, job_id);

@@ -1,38 +1,83 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The functions of many jobs summed (GET /api/v1/profile): the jobs of
- * the job list's filter, then their job_functions or job_phase_functions
- * (schema/0021) added up per function (and phase). */
+ * the job list's filter, then their packed function sums (schema/0025,
+ * function-pack.h) decoded and added up per function (and phase). */
 #include <errno.h>
 #include <stdlib.h>
 
 #include "db/sql/job-list.h"
 
-/* The sums of the page's jobs, per function or per function and phase;
- * ?L and ?L+1 after the query's arguments are the jobs' limit and offset,
- * ?L+2 the functions' limit. */
-static void profile_sql(const JobQuery *q, const JobFilter *f, bool per_phase, FILE *out) {
-        const char *phase = per_phase ? ", s.phase_id" : "";
-
+/* The packs of the page's jobs; ?L and ?L+1 after the query's arguments
+ * are the jobs' limit and offset. In the order of jobs, so that the sums
+ * of CPU seconds are added in one order every time. */
+static void profile_sql(const JobQuery *q, const JobFilter *f, FILE *out) {
         fputs("WITH page AS MATERIALIZED (", out);
         job_query_page(q, f, out);
-        /* cycles and instructions are not summed: the profile has no use
-         * for them, and many jobs' sums may not fit */
-        fprintf(out, "), x AS (SELECT s.function_id%s, CAST(sum(s.samples) AS BIGINT) AS samples, "
-                "sum(s.cpu_seconds) AS cpu_seconds, NULL AS cycles, NULL AS instructions "
-                "FROM %s s JOIN page ON page.id = s.job_id GROUP BY s.function_id%s) "
-                "SELECT " FUNCTION_COLUMNS("x") "%s FROM x " FUNCTION_JOINS("x") "%s ORDER BY "
-                FUNCTION_ORDER("x") "%s LIMIT ?%zu",
-                phase, per_phase ? "job_phase_functions" : "job_functions", phase,
-                per_phase ? ", p.path, 0" : "", per_phase ? "JOIN phases p ON p.id = x.phase_id " : "",
-                per_phase ? ", p.path" : "", q->n_args + 3);
+        fputs(") SELECT s.packed FROM job_function_packs s JOIN page ON page.id = s.job_id "
+              "ORDER BY s.job_id, s.object_id", out);
 }
 
-static void profile_functions_sql(const JobQuery *q, const JobFilter *f, FILE *out) {
-        profile_sql(q, f, false, out);
+typedef struct Entry {
+        JobFunctionSum sum;
+        size_t seq;
+} Entry;
+
+static int compare_entries(const void *a, const void *b) {
+        const Entry *x = a, *y = b;
+
+        if (x->sum.phase_id != y->sum.phase_id)
+                return x->sum.phase_id < y->sum.phase_id ? -1 : 1;
+        if (x->sum.function_id != y->sum.function_id)
+                return x->sum.function_id < y->sum.function_id ? -1 : 1;
+        return (x->seq > y->seq) - (x->seq < y->seq);
 }
 
-static void profile_phase_functions_sql(const JobQuery *q, const JobFilter *f, FILE *out) {
-        profile_sql(q, f, true, out);
+/* The packs' entries over phases (per_phase: per phase) added up per key,
+ * in the order read. cycles and instructions are not summed: the profile
+ * has no use for them, and many jobs' sums may not fit. -EOVERFLOW: the
+ * samples of a function would not fit in an integer. */
+static int sum_packs(DbStmt *st, bool per_phase, JobFunctionSums *ret) {
+        _cleanup_(function_sums_done) JobFunctionSums one = {};
+        _cleanup_free_ Entry *all = NULL;
+        size_t n = 0, alloc = 0;
+        int r = 0, rc;
+
+        while ((rc = db_step(st)) == 1) {
+                size_t len;
+                const void *data = db_column_blob(st, 0, &len);
+
+                r = function_pack_decode(data, len, &one);
+                for (size_t i = 0; r >= 0 && i < one.n; i++) {
+                        if ((one.items[i].phase_id != 0) != per_phase)
+                                continue;
+                        r = grow((void **) &all, n, &alloc, sizeof(Entry));
+                        if (r < 0)
+                                break;
+                        all[n] = (Entry) { one.items[i], n };
+                        all[n].sum.cycles = all[n].sum.instructions = STORAGE_NULL;
+                        n++;
+                }
+                if (r < 0)
+                        break;
+        }
+        db_reset(st);
+        if (r < 0)
+                return r;
+        if (rc < 0)
+                return step_errno(rc);
+        if (n > 0)
+                qsort(all, n, sizeof(Entry), compare_entries);
+        for (size_t i = 0; i < n; i++) {
+                JobFunctionSum *last = ret->n > 0 ? &ret->items[ret->n - 1] : NULL;
+
+                if (last && last->phase_id == all[i].sum.phase_id && last->function_id == all[i].sum.function_id) {
+                        if (__builtin_add_overflow(last->samples, all[i].sum.samples, &last->samples))
+                                return -EOVERFLOW;
+                        last->cpu_seconds += all[i].sum.cpu_seconds;
+                } else if ((r = function_sums_append(ret, &all[i].sum)) < 0)
+                        return r;
+        }
+        return 0;
 }
 
 /* The jobs the page would hold with one more (?L and ?L+1: f->limit + 1
@@ -45,7 +90,8 @@ static void page_count_sql(const JobQuery *q, const JobFilter *f, FILE *out) {
 
 int sql_get_profile(Storage *base, const JobFilter *f, bool per_phase, unsigned limit, SiteProfile *ret) {
         SqlStorage *s = (SqlStorage *) base;
-        const int64_t extra[3] = { f->limit, 0, (int64_t) limit + 1 }, page[2] = { (int64_t) f->limit + 1, 0 };
+        const int64_t extra[2] = { f->limit, 0 }, page[2] = { (int64_t) f->limit + 1, 0 };
+        _cleanup_(function_sums_done) JobFunctionSums sums = {};
         _cleanup_(job_query_done) JobQuery q = {};
         _cleanup_free_ char *sql = NULL;
         SiteProfile p = {};
@@ -58,7 +104,7 @@ int sql_get_profile(Storage *base, const JobFilter *f, bool per_phase, unsigned 
         if (f->sort < 0 || f->sort >= _JOB_SORT_MAX || f->limit == 0)
                 return -EINVAL;
         if ((r = job_query_init(&q, f)) < 0 ||
-            (r = job_query_sql(&q, f, per_phase ? profile_phase_functions_sql : profile_functions_sql, &sql)) < 0)
+            (r = job_query_sql(&q, f, profile_sql, &sql)) < 0)
                 return r;
         reader_acquire(s, &c);
         /* the count and the sums of one moment */
@@ -71,9 +117,11 @@ int sql_get_profile(Storage *base, const JobFilter *f, bool per_phase, unsigned 
         if (r >= 0)
                 r = job_query_prepare(c, &q, sql, extra, ELEMENTSOF(extra), &st);
         if (r >= 0) {
-                r = read_function_rows(st, per_phase, limit, &p.functions);
+                r = sum_packs(st, per_phase, &sums);
                 db_finalize(st);
         }
+        if (r >= 0)
+                r = name_function_sums(c, &sums, per_phase, -1, limit, &p.functions);
         reader_end_read(s, c);
         if (r < 0)
                 return r;

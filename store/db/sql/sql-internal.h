@@ -12,6 +12,7 @@
 
 #include "db/db.h"
 #include "hashmap.h"
+#include "db/sql/function-pack.h"
 #include "db/sql/statements.h"
 #include "db/storage.h"
 
@@ -170,12 +171,18 @@ int read_job_info(DbStmt *st, StoredJob *j, int64_t *ret_id);
 int read_marker_row(DbStmt *st, int col, Marker *m);
 int read_rank_rows(Conn *c, Stmt id, int64_t job_id, RankFigures **v, size_t *n, bool *truncated);
 
-/* job-functions.c: a job's functions (JOB_FUNCTIONS, or per_phase
- * JOB_PHASE_FUNCTIONS), at most limit (truncated when there were more). */
+/* job-functions.c: a job's functions (its packs, schema/0025), over its
+ * phases or per_phase, at most limit (truncated when there were more). */
 int read_job_functions(Conn *c, int64_t job_id, bool per_phase, size_t limit, FunctionList *ret);
-/* The rows of a statement of FUNCTION_COLUMNS (statements.h), with per_phase
- * the phase's path and samples after them, bound and ready to step. */
-int read_function_rows(DbStmt *st, bool per_phase, size_t limit, FunctionList *ret);
+/* Sums decoded from packs, named and in the order of the answers: over
+ * phases those of phase 0, per_phase the others, with the phase's samples
+ * in job job_id (-1: none, 0). */
+int name_function_sums(Conn *c, const JobFunctionSums *sums, bool per_phase, int64_t job_id, size_t limit,
+                       FunctionList *ret);
+
+/* migrate-function-packs.c: fills job_function_packs (schema/0025) from
+ * the tables it replaces, in the migration's transaction. */
+int migrate_function_packs(Conn *c);
 
 /* job-measured.c */
 int read_node_type(DbStmt *st, int col, NodeTypeInfo *ret);

@@ -57,12 +57,6 @@
 
 /* A job's sums of one function (schema/0021), over its phases (key
  * "function_id") or per phase ("phase_id, function_id"). */
-#define SQL_FUNCTION_UPSERT(table, key, params)                                                         \
-        "INSERT INTO " table " (job_id, " key ", samples, cpu_seconds, cycles, instructions) "          \
-        "VALUES (" params ") ON CONFLICT (job_id, " key ") DO UPDATE SET "                              \
-        ADD(table, "samples") ", " ADD(table, "cpu_seconds") ", " ADD_NULLABLE(table, "cycles") ", "    \
-        ADD_NULLABLE(table, "instructions") " "                                                         \
-        "WHERE " FITS(table, "samples") " AND " FITS(table, "cycles") " AND " FITS(table, "instructions")
 /* The site's time per function in one grain's bucket (schema/0024): the
  * site's, and per key and node type; the tables differ only in their name
  * and their bucket's. */
@@ -489,14 +483,17 @@ static const char *const stmt_sql[_STMT_MAX] = {
                 "ON CONFLICT DO NOTHING "
                 "RETURNING id",
         /* many at once (conn_write_rows()) */
-        [STMT_JOB_FUNCTION_UPSERT] = SQL_FUNCTION_UPSERT("job_functions", "function_id", "?, ?, ?, ?, ?, ?"),
-        [STMT_JOB_PHASE_FUNCTION_UPSERT] =
-                SQL_FUNCTION_UPSERT("job_phase_functions", "phase_id, function_id", "?, ?, ?, ?, ?, ?, ?"),
-        /* which of a batch's (place, job, function) a job had before
+        /* the stored packs of a batch's (place, job, object)s
          * (conn_read_rows()): answered with the place */
-        [STMT_JOB_FUNCTIONS_KNOWN] =
-                "SELECT v.column1 FROM (VALUES (CAST(? AS BIGINT), CAST(? AS BIGINT), CAST(? AS BIGINT))) AS v "
-                "JOIN job_functions jf ON jf.job_id = v.column2 AND jf.function_id = v.column3",
+        [STMT_JOB_FUNCTION_PACKS_READ] =
+                "SELECT v.column1, p.packed "
+                "FROM (VALUES (CAST(? AS BIGINT), CAST(? AS BIGINT), CAST(? AS BIGINT))) AS v "
+                "JOIN job_function_packs p ON p.job_id = v.column2 AND p.object_id = v.column3",
+        /* the packs merged in memory (function-pack.h): the sums are
+         * checked there, the row replaced */
+        [STMT_JOB_FUNCTION_PACK_UPSERT] =
+                "INSERT INTO job_function_packs (job_id, object_id, packed) VALUES (?, ?, ?) "
+                "ON CONFLICT (job_id, object_id) DO UPDATE SET packed = excluded.packed",
         [STMT_FUNCTION_DAY_UPSERT] = SQL_FUNCTION_SUM_UPSERT("function_days", "day"),
         [STMT_FUNCTION_WEEK_UPSERT] = SQL_FUNCTION_SUM_UPSERT("function_weeks", "week"),
         [STMT_FUNCTION_KEY_DAY_UPSERT] = SQL_FUNCTION_KEY_UPSERT("function_key_days", "day"),
@@ -586,8 +583,7 @@ static const char *const stmt_sql[_STMT_MAX] = {
         EXPIRE_ROWS(STMT_EXPIRE_JOB_EVENTS, "job_events", "role_id"),
         EXPIRE_ROWS(STMT_EXPIRE_JOB_BURSTS, "job_bursts", "object_id, phase_id, role_id"),
         EXPIRE_ROWS(STMT_EXPIRE_JOB_TASKS, "job_tasks", "task_id"),
-        EXPIRE_ROWS(STMT_EXPIRE_JOB_FUNCTIONS, "job_functions", "function_id"),
-        EXPIRE_ROWS(STMT_EXPIRE_JOB_PHASE_FUNCTIONS, "job_phase_functions", "phase_id, function_id"),
+        EXPIRE_ROWS(STMT_EXPIRE_JOB_FUNCTION_PACKS, "job_function_packs", "object_id"),
 #undef EXPIRE_ROWS
 
         /* every cluster's job of the id: those the viewer may not see are
@@ -664,16 +660,29 @@ static const char *const stmt_sql[_STMT_MAX] = {
                 "JOIN event_roles r ON r.id = b.role_id "
                 "JOIN job_objects jo ON jo.job_id = b.job_id AND jo.object_id = b.object_id "
                 "WHERE b.job_id = ? ORDER BY jo.samples DESC, o.path, o.id, p.path, r.name LIMIT ?",
-        /* the job's functions, the most samples first (store/db/sql/job-functions.c) */
-        [STMT_JOB_FUNCTIONS] =
-                "SELECT " FUNCTION_COLUMNS("x") " FROM job_functions x " FUNCTION_JOINS("x")
-                "WHERE x.job_id = ? ORDER BY " FUNCTION_ORDER("x") " LIMIT ?",
-        /* per phase, with the phase's samples: what their shares are of */
-        [STMT_JOB_PHASE_FUNCTIONS] =
-                "SELECT " FUNCTION_COLUMNS("x") ", p.path, coalesce(jp.samples, 0) FROM job_phase_functions x "
+        /* the job's function sums, packed (store/db/sql/job-functions.c) */
+        [STMT_JOB_FUNCTION_PACKS] = "SELECT packed FROM job_function_packs WHERE job_id = ? ORDER BY object_id",
+        /* sums decoded from packs, named (conn_read_rows()): (place,
+         * function, samples, cpu_seconds, cycles, instructions), answered
+         * with FUNCTION_COLUMNS, then what job-functions.c orders them by
+         * as FUNCTION_ORDER says (f.name, o.id) and the place */
+        [STMT_FUNCTION_ROWS] =
+                "SELECT " FUNCTION_COLUMNS("x") ", f.name, o.id, x.place FROM (SELECT v.column1 AS place, "
+                "v.column2 AS function_id, v.column3 AS samples, v.column4 AS cpu_seconds, v.column5 AS cycles, "
+                "v.column6 AS instructions FROM (VALUES (CAST(? AS BIGINT), CAST(? AS BIGINT), "
+                "CAST(? AS BIGINT), CAST(? AS DOUBLE PRECISION), CAST(? AS BIGINT), CAST(? AS BIGINT))) AS v) "
+                "AS x " FUNCTION_JOINS("x"),
+        /* per phase, with the phase's samples in the job (job -1: none),
+         * what their shares are of */
+        [STMT_PHASE_FUNCTION_ROWS] =
+                "SELECT " FUNCTION_COLUMNS("x") ", p.path, coalesce(jp.samples, 0), f.name, o.id, x.place "
+                "FROM (SELECT v.column1 AS place, v.column2 AS function_id, v.column3 AS samples, "
+                "v.column4 AS cpu_seconds, v.column5 AS cycles, v.column6 AS instructions, v.column7 AS job_id, "
+                "v.column8 AS phase_id FROM (VALUES (CAST(? AS BIGINT), CAST(? AS BIGINT), CAST(? AS BIGINT), "
+                "CAST(? AS DOUBLE PRECISION), CAST(? AS BIGINT), CAST(? AS BIGINT), CAST(? AS BIGINT), "
+                "CAST(? AS BIGINT))) AS v) AS x "
                 FUNCTION_JOINS("x") "JOIN phases p ON p.id = x.phase_id "
-                "LEFT JOIN job_phases jp ON jp.job_id = x.job_id AND jp.phase_id = x.phase_id "
-                "WHERE x.job_id = ? ORDER BY " FUNCTION_ORDER("x") ", p.path LIMIT ?",
+                "LEFT JOIN job_phases jp ON jp.job_id = x.job_id AND jp.phase_id = x.phase_id",
         /* summed by list_objects, see there */
         [STMT_OBJECT_HOURS] =
                 "SELECT object_id, samples, cpu_seconds FROM object_hours WHERE bucket >= ? AND bucket < ?",

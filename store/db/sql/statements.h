@@ -73,10 +73,10 @@ typedef enum Stmt {
         /* functions (schema/0021) */
         STMT_FUNCTION_SELECT,
         STMT_FUNCTION_INSERT,
-        STMT_JOB_FUNCTION_UPSERT,
-        STMT_JOB_PHASE_FUNCTION_UPSERT,
+        /* a job's function sums per object, packed (schema/0025) */
+        STMT_JOB_FUNCTION_PACKS_READ,
+        STMT_JOB_FUNCTION_PACK_UPSERT,
         /* the site's functions by day and week (schema/0024) */
-        STMT_JOB_FUNCTIONS_KNOWN,
         STMT_FUNCTION_DAY_UPSERT,
         STMT_FUNCTION_WEEK_UPSERT,
         STMT_FUNCTION_KEY_DAY_UPSERT,
@@ -155,8 +155,7 @@ typedef enum Stmt {
         STMT_EXPIRE_JOB_EVENTS,
         STMT_EXPIRE_JOB_BURSTS,
         STMT_EXPIRE_JOB_TASKS,
-        STMT_EXPIRE_JOB_FUNCTIONS,
-        STMT_EXPIRE_JOB_PHASE_FUNCTIONS,
+        STMT_EXPIRE_JOB_FUNCTION_PACKS,
         /* readers (the job list builds its SQL per filter: list_jobs) */
         STMT_JOB_FIND,
         STMT_JOB_FIND_CLUSTER,
@@ -175,8 +174,9 @@ typedef enum Stmt {
         STMT_JOB_OBJECT_EVENTS,
         STMT_JOB_PHASE_EVENTS,
         STMT_JOB_BURSTS,
-        STMT_JOB_FUNCTIONS,
-        STMT_JOB_PHASE_FUNCTIONS,
+        STMT_JOB_FUNCTION_PACKS,
+        STMT_FUNCTION_ROWS,
+        STMT_PHASE_FUNCTION_ROWS,
         STMT_OBJECT_HOURS,
         STMT_OBJECT_DAYS,
         STMT_OBJECT_WEEKS,
@@ -245,7 +245,6 @@ typedef enum Stmt {
 #define NOT_NAMED                                                                                       \
         "NOT EXISTS (SELECT 1 FROM function_names n WHERE n.build_id = o.build_id "                     \
         "AND n.file_offset = f.file_offset AND n.entry = f.entry)"
-#define FUNCTION_ORDER(x) x ".samples DESC, o.path, f.name, f.file_offset, o.id"
 
 /* The text of statement id in a dialect. */
 const char *stmt_text(DbDialect dialect, Stmt id);

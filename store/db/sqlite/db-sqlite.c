@@ -250,6 +250,14 @@ static const char *db_sqlite_column_text(DbStmt *st, int i) {
         return (const char *) sqlite3_column_text(sqlite_stmt(st), i);
 }
 
+static const void *db_sqlite_column_blob(DbStmt *st, int i, size_t *ret_len) {
+        const void *v = sqlite3_column_blob(sqlite_stmt(st), i);
+
+        /* after the pointer: the size of the value it converted to */
+        *ret_len = v ? (size_t) sqlite3_column_bytes(sqlite_stmt(st), i) : 0;
+        return v;
+}
+
 static const char *db_sqlite_errmsg(DbConn *c) {
         return sqlite3_errmsg(sqlite_conn(c)->db);
 }
@@ -300,6 +308,7 @@ const DbDriver db_sqlite_driver = {
         .column_int = db_sqlite_column_int,
         .column_double = db_sqlite_column_double,
         .column_text = db_sqlite_column_text,
+        .column_blob = db_sqlite_column_blob,
         .errmsg = db_sqlite_errmsg,
         .size = db_sqlite_size,
 };
