@@ -256,7 +256,7 @@ def hostile_cases():
          "rows[0].object"),
         ("unknown kind", mutate(lambda b: b["rows"][0].update(kind="dll")), {}, NODE_TOKEN, 400,
          "rows[0].kind"),
-        ("unknown version", mutate(lambda b: b.update(version=3)), {}, NODE_TOKEN, 400, "version"),
+        ("unknown version", mutate(lambda b: b.update(version=4)), {}, NODE_TOKEN, 400, "version"),
         ("version as string", mutate(lambda b: b.update(version="1")), {}, NODE_TOKEN, 400, "version"),
         ("NUL in string", mutate(lambda b: b["rows"][0].update(phase="a\u0000b")), {}, NODE_TOKEN, 400,
          "rows[0].phase"),
