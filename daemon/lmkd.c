@@ -14,10 +14,6 @@
 #include <sys/timerfd.h>
 #include <time.h>
 
-#if HAVE_LIBSYSTEMD
-#include <systemd/sd-daemon.h>
-#endif
-
 #include "interval-json.h"
 #include "lmkd-config.h"
 #include "log.h"
@@ -28,6 +24,7 @@
 #include "push-pipeline.h"
 #include "output-file.h"
 #include "report.h"
+#include "service-notify.h"
 #include "util.h"
 
 enum {
@@ -352,17 +349,15 @@ static void trim_heap(uint64_t now, uint64_t *last, bool batch_built) {
                 (void) malloc_trim(0);
 }
 
-/* Only under a service manager that listens: outside one, each tick would
- * still run libsystemd's code to find that out. */
+/* Only under a service manager that listens: outside one, each tick
+ * would still look at the environment to find that out. */
 static void notify(const char *state) {
-#if HAVE_LIBSYSTEMD
         static int listening = -1;
 
         if (listening < 0)
                 listening = getenv("NOTIFY_SOCKET") != NULL;
         if (listening)
-                (void) sd_notify(0, state);
-#endif
+                (void) service_notify(state);
 }
 
 /* The library families that tell a rank's communication from its
