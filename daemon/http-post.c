@@ -22,11 +22,14 @@ void http_parser_init(HttpParser *p) {
         p->status = 0;
         p->head_len = p->line_start = 0;
         p->line_len = p->trailer_len = 0;
+        p->interim = 0;
         p->remaining = 0;
         p->body_len = 0;
         p->body[0] = '\0';
         p->error = NULL;
 }
+
+static const char no_answer[] = "the server closed the connection without an answer";
 
 static int fail(HttpParser *p, const char *why) {
         p->state = HTTP_PARSE_ERROR;
@@ -130,6 +133,7 @@ static int parse_head(HttpParser *p) {
                         return fail(p, "the server switched protocols, which lmkd did not ask for");
                 p->head_len = p->line_start = 0;
                 p->status = 0;
+                p->interim++;
                 return 0;
         }
         if (p->status == 204 || p->status == 304)
@@ -286,8 +290,7 @@ int http_parser_eof(HttpParser *p) {
         case HTTP_PARSE_ERROR:
                 return -EBADMSG;
         case HTTP_PARSE_HEAD:
-                return fail(p, p->head_len == 0 ? "the server closed the connection without an answer"
-                                                : "the connection ended inside the header block");
+                return fail(p, p->head_len == 0 ? no_answer : "the connection ended inside the header block");
         default:
                 return fail(p, "the connection ended before the end of the body");
         }
@@ -474,7 +477,9 @@ static int conn_connect(Conn *c, const Url *u, unsigned connect_timeout_ms, char
         if (err == -ETIMEDOUT)
                 snprintf(answer, HTTP_ANSWER_SIZE, "Timeout was reached: no connection to %s within %u ms", c->where,
                          connect_timeout_ms);
-        else
+        else if (streq(addr, u->host) || !addr[0])
+                snprintf(answer, HTTP_ANSWER_SIZE, "Couldn't connect to server %s: %s", c->where, strerror(-err));
+        else /* the address tried last, of a name */
                 snprintf(answer, HTTP_ANSWER_SIZE, "Couldn't connect to server %s (%s): %s", c->where, addr, strerror(-err));
         return err;
 }
@@ -639,7 +644,7 @@ static int read_some(Conn *c, HttpParser *p) {
         if (n < 0)
                 return (int) n;
         if (n == 0)
-                return http_parser_eof(p) > 0 ? 1 : p->head_len == 0 && p->status == 0 ? -EPIPE : -EBADMSG;
+                return http_parser_eof(p) > 0 ? 1 : p->error == no_answer ? -EPIPE : -EBADMSG;
         return http_parser_feed(p, buf, (size_t) n);
 }
 
@@ -668,15 +673,40 @@ static int send_all(Conn *c, const void *data, size_t size, int flags, HttpParse
                         return ev == 0 ? -ETIMEDOUT : ev;
                 if (!(ev & (POLLIN | POLLHUP | POLLERR)))
                         continue;
-                /* a TLS 1.3 session ticket is no answer: reading it gives -EAGAIN */
+                /* a TLS 1.3 session ticket is no answer: reading it gives
+                 * -EAGAIN; nor is a late 100 Continue */
                 r = read_some(c, p);
-                if (r == -EAGAIN)
+                if (r == -EAGAIN || (r == 0 && p->state == HTTP_PARSE_HEAD))
                         continue;
                 *answered = true;
                 if (r < 0 && r != -EBADMSG)
                         return r;
         }
         return 0;
+}
+
+/* After "Expect: 100-continue": returns once the server said 100 (send the
+ * body), answered for good (*answered), or did not say within
+ * HTTP_EXPECT_WAIT_MS (send the body). */
+static int await_continue(Conn *c, HttpParser *p, bool *answered) {
+        uint64_t until = MIN(c->deadline, now_ns(CLOCK_MONOTONIC) + (uint64_t) HTTP_EXPECT_WAIT_MS * 1000000);
+
+        for (;;) {
+                int ev, r;
+
+                ev = tls_pending(c) ? POLLIN : wait_fd(c->fd, POLLIN, until);
+                if (ev <= 0)
+                        return ev == 0 && until < c->deadline ? 0 : ev == 0 ? -ETIMEDOUT : ev;
+                r = read_some(c, p);
+                if (r == -EAGAIN)
+                        continue;
+                if (r != 0 || p->state != HTTP_PARSE_HEAD) {
+                        *answered = true;
+                        return r < 0 && r != -EBADMSG && r != -EPIPE ? r : 0;
+                }
+                if (p->interim > 0 && p->head_len == 0)
+                        return 0;
+        }
 }
 
 static int request_head(const HttpPost *req, const Url *u, char **ret) {
@@ -688,7 +718,8 @@ static int request_head(const HttpPost *req, const Url *u, char **ret) {
         if (!f)
                 return -ENOMEM;
         fprintf(f, "POST %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: lmkd/" PACKAGE_VERSION "\r\nAccept: */*\r\n"
-                   "Connection: close\r\nContent-Length: %zu\r\n", u->path, u->authority, req->size);
+                   "Connection: close\r\nContent-Length: %zu\r\n%s", u->path, u->authority, req->size,
+                req->size > HTTP_EXPECT_MIN ? "Expect: 100-continue\r\n" : "");
         for (const char *const *h = req->headers; h && *h; h++) {
                 if (strpbrk(*h, "\r\n") || !strchr(*h, ':')) {
                         fclose(f);
@@ -737,6 +768,8 @@ int http_post(const HttpPost *req, char answer[static HTTP_ANSWER_SIZE]) {
                 goto finish;
 
         sent = send_all(&c, head, strlen(head), c.tls ? 0 : MSG_MORE, p, &answered);
+        if (sent >= 0 && !answered && req->size > HTTP_EXPECT_MIN)
+                sent = await_continue(&c, p, &answered);
         if (sent >= 0)
                 sent = send_all(&c, req->body, req->size, 0, p, &answered);
         /* a server may answer and close before it has read the whole body:
@@ -764,6 +797,8 @@ int http_post(const HttpPost *req, char answer[static HTTP_ANSWER_SIZE]) {
                         goto finish;
                 }
         }
+        if (r == -EBADMSG && p->error == no_answer)
+                r = -EPIPE;
         if (r == -EBADMSG)
                 snprintf(answer, HTTP_ANSWER_SIZE, "Weird server reply from %s: %s", c.where, p->error);
         else if (r == -EPIPE && sent < 0)

@@ -16,6 +16,11 @@
 #define HTTP_LINE_MAX (8 * 1024)        /* one header, chunk-size or trailer line */
 #define HTTP_CONNECT_TIMEOUT_MS 10000
 #define HTTP_TIMEOUT_MS 60000
+/* A body above this asks first (Expect: 100-continue, as curl did): a store
+ * that refuses it (401, 413...) says so before it is sent. The wait for
+ * the go-ahead is short: a server that ignores Expect gets the body. */
+#define HTTP_EXPECT_MIN (1024 * 1024)
+#define HTTP_EXPECT_WAIT_MS 1000
 
 typedef struct HttpPost {
         const char *url;
@@ -57,6 +62,7 @@ typedef struct HttpParser {
         size_t head_len, line_start;
         char line[HTTP_LINE_MAX];       /* chunk-size and trailer lines */
         size_t line_len, trailer_len;
+        unsigned interim;               /* interim answers (100 Continue) passed over */
         uint64_t remaining;             /* of the body or of the chunk */
         char body[HTTP_ANSWER_SIZE];
         size_t body_len;

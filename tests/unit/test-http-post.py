@@ -81,13 +81,22 @@ class Server:
             for line in lines[1:]:
                 name, value = line.split(":", 1)
                 headers[name.strip().lower()] = value.strip()
-            if path == "/early-413":
-                # answers before the body, as a server that limits sizes does
+            if path in ("/early-413", "/expect-413"):
+                # refuses the body by its Content-Length, as a server that
+                # limits sizes does: at once (it heeds Expect), or once the
+                # client is stuck sending (it does not)
+                if path == "/early-413":
+                    time.sleep(1.5)
                 conn.sendall(b"HTTP/1.1 413 Payload Too Large\r\nContent-Length: 8\r\nConnection: close\r\n\r\ntoo big!")
                 conn.shutdown(socket.SHUT_WR)
-                while conn.recv(1 << 20):
-                    pass
+                n = len(body)
+                while more := conn.recv(1 << 20):
+                    n += len(more)
+                self.requests.append((lines[0], headers, n))
                 return
+            if path == "/expect":
+                check(headers.get("expect") == "100-continue", f"no Expect: 100-continue for a big body: {headers}")
+                conn.sendall(b"HTTP/1.1 100 Continue\r\n\r\n")
             while len(body) < int(headers.get("content-length", "0")):
                 more = conn.recv(65536)
                 if not more:
@@ -101,6 +110,8 @@ class Server:
                 for b in b"HTTP/1.1 200 OK\r\nContent-Length: 10000\r\n\r\n" + b"x" * 10000:
                     conn.sendall(bytes([b]))
                     time.sleep(0.05)
+            elif path == "/expect":
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%d" % (len(str(len(body))), len(body)))
             else:
                 conn.sendall(CANNED[path])
         except (OSError, ssl.SSLError, ValueError, IndexError):
@@ -150,8 +161,20 @@ def plain():
     expect(base + "/chunked", 500, "store is broken")
     expect(base + "/continue", 201, "done")
     expect(base + "/no-reason", 503, "busy")
-    r, answer, _ = post(base + "/early-413", "--body-size", str(64 << 20))
-    check(r == 413 and answer == "too big!", f"early 413: got {r} \"{answer}\"")
+    # a big body asks first: sent after 100 Continue, not sent after a refusal,
+    # and a refusal that comes while it is being sent is read
+    expect(base + "/expect", 200, str(2 << 20), "--body-size", str(2 << 20))
+    check(s.requests[-1][2] == b"x" * (2 << 20), "the body after 100 Continue did not arrive")
+    for path, sent in (("/expect-413", lambda n: n == 0), ("/early-413", lambda n: 0 < n < 64 << 20)):
+        before = len(s.requests)
+        r, answer, _ = post(base + path, "--body-size", str(64 << 20))
+        check(r == 413 and answer == "too big!", f"{path}: got {r} \"{answer}\"")
+        for _ in range(100):  # the server counts what came until the client closed
+            if len(s.requests) > before:
+                break
+            time.sleep(0.1)
+        check(len(s.requests) > before and sent(s.requests[-1][2]),
+              f"{path}: the client sent {s.requests[-1][2]} bytes of the body the server refused")
 
     expect_error(base + "/garbage", ["Weird server reply", f"127.0.0.1 port {s.port}", "HTTP/"])
     expect_error(base + "/bad-header", ["Weird server reply", "Name: value"])
@@ -219,8 +242,9 @@ def https():
     check(good.requests[-1][2] == b"hello", "the body did not arrive over TLS")
     expect(f"https://127.0.0.1:{good.port}/chunked", 500, "store is broken", *ca)
     expect(f"https://localhost:{good.port}/long", 200, LONG[:511].decode(), *ca)
+    expect(f"https://localhost:{good.port}/expect", 200, str(2 << 20), *ca, "--body-size", str(2 << 20))
     r, answer, _ = post(f"https://localhost:{good.port}/early-413", *ca, "--body-size", str(64 << 20))
-    check(r == 413 and answer == "too big!", f"early 413 over TLS: got {r} \"{answer}\"")
+    check(r == 413 and answer == "too big!", f"413 while sending over TLS: got {r} \"{answer}\"")
     e = expect_error(f"https://localhost:{good.port}/silent", ["Timeout was reached"], *ca, "--timeout-ms", "1000")
     check(e < 5, f"a silent TLS server held the client {e:.1f} s")
 
