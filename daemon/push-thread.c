@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +48,12 @@ static long post(Pusher *p, const void *data, size_t size, char body[static HTTP
                 .size = size,
                 .ca_file = p->ca_file,
         }, body);
+        /* An https:// push parses the system's trusted certificates (a
+         * 4 MiB peak with Debian's 144) and frees them in this thread's
+         * malloc arena, which lmkd's trim after a batch (trim_heap():
+         * mallinfo2() sees the main arena only) does not look at: without
+         * this, lmkd kept 3 MiB more RSS after its first https:// push. */
+        (void) malloc_trim(0);
         return r > 0 ? r : 0;
 }
 
