@@ -49,6 +49,8 @@ const char config_help_text[] =
         "      --ready-file FILE     Create FILE once sampling has started\n"
         "      --store URL           Push a batch to lmk-store every --push-interval\n"
         "      --token-file FILE     The node's bearer token for the store\n"
+        "      --ca-file FILE        Certificates (PEM) trusted for an https:// store\n"
+        "                            besides the system's (a site's private CA)\n"
         "      --push-interval SECS  Seconds between batches (default 60)\n"
         "      --spool DIR           Where batches wait for the store (default\n"
         "                            " LMK_STATE_DIR "/spool)\n"
@@ -115,6 +117,7 @@ void config_done(LmkdConfig *c) {
         free(c->liblmk);
         free(c->store_url);
         free(c->token_file);
+        free(c->ca_file);
         free(c->spool_dir);
         *c = (LmkdConfig) {};
 }
@@ -327,7 +330,10 @@ int config_set(LmkdConfig *c, const char *section, const char *key, const char *
                             : -EINVAL;
         } else if (KEY("store", "token_file"))
                 r = set_string(&c->token_file, value);
-        else if (KEY("store", "spool"))
+        else if (KEY("store", "ca_file")) {
+                *ret_why = "a file's path";
+                r = *value ? set_string(&c->ca_file, value) : -EINVAL;
+        }        else if (KEY("store", "spool"))
                 r = set_string(&c->spool_dir, value);
         else if (KEY("store", "push_interval")) {
                 r = set_unsigned(&c->push_interval, value, 1, 86400);

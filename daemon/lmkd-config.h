@@ -49,6 +49,7 @@ typedef struct LmkdConfig {
         /* [store] */
         char *store_url;
         char *token_file;
+        char *ca_file;                  /* trusted for https:// besides the system's store */
         char *spool_dir;
         unsigned push_interval;         /* seconds */
         size_t spool_max_bytes;

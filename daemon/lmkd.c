@@ -14,10 +14,6 @@
 #include <sys/timerfd.h>
 #include <time.h>
 
-#if HAVE_LIBSYSTEMD
-#include <systemd/sd-daemon.h>
-#endif
-
 #include "interval-json.h"
 #include "lmkd-config.h"
 #include "log.h"
@@ -28,6 +24,7 @@
 #include "push-pipeline.h"
 #include "output-file.h"
 #include "report.h"
+#include "service-notify.h"
 #include "util.h"
 
 enum {
@@ -40,6 +37,7 @@ enum {
         ARG_VERSION,
         ARG_STORE,
         ARG_TOKEN_FILE,
+        ARG_CA_FILE,
         ARG_PUSH_INTERVAL,
         ARG_SPOOL,
         ARG_NODE_NAME,
@@ -114,6 +112,7 @@ static const struct option options[] = {
         { "powercap-root", required_argument, NULL, ARG_POWERCAP_ROOT },
         { "store", required_argument, NULL, ARG_STORE },
         { "token-file", required_argument, NULL, ARG_TOKEN_FILE },
+        { "ca-file", required_argument, NULL, ARG_CA_FILE },
         { "push-interval", required_argument, NULL, ARG_PUSH_INTERVAL },
         { "spool", required_argument, NULL, ARG_SPOOL },
         { "node-name", required_argument, NULL, ARG_NODE_NAME },
@@ -153,6 +152,7 @@ static const struct {
         { ARG_POWERCAP_ROOT, "node", "powercap_root", "--powercap-root" },
         { ARG_STORE, "store", "url", "--store" },
         { ARG_TOKEN_FILE, "store", "token_file", "--token-file" },
+        { ARG_CA_FILE, "store", "ca_file", "--ca-file" },
         { ARG_PUSH_INTERVAL, "store", "push_interval", "--push-interval" },
         { ARG_SPOOL, "store", "spool", "--spool" },
         { ARG_NODE_NAME, "node", "name", "--node-name" },
@@ -349,17 +349,15 @@ static void trim_heap(uint64_t now, uint64_t *last, bool batch_built) {
                 (void) malloc_trim(0);
 }
 
-/* Only under a service manager that listens: outside one, each tick would
- * still run libsystemd's code to find that out. */
+/* Only under a service manager that listens: outside one, each tick
+ * would still look at the environment to find that out. */
 static void notify(const char *state) {
-#if HAVE_LIBSYSTEMD
         static int listening = -1;
 
         if (listening < 0)
                 listening = getenv("NOTIFY_SOCKET") != NULL;
         if (listening)
-                (void) sd_notify(0, state);
-#endif
+                (void) service_notify(state);
 }
 
 /* The library families that tell a rank's communication from its

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "batch-build.h"
+#include "http-post.h"
 #include "log.h"
 #include "push-pipeline.h"
 #include "util.h"
@@ -40,7 +41,14 @@ int pushing_start(Pushing *p, const LmkdConfig *o, const char *host, const LibFa
                 return log_error_errno(r, "%s", spool_why);
         if (r < 0)
                 return log_error_errno(r, "Failed to open spool directory %s: %m", spool);
-        r = pusher_start(p->spool, o->store_url, token, &p->pusher);
+        if (o->ca_file) {
+                _cleanup_free_ char *ca_why = NULL;
+
+                r = http_check_ca_file(o->ca_file, &ca_why);
+                if (r < 0)
+                        return log_error_errno(r, "Invalid [store] ca_file (--ca-file): %s.", ca_why ?: o->ca_file);
+        }
+        r = pusher_start(p->spool, o->store_url, token, o->ca_file, &p->pusher);
         explicit_bzero(token, strlen(token));
         if (r < 0)
                 return log_error_errno(r, "Failed to start pushing to %s: %m", o->store_url);

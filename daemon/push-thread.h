@@ -23,7 +23,8 @@ typedef struct PushStats {
 
 typedef struct Pusher Pusher;
 
-int pusher_start(Spool *spool, const char *store_url, const char *token, Pusher **ret);
+/* ca_file: PEM certificates trusted for https:// besides the system's; NULL: none. */
+int pusher_start(Spool *spool, const char *store_url, const char *token, const char *ca_file, Pusher **ret);
 /* Asks the pusher to look at the spool now (a batch was just written). */
 void pusher_kick(Pusher *p);
 /* Waits up to timeout_ms for the spool to empty while the store answers;

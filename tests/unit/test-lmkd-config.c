@@ -22,6 +22,7 @@ TEST(defaults_and_file) {
                 "events = cycles=task-clock,instructions=page-faults,cs\n"
                 "[store]\n"
                 "url = https://store.example:8443\n"
+                "ca_file = /etc/site/ca.pem\n"
                 "push_interval = 300\n"
                 "spool_max_mb = 64\n"
                 "[node]\n"
@@ -41,6 +42,7 @@ TEST(defaults_and_file) {
         ASSERT_STREQ(c.events[1].name, "page-faults");
         ASSERT_STREQ(c.events[2].role, "cs");
         ASSERT_STREQ(c.store_url, "https://store.example:8443");
+        ASSERT_STREQ(c.ca_file, "/etc/site/ca.pem");
         ASSERT_EQ(c.push_interval, 300);
         ASSERT_EQ(c.spool_max_bytes, 64 * 1024 * 1024);
         ASSERT_STREQ(c.cluster, "supermuc");
@@ -86,6 +88,7 @@ TEST(errors_name_line_and_key) {
                 { "\n\n[sampling]\nfrequncy = 5\n", "line 4: [sampling] frequncy = 5: unknown key" },
                 { "[store]\nurl = ftp://x\n", "http:// or https://" },
                 { "[store]\npush_interval = -1\n", "invalid value" },
+                { "[store]\nca_file =\n", "line 2: [store] ca_file = : invalid value, expected a file's path" },
                 { "[sampling]\nevents = a,b,c,d,e\n", "at most 4" },
                 { "[sampling]\nevents = cycles=x,cycles=y\n", "each role once" },
                 { "[sampling]\nevents = cycles,PAPI_TOT_CYC\n", "cycles and PAPI_TOT_CYC both take the role cycles" },
@@ -134,6 +137,7 @@ static void check_example(const char *path) {
         config_init(&c);
         ASSERT_OK(config_load_string(&c, text, &err));
         ASSERT_NULL(c.store_url);
+        ASSERT_NULL(c.ca_file);
         on = test_example_uncommented(path);
         ASSERT_NOT_NULL(on);
         ASSERT_TRUE(strstr(on, "\nfrequency = 1") != NULL);
@@ -144,6 +148,7 @@ static void check_example(const char *path) {
         ASSERT_EQ(c.spool_max_bytes, 256 * 1024 * 1024);
         ASSERT_EQ(c.inventory_interval, 86400);
         ASSERT_EQ(c.functions, 64);
+        ASSERT_STREQ(c.ca_file, "/etc/lmk/site-ca.pem");
 }
 
 /* The default that lmkd --help states for an option: the word after
