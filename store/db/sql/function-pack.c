@@ -5,10 +5,11 @@
 #include <string.h>
 
 #include "db/sql/function-pack.h"
+#include "db/sql/varint.h"
 #include "db/storage.h"
 
 /* phase, function, samples, counters as varints, the double, the byte */
-#define ENTRY_MAX_BYTES (5 * 10 + 8 + 1)
+#define ENTRY_MAX_BYTES (5 * VARINT_MAX_BYTES + 8 + 1)
 
 enum {
         HAS_CYCLES = 1 << 0,
@@ -134,16 +135,6 @@ int function_sums_merge(JobFunctionSums *stored, const JobFunctionSums *added) {
         return 0;
 }
 
-static void put_varint(uint8_t *p, size_t *len, int64_t v) {
-        uint64_t u = (uint64_t) v;
-
-        while (u >= 0x80) {
-                p[(*len)++] = (uint8_t) (u | 0x80);
-                u >>= 7;
-        }
-        p[(*len)++] = (uint8_t) u;
-}
-
 int function_pack_encode(const JobFunctionSums *s, uint8_t **ret, size_t *ret_len) {
         uint8_t *p;
         size_t len = 0;
@@ -161,41 +152,21 @@ int function_pack_encode(const JobFunctionSums *s, uint8_t **ret, size_t *ret_le
                                 (x->instructions != STORAGE_NULL ? HAS_INSTRUCTIONS : 0);
                 uint64_t bits;
 
-                put_varint(p, &len, phase);
-                put_varint(p, &len, prev && phase == 0 ? x->function_id - prev->function_id : x->function_id);
-                put_varint(p, &len, x->samples);
+                varint_put(p, &len, phase);
+                varint_put(p, &len, prev && phase == 0 ? x->function_id - prev->function_id : x->function_id);
+                varint_put(p, &len, x->samples);
                 memcpy(&bits, &x->cpu_seconds, sizeof(bits));
                 for (int b = 0; b < 8; b++)
                         p[len++] = (uint8_t) (bits >> (8 * b));
                 p[len++] = which;
                 if (which & HAS_CYCLES)
-                        put_varint(p, &len, x->cycles);
+                        varint_put(p, &len, x->cycles);
                 if (which & HAS_INSTRUCTIONS)
-                        put_varint(p, &len, x->instructions);
+                        varint_put(p, &len, x->instructions);
         }
         *ret = p;
         *ret_len = len;
         return 0;
-}
-
-static int get_varint(const uint8_t *data, size_t len, size_t *offset, int64_t *ret) {
-        uint64_t u = 0;
-
-        for (unsigned shift = 0; shift < 64; shift += 7) {
-                uint8_t b;
-
-                if (*offset >= len)
-                        return -EBADMSG;
-                b = data[(*offset)++];
-                if (shift == 63 && (b & 0x7e))
-                        return -EBADMSG; /* past 64 bits */
-                u |= (uint64_t) (b & 0x7f) << shift;
-                if (!(b & 0x80)) {
-                        *ret = (int64_t) u;
-                        return 0;
-                }
-        }
-        return -EBADMSG;
 }
 
 static int decode_entries(const uint8_t *data, size_t len, JobFunctionSums *s) {
@@ -211,9 +182,9 @@ static int decode_entries(const uint8_t *data, size_t len, JobFunctionSums *s) {
                 uint64_t bits = 0;
                 uint8_t which;
 
-                if ((r = get_varint(data, len, &offset, &phase)) < 0 ||
-                    (r = get_varint(data, len, &offset, &function)) < 0 ||
-                    (r = get_varint(data, len, &offset, &x.samples)) < 0)
+                if ((r = varint_get(data, len, &offset, &phase)) < 0 ||
+                    (r = varint_get(data, len, &offset, &function)) < 0 ||
+                    (r = varint_get(data, len, &offset, &x.samples)) < 0)
                         return r;
                 /* ids and their differences are ≥ 0, and the keys increase */
                 if (phase < 0 || function < 0 || (prev && phase == 0 && function == 0))
@@ -233,8 +204,8 @@ static int decode_entries(const uint8_t *data, size_t len, JobFunctionSums *s) {
                 which = data[offset++];
                 if (which & ~(HAS_CYCLES | HAS_INSTRUCTIONS))
                         return -EBADMSG;
-                if (((which & HAS_CYCLES) && (r = get_varint(data, len, &offset, &x.cycles)) < 0) ||
-                    ((which & HAS_INSTRUCTIONS) && (r = get_varint(data, len, &offset, &x.instructions)) < 0))
+                if (((which & HAS_CYCLES) && (r = varint_get(data, len, &offset, &x.cycles)) < 0) ||
+                    ((which & HAS_INSTRUCTIONS) && (r = varint_get(data, len, &offset, &x.instructions)) < 0))
                         return r;
                 /* STORAGE_NULL is a value no counter has */
                 if (x.cycles == STORAGE_NULL && (which & HAS_CYCLES))

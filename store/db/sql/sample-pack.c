@@ -5,11 +5,12 @@
 #include <string.h>
 
 #include "db/sql/sample-pack.h"
+#include "db/sql/varint.h"
 #include "db/storage.h"
 
 #define HEADER_BYTES 9
 /* four ids and counts, the counters byte, three counters */
-#define ROW_MAX_BYTES (7 * 10 + 1)
+#define ROW_MAX_BYTES (7 * VARINT_MAX_BYTES + 1)
 
 enum {
         HAS_CPU_TIME_NS = 1 << 0,
@@ -30,16 +31,6 @@ static int reserve(SamplePack *p, size_t more) {
         p->data = d;
         p->size = want;
         return 0;
-}
-
-static void put_varint(SamplePack *p, int64_t v) {
-        uint64_t u = (uint64_t) v;
-
-        while (u >= 0x80) {
-                p->data[p->len++] = (uint8_t) (u | 0x80);
-                u >>= 7;
-        }
-        p->data[p->len++] = (uint8_t) u;
 }
 
 int sample_pack_begin(SamplePack *p, double frequency_hz) {
@@ -66,17 +57,17 @@ int sample_pack_add(SamplePack *p, const SampleRow *row) {
         r = reserve(p, ROW_MAX_BYTES);
         if (r < 0)
                 return r;
-        put_varint(p, row->object_id);
-        put_varint(p, row->phase_id);
-        put_varint(p, row->task_id);
-        put_varint(p, row->samples);
+        varint_put(p->data, &p->len, row->object_id);
+        varint_put(p->data, &p->len, row->phase_id);
+        varint_put(p->data, &p->len, row->task_id);
+        varint_put(p->data, &p->len, row->samples);
         p->data[p->len++] = which;
         if (which & HAS_CPU_TIME_NS)
-                put_varint(p, row->cpu_time_ns);
+                varint_put(p->data, &p->len, row->cpu_time_ns);
         if (which & HAS_CYCLES)
-                put_varint(p, row->cycles);
+                varint_put(p->data, &p->len, row->cycles);
         if (which & HAS_INSTRUCTIONS)
-                put_varint(p, row->instructions);
+                varint_put(p->data, &p->len, row->instructions);
         p->n_rows++;
         p->samples += row->samples;
         return 0;
@@ -91,26 +82,6 @@ void sample_pack_reset(SamplePack *p) {
 void sample_pack_done(SamplePack *p) {
         free(p->data);
         *p = (SamplePack) {};
-}
-
-static int get_varint(const uint8_t *data, size_t len, size_t *offset, int64_t *ret) {
-        uint64_t u = 0;
-
-        for (unsigned shift = 0; shift < 64; shift += 7) {
-                uint8_t b;
-
-                if (*offset >= len)
-                        return -EBADMSG;
-                b = data[(*offset)++];
-                if (shift == 63 && (b & 0x7e))
-                        return -EBADMSG; /* past 64 bits */
-                u |= (uint64_t) (b & 0x7f) << shift;
-                if (!(b & 0x80)) {
-                        *ret = (int64_t) u;
-                        return 0;
-                }
-        }
-        return -EBADMSG;
 }
 
 int sample_pack_next(const uint8_t *data, size_t len, size_t *offset, SampleRow *ret) {
@@ -130,19 +101,19 @@ int sample_pack_next(const uint8_t *data, size_t len, size_t *offset, SampleRow 
                 bits |= (uint64_t) data[1 + i] << (8 * i);
         memcpy(&hz, &bits, sizeof(hz));
 
-        if ((r = get_varint(data, len, offset, &row.object_id)) < 0 ||
-            (r = get_varint(data, len, offset, &row.phase_id)) < 0 ||
-            (r = get_varint(data, len, offset, &row.task_id)) < 0 ||
-            (r = get_varint(data, len, offset, &row.samples)) < 0)
+        if ((r = varint_get(data, len, offset, &row.object_id)) < 0 ||
+            (r = varint_get(data, len, offset, &row.phase_id)) < 0 ||
+            (r = varint_get(data, len, offset, &row.task_id)) < 0 ||
+            (r = varint_get(data, len, offset, &row.samples)) < 0)
                 return r;
         if (*offset >= len)
                 return -EBADMSG;
         which = data[(*offset)++];
         if (which & ~(HAS_CPU_TIME_NS | HAS_CYCLES | HAS_INSTRUCTIONS))
                 return -EBADMSG;
-        if (((which & HAS_CPU_TIME_NS) && (r = get_varint(data, len, offset, &row.cpu_time_ns)) < 0) ||
-            ((which & HAS_CYCLES) && (r = get_varint(data, len, offset, &row.cycles)) < 0) ||
-            ((which & HAS_INSTRUCTIONS) && (r = get_varint(data, len, offset, &row.instructions)) < 0))
+        if (((which & HAS_CPU_TIME_NS) && (r = varint_get(data, len, offset, &row.cpu_time_ns)) < 0) ||
+            ((which & HAS_CYCLES) && (r = varint_get(data, len, offset, &row.cycles)) < 0) ||
+            ((which & HAS_INSTRUCTIONS) && (r = varint_get(data, len, offset, &row.instructions)) < 0))
                 return r;
         row.cpu_seconds = (double) row.samples * (1.0 / hz);
         *ret = row;
