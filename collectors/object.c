@@ -98,6 +98,12 @@ size_t object_table_size(const ObjectTable *t) {
         return hashmap_size(t->files);
 }
 
+int object_build_id_cmp(const Object *a, const Object *b) {
+        if (a->build_id_size != b->build_id_size)
+                return CMP(a->build_id_size, b->build_id_size);
+        return memcmp(a->build_id, b->build_id, a->build_id_size);
+}
+
 Object *object_ref(Object *o) {
         if (o && o->kind == OBJECT_FILE)
                 o->refs++;

@@ -59,6 +59,10 @@ Object *object_table_get_file(ObjectTable *t, uint64_t dev, uint64_t ino, const 
 Object *object_table_get_special(ObjectTable *t, ObjectKind kind);
 size_t object_table_size(const ObjectTable *t);
 
+/* Orders objects by their build-id's bytes (length first); 0: the same
+ * build (or neither has one). */
+int object_build_id_cmp(const Object *a, const Object *b);
+
 Object *object_ref(Object *o);
 /* Drops a reference; the last one removes a file object from its table. */
 void object_unref(ObjectTable *t, Object *o);

@@ -36,12 +36,6 @@ static int group_qcmp(const void *a, const void *b) {
         return group_cmp(a, b);
 }
 
-static int build_id_cmp(const Object *a, const Object *b) {
-        if (a->build_id_size != b->build_id_size)
-                return CMP(a->build_id_size, b->build_id_size);
-        return memcmp(a->build_id, b->build_id, a->build_id_size);
-}
-
 /* the same group, and the same function of the same build (all "other"s of a group are one) */
 static int item_cmp(const void *a, const void *b) {
         const FunctionRow *x = a, *y = b;
@@ -54,7 +48,7 @@ static int item_cmp(const void *a, const void *b) {
         if ((c = x->kind == FUNCTION_NAMED ? strcmp(x->name, y->name) : CMP(x->offset, y->offset)) ||
             (c = (int) x->entry - (int) y->entry))
                 return c;
-        return build_id_cmp(x->obj, y->obj);
+        return object_build_id_cmp(x->obj, y->obj);
 }
 
 /* the top first: more samples, then by name or offset */
@@ -307,7 +301,7 @@ static size_t top_of_group(FunctionRow *items, size_t n, unsigned top, FunctionR
         bool one_build = true;
 
         for (size_t i = 0; i < n; i++) {
-                if (build_id_cmp(items[i].obj, other.obj) != 0)
+                if (object_build_id_cmp(items[i].obj, other.obj) != 0)
                         one_build = false;
                 if (items[i].kind != FUNCTION_OTHER)
                         n_named++;

@@ -207,12 +207,6 @@ typedef struct RowRef {
         size_t index;
 } RowRef;
 
-static int build_id_cmp(const Object *a, const Object *b) {
-        if (a->build_id_size != b->build_id_size)
-                return CMP(a->build_id_size, b->build_id_size);
-        return memcmp(a->build_id, b->build_id, a->build_id_size);
-}
-
 static int row_group_cmp(const char *job, const char *step, const Object *obj, const char *phase, const HistRow *row) {
         int c;
 
@@ -228,7 +222,7 @@ static int row_ref_cmp(const void *a, const void *b) {
         int c;
 
         if ((c = row_group_cmp(k->job, k->step, k->obj, k->phase, y->row)) ||
-            (c = build_id_cmp(k->obj, y->row->key.obj)))
+            (c = object_build_id_cmp(k->obj, y->row->key.obj)))
                 return c;
         return CMP(x->index, y->index);
 }
@@ -239,7 +233,7 @@ static int row_ref_find(const void *key, const void *elem) {
         const HistRow *row = ((const RowRef *) elem)->row;
         int c = row_group_cmp(f->job, f->step, f->obj, f->phase, row);
 
-        return c || !f->build_id ? c : build_id_cmp(f->obj, row->key.obj);
+        return c || !f->build_id ? c : object_build_id_cmp(f->obj, row->key.obj);
 }
 
 static RowRef *row_refs(HistRow *const *rows, size_t n, size_t *ret_n) {
