@@ -232,14 +232,8 @@ def unpack_samples(packed):
 
     def varint():
         nonlocal pos
-        v = shift = 0
-        while True:
-            b = data[pos]
-            pos += 1
-            v |= (b & 0x7f) << shift
-            shift += 7
-            if not b & 0x80:
-                return v - (1 << 64) if v >= 1 << 63 else v
+        v, pos = _varint(data, pos)
+        return v
 
     rows = []
     while pos < len(data):
