@@ -11,16 +11,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#if HAVE_LIBSYSTEMD
-#include <systemd/sd-daemon.h>
-#endif
-
 #include "db/db.h"
 #include "db/storage.h"
 #include "log.h"
 #include "migrate/migrate.h"
 #include "retention.h"
 #include "server.h"
+#include "service-notify.h"
 #include "store-config.h"
 #include "symbols/debuginfod.h"
 #include "util.h"
@@ -265,19 +262,7 @@ static void format_address(const struct sockaddr_storage *sa, uint16_t port, cha
 }
 
 static void notify(const char *state) {
-#if HAVE_LIBSYSTEMD
-        (void) sd_notify(0, state);
-#endif
-}
-
-static uint64_t watchdog_usec(void) {
-#if HAVE_LIBSYSTEMD
-        uint64_t usec = 0;
-
-        if (sd_watchdog_enabled(0, &usec) > 0)
-                return usec;
-#endif
-        return 0;
+        (void) service_notify(state);
 }
 
 /* The findings' rules and the library families, from the configured files
@@ -371,7 +356,7 @@ static void watchdog_ping(Server *s, bool *db_down) {
 
 /* Waits for signals, pinging the watchdog (watchdog_ping()). */
 static int run(Server *s, const StoreConfig *c, const sigset_t *mask) {
-        uint64_t wd = watchdog_usec();
+        uint64_t wd = service_watchdog_usec();
         bool db_down = false;
 
         for (;;) {
@@ -531,9 +516,12 @@ static int open_database(const StorageOps *ops, const char *location, const Stor
                 waited = true;
                 backoff_ms = backoff_ms ? MIN(backoff_ms * 2, UINT64_C(5000)) : 100;
                 notify("STATUS=Waiting for the database server");
-#if HAVE_LIBSYSTEMD
-                (void) sd_notifyf(0, "EXTEND_TIMEOUT_USEC=%" PRIu64, (backoff_ms + 30000) * 1000);
-#endif
+                {
+                        char extend[64];
+
+                        snprintf(extend, sizeof(extend), "EXTEND_TIMEOUT_USEC=%" PRIu64, (backoff_ms + 30000) * 1000);
+                        notify(extend);
+                }
                 struct timespec ts = { .tv_sec = (time_t) (backoff_ms / 1000),
                                        .tv_nsec = (long) (backoff_ms % 1000) * 1000000 };
                 siginfo_t si;

@@ -30,7 +30,7 @@ import threading
 import time
 
 import pgserver
-from lmktest import build_path, check, fail, log
+from lmktest import check, fail, log
 
 os.environ["LMK_TEST_BACKEND"] = "postgresql"  # whatever the caller said: this one is about PostgreSQL
 from storetest import (Store, check_eq, make_batch, new_database, pg_server, raw_rows, row, sql_read,  # noqa: E402
@@ -105,13 +105,8 @@ class Notifications:
         return [line for m in self.messages[n:] for line in m.splitlines()]
 
 
-def have_libsystemd():
-    with open(build_path("config.h")) as f:
-        return "#define HAVE_LIBSYSTEMD 1" in f.read()
-
-
 def start_both(db, notify):
-    a, b = Store(db=db, env=notify.env() if notify else None), Store(db=db)
+    a, b = Store(db=db, env=notify.env()), Store(db=db)
     with concurrent.futures.ThreadPoolExecutor(2) as ex:
         list(ex.map(lambda s: s.start(), (a, b)))
     migrated = sum("Migrated database" in s.read_log() for s in (a, b))
@@ -239,7 +234,7 @@ def wait_until(cond, timeout, what):
 def test_outage_under_load(db, pg, stores, earlier, notify):
     with Load(stores) as load:
         wait_until(lambda: load.count(200) >= 20, 30, "20 batches stored before the outage")
-        seen = len(notify.messages) if notify else 0
+        seen = len(notify.messages)
         # pg_ctl stop -m immediate: SIGQUIT to the postmaster
         pg.proc.send_signal(signal.SIGQUIT)
         pg.proc.wait(timeout=20)
@@ -248,22 +243,20 @@ def test_outage_under_load(db, pg, stores, earlier, notify):
         for s in stores:
             wait_until(lambda: health(s) == 503, 15, f"/healthz of the store on port {s.port} says 503")
         down_pushes = load.count(503)
-        if notify:
-            # Still alive, only its database is not: a restart by the
-            # watchdog would not help.
-            down = "STATUS=Database unreachable, reconnecting"
-            wait_until(lambda: down in notify.since(seen), 10, f"{down} sent to systemd")
-            at = len(notify.messages)
-            wait_until(lambda: notify.since(at).count("WATCHDOG=1") >= 3, 10,
-                       "the watchdog pinged while PostgreSQL is down")
-            at = len(notify.messages)
+        # Still alive, only its database is not: a restart by the
+        # watchdog would not help.
+        down = "STATUS=Database unreachable, reconnecting"
+        wait_until(lambda: down in notify.since(seen), 10, f"{down} sent to systemd")
+        at = len(notify.messages)
+        wait_until(lambda: notify.since(at).count("WATCHDOG=1") >= 3, 10,
+                   "the watchdog pinged while PostgreSQL is down")
+        at = len(notify.messages)
         pg.resume()
         for s in stores:
             wait_until(lambda: health(s) == 200, 30,
                        f"/healthz of the store on port {s.port} says 200 again after the restart")
         wait_until(lambda: load.count(200) >= acked_before + 20, 30, "batches stored again after the restart")
-        if notify:
-            wait_until(lambda: "STATUS=Serving" in notify.since(at), 10, "STATUS=Serving after the restart")
+        wait_until(lambda: "STATUS=Serving" in notify.since(at), 10, "STATUS=Serving after the restart")
     log(f"under load: {load.statuses} ({acked_before} stored before the stop, "
         f"{down_pushes} answered 503 while it was down)")
     if load.bad:
@@ -342,19 +335,18 @@ def test_start_while_down(pg, notify):
         check(time.monotonic() - t0 < 5, "a store waiting for the database stopped within 5 s of SIGTERM")
 
         # waits as long as it takes, not listening meanwhile
-        waiter = Store(db=db, env=notify.env() if notify else None)
-        seen = len(notify.messages) if notify else 0
+        waiter = Store(db=db, env=notify.env())
+        seen = len(notify.messages)
         waiter.launch()
         wait_until(lambda: "Database server unreachable, waiting for it" in waiter.read_log(), 10,
                    "the store logged that it waits for the database server")
         time.sleep(2.5)
         check(waiter.proc.poll() is None, f"the store exited while waiting:\n{waiter.read_log()}")
         check("Listening on" not in waiter.read_log(), "the store listened before its database was there")
-        if notify:
-            wait_until(lambda: "STATUS=Waiting for the database server" in notify.since(seen), 10,
-                       "STATUS=Waiting for the database server sent to systemd")
-            check(any(m.startswith("EXTEND_TIMEOUT_USEC=") for m in notify.since(seen)),
-                  "the store asked systemd for more start-up time while waiting")
+        wait_until(lambda: "STATUS=Waiting for the database server" in notify.since(seen), 10,
+                   "STATUS=Waiting for the database server sent to systemd")
+        check(any(m.startswith("EXTEND_TIMEOUT_USEC=") for m in notify.since(seen)),
+              "the store asked systemd for more start-up time while waiting")
     finally:
         pg.resume()
     waiter.wait_listening(30)
@@ -371,9 +363,7 @@ def test_start_while_down(pg, notify):
 def main():
     pg = pg_server()
     db = new_database()
-    notify = Notifications() if have_libsystemd() else None
-    if not notify:
-        log("(not checking sd_notify: built without libsystemd)")
+    notify = Notifications()
     a, b = start_both(db, notify)
     try:
         earlier = test_same_batches_through_both(db, a, b)
@@ -383,8 +373,7 @@ def main():
         for s in (a, b):
             check_eq(s.stop(), 0, f"exit code of the store on port {s.port}")
     test_start_while_down(pg, notify)
-    if notify:
-        notify.done.set()
+    notify.done.set()
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ import subprocess
 import threading
 import time
 
-from lmktest import build_path, fail, log
+from lmktest import fail, log
 from storetest import (ADMIN_TOKEN, NODE_TOKEN, Store, check_eq, is_postgresql, make_batch, row, sql_read, sql_write,
                        store_binary, workdir, write_tokens)
 
@@ -128,15 +128,7 @@ def test_config_file():
         fail(f"missing settings not reported: {proc.stderr}")
 
 
-def have_libsystemd():
-    with open(build_path("config.h")) as f:
-        return "#define HAVE_LIBSYSTEMD 1" in f.read()
-
-
 def test_sd_notify():
-    if not have_libsystemd():
-        log("  (skipped: built without libsystemd)")
-        return
     d = workdir()
     path = os.path.join(d, "notify")
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* lmkd's notifications to its service manager (daemon/service-notify.c)
+/* Notifications to the service manager (common/service-notify.c, lmkd's and lmk-store's)
  * arrive, as the manager reads them, on a real AF_UNIX datagram socket: a
  * path and an abstract name; none without $NOTIFY_SOCKET; a name that
  * cannot be one is refused. */
@@ -83,9 +83,35 @@ TEST(no_manager) {
         ASSERT_ERROR(service_notify("READY=1"), EINVAL);
 }
 
+/* The watchdog interval: for this process only, and only a number. */
+TEST(watchdog) {
+        char pid[32];
+
+        ASSERT_TRUE(unsetenv("WATCHDOG_USEC") == 0 && unsetenv("WATCHDOG_PID") == 0);
+        ASSERT_EQ(service_watchdog_usec(), 0);
+        ASSERT_TRUE(setenv("WATCHDOG_USEC", "400000", 1) == 0);
+        ASSERT_EQ(service_watchdog_usec(), 400000);
+        snprintf(pid, sizeof(pid), "%d", (int) getpid());
+        ASSERT_TRUE(setenv("WATCHDOG_PID", pid, 1) == 0);
+        ASSERT_EQ(service_watchdog_usec(), 400000);
+        snprintf(pid, sizeof(pid), "%d", (int) getpid() + 1);
+        ASSERT_TRUE(setenv("WATCHDOG_PID", pid, 1) == 0);
+        ASSERT_EQ(service_watchdog_usec(), 0);
+        ASSERT_TRUE(setenv("WATCHDOG_PID", "x", 1) == 0);
+        ASSERT_EQ(service_watchdog_usec(), 0);
+        ASSERT_TRUE(unsetenv("WATCHDOG_PID") == 0);
+        for (const char *const *bad = (const char *const[]) { "0", "", "-5", "12us", "99999999999999999999", NULL };
+             *bad; bad++) {
+                ASSERT_TRUE(setenv("WATCHDOG_USEC", *bad, 1) == 0);
+                ASSERT_EQ(service_watchdog_usec(), 0);
+        }
+        ASSERT_TRUE(unsetenv("WATCHDOG_USEC") == 0);
+}
+
 int main(void) {
         RUN(path);
         RUN(abstract);
         RUN(no_manager);
+        RUN(watchdog);
         return 0;
 }

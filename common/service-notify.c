@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,4 +38,30 @@ int service_notify(const char *state) {
         if (sendto(fd, state, strlen(state), MSG_NOSIGNAL, (const struct sockaddr *) &sa, len) < 0)
                 return -errno;
         return 1;
+}
+
+static bool parse_u64(const char *s, uint64_t *ret) {
+        char *end;
+        unsigned long long v;
+
+        if (!s || *s < '0' || *s > '9')
+                return false;
+        errno = 0;
+        v = strtoull(s, &end, 10);
+        if (errno != 0 || *end)
+                return false;
+        *ret = v;
+        return true;
+}
+
+uint64_t service_watchdog_usec(void) {
+        const char *pid = getenv("WATCHDOG_PID");
+        uint64_t usec, p;
+
+        if (!parse_u64(getenv("WATCHDOG_USEC"), &usec) || usec == 0)
+                return 0;
+        /* set for another process (one this one forked from) */
+        if (pid && (!parse_u64(pid, &p) || p != (uint64_t) getpid()))
+                return 0;
+        return usec;
 }
