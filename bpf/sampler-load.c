@@ -44,6 +44,7 @@ static int load_light(const SamplerParams *p, struct sampler_light **ret, Sample
         if (!skel)
                 return -ENOMEM;
         skel->rodata->wakeup_bytes = p->wakeup_bytes;
+        skel->rodata->new_process_wake_ns = p->new_process_wake_ns;
         skel->rodata->n_counters = p->n_counters;
         skel->rodata->n_cpus = p->n_cpus;
         skel->rodata->burst_threshold = p->burst_threshold;
@@ -52,6 +53,7 @@ static int load_light(const SamplerParams *p, struct sampler_light **ret, Sample
         skel->maps.events.max_entries = (uint32_t) p->ring_bytes;
         skel->maps.counters.max_entries = LMK_MAX_COUNTERS * p->n_cpus;
         skel->maps.task_acct.max_entries = p->max_tasks;
+        skel->maps.known_tgids.max_entries = p->max_tasks;
         r = sampler_light__load(skel);
         if (r < 0) {
                 sampler_light__destroy(skel);
@@ -70,6 +72,7 @@ static int load_light(const SamplerParams *p, struct sampler_light **ret, Sample
                 .marked = skel->maps.marked.map_fd,
                 .counters = skel->maps.counters.map_fd,
                 .task_acct = skel->maps.task_acct.map_fd,
+                .known_tgids = skel->maps.known_tgids.map_fd,
         };
         *ret = skel;
         return 0;
@@ -83,6 +86,7 @@ static int load_libbpf(const SamplerParams *p, struct sampler_libbpf **ret, Samp
         if (!skel)
                 return -errno ?: -ENOMEM;
         skel->rodata->wakeup_bytes = p->wakeup_bytes;
+        skel->rodata->new_process_wake_ns = p->new_process_wake_ns;
         skel->rodata->n_counters = p->n_counters;
         skel->rodata->n_cpus = p->n_cpus;
         skel->rodata->burst_threshold = p->burst_threshold;
@@ -91,6 +95,7 @@ static int load_libbpf(const SamplerParams *p, struct sampler_libbpf **ret, Samp
         if ((r = bpf_map__set_max_entries(skel->maps.events, (uint32_t) p->ring_bytes)) < 0 ||
             (r = bpf_map__set_max_entries(skel->maps.counters, LMK_MAX_COUNTERS * p->n_cpus)) < 0 ||
             (r = bpf_map__set_max_entries(skel->maps.task_acct, p->max_tasks)) < 0 ||
+            (r = bpf_map__set_max_entries(skel->maps.known_tgids, p->max_tasks)) < 0 ||
             (r = sampler_libbpf__load(skel)) < 0) {
                 sampler_libbpf__destroy(skel);
                 return r;
@@ -108,6 +113,7 @@ static int load_libbpf(const SamplerParams *p, struct sampler_libbpf **ret, Samp
                 .marked = bpf_map__fd(skel->maps.marked),
                 .counters = bpf_map__fd(skel->maps.counters),
                 .task_acct = bpf_map__fd(skel->maps.task_acct),
+                .known_tgids = bpf_map__fd(skel->maps.known_tgids),
         };
         *ret = skel;
         return 0;

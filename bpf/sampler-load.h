@@ -15,6 +15,7 @@
 typedef struct SamplerParams {
         uint64_t ring_bytes;    /* the ring buffer: a power of two */
         uint64_t wakeup_bytes;
+        uint64_t new_process_wake_ns; /* 0: samples of new processes do not wake lmkd */
         uint32_t n_counters;
         uint32_t n_cpus;        /* possible CPUs */
         uint32_t burst_threshold;
@@ -28,7 +29,7 @@ typedef struct SamplerFds {
         /* programs: no links yet */
         int lmk_switch, lmk_exit, lmk_tasks, lmk_fork, lmk_exec, lmk_sample, lmk_burst;
         /* maps */
-        int events, stats, marked, counters, task_acct;
+        int events, stats, marked, counters, task_acct, known_tgids;
 } SamplerFds;
 
 typedef struct SamplerObjects SamplerObjects;

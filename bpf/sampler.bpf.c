@@ -15,6 +15,11 @@ char LICENSE[] SEC("license") = "GPL";
 /* Wake lmkd early only when the ring is this full; otherwise its timer
  * collects the samples (a wakeup per sample costs more than the sample). */
 const volatile __u64 wakeup_bytes = 64 * 1024;
+/* A sample of a process lmkd does not know yet (not in known_tgids) wakes
+ * it, at most once per this many ns on the whole node, so that it reads
+ * the process (job, mappings) while it lives; samples of processes it knows
+ * wait for its timer. 0: never (the timer drains often enough). */
+const volatile __u64 new_process_wake_ns = 0;
 /* Counters lmkd opened (roles 0..n_counters-1), and the number of possible
  * CPUs: the counter of role r on CPU c sits at index r * n_cpus + c. */
 const volatile __u32 n_counters = 0;
@@ -85,6 +90,24 @@ struct {
         __type(key, int);
         __type(value, struct thread_counts);
 } thread_counts SEC(".maps");
+
+/* The processes (tgid) lmkd has read: their samples need not wake it.
+ * lmkd adds them; exec and the process's end take them out again. */
+struct {
+        __uint(type, BPF_MAP_TYPE_HASH);
+        __uint(max_entries, 65536); /* resized by lmkd */
+        __type(key, __u32);
+        __type(value, __u8);
+} known_tgids SEC(".maps");
+
+/* When a sample of an unknown process may wake lmkd next (ktime ns). Two
+ * CPUs may both wake it at the same instant: harmless. */
+struct {
+        __uint(type, BPF_MAP_TYPE_ARRAY);
+        __uint(max_entries, 1);
+        __type(key, __u32);
+        __type(value, __u64);
+} next_wake SEC(".maps");
 
 #define PF_EXITING 0x00000004   /* include/linux/sched.h */
 
@@ -236,6 +259,8 @@ int BPF_PROG(lmk_exit, struct task_struct *p, bool group_dead) {
 
         if (tgid == 0)
                 return 0;
+        if (group_dead)
+                bpf_map_delete_elem(&known_tgids, &tgid); /* its pid may be reused */
         a = bpf_map_lookup_elem(&task_acct, &tgid);
         if (!a) {
                 struct lmk_task_acct fresh = {};
@@ -393,6 +418,7 @@ int BPF_PROG(lmk_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm
         __u32 tgid = p->tgid;
 
         bpf_map_delete_elem(&marked, &tgid);
+        bpf_map_delete_elem(&known_tgids, &tgid); /* another program: lmkd reads it again */
         return 0;
 }
 
@@ -424,10 +450,26 @@ static __always_inline void fill_sample(struct bpf_perf_event_data *ctx, struct 
                 read_phase(s, st);
 }
 
-static __always_inline void submit(struct lmk_sample *s) {
+/* Whether a sample should wake lmkd now, not at its timer: it is of a
+ * process lmkd has not read, and no such sample woke it lately. */
+static __always_inline bool wake_for_new_process(const struct lmk_sample *s) {
+        __u32 zero = 0;
+        __u64 *next;
+
+        if (new_process_wake_ns == 0 || s->pid == 0 || bpf_map_lookup_elem(&known_tgids, &s->pid))
+                return false;
+        next = bpf_map_lookup_elem(&next_wake, &zero);
+        if (!next || s->time_ns < *next)
+                return false;
+        *next = s->time_ns + new_process_wake_ns;
+        return true;
+}
+
+static __always_inline void submit(struct lmk_sample *s, bool may_wake_for_new) {
         __u64 flags = BPF_RB_NO_WAKEUP;
 
-        if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
+        if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes ||
+            (may_wake_for_new && wake_for_new_process(s)))
                 flags = BPF_RB_FORCE_WAKEUP;
         bpf_ringbuf_submit(s, flags);
 }
@@ -469,7 +511,7 @@ int lmk_sample(struct bpf_perf_event_data *ctx) {
         maybe_start_burst(s, st);
         if (st)
                 st->samples++;
-        submit(s);
+        submit(s, true);
         /* 0: the perf event itself writes no sample anywhere */
         return 0;
 }
@@ -514,6 +556,6 @@ int lmk_burst(struct bpf_perf_event_data *ctx) {
         cs->burst_time = s->time_ns;
         cs->burst_valid = valid;
         cs->burst_left--;
-        submit(s);
+        submit(s, false);
         return 0;
 }

@@ -47,6 +47,10 @@ typedef struct Process {
         /* Its MPI rank in its job (JobInfo.rank), JOB_UNSET if it is none:
          * read from its environment with the job, inherited on fork. */
         uint32_t rank;
+        /* lmkd told the sampling program it has read this process: its
+         * samples no longer wake lmkd (sampler_set_known()). An exec
+         * takes that back, in the kernel and here. */
+        bool sampler_knows;
         void *userdata;         /* owned by the caller, released via ProcessTable.release */
 } Process;
 

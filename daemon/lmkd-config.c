@@ -45,7 +45,10 @@ const char config_help_text[] =
         "                            so sampling does not lock step with periodic work\n"
         "      --burst FRACTION      After this fraction of samples (0-1, default 0) take\n"
         "                            3 more, 1 ms apart, for rates and IPC at that location\n"
-        "      --poll-ms MS          How often the rings are drained (default 1000)\n"
+        "      --poll-ms MS          How soon the rings are drained after a process lmkd\n"
+        "                            has not read yet is sampled (default 1000)\n"
+        "      --quiet-poll-ms MS    How often they are drained while nothing new is\n"
+        "                            sampled (default 10000; at least --poll-ms)\n"
         "      --ready-file FILE     Create FILE once sampling has started\n"
         "      --store URL           Push a batch to lmk-store every --push-interval\n"
         "      --token-file FILE     The node's bearer token for the store\n"
@@ -85,6 +88,7 @@ void config_init(LmkdConfig *c) {
                 .job_counters = false,
                 .functions = 64,
                 .poll_ms = 1000,
+                .quiet_poll_ms = 10000,
                 .push_interval = 60,
                 .inventory_interval = 86400,
                 .spool_max_bytes = 256 * 1024 * 1024,
@@ -253,6 +257,9 @@ int config_set(LmkdConfig *c, const char *section, const char *key, const char *
                 *ret_why = "a number of functions from 0 (none named) to 10000";
         } else if (KEY("sampling", "poll_ms")) {
                 r = set_unsigned(&c->poll_ms, value, 10, 60000);
+                *ret_why = "milliseconds from 10 to 60000";
+        } else if (KEY("sampling", "quiet_poll_ms")) {
+                r = set_unsigned(&c->quiet_poll_ms, value, 10, 60000);
                 *ret_why = "milliseconds from 10 to 60000";
         } else if (KEY("sampling", "events"))
                 return set_events(c, value, ret_why);

@@ -20,6 +20,7 @@ typedef struct LmkdConfig {
         bool job_counters;              /* count each job in its cgroup v2 directory (job-counters.h) */
         unsigned functions;             /* top functions per (job, step, object, phase); 0: none named */
         unsigned poll_ms;
+        unsigned quiet_poll_ms;         /* the timer's drains while nothing new runs (>= poll_ms) */
         EventSpec events[EVENT_MAX];
         size_t n_events;
         /* [report] one-shot mode */

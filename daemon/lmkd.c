@@ -14,6 +14,7 @@
 #include <sys/timerfd.h>
 #include <time.h>
 
+#include "event-order.h"
 #include "interval-json.h"
 #include "lmkd-config.h"
 #include "log.h"
@@ -32,6 +33,7 @@ enum {
         ARG_EVENT,
         ARG_JITTER,
         ARG_POLL_MS,
+        ARG_QUIET_POLL_MS,
         ARG_READY_FILE,
         ARG_PROC_ROOT,
         ARG_VERSION,
@@ -107,6 +109,7 @@ static const struct option options[] = {
         { "job-counters", required_argument, NULL, ARG_JOB_COUNTERS },
         { "functions", required_argument, NULL, ARG_FUNCTIONS },
         { "poll-ms", required_argument, NULL, ARG_POLL_MS },
+        { "quiet-poll-ms", required_argument, NULL, ARG_QUIET_POLL_MS },
         { "ready-file", required_argument, NULL, ARG_READY_FILE },
         { "proc-root", required_argument, NULL, ARG_PROC_ROOT },
         { "powercap-root", required_argument, NULL, ARG_POWERCAP_ROOT },
@@ -144,6 +147,7 @@ static const struct {
         { ARG_JOB_COUNTERS, "sampling", "job_counters", "--job-counters" },
         { ARG_FUNCTIONS, "sampling", "functions", "--functions" },
         { ARG_POLL_MS, "sampling", "poll_ms", "--poll-ms" },
+        { ARG_QUIET_POLL_MS, "sampling", "quiet_poll_ms", "--quiet-poll-ms" },
         { 'd', "report", "duration", "--duration" },
         { 'o', "report", "output", "--output" },
         { ARG_FORMAT, "report", "format", "--format" },
@@ -263,6 +267,26 @@ static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap
                 buf[n - 1] = '\0';
         log_full(level == LIBBPF_WARN ? LOG_WARNING : LOG_DEBUG, "libbpf: %s", buf);
         return 0;
+}
+
+/* How often the timer drains the rings while nothing new runs: at least
+ * poll_ms, and twice within a service manager's watchdog period, since
+ * each tick tells it that lmkd is alive. */
+static unsigned quiet_poll_ms(const LmkdConfig *o) {
+        uint64_t ms = MAX(o->quiet_poll_ms, o->poll_ms), wd = service_watchdog_usec();
+
+        if (wd > 0)
+                ms = MIN(ms, MAX(wd / 2000, (uint64_t) o->poll_ms));
+        return (unsigned) ms;
+}
+
+/* Arms the one-shot timer of a tick after a ring's wakeup. */
+static int arm_soon(int fd) {
+        const uint64_t ns = ORDER_MARGIN_NS + 5 * UINT64_C(1000000);
+        struct itimerspec its = { .it_value = { .tv_sec = (time_t) (ns / 1000000000),
+                                                .tv_nsec = (long) (ns % 1000000000) } };
+
+        return timerfd_settime(fd, 0, &its, NULL) < 0 ? -errno : 0;
 }
 
 static int timer_fd(double first_s, double interval_s) {
@@ -430,7 +454,11 @@ static int run(const LmkdConfig *o) {
         _cleanup_(monitor_freep) Monitor *m = NULL;
         _cleanup_(metrics_server_stopp) MetricsServer *metrics = NULL;
         _cleanup_close_ int ep = -EBADF, sfd = -EBADF, tick = -EBADF, deadline = -EBADF, flush = -EBADF,
-                            nfd = -EBADF;
+                            nfd = -EBADF, soon = -EBADF;
+        /* the timer's drains: every poll_ms, or less often while nothing new
+         * runs (a wakeup costs an idle node more than its few samples) */
+        const unsigned quiet_ms = quiet_poll_ms(o);
+        bool soon_armed = false;
         _cleanup_(pushing_done) Pushing push = {};
         _cleanup_(lib_families_done) LibFamilies families = {};
         MonitorConfig cfg = {
@@ -441,6 +469,8 @@ static int run(const LmkdConfig *o) {
                         .exact_counters = o->exact_counters,
                         .event = o->event,
                         .poll_ms = o->poll_ms,
+                        /* samples of new processes cannot wait for a quiet timer */
+                        .new_process_wake_ms = quiet_ms > o->poll_ms ? o->poll_ms : 0,
                         .events = o->events,
                         .n_events = o->n_events,
                         /* for developers: the loader to compare with (docs/lmkd-internals.md) */
@@ -532,9 +562,12 @@ static int run(const LmkdConfig *o) {
         ep = epoll_create1(EPOLL_CLOEXEC);
         if (ep < 0)
                 return log_error_errno(-errno, "Failed to create epoll instance: %m");
-        tick = timer_fd(o->poll_ms / 1000.0, o->poll_ms / 1000.0);
+        tick = timer_fd(quiet_ms / 1000.0, quiet_ms / 1000.0);
         if (tick < 0)
                 return log_error_errno(tick, "Failed to create timer: %m");
+        soon = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+        if (soon < 0)
+                return log_error_errno(-errno, "Failed to create timer: %m");
         if (o->duration > 0) {
                 deadline = timer_fd(o->duration, 0);
                 if (deadline < 0)
@@ -549,7 +582,8 @@ static int run(const LmkdConfig *o) {
                 if ((r = epoll_add(ep, flush)) < 0)
                         return log_error_errno(r, "Failed to watch timer: %m");
         }
-        if ((r = epoll_add(ep, sfd)) < 0 || (r = epoll_add(ep, tick)) < 0 || (r = epoll_add(ep, monitor_fd(m))) < 0)
+        if ((r = epoll_add(ep, sfd)) < 0 || (r = epoll_add(ep, tick)) < 0 || (r = epoll_add(ep, soon)) < 0 ||
+            (r = epoll_add(ep, monitor_fd(m))) < 0)
                 return log_error_errno(r, "Failed to set up the event loop: %m");
         if (o->notify_socket) {
                 r = notice_socket_open(o->notify_socket, &nfd);
@@ -590,23 +624,34 @@ static int run(const LmkdConfig *o) {
                                 stop = true;
                         else if (fd == tick) {
                                 (void) read(tick, &expirations, sizeof(expirations));
-                                r = monitor_sync_cpus(m);
-                                if (r < 0)
-                                        return r;
                                 do_tick = true;
                         } else if (fd == nfd) {
                                 notice_socket_read(nfd, m);
                         } else if (fd == flush) {
                                 (void) read(flush, &expirations, sizeof(expirations));
                                 do_tick = do_flush = true;
-                        } else {
-                                monitor_clear_wakeups(m);
+                        } else if (fd == soon) {
+                                (void) read(soon, &expirations, sizeof(expirations));
+                                soon_armed = false;
                                 do_tick = true;
+                        } else {
+                                /* a ring filling, or a new process's sample: a
+                                 * tick a little later, when the events before
+                                 * it are past the tick's ordering margin */
+                                monitor_clear_wakeups(m);
+                                if (!soon_armed)
+                                        soon_armed = arm_soon(soon) >= 0;
+                                if (!soon_armed)
+                                        do_tick = true;
                         }
                 }
                 if (stop)
                         break;
                 if (do_tick) {
+                        /* CPUs that came or went since: one pread when none did */
+                        r = monitor_sync_cpus(m);
+                        if (r < 0)
+                                return r;
                         /* before the tick: its samples are stamped with the new time */
                         if (push.spool)
                                 pushing_check_clock(&push, m, o);

@@ -102,6 +102,8 @@ static void evict_process(void *owner, Process *p) {
         Monitor *m = owner;
 
         phases_forget(&m->phases, p);
+        if (p->sampler_knows && m->sampler)
+                sampler_forget_known(m->sampler, p->pid);
         /* its exact totals are read later: keep what they are filed under */
         exact_totals_process_gone(&m->totals, p);
         jobs_release(&m->jobs, p, wall_time(m, p->exit_time ?: now_ns(CLOCK_MONOTONIC)));
@@ -379,10 +381,20 @@ typedef struct Tick {
         uint64_t now;
 } Tick;
 
+/* A live process whose job lmkd has read: its samples may wait for the
+ * timer from now on (sampler.h, new_process_wake_ms). */
+static void note_known(Monitor *m, Process *p) {
+        if (!p || p->sampler_knows || p->exit_time != 0 || p->job_state != JOB_RESOLVED)
+                return;
+        p->sampler_knows = true; /* also when the map is full: then it keeps waking lmkd */
+        (void) sampler_set_known(m->sampler, p->pid);
+}
+
 static int apply_event(void *userdata, const PendingEvent *e) {
         Tick *t = userdata;
         Monitor *m = t->m;
         uint64_t now = t->now;
+        int r;
 
         if (e->h.type == LMK_EVENT_REGION || e->h.type == LMK_EVENT_REGION_OFF) {
                 phases_apply_region(&m->phases, &e->r, now);
@@ -393,7 +405,10 @@ static int apply_event(void *userdata, const PendingEvent *e) {
                 m->stats.samples++;
         } else
                 m->stats.burst_samples++;
-        return attribute_sample(&m->attribution, m->hist, &e->s, now, m->real_offset_ns);
+        r = attribute_sample(&m->attribution, m->hist, &e->s, now, m->real_offset_ns);
+        if (r >= 0 && e->s.pid != 0)
+                note_known(m, process_table_get(&m->procs, e->s.pid));
+        return r;
 }
 
 static void apply_record(void *userdata, SbRecord *r) {

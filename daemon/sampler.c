@@ -101,6 +101,7 @@ int sampler_new(const SamplerConfig *cfg, unsigned n_possible_cpus, sampler_cb_t
         params = (SamplerParams) {
                 .ring_bytes = rsz,
                 .wakeup_bytes = rsz / 4,
+                .new_process_wake_ns = (uint64_t) cfg->new_process_wake_ms * 1000000,
                 .n_counters = (uint32_t) s->n_events,
                 .n_cpus = n_possible_cpus,
                 .burst_threshold = (uint32_t) llround(cfg->burst * (double) UINT32_MAX),
@@ -374,6 +375,21 @@ void sampler_rejitter(Sampler *s) {
 int sampler_drain(Sampler *s) {
         int r = ring_buffer__consume(s->rb);
         return r < 0 ? r : 0;
+}
+
+int sampler_set_known(Sampler *s, uint32_t tgid) {
+        uint8_t one = 1;
+
+        if (s->cfg.new_process_wake_ms == 0)
+                return 0;
+        if (bpf_map_update_elem(s->fds.known_tgids, &tgid, &one, BPF_ANY) < 0)
+                return -errno;
+        return 0;
+}
+
+void sampler_forget_known(Sampler *s, uint32_t tgid) {
+        if (s->cfg.new_process_wake_ms > 0)
+                (void) bpf_map_delete_elem(s->fds.known_tgids, &tgid);
 }
 
 int sampler_fd(const Sampler *s) {

@@ -24,6 +24,10 @@ typedef struct SamplerConfig {
         double jitter;          /* 0..0.5: relative spread of the sampling period */
         SampleEvent event;
         unsigned poll_ms;       /* how often lmkd drains the ring: sizes it */
+        /* A sample of a process lmkd has not read (sampler_set_known())
+         * wakes it at most once per this many ms; 0: never (lmkd's timer
+         * drains every poll_ms anyway). */
+        unsigned new_process_wake_ms;
         const EventSpec *events; /* counters read with every sample and context switch */
         size_t n_events;
         unsigned max_tasks;     /* processes the exact accounting can track at once */
@@ -82,6 +86,11 @@ int sampler_attach_liblmk(Sampler *s, const char *path);
 /* Tells the sampling program the TLS offset of liblmk's state in pid. */
 int sampler_set_marked(Sampler *s, uint32_t pid, int64_t tls_offset);
 void sampler_forget_marked(Sampler *s, uint32_t pid);
+/* Tells the sampling program that lmkd has read the process tgid: its
+ * samples no longer wake lmkd (new_process_wake_ms). An exec or the
+ * process's end forgets it in the kernel; forget does it from lmkd. */
+int sampler_set_known(Sampler *s, uint32_t tgid);
+void sampler_forget_known(Sampler *s, uint32_t tgid);
 
 /* Reads every open counter fd: totals and multiplexing, per role. */
 const CounterState *sampler_counters(Sampler *s, size_t *ret_n);

@@ -65,7 +65,7 @@ def main():
     out = os.path.join(d, "lmkd.json")
     ready = os.path.join(d, "ready")
     lmkd = subprocess.Popen([build_path("daemon", "lmkd"), "-F", "10", "--events", "none",
-                             "--powercap-root", root, "--notify-socket", sock, "--poll-ms", "200",
+                             "--powercap-root", root, "--notify-socket", sock, "--poll-ms", "200", "--quiet-poll-ms", "200",
                              "-o", out, "--ready-file", ready], stderr=subprocess.PIPE, text=True)
     try:
         wait_ready(ready, proc=lmkd)
