@@ -357,10 +357,11 @@ static int write_report(const Interval *iv, const LmkdConfig *o, const ReportInf
  * returned (glibc keeps freed pages below live ones): give them back once
  * there is at least a megabyte of it, so lmkd's RSS returns after a storm.
  * Looked at after each batch (building one frees its JSON and gzip
- * buffers) and every 10 s, not every tick: mallinfo2() walks every free
+ * buffers) and once a minute, not every tick: mallinfo2() walks every free
  * chunk of every arena, a fifth of lmkd's CPU at 1 Hz when it ran each
- * second. */
-#define TRIM_EVERY_NS (UINT64_C(10) * 1000000000)
+ * second, and a third of a quiet drain's (--quiet-poll-ms) when it ran
+ * every 10 s. */
+#define TRIM_EVERY_NS (UINT64_C(60) * 1000000000)
 
 static void trim_heap(uint64_t now, uint64_t *last, bool batch_built) {
         struct mallinfo2 mi;
@@ -471,6 +472,7 @@ static int run(const LmkdConfig *o) {
                         .poll_ms = o->poll_ms,
                         /* samples of new processes cannot wait for a quiet timer */
                         .new_process_wake_ms = quiet_ms > o->poll_ms ? o->poll_ms : 0,
+                        .quiet_poll_ms = quiet_ms,
                         .events = o->events,
                         .n_events = o->n_events,
                         /* for developers: the loader to compare with (docs/lmkd-internals.md) */
@@ -626,6 +628,12 @@ static int run(const LmkdConfig *o) {
                                 (void) read(tick, &expirations, sizeof(expirations));
                                 do_tick = true;
                         } else if (fd == nfd) {
+                                /* the samples before a job starts or ends are
+                                 * the jobs' before it (energy, counters): drain
+                                 * them first, they may wait a quiet poll */
+                                r = monitor_tick(m, false);
+                                if (r < 0)
+                                        return r;
                                 notice_socket_read(nfd, m);
                         } else if (fd == flush) {
                                 (void) read(flush, &expirations, sizeof(expirations));

@@ -51,10 +51,19 @@ static size_t ring_size(const SamplerConfig *cfg, unsigned n_possible_cpus) {
          * The kernel maps the data twice (for wrap-around), and resident
          * memory counts both: a larger ring costs lmkd's RSS twice over.
          * A power of two of at least 64 KiB. */
-        double bytes = cfg->frequency * n_possible_cpus * (cfg->poll_ms / 1000.0) *
-                       (sizeof(struct lmk_sample) + 8) * (1.0 + cfg->burst * LMK_BURST_SAMPLES);
+        double per_s = cfg->frequency * n_possible_cpus * (sizeof(struct lmk_sample) + 8) *
+                       (1.0 + cfg->burst * LMK_BURST_SAMPLES);
+        double bytes = per_s * (cfg->poll_ms / 1000.0);
+        double quiet = 4 * per_s * (MAX(cfg->quiet_poll_ms, cfg->poll_ms) / 1000.0);
         size_t sz = 64 * 1024;
 
+        /* At low rates a quarter of the ring holds a quiet drain's samples
+         * (--quiet-poll-ms), if that takes at most 1 MiB: else the
+         * quarter's wakeups, not the timer, would set how often a node with
+         * many CPUs drains at 1 Hz. At higher rates the samples cost more
+         * than the wakeups, and the ring stays small. */
+        if (quiet <= 1024.0 * 1024)
+                bytes = MAX(bytes, quiet);
         while (sz < bytes && sz < (size_t) 256 * 1024 * 1024)
                 sz <<= 1;
         return sz;

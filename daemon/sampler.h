@@ -28,6 +28,9 @@ typedef struct SamplerConfig {
          * wakes it at most once per this many ms; 0: never (lmkd's timer
          * drains every poll_ms anyway). */
         unsigned new_process_wake_ms;
+        /* lmkd's timer drains every this many ms when nothing wakes it
+         * (0: poll_ms): at low rates the ring holds that long a quarter */
+        unsigned quiet_poll_ms;
         const EventSpec *events; /* counters read with every sample and context switch */
         size_t n_events;
         unsigned max_tasks;     /* processes the exact accounting can track at once */

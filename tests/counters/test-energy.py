@@ -65,11 +65,12 @@ def main():
     out = os.path.join(d, "lmkd.json")
     ready = os.path.join(d, "ready")
     lmkd = subprocess.Popen([build_path("daemon", "lmkd"), "-F", "10", "--events", "none",
-                             "--powercap-root", root, "--notify-socket", sock, "--poll-ms", "200", "--quiet-poll-ms", "200",
+                             "--powercap-root", root, "--notify-socket", sock, "--poll-ms", "200",
                              "-o", out, "--ready-file", ready], stderr=subprocess.PIPE, text=True)
     try:
         wait_ready(ready, proc=lmkd)
-        # each step waits several polls, so that lmkd has read what came before it
+        # each notice drains lmkd's rings and reads the counters first: what came
+        # before it is the jobs' before it, however long lmkd's quiet poll
         tree.use(5)
         time.sleep(1)
         notice(sock, "LMK1 job-start job=901 uid=0 user=root\n")

@@ -11,10 +11,18 @@ quarter of its ring takes far longer than 10 s to fill; 8 processes of a
 job, each 1.2 s of CPU in liblmktest-a and gone long before the quiet
 timer, must have >= 90% of their samples in their job's rows (without the
 wakeup their samples fall outside any job: seen with it disabled).
+
+Then lmkd's drains are counted by the WATCHDOG=1 it sends a service
+manager's socket after each (NOTIFY_SOCKET): over 12 s of an idle 1 Hz
+lmkd, at most 3 with the default, at least 10 with --quiet-poll-ms 1000;
+and under a 2 s watchdog (WATCHDOG_USEC) it drains at least every second
+whatever --quiet-poll-ms says.
 """
 import os
 import signal
+import socket
 import subprocess
+import time
 
 from lmktest import build_path, check, job_notice, load_json, log, require_bpf, tmpdir, wait_ready
 
@@ -54,5 +62,44 @@ def main():
           "lmkd read them after they were gone")
 
 
+def drains(d, seconds, extra=(), env=None):
+    """WATCHDOG=1 messages of an idle 1 Hz lmkd over seconds after its start"""
+    path = os.path.join(d, f"notify-{len(os.listdir(d))}")
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    sock.bind(path)
+    sock.settimeout(0.2)
+    ready = path + ".ready"
+    cmd = [build_path("daemon", "lmkd"), "-F", "1", "--events", "none", "--notify-socket", "none",
+           "--ready-file", ready, "-o", os.devnull, *extra]
+    log("+", " ".join(cmd))
+    lmkd = subprocess.Popen(cmd, env=dict(os.environ, NOTIFY_SOCKET=path, **(env or {})))
+    n = 0
+    try:
+        wait_ready(ready, proc=lmkd)
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            try:
+                n += sock.recv(4096).decode().split("\n").count("WATCHDOG=1")
+            except socket.timeout:
+                pass
+    finally:
+        lmkd.send_signal(signal.SIGINT)
+        lmkd.wait(timeout=60)
+        sock.close()
+    return n
+
+
+def count_drains():
+    d = tmpdir()
+    quiet, busy = drains(d, 12), drains(d, 12, ["--quiet-poll-ms", "1000"])
+    watched = drains(d, 6, env={"WATCHDOG_USEC": "2000000"})
+    log(f"drains of an idle lmkd at 1 Hz: {quiet} in 12 s by default, {busy} with --quiet-poll-ms 1000, "
+        f"{watched} in 6 s under a 2 s watchdog")
+    check(quiet <= 3, f"an idle lmkd drained its rings {quiet} times in 12 s (every 30 s expected)")
+    check(busy >= 10, f"with --quiet-poll-ms 1000 lmkd drained only {busy} times in 12 s")
+    check(watched >= 4, f"under a 2 s watchdog lmkd told it only {watched} times in 6 s")
+
+
 if __name__ == "__main__":
     main()
+    count_drains()
