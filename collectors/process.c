@@ -149,7 +149,6 @@ int process_table_comm(ProcessTable *pt, uint32_t pid, uint32_t tid, const char 
                 p->job_state = JOB_UNRESOLVED;
                 p->cgroup_read = false;
                 p->partial = false; /* the new image's mappings follow as records */
-                p->sampler_knows = false;
                 pt->stats.execs++;
         }
         return 0;

@@ -49,7 +49,7 @@ typedef struct Process {
         uint32_t rank;
         /* lmkd told the sampling program it has read this process: its
          * samples no longer wake lmkd (sampler_set_known()). An exec
-         * takes that back, in the kernel and here. */
+         * takes that back, in the kernel and in lmkd (daemon/monitor.c). */
         bool sampler_knows;
         void *userdata;         /* owned by the caller, released via ProcessTable.release */
 } Process;

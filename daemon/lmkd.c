@@ -280,9 +280,8 @@ static unsigned quiet_poll_ms(const LmkdConfig *o) {
         return (unsigned) ms;
 }
 
-/* Arms the one-shot timer of a tick after a ring's wakeup. */
-static int arm_soon(int fd) {
-        const uint64_t ns = ORDER_MARGIN_NS + 5 * UINT64_C(1000000);
+/* Arms a one-shot timer ns from now. */
+static int arm_once(int fd, uint64_t ns) {
         struct itimerspec its = { .it_value = { .tv_sec = (time_t) (ns / 1000000000),
                                                 .tv_nsec = (long) (ns % 1000000000) } };
 
@@ -455,11 +454,11 @@ static int run(const LmkdConfig *o) {
         _cleanup_(monitor_freep) Monitor *m = NULL;
         _cleanup_(metrics_server_stopp) MetricsServer *metrics = NULL;
         _cleanup_close_ int ep = -EBADF, sfd = -EBADF, tick = -EBADF, deadline = -EBADF, flush = -EBADF,
-                            nfd = -EBADF, soon = -EBADF;
+                            nfd = -EBADF, soon = -EBADF, follow = -EBADF;
         /* the timer's drains: every poll_ms, or less often while nothing new
          * runs (a wakeup costs an idle node more than its few samples) */
         const unsigned quiet_ms = quiet_poll_ms(o);
-        bool soon_armed = false;
+        bool soon_armed = false, follow_armed = false;
         _cleanup_(pushing_done) Pushing push = {};
         _cleanup_(lib_families_done) LibFamilies families = {};
         MonitorConfig cfg = {
@@ -568,7 +567,8 @@ static int run(const LmkdConfig *o) {
         if (tick < 0)
                 return log_error_errno(tick, "Failed to create timer: %m");
         soon = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-        if (soon < 0)
+        follow = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+        if (soon < 0 || follow < 0)
                 return log_error_errno(-errno, "Failed to create timer: %m");
         if (o->duration > 0) {
                 deadline = timer_fd(o->duration, 0);
@@ -585,6 +585,7 @@ static int run(const LmkdConfig *o) {
                         return log_error_errno(r, "Failed to watch timer: %m");
         }
         if ((r = epoll_add(ep, sfd)) < 0 || (r = epoll_add(ep, tick)) < 0 || (r = epoll_add(ep, soon)) < 0 ||
+            (r = epoll_add(ep, follow)) < 0 ||
             (r = epoll_add(ep, monitor_fd(m))) < 0)
                 return log_error_errno(r, "Failed to set up the event loop: %m");
         if (o->notify_socket) {
@@ -642,13 +643,22 @@ static int run(const LmkdConfig *o) {
                                 (void) read(soon, &expirations, sizeof(expirations));
                                 soon_armed = false;
                                 do_tick = true;
+                                /* the sampling program wakes lmkd for a new
+                                 * process at most once per poll_ms: the samples
+                                 * of others it let wait are drained then */
+                                if (!follow_armed && quiet_ms > o->poll_ms)
+                                        follow_armed = arm_once(follow, o->poll_ms * UINT64_C(1000000)) >= 0;
+                        } else if (fd == follow) {
+                                (void) read(follow, &expirations, sizeof(expirations));
+                                follow_armed = false;
+                                do_tick = true;
                         } else {
                                 /* a ring filling, or a new process's sample: a
                                  * tick a little later, when the events before
                                  * it are past the tick's ordering margin */
                                 monitor_clear_wakeups(m);
                                 if (!soon_armed)
-                                        soon_armed = arm_soon(soon) >= 0;
+                                        soon_armed = arm_once(soon, ORDER_MARGIN_NS + 5 * UINT64_C(1000000)) >= 0;
                                 if (!soon_armed)
                                         do_tick = true;
                         }

@@ -390,6 +390,16 @@ static void note_known(Monitor *m, Process *p) {
         (void) sampler_set_known(m->sampler, p->pid);
 }
 
+/* An exec: the new program is to be read again. The kernel forgot the
+ * process at the exec itself; lmkd may have told it again since, for a
+ * sample of the old program applied after the exec happened. */
+static void forget_known(Monitor *m, Process *p) {
+        if (!p || !p->sampler_knows)
+                return;
+        p->sampler_knows = false;
+        sampler_forget_known(m->sampler, p->pid);
+}
+
 static int apply_event(void *userdata, const PendingEvent *e) {
         Tick *t = userdata;
         Monitor *m = t->m;
@@ -421,6 +431,8 @@ static void apply_record(void *userdata, SbRecord *r) {
                 phases_mapped(&m->phases, r->pid, r->addr);
                 break;
         case SB_COMM:
+                if (r->exec)
+                        forget_known(m, process_table_get(&m->procs, r->pid));
                 (void) process_table_comm(&m->procs, r->pid, r->tid, r->str, r->exec);
                 if (r->exec)
                         jobs_learn_exec(&m->jobs, process_table_get(&m->procs, r->pid));
