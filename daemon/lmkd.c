@@ -671,8 +671,8 @@ static int run(const LmkdConfig *o) {
                         if (r < 0)
                                 return r;
                         /* before the tick: its samples are stamped with the new time */
-                        if (push.spool)
-                                pushing_check_clock(&push, m, o);
+                        if (push.spool && (r = pushing_check_clock(&push, m, o)) < 0)
+                                return r;
                         r = monitor_tick(m, false);
                         if (r < 0)
                                 return r;

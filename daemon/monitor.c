@@ -455,12 +455,14 @@ static void apply_record(void *userdata, SbRecord *r) {
         sb_record_done(r);
 }
 
-int monitor_tick(Monitor *m, bool final) {
+/* frame: CLOCK_REALTIME - CLOCK_MONOTONIC for the tick's wall times, NULL
+ * for the clocks' now */
+static int tick_in_frame(Monitor *m, bool final, const int64_t *frame) {
         uint64_t now = now_ns(CLOCK_MONOTONIC), point;
         Tick tick = { .m = m, .now = now };
         int r;
 
-        m->real_offset_ns = (int64_t) now_ns(CLOCK_REALTIME) - (int64_t) now;
+        m->real_offset_ns = frame ? *frame : (int64_t) now_ns(CLOCK_REALTIME) - (int64_t) now;
         point = event_order_point(now, final);
 
         /* Samples first: every record that precedes a drained sample is in
@@ -510,6 +512,14 @@ int monitor_tick(Monitor *m, bool final) {
         if (m->last_order_point > EXIT_GRACE_NS)
                 process_table_evict(&m->procs, final ? UINT64_MAX : m->last_order_point - EXIT_GRACE_NS);
         return 0;
+}
+
+int monitor_tick(Monitor *m, bool final) {
+        return tick_in_frame(m, final, NULL);
+}
+
+int monitor_tick_in_frame(Monitor *m, int64_t real_offset_ns) {
+        return tick_in_frame(m, false, &real_offset_ns);
 }
 
 /* Adds the idle samples the CPUs did not take and reads the exact totals. */

@@ -46,6 +46,11 @@ int monitor_sync_cpus(Monitor *m);
 /* Drains the rings and attributes everything older than the safety margin
  * (or everything, when final), in time order. */
 int monitor_tick(Monitor *m, bool final);
+/* A tick whose samples take their wall times from real_offset_ns
+ * (CLOCK_REALTIME - CLOCK_MONOTONIC) rather than from the clocks now: the
+ * samples drained when the wall clock is found to have stepped are of the
+ * interval that ends there, in its time. */
+int monitor_tick_in_frame(Monitor *m, int64_t real_offset_ns);
 /* Stops sampling on all CPUs and attributes what is left. */
 int monitor_stop(Monitor *m);
 

@@ -168,14 +168,21 @@ next:
         interval_clock_begin(&p->clock, mono, real);
 }
 
-void pushing_check_clock(Pushing *p, Monitor *m, const LmkdConfig *o) {
+int pushing_check_clock(Pushing *p, Monitor *m, const LmkdConfig *o) {
         int64_t step = interval_clock_step(&p->clock, now_ns(CLOCK_MONOTONIC), (int64_t) now_ns(CLOCK_REALTIME));
+        int r;
 
         if (step == 0)
-                return;
+                return 0;
         p->clock_steps++;
         log_warning("The wall clock stepped by %+.3f s: lmkd ends the interval here and begins the next at the new "
                     "time (lmkd_clock_steps_total).", (double) step / 1e9);
+        /* what the rings hold is of the interval that ends here (a quiet
+         * lmkd drains every --quiet-poll-ms): in its time, not the new one */
+        r = monitor_tick_in_frame(m, p->clock.offset);
+        if (r < 0)
+                return r;
         pushing_flush(p, m, o, false);
         jobs_clock_stepped(monitor_jobs(m), (double) step / 1e9);
+        return 0;
 }

@@ -45,4 +45,4 @@ void pushing_done(Pushing *p);
  * to now (no order-point gap left for the next one). */
 void pushing_flush(Pushing *p, Monitor *m, const LmkdConfig *o, bool final);
 /* Before a tick: ends the interval when the wall clock stepped. */
-void pushing_check_clock(Pushing *p, Monitor *m, const LmkdConfig *o);
+int pushing_check_clock(Pushing *p, Monitor *m, const LmkdConfig *o);
