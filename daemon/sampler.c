@@ -62,7 +62,7 @@ static size_t ring_size(const SamplerConfig *cfg, unsigned n_possible_cpus) {
          * quarter's wakeups, not the timer, would set how often a node with
          * many CPUs drains at 1 Hz. At higher rates the samples cost more
          * than the wakeups, and the ring stays small. */
-        if (quiet <= 1024.0 * 1024)
+        if (cfg->quiet_poll_ms > cfg->poll_ms && quiet <= 1024.0 * 1024)
                 bytes = MAX(bytes, quiet);
         while (sz < bytes && sz < (size_t) 256 * 1024 * 1024)
                 sz <<= 1;
