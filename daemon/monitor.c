@@ -416,7 +416,8 @@ static int apply_event(void *userdata, const PendingEvent *e) {
         } else
                 m->stats.burst_samples++;
         r = attribute_sample(&m->attribution, m->hist, &e->s, now, m->real_offset_ns);
-        if (r >= 0 && e->s.pid != 0)
+        /* a lookup per sample, only where the kernel keeps the known set */
+        if (r >= 0 && e->s.pid != 0 && m->cfg.sampler.new_process_wake_ms > 0)
                 note_known(m, process_table_get(&m->procs, e->s.pid));
         return r;
 }
