@@ -57,6 +57,10 @@ def check_site_answers(store, summaries):
           dgemm.get("samples") == summaries["D"]["samples"] + summaries["E"]["samples"],
           f"the mix's lmk-dgemm {dgemm} is not jobs D and E "
           f"({summaries['D']['samples']} + {summaries['E']['samples']} samples)")
+    if mix["total_runs"] != len(summaries):
+        ours = {s["job"] for s in summaries.values()}
+        others = [j for j in store.get_ok("/api/v1/jobs?since=1d&limit=100")["jobs"] if j["job"] not in ours]
+        log(f"jobs in the store that are none of the test's: {others}")
     check(mix["total_runs"] == len(summaries) and
           mix["total_samples"] == sum(s["samples"] for s in summaries.values()),
           f"the mix holds {mix['total_runs']} jobs and {mix['total_samples']} samples, not the "

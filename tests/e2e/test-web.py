@@ -246,7 +246,8 @@ def main():
             page.assert_clean()
             check([r[0] for r in cells(page, "table.jobs tbody tr")] == [JOB] and "My jobs" in page.text
                   and "admin" not in page.evaluate("document.querySelector('header').innerText"),
-                  "the owner's job list")
+                  f"the owner's job list: {cells(page, 'table.jobs tbody tr')}, "
+                  f"the store's: {store.get_ok('/api/v1/jobs?since=1d&limit=100')['jobs']}")
             page.screenshot("jobs-user")
             # the mix for a person: the site's applications, no one else's use
             page = b.open(base + "site/apps?since=7d", extra_headers={"X-Remote-User": "nobody"})
