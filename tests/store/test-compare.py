@@ -6,7 +6,7 @@ compare` (text, --json, --csv), every figure worked out here from what
 was sent: each side's share (Wilson) and CPU time, the difference and
 ratio with their intervals (MOVER, written out here apart from the
 store's), the verdict in words; an object and a function only one run
-has; a truncated side; errors (a job missing, unknown, on two clusters).
+has; a side whose list of functions was cut (7101, 7102); errors (a job missing, unknown, on two clusters).
 Who may compare whose jobs is test-visibility's; two real Slurm jobs are
 tests/e2e/test-compare.py's.
 
@@ -84,6 +84,48 @@ def batches():
         out.append(make_batch(node=f"cx{n}", seq=1, cluster=cluster, rows=[row("7003", APP, "exe", 10)],
                               jobs=[job("7003", cluster=cluster)], frequency=HZ))
     return out
+
+
+# 7102's list of functions is cut at the summary's 1,000: 1,050 functions
+# of 2 samples each, and "tail_fn", which 7101 ran for 40 samples, with 1
+WIDE = 1050
+
+
+def truncated_batches():
+    out = []
+    for seq, jid in enumerate(("7101", "7102"), 10):
+        if jid == "7101":
+            funcs = [bfunction(jid, APP, 60, name="kernel_0000"), bfunction(jid, APP, 40, name="tail_fn")]
+        else:
+            funcs = [bfunction(jid, APP, max(2, 5 - i), name=f"kernel_{i:04d}") for i in range(WIDE)]
+            funcs.append(bfunction(jid, APP, 1, name="tail_fn"))
+        samples = sum(f["samples"] for f in funcs)
+        out.append(make_batch(node=f"cn{seq}", seq=1, rows=[brow(jid, APP, "exe", samples)], jobs=[job(jid)],
+                              frequency=HZ, functions=funcs))
+    return out
+
+
+def check_truncated(store):
+    """A function one run's list left out is not a function it did not run:
+    that side is null, and so is the difference, never a difference from 0."""
+    for b in truncated_batches():
+        status, _, body = store.ingest(b)
+        check_eq(status, 200, f"ingest: {body}")
+    cmp = store.get_ok("/api/v1/compare?a=7101&b=7102")
+    check_eq((cmp["a"]["functions_truncated"], cmp["b"]["functions_truncated"]), (False, True),
+             "functions_truncated of a run of 2 functions and of one of 1,051")
+    tail = find(cmp["rows"], "function", "tail_fn", APP)
+    check(tail["a"] is not None and tail["a"]["samples"] == 40 and tail["b"] is None and tail["difference"] is None,
+          f"a function the truncated run's list left out: {tail}")
+    first = find(cmp["rows"], "function", "kernel_0000", APP)
+    check(first["a"]["samples"] == 60 and first["b"]["samples"] == 5 and first["difference"] is not None,
+          f"a function both lists hold: {first}")
+    # the whole list of 7101 is known: what it did not run, it ran 0 times
+    only_b = find(cmp["rows"], "function", "kernel_0001", APP)
+    check(only_b["a"] is not None and only_b["a"]["samples"] == 0 and only_b["b"]["samples"] == 4 and
+          only_b["difference"] is not None, f"a function only the truncated run ran: {only_b}")
+    shown = [r for r in cmp["rows"] if r["dimension"] == "function"]
+    log(f"truncated side: {len(shown)} function rows; tail_fn {tail['a']['samples']} against null")
 
 
 def find(rows, dimension, name, obj=None):
@@ -224,6 +266,7 @@ def main():
         both = store.get_ok("/api/v1/compare?a=7003&b=7003&cluster_a=c1&cluster_b=c2")
         check_eq((both["a"]["cluster"], both["b"]["cluster"]), ("c1", "c2"), "a job on two clusters, each named")
         check(all(not r["difference"]["beyond_uncertainty"] for r in both["rows"]), "the same samples: no difference")
+        check_truncated(store)
     log("PASS")
 
 
