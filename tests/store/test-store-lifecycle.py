@@ -205,6 +205,7 @@ def test_stop_under_load():
     while theirs waits leave nothing behind, and the store stops cleanly."""
     store = Store().start()
     answered = {}
+    stopped = {}    # node: what made its pusher stop, for a failure's message
     lock = threading.Lock()
     stop = threading.Event()
     big = [row(str(j), f"/lib/l{k}.so", "lib", 1 + k) for j in range(20) for k in range(25)]
@@ -219,7 +220,8 @@ def test_stop_under_load():
             body = json.dumps(make_batch(node=node, seq=seq, rows=big)).encode()
             try:
                 status = push_raw(store.port, body)
-            except OSError:
+            except OSError as e:
+                stopped[node] = f"batch {seq}: {e}"
                 return
             with lock:
                 answered[(node, seq)] = status
@@ -227,8 +229,10 @@ def test_stop_under_load():
                 time.sleep(0.05)
                 continue
             if status != 200:
+                stopped[node] = f"batch {seq}: HTTP {status}"
                 return
             seq += 1
+        stopped[node] = "stopped by the test"
 
     def hang_up(node):
         """Sends whole batches and closes without reading the answer."""
@@ -261,12 +265,17 @@ def test_stop_under_load():
     check_eq(rc, 0, "exit code after SIGTERM under load")
     ok = sorted(k for k, v in answered.items() if v == 200)
     if len(ok) < 8:
-        fail(f"only {len(ok)} pushes answered 200 in 30 s before SIGTERM")
+        fail(f"only {len(ok)} pushes answered 200 in 30 s before SIGTERM; the pushers stopped at {stopped}\n"
+             + store.read_log()[-2000:])
     stored = {(n, s) for n, s in store.sql("SELECT n.name, b.seq FROM batches b JOIN nodes n ON n.id = b.node_id")}
     lost = [k for k in ok if k not in stored]
     if lost:
         fail(f"{len(lost)} batches answered 200 but not stored, e.g. {lost[:3]}")
-    log(f"{len(ok)} pushes answered 200 and stored, {len(stored)} stored in all")
+    reasons = {}
+    for why in stopped.values():
+        key = why.split(": ", 1)[-1]
+        reasons[key] = reasons.get(key, 0) + 1
+    log(f"{len(ok)} pushes answered 200 and stored, {len(stored)} stored in all; the pushers stopped at {reasons}")
 
 
 def main():
