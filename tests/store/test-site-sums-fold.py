@@ -10,15 +10,17 @@ answers (GET /api/v1/jobs/{id}/functions), which must equal what was sent.
 Then what a store killed with SIGKILL right after storing batches left
 pending is folded when it starts again (before any question), counted once;
 a store that goes quiet folds within seconds by itself; a clean stop folds
-what is left. With LMK_TEST_BACKEND=postgresql (the -pg test) all of it on
-PostgreSQL."""
+what is left; a store at schema 26 migrates with its sums. With
+LMK_TEST_BACKEND=postgresql (the -pg test) all of it on PostgreSQL, and
+two stores on one database fold each other's batches, once."""
+import concurrent.futures
 import re
 import signal
 import time
 from collections import defaultdict
 
 from lmktest import check, fail, log
-from storetest import START, Store, check_eq, function, make_batch, row, sql_write
+from storetest import START, Store, check_eq, function, is_postgresql, make_batch, row, sql_write
 
 HZ = 10
 DAY = 86400
@@ -162,8 +164,41 @@ def main():
     check("from schema version 26 to 27" in s.read_log(), f"migrated from 26:\n{s.read_log()}")
     check_ranking(s, sent, "after migrating from schema 26")
     push(s, [batch("8101", 0, 13)])
+    sent.append(batch("8101", 0, 13))
     check_eq(s.stop(), 0, "exit code")
+    if is_postgresql(s.db):
+        two_stores(s.db, sent)
     log("PASS")
+
+
+def ranking(s):
+    o = s.get_ok(f"/api/v1/functions?since={SINCE}&limit=1000")
+    return {(e["object"], e["function"]): (e["samples"], e["jobs"], e["users"]) for e in o["functions"]}
+
+
+def two_stores(db, sent):
+    """Two stores on one PostgreSQL database: batches pushed through both
+    at once, then both asked at once (their folds take turns under the
+    site lock, neither folds a row the other did); then one is killed
+    with rows pending, which the other's next answer folds."""
+    a, b = Store(db=db), Store(db=db)
+    a.start()
+    b.start()
+    both = [batch(job, node, seq) for seq in (14, 15) for job in JOBS for node in range(NODES)]
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        list(pool.map(lambda half: push(*half), ((a, both[0::2]), (b, both[1::2]))))
+    sent += both
+    want, _ = independent(b, sent)
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        got = list(pool.map(ranking, (a, b)))
+    check_eq(got, [want, want], "two stores asked at once: each the sum of the jobs'")
+    last = [batch("8102", node, 16) for node in range(NODES)]
+    push(a, last)
+    sent += last
+    a.stop(signal.SIGKILL)
+    check(pending(b) > 0, "rows the killed store left")
+    check_ranking(b, sent, "another store's rows, left by SIGKILL")
+    check_eq(b.stop(), 0, "exit code")
 
 
 if __name__ == "__main__":
