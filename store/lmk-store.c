@@ -360,16 +360,21 @@ static void watchdog_ping(Server *s, bool *db_down) {
 #define FOLD_CHECK_USEC UINT64_C(1000000)
 
 /* Adds the site function sums that batches left to their tables: what is
- * due, or all. */
+ * due, or all. A failure is said once, not every second while the
+ * database is away, and so is the recovery. */
 static void fold_function_sums(Storage *storage, bool all) {
+        static bool failing = false;
         uint64_t n = 0;
         int r = storage->ops->fold_function_sums(storage, all, &n);
 
-        if (r < 0)
+        if (r < 0 && !failing)
                 log_warning_errno(r, "Could not add batches' sums to the site's function rankings: %m (%s); "
-                                  "trying again later.", db_error_last() ?: "no message");
-        else if (all && n > 0)
+                                  "trying again every second.", db_error_last() ?: "no message");
+        else if (r >= 0 && failing)
+                log_info("Adding batches' sums to the site's function rankings again.");
+        else if (r >= 0 && all && n > 0)
                 log_info("Added %" PRIu64 " batches' sums to the site's function rankings.", n);
+        failing = r < 0;
 }
 
 /* Waits for signals, pinging the watchdog (watchdog_ping()) and folding
