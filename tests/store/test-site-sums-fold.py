@@ -8,7 +8,8 @@ GET /api/v1/functions must equal the sum, worked out here, of the jobs' own
 answers (GET /api/v1/jobs/{id}/functions), which must equal what was sent.
 
 Then what a store killed with SIGKILL right after storing batches left
-pending is folded when it starts again (before any question), counted once;
+pending is folded when it starts again (before any question), counted once,
+and so is what it left copied to PostgreSQL (lmk-store migrate);
 a store that goes quiet folds within seconds by itself; a clean stop folds
 what is left; a store at schema 26 migrates with its sums. With
 LMK_TEST_BACKEND=postgresql (the -pg test) all of it on PostgreSQL, and
@@ -16,11 +17,14 @@ two stores on one database fold each other's batches, once."""
 import concurrent.futures
 import re
 import signal
+import subprocess
 import time
+import urllib.parse
 from collections import defaultdict
 
 from lmktest import check, fail, log
-from storetest import START, Store, check_eq, function, is_postgresql, make_batch, row, sql_write
+from storetest import (START, Store, check_eq, function, is_postgresql, make_batch, row, sql_read, sql_write,
+                       store_binary)
 
 HZ = 10
 DAY = 86400
@@ -134,6 +138,8 @@ def main():
     if left == 0:
         fail("the store folded before it was killed (its pushes took 2 s or more): nothing left to test")
     sent += more
+    if not is_postgresql(s.db):
+        copied_to_postgresql(s.db, sent, left)
     s.start()
     check_eq(pending(s), 0, "after the restart, before any question: folded at start")
     check(re.search(rf"Added {left} batches' sums to the site's function rankings", s.read_log()),
@@ -169,6 +175,29 @@ def main():
     if is_postgresql(s.db):
         two_stores(s.db, sent)
     log("PASS")
+
+
+def copied_to_postgresql(db, sent, left):
+    """The killed store's SQLite database, its batches' sums still pending,
+    copied to PostgreSQL (lmk-store migrate): the rows travel, and a store
+    started there folds them."""
+    import pgserver
+    try:
+        pg = pgserver.Server().start()
+    except pgserver.Unavailable as e:
+        log(f"not copied to PostgreSQL, which cannot run here: {e}")
+        return
+    pg.psql("CREATE DATABASE lmk_copy TEMPLATE template0 ENCODING 'UTF8' LOCALE 'C'", dbname="postgres")
+    uri = f"postgresql://{pgserver.USER}@{urllib.parse.quote(pg.host, safe='')}:{pg.port}/lmk_copy"
+    p = subprocess.run([store_binary(), "migrate", "--from", f"sqlite:{db}", "--to", uri], capture_output=True,
+                       text=True, timeout=120)
+    check_eq(p.returncode, 0, f"lmk-store migrate:\n{p.stderr}")
+    check_eq(sql_read(uri, "SELECT count(*) FROM function_sums_pending")[0][0], left, "the pending rows copied")
+    t = Store(db=uri)
+    t.start()
+    check_eq(pending(t), 0, "copied to PostgreSQL: folded at start")
+    check_ranking(t, sent, "copied to PostgreSQL with batches pending")
+    check_eq(t.stop(), 0, "exit code")
 
 
 def ranking(s):
