@@ -66,7 +66,8 @@ static inline const Acc *site_sums_row_part(const SiteSumsRow *r, SitePart p, si
         for (int k = 0; k < (int) p; k++)
                 offset += r->n[k];
         *ret_n = r->n[p];
-        return r->items + offset;
+        /* a row without entries has no items */
+        return r->items ? r->items + offset : NULL;
 }
 
 /* The value of function_sums_pending.body. Format, version 1:
