@@ -11,7 +11,8 @@ Then what a store killed with SIGKILL right after storing batches left
 pending is folded when it starts again (before any question), counted once,
 and so is what it left copied to PostgreSQL (lmk-store migrate);
 a store that goes quiet folds within seconds by itself; a clean stop folds
-what is left; a store at schema 26 migrates with its sums. With
+what is left; a damaged row is set aside and said; a store at schema 26
+migrates with its sums. With
 LMK_TEST_BACKEND=postgresql (the -pg test) all of it on PostgreSQL, and
 two stores on one database fold each other's batches, once."""
 import concurrent.futures
@@ -159,8 +160,14 @@ def main():
     sent += last
     check_eq(s.stop(), 0, "exit code")
     check_eq(pending(s), 0, "after a clean stop")
+    # A row that does not decode (a damaged database): said, set aside
+    # with its id negated, the others folded.
+    sql_write(s.db, [("INSERT INTO function_sums_pending (body) VALUES (?)", (b"\x01garbage",))])
     s.start()
-    check_ranking(s, sent, "after a clean stop and a start")
+    check_ranking(s, sent, "after a clean stop and a start, with a damaged row")
+    check(re.search(r"function_sums_pending row \d+\) do not decode", s.read_log()),
+          f"the damaged row is named in the log:\n{s.read_log()}")
+    check_eq(s.sql("SELECT count(*) FROM function_sums_pending WHERE id < 0")[0][0], 1, "the damaged row, kept aside")
     check_eq(s.stop(), 0, "exit code")
 
     # The store as schema 26 left it: migrated to 27, its sums kept.
