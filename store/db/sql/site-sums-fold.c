@@ -22,10 +22,11 @@
 #include "log.h"
 #include "util.h"
 
-/* Rows a fold takes at most, and their bytes: bounds its memory and how
- * long it holds the site lock. */
+/* Rows a fold takes at most, and their sums (about 200 bytes each in
+ * memory, decoded and summed): bound its memory and how long it holds the
+ * site lock. A batch of 500 rows has about 300. */
 #define FOLD_MAX_ROWS 1024
-#define FOLD_MAX_BYTES (32u << 20)
+#define FOLD_MAX_SUMS (128u << 10)
 
 /* The writer folds after a group once its batches since the last fold
  * are this many, or the oldest of them is this old. */
@@ -174,7 +175,7 @@ typedef struct Taken {
         int64_t *ids;
         SiteSumsRow *rows;
         bool *ok;               /* decoded */
-        size_t n, alloc, bytes;
+        size_t n, alloc, sums;
 } Taken;
 
 static void taken_done(Taken *t) {
@@ -216,12 +217,13 @@ static int read_taken(DbStmt *st, Taken *t) {
         if (r == -ENOMEM)
                 return r;
         t->ok[t->n] = r >= 0;
+        for (SitePart k = 0; r >= 0 && k < _SITE_PARTS; k++)
+                t->sums += t->rows[t->n].n[k];
         t->n++;
-        t->bytes += len;
         return 0;
 }
 
-/* The oldest rows, up to FOLD_MAX_ROWS and about FOLD_MAX_BYTES. */
+/* The oldest rows, up to FOLD_MAX_ROWS and about FOLD_MAX_SUMS. */
 static int take(Conn *c, Taken *t) {
         DbStmt *st;
         int r, rc;
@@ -231,7 +233,7 @@ static int take(Conn *c, Taken *t) {
                 return r;
         while ((rc = db_step(st)) == 1) {
                 r = read_taken(st, t);
-                if (r < 0 || t->bytes >= FOLD_MAX_BYTES)
+                if (r < 0 || t->sums >= FOLD_MAX_SUMS)
                         break;
         }
         db_reset(st);
@@ -346,7 +348,7 @@ static int fold_once(SqlStorage *s, uint64_t *ret_folded, bool *ret_more) {
                 goto rollback;
         c->shares_writes = c->site_locked = false;
         *ret_folded = n_folded;
-        *ret_more = i < t.n || t.n == FOLD_MAX_ROWS || t.bytes >= FOLD_MAX_BYTES;
+        *ret_more = i < t.n || t.n == FOLD_MAX_ROWS || t.sums >= FOLD_MAX_SUMS;
         return 0;
 
 rollback:
