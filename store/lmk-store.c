@@ -354,23 +354,54 @@ static void watchdog_ping(Server *s, bool *db_down) {
                             db_error_last() ?: strerror(-r));
 }
 
-/* Waits for signals, pinging the watchdog (watchdog_ping()). */
+/* How often the main thread looks for batches' site function sums due
+ * to be folded (StorageOps.fold_function_sums), for a store that went
+ * quiet: its writers fold after groups of batches while they come. */
+#define FOLD_CHECK_USEC UINT64_C(1000000)
+
+/* Adds the site function sums that batches left to their tables: what is
+ * due, or all. A failure is said once, not every second while the
+ * database is away, and so is the recovery. */
+static void fold_function_sums(Storage *storage, bool all) {
+        static bool failing = false;
+        uint64_t n = 0;
+        int r = storage->ops->fold_function_sums(storage, all, &n);
+
+        if (r < 0 && !failing)
+                log_warning_errno(r, "Could not add batches' sums to the site's function rankings: %m (%s); "
+                                  "trying again every second.", db_error_last() ?: "no message");
+        else if (r >= 0 && failing)
+                log_info("Adding batches' sums to the site's function rankings again.");
+        else if (r >= 0 && all && n > 0)
+                log_info("Added %" PRIu64 " batches' sums to the site's function rankings.", n);
+        failing = r < 0;
+}
+
+/* Waits for signals, pinging the watchdog (watchdog_ping()) and folding
+ * the site's function sums when due. */
 static int run(Server *s, const StoreConfig *c, const sigset_t *mask) {
-        uint64_t wd = service_watchdog_usec();
+        uint64_t wd = service_watchdog_usec(), tick = wd > 0 ? MIN(wd / 2, FOLD_CHECK_USEC) : FOLD_CHECK_USEC;
+        uint64_t pinged = now_ns(CLOCK_MONOTONIC);
         bool db_down = false;
 
         for (;;) {
                 struct timespec ts = {
-                        .tv_sec = (time_t) (wd / 2 / 1000000),
-                        .tv_nsec = (long) (wd / 2 % 1000000) * 1000,
+                        .tv_sec = (time_t) (tick / 1000000),
+                        .tv_nsec = (long) (tick % 1000000) * 1000,
                 };
                 siginfo_t si;
                 int sig;
 
-                sig = wd > 0 ? sigtimedwait(mask, &si, &ts) : sigwaitinfo(mask, &si);
+                sig = sigtimedwait(mask, &si, &ts);
                 if (sig < 0) {
                         if (errno == EAGAIN) {
-                                watchdog_ping(s, &db_down);
+                                uint64_t now = now_ns(CLOCK_MONOTONIC);
+
+                                if (wd > 0 && now - pinged >= wd / 2 * 1000) {
+                                        watchdog_ping(s, &db_down);
+                                        pinged = now;
+                                }
+                                fold_function_sums(s->storage, false);
                                 continue;
                         }
                         if (errno == EINTR)
@@ -632,6 +663,8 @@ int main(int argc, char **argv) {
         }
         s.storage = storage;
         s.auth.tokens = TAKE_PTR(tokens);
+        /* what a store stopped without its last fold left */
+        fold_function_sums(storage, true);
         if (debuginfod > 0) {
                 SymbolsConfig sc = {
                         .timeout_s = c.debuginfod_timeout,
@@ -671,6 +704,9 @@ int main(int argc, char **argv) {
         retention_stop(&retention);
         server_stop(&s, STOP_TIMEOUT_S);
         symbols_stop(s.symbols);
+        /* the batches stored since the last fold: their sums to the
+         * tables now, rather than at the next start */
+        fold_function_sums(storage, true);
         ops->close(storage);
         free_users(s.auth.config.admin_users);
         explicit_bzero(s.auth.config.session_key, sizeof(s.auth.config.session_key));

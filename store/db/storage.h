@@ -622,6 +622,16 @@ typedef struct StorageOps {
          * empty. */
         int (*get_run_figures)(Storage *s, const int64_t *row_ids, size_t n, RunFigures *ret);
         int (*list_app_mix)(Storage *s, const AppMixFilter *f, AppMixList *ret);
+        /* The site's function sums (schema/0024) are added to in folds:
+         * each batch's in its own transaction to a row of its own
+         * (schema/0027), many such rows at once to the sums' rows later.
+         * The queries and retention of those sums fold first; this folds
+         * all that is left (at start, for rows a crash left, and at a
+         * clean stop), or (!all) what this store's writers left when it is
+         * due (a few hundred batches, or a couple of seconds: to be called
+         * every second or so, for the batches of a store that went quiet).
+         * *ret_folded (if not NULL): the batches' rows folded. */
+        int (*fold_function_sums)(Storage *s, bool all, uint64_t *ret_folded);
         /* Retention: deletes at most about max_rows rows of raw detail from
          * before `before` in one short write transaction: the receipts of
          * batches received before it, and the sample rows and per-batch time

@@ -906,6 +906,10 @@ int sql_list_site_functions(Storage *base, const FunctionFilter *f, SiteFunction
         RankCtx x = { .f = f, .l = &l };
         int r;
 
+        /* the batches stored before the question count */
+        r = site_sums_fold_for_read(s);
+        if (r < 0)
+                return r;
         db_purpose_set("listing the site's functions");
         /* whole UTC days: the sums have no finer grain */
         l.since = f->since - ((f->since % DAY_SECONDS) + DAY_SECONDS) % DAY_SECONDS;

@@ -66,7 +66,6 @@ int ingest_ctx_init(IngestCtx *x, SqlStorage *s, const Batch *b) {
             acc_map_init(&x->job_tasks, b->n_rows) < 0 ||
             acc_map_init(&x->object_hours, b->n_rows) < 0 ||
             acc_map_init(&x->job_functions, b->n_functions) < 0 ||
-            acc_map_init(&x->function_sums, b->n_functions) < 0 ||
             event_map_init(&x->object_events, events) < 0 ||
             event_map_init(&x->phase_events, events) < 0 ||
             event_map_init(&x->job_events, events + exact) < 0 ||
@@ -93,7 +92,6 @@ void ingest_ctx_done(IngestCtx *x) {
         acc_map_done(&x->job_tasks);
         acc_map_done(&x->object_hours);
         acc_map_done(&x->job_functions);
-        acc_map_done(&x->function_sums);
         event_map_done(&x->object_events);
         event_map_done(&x->phase_events);
         event_map_done(&x->job_events);
@@ -108,7 +106,7 @@ void ingest_ctx_reset(IngestCtx *x) {
         acc_map_reset(&x->job_tasks);
         acc_map_reset(&x->object_hours);
         acc_map_reset(&x->job_functions);
-        acc_map_reset(&x->function_sums);
+        x->site_sums_pending = false;
         event_map_reset(&x->object_events);
         event_map_reset(&x->phase_events);
         event_map_reset(&x->job_events);

@@ -44,10 +44,11 @@ typedef struct IngestCtx {
         AccMap job_objects, job_phases, job_tasks, object_hours;
         /* functions[] per (job, function, object) (ingest-functions.c) */
         AccMap job_functions;
-        /* the site's functions by (function, mix key, node type), and
-         * which of job_functions' keys the job had before (schema/0024) */
-        AccMap function_sums;
+        /* which of job_functions' keys the job had before (schema/0024),
+         * and whether the batch's site sums went to function_sums_pending
+         * (schema/0027) */
         bool *function_known;
+        bool site_sums_pending;
         SamplePack outside;    /* the rows of work outside jobs, packed */
         /* the rows' object, phase and task ids, looked up in the caches
          * before the writer took the batch (intern_lookup_rows()), and the

@@ -4,46 +4,18 @@
  * object (schema/0025, function-pack.h): the packs the batch touches read
  * in one statement, merged in memory, written back in another; and the
  * site's sums by function, application-mix key and node type in the
- * batch's day and week (schema/0024), with the jobs' time they are a
- * share of. */
+ * batch's day (schema/0024), with the jobs' time they are a share of, as
+ * one packed row for a fold to add to the tables (schema/0027). */
 #include <errno.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "db/sql/function-pack.h"
 #include "db/sql/ingest-functions.h"
+#include "db/sql/site-sums.h"
 
 static int cmp_int(int64_t x, int64_t y) {
         return (x > y) - (x < y);
-}
-
-static int compare_abc(const void *x, const void *y, void *userdata) {
-        const Acc *pool = userdata, *p = &pool[*(const size_t *) x], *q = &pool[*(const size_t *) y];
-
-        return cmp_int(p->a, q->a) ?: cmp_int(p->b, q->b) ?: cmp_int(p->c, q->c);
-}
-
-static int compare_bca(const void *x, const void *y, void *userdata) {
-        const Acc *pool = userdata, *p = &pool[*(const size_t *) x], *q = &pool[*(const size_t *) y];
-
-        return cmp_int(p->b, q->b) ?: cmp_int(p->c, q->c) ?: cmp_int(p->a, q->a);
-}
-
-/* The order a map's sums are written in: their table's key order, so that
- * each upsert descends the B-tree to the pages the one before it touched,
- * still in the CPU's caches (in the order the batch named them, they were
- * scattered over the table). by_key: (b, c, a), the order of the tables
- * keyed (mix key, bucket, node type, function); else (a, b, c). */
-static size_t *sums_order(const AccMap *m, bool by_key) {
-        size_t *order = malloc(MAX(m->n, (size_t) 1) * sizeof(size_t));
-
-        if (!order)
-                return NULL;
-        for (size_t i = 0; i < m->n; i++)
-                order[i] = i;
-        qsort_r(order, m->n, sizeof(size_t), by_key ? compare_bca : compare_abc, m->pool);
-        return order;
 }
 
 /* A job's sums of one object: what is stored, and what the batch adds. */
@@ -163,209 +135,85 @@ static int bind_pack_row(DbStmt *st, int k, size_t i, void *userdata) {
         return 0;
 }
 
-/* What the site's sums of a batch write (schema/0024), per grain. */
-typedef enum SiteRowKind {
-        SITE_FUNCTION,          /* (function): function_days, _weeks */
-        SITE_KEY,               /* (function, mix key, node type): function_key_days, _weeks */
-        SITE_SCOPE,             /* (mix key, node type): function_scope_days, _weeks */
-        SITE_TOTAL,             /* (): function_total_days, _weeks */
-        SITE_SPAN,              /* (function, who): function_users, function_apps */
-} SiteRowKind;
-
-typedef struct SiteRows {
-        const AccMap *sums;
-        const size_t *order;    /* of sums, in the table's key order */
-        SiteRowKind kind;
-        int64_t bucket;
-        char *const *names;     /* SITE_SPAN: who, by the key's b */
-} SiteRows;
-
-static int bind_site_row(DbStmt *st, int k, size_t i, void *userdata) {
-        const SiteRows *o = userdata;
-        const Acc *a = &o->sums->pool[o->order[i]];
-        int r;
-
-        switch (o->kind) {
-        case SITE_SPAN:
-                if ((r = db_bind_int(st, k, a->a)) < 0 ||
-                    (r = db_bind_text(st, k + 1, o->names[a->b])) < 0 ||
-                    (r = db_bind_int(st, k + 2, o->bucket)) < 0 ||
-                    (r = db_bind_int(st, k + 3, o->bucket)) < 0 ||
-                    (r = db_bind_int(st, k + 4, a->samples)) < 0)
-                        return r;
-                return 0;
-        case SITE_TOTAL:
-                if ((r = db_bind_int(st, k, o->bucket)) < 0 ||
-                    (r = db_bind_int(st, k + 1, a->samples)) < 0 ||
-                    (r = bind_sum(st, k + 2, a->cpu_seconds)) < 0)
-                        return r;
-                return 0;
-        case SITE_SCOPE:
-                if ((r = db_bind_int(st, k, a->a)) < 0 ||
-                    (r = db_bind_int(st, k + 1, o->bucket)) < 0 ||
-                    (r = db_bind_int(st, k + 2, a->b)) < 0 ||
-                    (r = db_bind_int(st, k + 3, a->samples)) < 0 ||
-                    (r = bind_sum(st, k + 4, a->cpu_seconds)) < 0)
-                        return r;
-                return 0;
-        case SITE_KEY:
-                /* (mix key, bucket, node type, function) */
-                if ((r = db_bind_int(st, k++, a->b)) < 0 ||
-                    (r = db_bind_int(st, k++, o->bucket)) < 0 ||
-                    (r = db_bind_int(st, k++, a->c)) < 0 ||
-                    (r = db_bind_int(st, k++, a->a)) < 0)
-                        return r;
-                break;
-        case SITE_FUNCTION:
-                if ((r = db_bind_int(st, k++, o->bucket)) < 0 ||
-                    (r = db_bind_int(st, k++, a->a)) < 0)
-                        return r;
-                break;
-        }
-        if ((r = db_bind_int(st, k, a->samples)) < 0 ||
-            (r = bind_sum(st, k + 1, a->cpu_seconds)) < 0 ||
-            (r = bind_nullable_double(st, k + 2, a->cycles == STORAGE_NULL ? NAN : (double) a->cycles)) < 0 ||
-            (r = bind_nullable_double(st, k + 3, a->instructions == STORAGE_NULL ? NAN : (double) a->instructions)) < 0 ||
-            (r = db_bind_int(st, k + 4, a->jobs)) < 0)
-                return r;
-        return 0;
-}
-
 static int64_t job_mix_key(const JobAcc *j) {
         return j->mix_key == STORAGE_NULL ? 0 : j->mix_key;
 }
 
-/* The index of name in names (a batch's few users or applications). */
-static int64_t name_index(char **names, size_t *n, const char *name) {
-        for (size_t i = 0; i < *n; i++)
-                if (streq(names[i], name))
-                        return (int64_t) i;
-        names[*n] = (char *) name;
-        return (int64_t) (*n)++;
-}
-
-/* The site's sums (schema/0024) of the batch's functions, into the batch's
- * day and week: per function, per (function, mix key, node type), who ran
- * each and in which applications, and its jobs' samples of every kind.
- * A job counts for a function when the function is new to it (not in its
- * packs before this batch: x->function_known). */
-static int write_site_sums(IngestCtx *x) {
-        static const struct {
-                Stmt function, key, scope, total;
-                int64_t seconds;
-                const char *name;
-        } grains[] = {
-                { STMT_FUNCTION_DAY_UPSERT, STMT_FUNCTION_KEY_DAY_UPSERT, STMT_FUNCTION_SCOPE_DAY_UPSERT,
-                  STMT_FUNCTION_TOTAL_DAY_UPSERT, DAY_SECONDS, "day" },
-                { STMT_FUNCTION_WEEK_UPSERT, STMT_FUNCTION_KEY_WEEK_UPSERT, STMT_FUNCTION_SCOPE_WEEK_UPSERT,
-                  STMT_FUNCTION_TOTAL_WEEK_UPSERT, WEEK_SECONDS, "week" },
+/* The site's sums (schema/0024) of the batch's functions, in the batch's
+ * day: per function, per (function, mix key, node type), who ran each and
+ * in which applications, and its jobs' samples of every kind; kept as one
+ * row of function_sums_pending (schema/0027) for a fold to add to the
+ * tables (site-sums-fold.c). A job counts for a function when the function
+ * is new to it (not in its packs before this batch: x->function_known). */
+static int pend_site_sums(IngestCtx *x) {
+        size_t n = x->job_functions.n;
+        const size_t max[_SITE_PARTS] = {
+                [SITE_FUNCTION] = n, [SITE_KEY] = n, [SITE_SCOPE] = x->n_jobs, [SITE_TOTAL] = 1,
+                [SITE_USER] = n, [SITE_APP] = n,
         };
         _cleanup_(hashmap_freep) Hashmap *by_id = hashmap_new(&uint64_hash_ops);
-        _cleanup_free_ char **users = calloc(MAX(x->n_jobs, (size_t) 1), sizeof(char *));
-        _cleanup_free_ char **apps = calloc(MAX(x->n_jobs, (size_t) 1), sizeof(char *));
+        _cleanup_(site_sums_done) SiteSums sums = {};
+        _cleanup_free_ uint8_t *body = NULL;
         int64_t node_type = x->node_type_id == STORAGE_NULL ? 0 : x->node_type_id;
-        int64_t day = x->bucket - x->bucket % DAY_SECONDS;
-        AccMap functions = {}, scope = {}, total = {}, user_spans = {}, app_spans = {};
-        size_t *order[6] = {};  /* of functions, function_sums, scope, total, user_spans, app_spans */
-        size_t n_users = 0, n_apps = 0;
+        size_t len, keys = 0;
+        DbStmt *st;
         int r;
 
-        if (!by_id || !users || !apps)
+        if (!by_id)
                 return -ENOMEM;
         for (size_t i = 0; i < x->n_jobs; i++)
                 if ((r = hashmap_put(by_id, INT_TO_KEY(x->job_pool[i].id), &x->job_pool[i])) < 0)
                         return r;
-        if ((r = acc_map_init(&functions, x->job_functions.n)) < 0 ||
-            (r = acc_map_init(&user_spans, x->job_functions.n)) < 0 ||
-            (r = acc_map_init(&app_spans, x->job_functions.n)) < 0 ||
-            (r = acc_map_init(&scope, x->n_jobs)) < 0 ||
-            (r = acc_map_init(&total, 1)) < 0)
-                goto finish;
-        for (size_t i = 0; i < x->job_functions.n; i++) {
+        r = site_sums_init(&sums, x->bucket - x->bucket % DAY_SECONDS, max, 2 * x->n_jobs);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < n; i++) {
                 const Acc *a = &x->job_functions.pool[i];
                 const JobAcc *j = hashmap_get(by_id, INT_TO_KEY(a->a));
                 BatchFunction f = { .samples = a->samples, .cycles = a->cycles, .instructions = a->instructions };
                 Acc *by_key, *by_function;
+                int64_t who;
 
-                if (!j) {
-                        r = -EIO;
-                        goto finish;
-                }
-                if ((r = acc_add_function(&x->function_sums, a->b, job_mix_key(j), node_type, &f, a->cpu_seconds,
-                                          &by_key)) < 0 ||
-                    (r = acc_add_function(&functions, a->b, 0, 0, &f, a->cpu_seconds, &by_function)) < 0)
-                        goto finish;
+                if (!j)
+                        return -EIO;
+                if ((r = acc_add_function(&sums.parts[SITE_KEY], a->b, job_mix_key(j), node_type, &f,
+                                          a->cpu_seconds, &by_key)) < 0 ||
+                    (r = acc_add_function(&sums.parts[SITE_FUNCTION], a->b, 0, 0, &f, a->cpu_seconds,
+                                          &by_function)) < 0)
+                        return r;
                 by_key->jobs += !x->function_known[i];
                 by_function->jobs += !x->function_known[i];
                 /* who: the key's user and application, as its columns name them */
                 if (j->mix_dims[1] && *j->mix_dims[1] &&
-                    (r = acc_add_function(&user_spans, a->b, name_index(users, &n_users, j->mix_dims[1]), 0, &f,
-                                          0, NULL)) < 0)
-                        goto finish;
+                    ((r = site_sums_name(&sums, j->mix_dims[1], &who)) < 0 ||
+                     (r = acc_add_function(&sums.parts[SITE_USER], a->b, who, 0, &f, 0, NULL)) < 0))
+                        return r;
                 if (j->mix_dims[0] && *j->mix_dims[0] &&
-                    (r = acc_add_function(&app_spans, a->b, name_index(apps, &n_apps, j->mix_dims[0]), 0, &f,
-                                          0, NULL)) < 0)
-                        goto finish;
+                    ((r = site_sums_name(&sums, j->mix_dims[0], &who)) < 0 ||
+                     (r = acc_add_function(&sums.parts[SITE_APP], a->b, who, 0, &f, 0, NULL)) < 0))
+                        return r;
         }
         for (size_t i = 0; i < x->n_jobs; i++) {
                 const JobAcc *j = &x->job_pool[i];
                 BatchFunction f = { .samples = j->samples, .cycles = STORAGE_NULL, .instructions = STORAGE_NULL };
 
                 if (j->samples > 0 &&
-                    ((r = acc_add_function(&scope, job_mix_key(j), node_type, 0, &f, j->cpu_seconds, NULL)) < 0 ||
-                     (r = acc_add_function(&total, 0, 0, 0, &f, j->cpu_seconds, NULL)) < 0))
-                        goto finish;
+                    ((r = acc_add_function(&sums.parts[SITE_SCOPE], job_mix_key(j), node_type, 0, &f,
+                                           j->cpu_seconds, NULL)) < 0 ||
+                     (r = acc_add_function(&sums.parts[SITE_TOTAL], 0, 0, 0, &f, j->cpu_seconds, NULL)) < 0))
+                        return r;
         }
-        {
-                const AccMap *maps[ELEMENTSOF(order)] = { &functions, &x->function_sums, &scope, &total, &user_spans,
-                                                          &app_spans };
-
-                for (size_t k = 0; k < ELEMENTSOF(order); k++)
-                        if (!(order[k] = sums_order(maps[k], k == 1))) {
-                                r = -ENOMEM;
-                                goto finish;
-                        }
-        }
-        for (size_t g = 0; g < ELEMENTSOF(grains); g++) {
-                int64_t bucket = x->bucket - x->bucket % grains[g].seconds;
-                const struct {
-                        Stmt stmt;
-                        SiteRows rows;
-                } writes[] = {
-                        { grains[g].function, { &functions, order[0], SITE_FUNCTION, bucket, NULL } },
-                        { grains[g].key, { &x->function_sums, order[1], SITE_KEY, bucket, NULL } },
-                        { grains[g].scope, { &scope, order[2], SITE_SCOPE, bucket, NULL } },
-                        { grains[g].total, { &total, order[3], SITE_TOTAL, bucket, NULL } },
-                };
-
-                for (size_t w = 0; w < ELEMENTSOF(writes); w++) {
-                        r = conn_write_rows(&x->s->writer, writes[w].stmt, writes[w].rows.sums->n, bind_site_row,
-                                            (void *) &writes[w].rows, true);
-                        if (r == -EOVERFLOW)
-                                r = overflow(x, "functions", "adding this batch to the site's samples per function "
-                                             "in that %s would overflow", grains[g].name);
-                        if (r < 0)
-                                goto finish;
-                }
-        }
-        {
-                SiteRows u = { &user_spans, order[4], SITE_SPAN, day, users },
-                         p = { &app_spans, order[5], SITE_SPAN, day, apps };
-
-                r = conn_write_rows(&x->s->writer, STMT_FUNCTION_USER_UPSERT, user_spans.n, bind_site_row, &u, false);
-                if (r >= 0)
-                        r = conn_write_rows(&x->s->writer, STMT_FUNCTION_APP_UPSERT, app_spans.n, bind_site_row, &p,
-                                            false);
-        }
-finish:
-        for (size_t k = 0; k < ELEMENTSOF(order); k++)
-                free(order[k]);
-        acc_map_done(&functions);
-        acc_map_done(&user_spans);
-        acc_map_done(&app_spans);
-        acc_map_done(&scope);
-        acc_map_done(&total);
-        return r;
+        for (size_t k = 0; k < _SITE_PARTS; k++)
+                keys += sums.parts[k].n;
+        if (keys == 0)
+                return 0;
+        if ((r = site_sums_encode(&sums, &body, &len)) < 0 ||
+            (r = conn_stmt(&x->s->writer, STMT_FUNCTION_SUMS_PENDING_INSERT, &st)) < 0 ||
+            (r = db_bind_blob(st, 1, body, len)) < 0 ||
+            (r = db_execute(st, 0)) < 0)
+                return r;
+        x->site_sums_pending = true;
+        return 0;
 }
 
 int ingest_functions(IngestCtx *x) {
@@ -408,7 +256,7 @@ int ingest_functions(IngestCtx *x) {
                                                        f->cycles, f->instructions } };
         }
         if (n == 0)
-                return write_site_sums(x);
+                return pend_site_sums(x);
 
         /* what the jobs have: which functions are new to them, and the
          * sums this batch adds to, as this transaction has them (an
@@ -434,7 +282,7 @@ int ingest_functions(IngestCtx *x) {
                 if (r < 0 || (r = function_pack_encode(&k->stored, &k->packed, &k->len)) < 0)
                         return r;
         }
-        r = write_site_sums(x);
+        r = pend_site_sums(x);
         if (r < 0)
                 return r;
         return conn_write_rows(&x->s->writer, STMT_JOB_FUNCTION_PACK_UPSERT, packs.n, bind_pack_row, &packs, false);

@@ -301,8 +301,12 @@ int sql_prune_rollups(Storage *base, int64_t before, unsigned max_rows, PruneRes
         size_t done = 0;
         int r;
 
-        db_purpose_set("deleting old rollups (retention)");
         *ret = (PruneResult) {};
+        /* sums of batches not folded yet would bring pruned rows back */
+        r = site_sums_fold_for_read(s);
+        if (r < 0)
+                return r;
+        db_purpose_set("deleting old rollups (retention)");
         pthread_mutex_lock(&s->write_lock);
         r = db_begin_write(c->db);
         for (size_t t = 0; r >= 0 && t < ELEMENTSOF(tables); t++) {

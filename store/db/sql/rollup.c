@@ -95,3 +95,23 @@ int acc_add_function(AccMap *m, int64_t a, int64_t b, int64_t c, const BatchFunc
                 *ret = x;
         return 0;
 }
+
+const Acc *acc_find(const AccMap *m, int64_t a, int64_t b, int64_t c) {
+        Acc key = { .a = a, .b = b, .c = c };
+
+        return hashmap_get(m->map, &key);
+}
+
+int acc_add_sums(AccMap *m, int64_t a, int64_t b, int64_t c, const Acc *x) {
+        Acc *sum;
+        int r = acc_get(m, a, b, c, &sum);
+
+        if (r < 0)
+                return r;
+        sum->samples += x->samples;
+        sum->cpu_seconds += x->cpu_seconds;
+        add_counter(&sum->cycles, x->cycles);
+        add_counter(&sum->instructions, x->instructions);
+        sum->jobs += x->jobs;
+        return 0;
+}

@@ -36,5 +36,10 @@ int acc_add(AccMap *m, int64_t a, int64_t b, const BatchRow *row, double cpu_sec
  * and no multiplexed samples; ret (if not NULL): the key's sums. */
 int acc_add_function(AccMap *m, int64_t a, int64_t b, int64_t c, const BatchFunction *f, double cpu_seconds,
                      Acc **ret);
+/* The sums of a key, or NULL. */
+const Acc *acc_find(const AccMap *m, int64_t a, int64_t b, int64_t c);
+/* Adds x's sums (samples, CPU seconds, counters, jobs) to those of the
+ * key, unchecked (site-sums.c checks first). */
+int acc_add_sums(AccMap *m, int64_t a, int64_t b, int64_t c, const Acc *x);
 /* Adds a nullable counter (STORAGE_NULL) to a nullable sum. */
 void add_counter(int64_t *sum, int64_t v);

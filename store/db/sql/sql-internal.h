@@ -75,6 +75,15 @@ typedef struct SqlStorage {
         /* when the writer last settled live jobs (sql_jobs_settle();
          * CLOCK_MONOTONIC ns, 0: not yet) */
         uint64_t settled_ns;
+        /* The storage whose lanes this is one of (itself, when it has
+         * none), which counts the batches its writers committed with site
+         * function sums to fold (schema/0027) since a fold took them all,
+         * and when the first of them was (CLOCK_MONOTONIC ns); under
+         * sums_lock. */
+        struct SqlStorage *home;
+        pthread_mutex_t sums_lock;
+        size_t sums_pending;
+        uint64_t sums_pending_ns;
         /* A pass of retention over raw rows, or over jobs, is under way
          * (its last step said there was more; retention's thread alone
          * prunes): only its first step settles live jobs gone quiet, not
@@ -99,6 +108,19 @@ typedef struct SqlStorage {
  * time, which finds only the jobs that are not live. */
 #define JOBS_LIVE_S 300
 int sql_jobs_settle(SqlStorage *s);
+
+/* site-sums-fold.c: the site's function sums of batches (schema/0027)
+ * added to their tables (schema/0024). Under s->write_lock: one fold, or
+ * all: until none is left; *ret_folded (if not NULL): the batches'. 1
+ * when there may be more (!all), else 0. */
+int site_sums_fold_locked(SqlStorage *s, bool all, uint64_t *ret_folded);
+/* Under s->write_lock, after a group committed batches with sums to fold:
+ * counts them, with those of the store's other writers, and folds when
+ * they are due (enough of them, or old enough); a failure is logged and
+ * left for a later fold. */
+void site_sums_committed(SqlStorage *s, size_t batches);
+/* Before reading or pruning the tables: folds what any writer left. */
+int site_sums_fold_for_read(SqlStorage *s);
 
 /* conn.c */
 int conn_open(Conn *c, const DbDriver *driver, const char *location, const StorageOptions *opts, bool writer);
@@ -204,6 +226,7 @@ int sql_list_site_functions(Storage *base, const FunctionFilter *f, SiteFunction
 int sql_list_nodes(Storage *base, NodeList *ret);
 int sql_get_run_figures(Storage *base, const int64_t *row_ids, size_t n, RunFigures *ret);
 int sql_list_app_mix(Storage *base, const AppMixFilter *f, AppMixList *ret);
+int sql_fold_function_sums(Storage *base, bool all, uint64_t *ret_folded);
 int sql_prune(Storage *base, int64_t before, unsigned max_rows, PruneResult *ret);
 int sql_prune_rollups(Storage *base, int64_t before, unsigned max_rows, PruneResult *ret);
 int sql_prune_jobs(Storage *base, int64_t before, unsigned max_rows, PruneResult *ret);

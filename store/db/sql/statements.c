@@ -59,11 +59,14 @@
  * "function_id") or per phase ("phase_id, function_id"). */
 /* The site's time per function in one grain's bucket (schema/0024): the
  * site's, and per key and node type; the tables differ only in their name
- * and their bucket's. */
+ * and their bucket's. A fold (site-sums-fold.c) adds batches that were
+ * acknowledged before: a sum that would pass int64 stays at its largest
+ * value rather than refusing them (as function_users' samples do); no
+ * site's samples or jobs come near it. */
+#define ADD_CAPPED(t, c) c " = CASE WHEN " FITS(t, c) " THEN " t "." c " + excluded." c " ELSE " INT64_MAX_SQL " END"
 #define FUNCTION_SUMS_SET(table)                                                                        \
-        ADD(table, "samples") ", " ADD(table, "cpu_seconds") ", " ADD_NULLABLE(table, "cycles") ", "    \
-        ADD_NULLABLE(table, "instructions") ", " ADD(table, "jobs") " "                                  \
-        "WHERE " FITS(table, "samples") " AND " FITS(table, "jobs")
+        ADD_CAPPED(table, "samples") ", " ADD(table, "cpu_seconds") ", " ADD_NULLABLE(table, "cycles") ", " \
+        ADD_NULLABLE(table, "instructions") ", " ADD_CAPPED(table, "jobs")
 #define SQL_FUNCTION_SUM_UPSERT(table, bucket)                                                          \
         "INSERT INTO " table " (" bucket ", function_id, samples, cpu_seconds, cycles, instructions, jobs) " \
         "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (" bucket ", function_id) DO UPDATE SET "              \
@@ -77,20 +80,18 @@
 #define SQL_FUNCTION_SPAN_UPSERT(table, who)                                                            \
         "INSERT INTO " table " (function_id, " who ", first_day, last_day, samples) VALUES (?, ?, ?, ?, ?) " \
         "ON CONFLICT (function_id, " who ") DO UPDATE SET "                                             \
-        "samples = CASE WHEN " FITS(table, "samples") " THEN " table ".samples + excluded.samples "      \
-        "ELSE " INT64_MAX_SQL " END, "                                                                  \
+        ADD_CAPPED(table, "samples") ", "                                                               \
         "first_day = CASE WHEN excluded.first_day < " table ".first_day THEN excluded.first_day "        \
         "ELSE " table ".first_day END, "                                                                \
         "last_day = CASE WHEN excluded.last_day > " table ".last_day THEN excluded.last_day "            \
         "ELSE " table ".last_day END"
 #define SQL_FUNCTION_TOTAL_UPSERT(table, bucket)                                                        \
         "INSERT INTO " table " (" bucket ", samples, cpu_seconds) VALUES (?, ?, ?) "                     \
-        "ON CONFLICT (" bucket ") DO UPDATE SET " ADD(table, "samples") ", " ADD(table, "cpu_seconds")  \
-        " WHERE " FITS(table, "samples")
+        "ON CONFLICT (" bucket ") DO UPDATE SET " ADD_CAPPED(table, "samples") ", " ADD(table, "cpu_seconds")
 #define SQL_FUNCTION_SCOPE_UPSERT(table, bucket)                                                        \
         "INSERT INTO " table " (mix_key, " bucket ", node_type_id, samples, cpu_seconds) "               \
         "VALUES (?, ?, ?, ?, ?) ON CONFLICT (mix_key, " bucket ", node_type_id) DO UPDATE SET "         \
-        ADD(table, "samples") ", " ADD(table, "cpu_seconds") " WHERE " FITS(table, "samples")
+        ADD_CAPPED(table, "samples") ", " ADD(table, "cpu_seconds")
 #define SQL_FUNCTION_SUMS(table, bucket)                                                                \
         "SELECT function_id, samples, cpu_seconds, cycles, instructions, jobs "                          \
         "FROM " table " WHERE " bucket " >= ? AND " bucket " < ?"
@@ -494,6 +495,17 @@ static const char *const stmt_sql[_STMT_MAX] = {
         [STMT_JOB_FUNCTION_PACK_UPSERT] =
                 "INSERT INTO job_function_packs (job_id, object_id, packed) VALUES (?, ?, ?) "
                 "ON CONFLICT (job_id, object_id) DO UPDATE SET packed = excluded.packed",
+        /* a batch's site function sums, packed (schema/0027, site-sums.h),
+         * and the fold's: the oldest rows, those folded, one that does not
+         * decode set aside, whether any are left */
+        [STMT_FUNCTION_SUMS_PENDING_INSERT] = "INSERT INTO function_sums_pending (body) VALUES (?)",
+        [STMT_FUNCTION_SUMS_PENDING_TAKE] =
+                "SELECT id, body FROM function_sums_pending WHERE id > 0 ORDER BY id LIMIT ?",
+        [STMT_FUNCTION_SUMS_PENDING_DELETE] =
+                "DELETE FROM function_sums_pending WHERE id IN (VALUES (CAST(? AS BIGINT)))",
+        [STMT_FUNCTION_SUMS_PENDING_SET_ASIDE] = "UPDATE function_sums_pending SET id = -id WHERE id = ?",
+        [STMT_FUNCTION_SUMS_PENDING_ANY] =
+                "SELECT count(*) FROM (SELECT 1 FROM function_sums_pending WHERE id > 0 LIMIT 1) AS x",
         [STMT_FUNCTION_DAY_UPSERT] = SQL_FUNCTION_SUM_UPSERT("function_days", "day"),
         [STMT_FUNCTION_WEEK_UPSERT] = SQL_FUNCTION_SUM_UPSERT("function_weeks", "week"),
         [STMT_FUNCTION_KEY_DAY_UPSERT] = SQL_FUNCTION_KEY_UPSERT("function_key_days", "day"),

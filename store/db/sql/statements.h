@@ -76,7 +76,13 @@ typedef enum Stmt {
         /* a job's function sums per object, packed (schema/0025) */
         STMT_JOB_FUNCTION_PACKS_READ,
         STMT_JOB_FUNCTION_PACK_UPSERT,
-        /* the site's functions by day and week (schema/0024) */
+        /* the site's function sums of batches, to be folded (schema/0027) */
+        STMT_FUNCTION_SUMS_PENDING_INSERT,
+        STMT_FUNCTION_SUMS_PENDING_TAKE,
+        STMT_FUNCTION_SUMS_PENDING_DELETE,
+        STMT_FUNCTION_SUMS_PENDING_SET_ASIDE,
+        STMT_FUNCTION_SUMS_PENDING_ANY,
+        /* the site's functions by day and week (schema/0024), by the fold */
         STMT_FUNCTION_DAY_UPSERT,
         STMT_FUNCTION_WEEK_UPSERT,
         STMT_FUNCTION_KEY_DAY_UPSERT,

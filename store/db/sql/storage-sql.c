@@ -146,6 +146,7 @@ static void sql_close(Storage *base) {
                 hashmap_free(s->function_ids);
         }
         pthread_mutex_destroy(&s->write_lock);
+        pthread_mutex_destroy(&s->sums_lock);
         pthread_mutex_destroy(&s->queue_lock);
         pthread_cond_destroy(&s->queue_cond);
         pthread_mutex_destroy(&s->readers_lock);
@@ -173,6 +174,8 @@ static int sql_open_one(const StorageOps *ops, const DbDriver *driver, const cha
         s->opts = *opts;
         s->n_readers = n_readers;
         pthread_mutex_init(&s->write_lock, NULL);
+        pthread_mutex_init(&s->sums_lock, NULL);
+        s->home = s;
         pthread_mutex_init(&s->queue_lock, NULL);
         pthread_cond_init(&s->queue_cond, NULL);
         pthread_mutex_init(&s->readers_lock, NULL);
@@ -235,6 +238,7 @@ static int sql_open_lanes(SqlStorage *s, const StorageOps *ops, const char *loca
                 if (r < 0)
                         return r;
                 s->lanes[s->n_lanes] = (SqlStorage *) lane;
+                s->lanes[s->n_lanes]->home = s;
         }
         return 0;
 }
@@ -267,6 +271,7 @@ static int sql_open_sqlite(const char *location, const StorageOptions *opts, Sto
                 .list_site_functions = sql_list_site_functions, \
                 .get_run_figures = sql_get_run_figures,      \
                 .list_app_mix = sql_list_app_mix,            \
+                .fold_function_sums = sql_fold_function_sums, \
                 .prune = sql_prune,                          \
                 .prune_rollups = sql_prune_rollups,          \
                 .prune_jobs = sql_prune_jobs,                \

@@ -266,8 +266,15 @@ static int write_group_once(SqlStorage *s, Pending *group) {
                 if (r < 0) {
                         (void) conn_exec(c, "ROLLBACK");
                         caches_clear(s);
-                } else
+                } else {
+                        size_t sums = 0;
+
+                        for (Pending *p = group; p; p = p->next)
+                                sums += p->r >= 0 && !ingest_result_kept_nothing(&p->res) &&
+                                        p->ctx->site_sums_pending;
                         jobs_settle(s);
+                        site_sums_committed(s, sums);
+                }
         } else if (db_in_transaction(c->db))
                 (void) conn_exec(c, "ROLLBACK");
         c->shares_writes = c->site_locked = false;
