@@ -14,6 +14,7 @@
 
 #include "macro.h"
 #include "perf-ring.h"
+#include "ring-size.h"
 #include "sampler-internal.h"
 
 static int ring_cb(void *ctx, void *data, size_t size) {
@@ -44,36 +45,11 @@ static void event_attr(const Sampler *s, SampleEvent ev, struct perf_event_attr 
         }
 }
 
-static size_t ring_size(const SamplerConfig *cfg, unsigned n_possible_cpus) {
-        /* One drain interval of samples from every CPU: the
-         * program wakes lmkd when a quarter is full, so only a lmkd kept
-         * from running for most of an interval loses samples (counted).
-         * The kernel maps the data twice (for wrap-around), and resident
-         * memory counts both: a larger ring costs lmkd's RSS twice over.
-         * A power of two of at least 64 KiB. */
-        double per_s = cfg->frequency * n_possible_cpus * (sizeof(struct lmk_sample) + 8) *
-                       (1.0 + cfg->burst * LMK_BURST_SAMPLES);
-        double bytes = per_s * (cfg->poll_ms / 1000.0);
-        double quiet = 4 * per_s * (MAX(cfg->quiet_poll_ms, cfg->poll_ms) / 1000.0);
-        size_t sz = 64 * 1024;
-
-        /* At low rates a quarter of the ring holds a quiet drain's samples
-         * (--quiet-poll-ms), if that takes at most 1 MiB: else the
-         * quarter's wakeups, not the timer, would set how often a node with
-         * many CPUs drains at 1 Hz. At higher rates the samples cost more
-         * than the wakeups, and the ring stays small. */
-        if (cfg->quiet_poll_ms > cfg->poll_ms && quiet <= 1024.0 * 1024)
-                bytes = MAX(bytes, quiet);
-        while (sz < bytes && sz < (size_t) 256 * 1024 * 1024)
-                sz <<= 1;
-        return sz;
-}
-
 int sampler_new(const SamplerConfig *cfg, unsigned n_possible_cpus, sampler_cb_t cb, void *userdata,
                 Sampler **ret) {
         _cleanup_(sampler_freep) Sampler *s = NULL;
         SamplerParams params;
-        size_t rsz;
+        RingSize ring;
         int r;
 
         if (cfg->frequency <= 0 || cfg->frequency > 100000 || cfg->jitter < 0 || cfg->jitter > 0.5 ||
@@ -106,10 +82,10 @@ int sampler_new(const SamplerConfig *cfg, unsigned n_possible_cpus, sampler_cb_t
                         s->cpus[c].counter_fd[i] = -EBADF;
         }
 
-        rsz = ring_size(cfg, n_possible_cpus);
+        ring = ring_size(cfg, n_possible_cpus);
         params = (SamplerParams) {
-                .ring_bytes = rsz,
-                .wakeup_bytes = rsz / 4,
+                .ring_bytes = ring.bytes,
+                .wakeup_bytes = ring.wakeup_bytes,
                 .new_process_wake_ns = (uint64_t) cfg->new_process_wake_ms * 1000000,
                 .n_counters = (uint32_t) s->n_events,
                 .n_cpus = n_possible_cpus,

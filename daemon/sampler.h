@@ -29,7 +29,8 @@ typedef struct SamplerConfig {
          * drains every poll_ms anyway). */
         unsigned new_process_wake_ms;
         /* lmkd's timer drains every this many ms when nothing wakes it
-         * (0: poll_ms): at low rates the ring holds that long a quarter */
+         * (0: poll_ms): at low rates the ring holds that long
+         * (ring-size.h) */
         unsigned quiet_poll_ms;
         const EventSpec *events; /* counters read with every sample and context switch */
         size_t n_events;
