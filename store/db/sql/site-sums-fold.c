@@ -33,37 +33,6 @@
 #define FOLD_EVERY_BATCHES 256
 #define FOLD_EVERY_NS (UINT64_C(2) * 1000000000)
 
-static int cmp_int(int64_t x, int64_t y) {
-        return (x > y) - (x < y);
-}
-
-static int compare_abc(const void *x, const void *y, void *userdata) {
-        const Acc *pool = userdata, *p = &pool[*(const size_t *) x], *q = &pool[*(const size_t *) y];
-
-        return cmp_int(p->a, q->a) ?: cmp_int(p->b, q->b) ?: cmp_int(p->c, q->c);
-}
-
-static int compare_bca(const void *x, const void *y, void *userdata) {
-        const Acc *pool = userdata, *p = &pool[*(const size_t *) x], *q = &pool[*(const size_t *) y];
-
-        return cmp_int(p->b, q->b) ?: cmp_int(p->c, q->c) ?: cmp_int(p->a, q->a);
-}
-
-/* The order a map's sums are written in: their table's key order, so that
- * each upsert descends the B-tree to the pages the one before it touched,
- * still in the CPU's caches. by_key: (b, c, a), the order of the tables
- * keyed (mix key, bucket, node type, function); else (a, b, c). */
-static size_t *sums_order(const AccMap *m, bool by_key) {
-        size_t *order = malloc(MAX(m->n, (size_t) 1) * sizeof(size_t));
-
-        if (!order)
-                return NULL;
-        for (size_t i = 0; i < m->n; i++)
-                order[i] = i;
-        qsort_r(order, m->n, sizeof(size_t), by_key ? compare_bca : compare_abc, m->pool);
-        return order;
-}
-
 typedef struct SiteRows {
         const SiteSums *sums;
         SitePart part;
@@ -143,7 +112,7 @@ static int write_sums(Conn *c, const SiteSums *s) {
         int r = 0;
 
         for (SitePart k = 0; k < _SITE_PARTS; k++)
-                if (!(order[k] = sums_order(&s->parts[k], k == SITE_KEY))) {
+                if (!(order[k] = site_sums_order(&s->parts[k], k == SITE_KEY))) {
                         r = -ENOMEM;
                         goto finish;
                 }

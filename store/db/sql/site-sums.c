@@ -88,18 +88,31 @@ void site_sums_row_done(SiteSumsRow *r) {
         *r = (SiteSumsRow) {};
 }
 
-static int cmp_int(int64_t x, int64_t y) {
-        return (x > y) - (x < y);
-}
-
 static int compare_keys(const Acc *p, const Acc *q) {
-        return cmp_int(p->a, q->a) ?: cmp_int(p->b, q->b) ?: cmp_int(p->c, q->c);
+        return CMP(p->a, q->a) ?: CMP(p->b, q->b) ?: CMP(p->c, q->c);
 }
 
-static int compare_at(const void *x, const void *y, void *userdata) {
+static int compare_abc(const void *x, const void *y, void *userdata) {
         const Acc *pool = userdata;
 
         return compare_keys(&pool[*(const size_t *) x], &pool[*(const size_t *) y]);
+}
+
+static int compare_bca(const void *x, const void *y, void *userdata) {
+        const Acc *pool = userdata, *p = &pool[*(const size_t *) x], *q = &pool[*(const size_t *) y];
+
+        return CMP(p->b, q->b) ?: CMP(p->c, q->c) ?: CMP(p->a, q->a);
+}
+
+size_t *site_sums_order(const AccMap *m, bool by_key) {
+        size_t *order = malloc(MAX(m->n, (size_t) 1) * sizeof(size_t));
+
+        if (!order)
+                return NULL;
+        for (size_t i = 0; i < m->n; i++)
+                order[i] = i;
+        qsort_r(order, m->n, sizeof(size_t), by_key ? compare_bca : compare_abc, m->pool);
+        return order;
 }
 
 static void put_double(uint8_t *p, size_t *len, double v) {
@@ -136,22 +149,19 @@ static bool cpu_ok(double v) {
 }
 
 int site_sums_encode(const SiteSums *s, uint8_t **ret, size_t *ret_len) {
-        size_t max = 1 + 2 * VARINT_MAX_BYTES, len = 0, most = 0;
-        _cleanup_free_ size_t *order = NULL;
+        size_t max = 1 + 2 * VARINT_MAX_BYTES, len = 0;
         _cleanup_free_ uint8_t *p = NULL;
 
         for (size_t i = 0; i < s->n_names; i++)
                 max += VARINT_MAX_BYTES + strlen(s->names[i]);
         for (size_t k = 0; k < _SITE_PARTS; k++) {
                 max += VARINT_MAX_BYTES + s->parts[k].n * ENTRY_MAX_BYTES;
-                most = MAX(most, s->parts[k].n);
                 for (size_t i = 0; i < s->parts[k].n; i++)
                         if (!cpu_ok(s->parts[k].pool[i].cpu_seconds))
                                 return -EOVERFLOW;
         }
         p = malloc(max);
-        order = calloc(MAX(most, (size_t) 1), sizeof(size_t));
-        if (!p || !order)
+        if (!p)
                 return -ENOMEM;
         p[len++] = SITE_SUMS_VERSION;
         varint_put(p, &len, s->day);
@@ -165,12 +175,12 @@ int site_sums_encode(const SiteSums *s, uint8_t **ret, size_t *ret_len) {
         }
         for (SitePart k = 0; k < _SITE_PARTS; k++) {
                 const AccMap *m = &s->parts[k];
-
-                for (size_t i = 0; i < m->n; i++)
-                        order[i] = i;
                 /* in key order: what the decoder checks, and the order the
                  * fold merges them in */
-                qsort_r(order, m->n, sizeof(size_t), compare_at, m->pool);
+                _cleanup_free_ size_t *order = site_sums_order(m, false);
+
+                if (!order)
+                        return -ENOMEM;
                 varint_put(p, &len, (int64_t) m->n);
                 for (size_t i = 0; i < m->n; i++)
                         put_entry(p, &len, k, &m->pool[order[i]]);

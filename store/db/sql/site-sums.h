@@ -108,3 +108,10 @@ int site_sums_decode(const uint8_t *data, size_t len, SiteSumsRow *ret);
  * one of CPU seconds SITE_SUMS_CPU_MAX (-ENOBUFS: s has no room for its
  * keys or names). */
 int site_sums_add(SiteSums *s, const SiteSumsRow *row);
+
+/* The order to write a part's sums in, a new array of indexes into its
+ * pool: their table's key order, so that each upsert descends the B-tree
+ * to the pages the one before it touched (and the order encode keeps).
+ * by_key: (b, c, a), the tables keyed (mix key, bucket, node type,
+ * function); else (a, b, c). NULL: out of memory. */
+size_t *site_sums_order(const AccMap *m, bool by_key);
